@@ -1,0 +1,109 @@
+# xdpban build. `make` builds everything, `make test` installs what is missing, builds and runs
+# every test, `make demo` runs the main job, `make bench` measures. Quiet unless V=1.
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+BUILD     ?= build
+CLANG     ?= clang
+CC        ?= gcc
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	      -Iinclude -I/usr/include/$(MULTIARCH)
+CFLAGS     ?= -g -O2
+CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Werror=unused-function \
+	      -Iinclude -I$(BUILD) -Itests/harness -Iuser -D_GNU_SOURCE
+LDLIBS     := -lbpf -lxdp -lelf -lz
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h)
+
+# user/lib*.c form a library shared by the daemon, the CLI, the tests and the benchmarks;
+# every other user/NAME.c is a program.
+ULIB_SRCS := $(wildcard user/lib*.c)
+ULIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ULIB_SRCS))
+UPROG_SRCS:= $(filter-out $(ULIB_SRCS),$(wildcard user/*.c))
+UPROGS    := $(patsubst user/%.c,$(BUILD)/%,$(UPROG_SRCS))
+U_HDRS    := $(wildcard user/*.h)
+
+HARNESS_SRCS := $(wildcard tests/harness/*.c)
+HARNESS_OBJS := $(patsubst tests/harness/%.c,$(BUILD)/harness/%.o,$(HARNESS_SRCS))
+HARNESS_HDRS := $(wildcard tests/harness/*.h)
+TEST_SRCS := $(wildcard tests/test_*.c)
+TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCHES   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+USER_LIBS := $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null)
+
+.PHONY: all deps test demo bench bench-full install clean
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES)
+
+deps:
+	$(Q)./tests/deps.sh
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$(*F)) > $@
+
+$(BUILD)/user/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%: user/%.c $(ULIB_OBJS) $(U_HDRS) $(SKELS) | $(BUILD)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(ULIB_OBJS) -o $@ $(USER_LIBS)
+
+$(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lcmocka -lm
+
+$(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lm
+
+$(BUILD):
+	$(Q)mkdir -p $@
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./tests/run.sh $(BUILD)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./deploy/demo.sh $(BUILD)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./bench/run.sh $(BUILD) quick
+
+bench-full: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./bench/run.sh $(BUILD) full
+
+clean:
+	$(Q)rm -rf $(BUILD)

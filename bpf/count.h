@@ -1,0 +1,176 @@
+/* count.h - per-source state: the source key, the ban check and error counting with the
+ * threshold rule (docs/datapath.md, section 4). Shared by the XDP program and the report
+ * program so that both follow one rule. Never decides a packet's verdict. */
+#ifndef XDPBAN_BPF_COUNT_H
+#define XDPBAN_BPF_COUNT_H
+
+#include <linux/errno.h>
+#include "maps.h"
+#include "stats.h"
+#include "xdpban_report.h"
+
+#define NS_PER_SEC 1000000000ull
+#define COUNTER_CAS_TRIES 8
+#define READ_ONCE_STATE(c) (*(volatile __u64 *)&(c)->state)
+
+const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
+
+/* The configuration in force. Userspace validates what it writes; the data path only needs
+ * to know whether anything was written. */
+static __always_inline const struct xdpban_config *config_get(void)
+{
+	__u32 zero = 0;
+	const struct xdpban_config *cfg = bpf_map_lookup_elem(&xdpban_config, &zero);
+
+	if (!cfg || cfg->magic != XDPBAN_CFG_MAGIC)
+		return &config_defaults;
+	return cfg;
+}
+
+static __always_inline __u32 prefix_mask32(__u32 plen, __u32 word)
+{
+	__u32 bits = plen > word * 32 ? plen - word * 32 : 0;
+
+	if (bits >= 32)
+		return 0xffffffffu;
+	return bits ? bpf_htonl(0xffffffffu << (32 - bits)) : 0;
+}
+
+/* The counting unit of a source: the IPv4 address, or the IPv6 address cut to v6_prefix. */
+static __always_inline void key_make(struct xdpban_key *key, __u8 family, const __u8 *saddr,
+				     __u8 v6_prefix)
+{
+	key->family = family;
+	if (family == XDPBAN_FAMILY_INET) {
+		key->prefixlen = 32;
+		__builtin_memcpy(key->addr, saddr, 4);
+		return;
+	}
+	key->prefixlen = v6_prefix > 128 ? 128 : v6_prefix;
+	__builtin_memcpy(key->addr, saddr, 16);
+	for (__u32 w = 0; w < 4; w++) {
+		__u32 *word = (__u32 *)&key->addr[w * 4];
+
+		*word &= prefix_mask32(key->prefixlen, w);
+	}
+}
+
+/* 1 if the key is under a ban that has not expired. An expired ban is lifted on the way. */
+static __always_inline int ban_active(const struct xdpban_key *key, __u64 bytes)
+{
+	struct xdpban_ban *ban = bpf_map_lookup_elem(&xdpban_bans, key);
+	__u64 now;
+
+	if (!ban)
+		return 0;
+	now = bpf_ktime_get_boot_ns();
+	if (ban->expires_ns == 0 || now < ban->expires_ns)
+		return 1;
+	if (bpf_map_delete_elem(&xdpban_bans, key) == 0)
+		stat_add(XDPBAN_STAT_BANS_EXPIRED, 1, bytes);
+	return 0;
+}
+
+static __always_inline __u64 counter_next(__u64 state, __u32 now_s, __u32 window_s, __u32 n)
+{
+	__u32 start = XDPBAN_COUNTER_START(state);
+	__u32 count = XDPBAN_COUNTER_COUNT(state);
+
+	if (now_s - start >= window_s)
+		return XDPBAN_COUNTER_PACK(now_s, n);
+	count = count + n < count ? 0xffffffffu : count + n;
+	return XDPBAN_COUNTER_PACK(start, count);
+}
+
+/* Adds n errors to the key's counter and returns the new count. */
+static __always_inline __u32 counter_add(const struct xdpban_key *key, __u32 n, __u32 now_s,
+					 __u32 window_s)
+{
+	struct xdpban_counter *c = bpf_map_lookup_elem(&xdpban_counts, key);
+	__u64 old, next;
+	int i;
+
+	if (!c) {
+		struct xdpban_counter fresh = { .state = XDPBAN_COUNTER_PACK(now_s, n) };
+
+		if (bpf_map_update_elem(&xdpban_counts, key, &fresh, BPF_NOEXIST) == 0)
+			return n;
+		c = bpf_map_lookup_elem(&xdpban_counts, key); /* another CPU made it first */
+		if (!c)
+			return n;
+	}
+	for (i = 0; i < COUNTER_CAS_TRIES; i++) {
+		old = READ_ONCE_STATE(c);
+		next = counter_next(old, now_s, window_s, n);
+		if (__sync_val_compare_and_swap(&c->state, old, next) == old)
+			return XDPBAN_COUNTER_COUNT(next);
+	}
+	/* Heavy contention: never lose the increment, even if a window restart is missed. */
+	return XDPBAN_COUNTER_COUNT(__sync_fetch_and_add(&c->state, n) + n);
+}
+
+/* After a ban the source starts over: when the ban ends it needs limit + 1 new errors. */
+static __always_inline void counter_reset(const struct xdpban_key *key, __u32 now_s)
+{
+	struct xdpban_counter *c = bpf_map_lookup_elem(&xdpban_counts, key);
+
+	if (c)
+		READ_ONCE_STATE(c) = XDPBAN_COUNTER_PACK(now_s, 0);
+}
+
+static __always_inline void ban_event(const struct xdpban_key *key, const struct xdpban_ban *ban,
+				      __u64 bytes)
+{
+	struct xdpban_event *ev = bpf_ringbuf_reserve(&xdpban_events, sizeof(*ev), 0);
+
+	if (!ev) {
+		stat_add(XDPBAN_STAT_EVENTS_LOST, 1, bytes);
+		return;
+	}
+	__builtin_memcpy(&ev->key, key, sizeof(*key));
+	ev->time_ns = ban->start_ns;
+	ev->expires_ns = ban->expires_ns;
+	ev->count = ban->count;
+	ev->reason = ban->reason;
+	ev->classes = ban->classes;
+	ev->pad[0] = ev->pad[1] = 0;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Counts n errors of the given classes against key and bans it once count > limit.
+ * Returns XDPBAN_REPORT_COUNTED, _BANNED or _TABLE_FULL; *count_out gets the new count. */
+static __always_inline __u32 count_errors(const struct xdpban_config *cfg,
+					  const struct xdpban_key *key, __u32 n, __u32 classes,
+					  __u8 reason, __u64 bytes, __u32 *count_out)
+{
+	__u64 now = bpf_ktime_get_boot_ns();
+	__u32 now_s = now / NS_PER_SEC;
+	struct xdpban_ban ban = {};
+	__u32 count;
+	long err;
+
+	stat_add(XDPBAN_STAT_ERRORS, n, bytes);
+	count = counter_add(key, n, now_s, cfg->window_s);
+	*count_out = count;
+	if (count <= cfg->limit)
+		return XDPBAN_REPORT_COUNTED;
+
+	ban.start_ns = now;
+	ban.expires_ns = now + cfg->ban_s * NS_PER_SEC;
+	ban.count = count;
+	ban.reason = reason;
+	ban.classes = classes;
+	err = bpf_map_update_elem(&xdpban_bans, key, &ban, BPF_NOEXIST);
+	if (err == -EEXIST)
+		return XDPBAN_REPORT_BANNED; /* another CPU banned it a moment ago */
+	if (err) {
+		stat_add(XDPBAN_STAT_BAN_TABLE_FULL, 1, bytes);
+		return XDPBAN_REPORT_TABLE_FULL;
+	}
+	stat_add(XDPBAN_STAT_BANS_CREATED, 1, bytes);
+	ban_event(key, &ban, bytes);
+	counter_reset(key, now_s);
+	return XDPBAN_REPORT_BANNED;
+}
+
+#endif /* XDPBAN_BPF_COUNT_H */

@@ -1,0 +1,78 @@
+/* maps.h - the data path's maps. One purpose comment per map; the contract types and names are
+ * in include/. Every map is pinned by name so that attachments share one state. */
+#ifndef XDPBAN_BPF_MAPS_H
+#define XDPBAN_BPF_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xdpban_config.h"
+#include "xdpban_event.h"
+#include "xdpban_maps.h"
+#include "xdpban_policy.h"
+#include "xdpban_state.h"
+#include "xdpban_stats.h"
+
+/* Runtime configuration; all-zero (or invalid) means the compiled-in defaults. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdpban_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_config SEC(".maps");
+
+/* IPv4 policy: longest matching prefix decides trusted or deny. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XDPBAN_DEFAULT_POLICY4_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xdpban_lpm4_key);
+	__type(value, struct xdpban_policy);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_policy4 SEC(".maps");
+
+/* IPv6 policy, likewise. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XDPBAN_DEFAULT_POLICY6_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xdpban_lpm6_key);
+	__type(value, struct xdpban_policy);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_policy6 SEC(".maps");
+
+/* Error counters. Bounded: the least recently used source is evicted when full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XDPBAN_DEFAULT_COUNTERS_MAX);
+	__type(key, struct xdpban_key);
+	__type(value, struct xdpban_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_counts SEC(".maps");
+
+/* Bans. A plain hash, not LRU: counter churn can never evict a ban; a full table is counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDPBAN_DEFAULT_BANS_MAX);
+	__type(key, struct xdpban_key);
+	__type(value, struct xdpban_ban);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_bans SEC(".maps");
+
+/* Per-CPU packets and bytes per reason (enum xdpban_stat). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDPBAN_STAT__MAX);
+	__type(key, __u32);
+	__type(value, struct xdpban_stat_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_stats SEC(".maps");
+
+/* One struct xdpban_event per ban created, for the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XDPBAN_DEFAULT_EVENTS_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_events SEC(".maps");
+
+#endif /* XDPBAN_BPF_MAPS_H */

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdpban.bpf.c - the xdpban data path. The XDP program reads as its list of stages
+ * (docs/datapath.md, section 2); each stage lives in its own header. The report program lets
+ * userspace add application-seen errors through the same counter and threshold.
+ * This file must never hold parsing or counting logic itself. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "classify.h"
+#include "count.h"
+#include "parse.h"
+#include "policy.h"
+#include "stats.h"
+
+static __always_inline __u32 error_verdict(const struct xdpban_config *cfg, __u32 classes)
+{
+	__u32 dropping = classes & cfg->drop_mask;
+
+	if (!dropping)
+		return XDPBAN_STAT_PASSED;
+	return dropping & XDPBAN_CLASS_MALFORMED ? XDPBAN_STAT_DROP_MALFORMED
+						 : XDPBAN_STAT_DROP_ERROR;
+}
+
+/* Runs the stages; returns the verdict as a statistics reason. */
+static __always_inline __u32 run_stages(struct xdp_md *ctx)
+{
+	const struct xdpban_config *cfg;
+	struct xdpban_key key = {};
+	struct pkt p = {};
+	__u32 classes, count;
+
+	parse_frame(ctx, &p);
+	if (!p.family || p.ndp)
+		return XDPBAN_STAT_PASSED;
+	cfg = config_get();
+	if (!p.attributed)
+		return error_verdict(cfg, classify(&p, cfg->class_mask));
+
+	switch (policy_lookup(p.family, p.saddr)) {
+	case XDPBAN_POLICY_TRUSTED:
+		return XDPBAN_STAT_PASSED_TRUSTED;
+	case XDPBAN_POLICY_DENY:
+		return XDPBAN_STAT_DROP_DENY;
+	}
+
+	key_make(&key, p.family, p.saddr, cfg->v6_prefix);
+	if (ban_active(&key, p.bytes))
+		return XDPBAN_STAT_DROP_BANNED;
+
+	classes = classify(&p, cfg->class_mask);
+	if (!classes)
+		return XDPBAN_STAT_PASSED;
+	count_errors(cfg, &key, 1, classes, XDPBAN_REASON_ERRORS, p.bytes, &count);
+	return error_verdict(cfg, classes);
+}
+
+SEC("xdp")
+int xdpban(struct xdp_md *ctx)
+{
+	__u32 verdict = run_stages(ctx);
+
+	stat_add(verdict, 1, (__u64)(ctx->data_end - ctx->data));
+	return verdict <= XDPBAN_STAT_PASSED_TRUSTED ? XDP_PASS : XDP_DROP;
+}
+
+static __always_inline __u32 report(struct xdpban_report_req *req)
+{
+	const struct xdpban_config *cfg = config_get();
+	struct xdpban_key key = {};
+	__u8 saddr[16];
+
+	if ((req->family != XDPBAN_FAMILY_INET && req->family != XDPBAN_FAMILY_INET6) ||
+	    req->count == 0)
+		return XDPBAN_REPORT_INVALID;
+	__builtin_memcpy(saddr, req->addr, sizeof(saddr));
+
+	switch (policy_lookup(req->family, saddr)) {
+	case XDPBAN_POLICY_TRUSTED:
+		return XDPBAN_REPORT_TRUSTED;
+	case XDPBAN_POLICY_DENY:
+		return XDPBAN_REPORT_DENIED;
+	}
+	key_make(&key, req->family, saddr, cfg->v6_prefix);
+	if (ban_active(&key, 0))
+		return XDPBAN_REPORT_ALREADY_BANNED;
+	if (!(cfg->class_mask & XDPBAN_CLASS_REPORTED))
+		return XDPBAN_REPORT_DISABLED;
+	return count_errors(cfg, &key, req->count, XDPBAN_CLASS_REPORTED, XDPBAN_REASON_REPORTED,
+			    0, &req->new_count);
+}
+
+/* Run by userspace with BPF_PROG_TEST_RUN, the request as the packet data (in and out). The
+ * '?' keeps it from loading unless asked for, so `ip link ... sec xdp` never picks it. */
+SEC("?xdp")
+int xdpban_report(struct xdp_md *ctx)
+{
+	struct xdpban_report_req *req = (void *)(long)ctx->data;
+
+	if ((void *)(req + 1) > (void *)(long)ctx->data_end)
+		return XDP_ABORTED;
+	req->new_count = 0;
+	req->status = report(req);
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";

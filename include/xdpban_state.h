@@ -1,0 +1,49 @@
+/* xdpban_state.h - per-source state shared by the data path and userspace: the source key,
+ * the error counter and the ban record. Times are CLOCK_BOOTTIME (bpf_ktime_get_boot_ns()),
+ * so they keep running across suspend; userspace converts them to wall time for display and
+ * for the state file. Never store wall-clock time here.
+ */
+#ifndef XDPBAN_STATE_H
+#define XDPBAN_STATE_H
+
+#include <linux/types.h>
+
+#define XDPBAN_FAMILY_INET 4
+#define XDPBAN_FAMILY_INET6 6
+
+/* The unit that is counted and banned: an IPv4 address, or an IPv6 prefix. */
+struct xdpban_key {
+	__u8 family;    /* XDPBAN_FAMILY_INET or XDPBAN_FAMILY_INET6 */
+	__u8 prefixlen; /* 32 for IPv4; the IPv6 prefix length in force when the key was made */
+	__u8 pad[2];    /* zero */
+	__u8 addr[16];  /* network byte order; IPv4 in addr[0..3] and the rest zero;
+			 * IPv6 with every bit past prefixlen zero */
+};
+
+/* Window start and count in one u64, so that one compare-and-swap moves both: an increment
+ * and a window restart can never interleave, and no increment is lost between CPUs. */
+struct xdpban_counter {
+	__u64 state; /* host order: (window_start_s << 32) | count; window_start_s in
+		      * CLOCK_BOOTTIME seconds */
+};
+
+#define XDPBAN_COUNTER_PACK(start_s, count) (((__u64)(start_s) << 32) | (__u32)(count))
+#define XDPBAN_COUNTER_START(state) ((__u32)((state) >> 32))
+#define XDPBAN_COUNTER_COUNT(state) ((__u32)(state))
+
+enum xdpban_ban_reason {
+	XDPBAN_REASON_ERRORS = 1,   /* errors the data path classified crossed the limit */
+	XDPBAN_REASON_MANUAL = 2,   /* an operator's `xdpban ban` */
+	XDPBAN_REASON_REPORTED = 3, /* an application's report crossed the limit */
+};
+
+struct xdpban_ban {
+	__u64 start_ns;   /* CLOCK_BOOTTIME ns when the ban began */
+	__u64 expires_ns; /* CLOCK_BOOTTIME ns when it ends; 0 = never */
+	__u32 count;      /* the error count that caused the ban (0 for manual bans) */
+	__u8 reason;      /* enum xdpban_ban_reason */
+	__u8 classes;     /* enum xdpban_class bits of the error that crossed the limit */
+	__u8 pad[2];      /* zero */
+};
+
+#endif /* XDPBAN_STATE_H */

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# deps.sh - installs the Debian packages xdpban needs to build, test, demo and bench.
+# Idempotent and quiet when everything is present; also mounts bpffs if it is missing.
+set -euo pipefail
+
+PKGS=(
+	clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev pkg-config
+	libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
+	iproute2 curl python3-scapy nftables iptables ipset util-linux procps
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "deps: missing packages: ${missing[*]} (run 'make deps' as root to install them)" >&2
+		exit 1
+	fi
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Pinned maps need bpffs; a fresh machine may not have it mounted.
+if [[ $(id -u) -eq 0 ]] && ! mountpoint -q /sys/fs/bpf; then
+	mount -t bpf bpf /sys/fs/bpf
+fi
+exit 0

@@ -1,0 +1,271 @@
+/* dp.c - see dp.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "dp.h"
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_WARN && getenv("XDPBAN_TEST_VERBOSE"))
+		return vfprintf(stderr, fmt, args);
+	return 0;
+}
+
+bool dp_can_load(void)
+{
+	if (geteuid() == 0)
+		return true;
+	fprintf(stderr, "SKIP: loading BPF programs needs root\n");
+	return false;
+}
+
+int dp_open(struct dp *dp, const struct dp_opts *opts)
+{
+	struct bpf_map *map;
+	int err;
+
+	memset(dp, 0, sizeof(*dp));
+	libbpf_set_print(quiet_print);
+	dp->skel = xdpban__open();
+	if (!dp->skel)
+		return -errno;
+	/* Unpinned: a test must never share or clobber the state of a running xdpban. */
+	bpf_object__for_each_map(map, dp->skel->obj)
+		bpf_map__set_pin_path(map, NULL);
+	if (opts && opts->counters_max)
+		bpf_map__set_max_entries(dp->skel->maps.xdpban_counts, opts->counters_max);
+	if (opts && opts->bans_max)
+		bpf_map__set_max_entries(dp->skel->maps.xdpban_bans, opts->bans_max);
+	bpf_program__set_autoload(dp->skel->progs.xdpban_report, true);
+	err = xdpban__load(dp->skel);
+	if (err) {
+		xdpban__destroy(dp->skel);
+		dp->skel = NULL;
+		return err;
+	}
+	dp->prog_fd = bpf_program__fd(dp->skel->progs.xdpban);
+	dp->report_fd = bpf_program__fd(dp->skel->progs.xdpban_report);
+	dp->ncpus = libbpf_num_possible_cpus();
+	return 0;
+}
+
+void dp_close(struct dp *dp)
+{
+	if (dp->skel)
+		xdpban__destroy(dp->skel);
+	memset(dp, 0, sizeof(*dp));
+}
+
+int dp_run(struct dp *dp, const void *frame, __u32 len, __u32 *action)
+{
+	unsigned char out[4096];
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+	int err = bpf_prog_test_run_opts(dp->prog_fd, &run);
+
+	if (err)
+		return -errno;
+	*action = run.retval;
+	return 0;
+}
+
+int dp_set_config(struct dp *dp, const struct xdpban_config *cfg)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_config), &zero, cfg, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX])
+{
+	int fd = bpf_map__fd(dp->skel->maps.xdpban_stats);
+	struct xdpban_stat_value *percpu = calloc(dp->ncpus, sizeof(*percpu));
+
+	if (!percpu)
+		return -ENOMEM;
+	for (__u32 i = 0; i < XDPBAN_STAT__MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, percpu)) {
+			free(percpu);
+			return -errno;
+		}
+		out[i].packets = out[i].bytes = 0;
+		for (int c = 0; c < dp->ncpus; c++) {
+			out[i].packets += percpu[c].packets;
+			out[i].bytes += percpu[c].bytes;
+		}
+	}
+	free(percpu);
+	return 0;
+}
+
+int dp_stats_reset(struct dp *dp)
+{
+	int fd = bpf_map__fd(dp->skel->maps.xdpban_stats);
+	struct xdpban_stat_value *zero = calloc(dp->ncpus, sizeof(*zero));
+
+	if (!zero)
+		return -ENOMEM;
+	for (__u32 i = 0; i < XDPBAN_STAT__MAX; i++) {
+		if (bpf_map_update_elem(fd, &i, zero, BPF_ANY)) {
+			free(zero);
+			return -errno;
+		}
+	}
+	free(zero);
+	return 0;
+}
+
+/* Parses "ADDR[/LEN]" into family, address bytes and prefix length. */
+static int parse_cidr(const char *text, __u8 *family, __u8 addr[16], __u32 *plen)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	long len;
+
+	if (strlen(text) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, text);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, buf, addr) == 1) {
+		*family = XDPBAN_FAMILY_INET;
+		len = 32;
+	} else if (inet_pton(AF_INET6, buf, addr) == 1) {
+		*family = XDPBAN_FAMILY_INET6;
+		len = 128;
+	} else {
+		return -EINVAL;
+	}
+	if (slash) {
+		long max = len;
+
+		errno = 0;
+		len = strtol(slash, &end, 10);
+		if (errno || *end || end == slash || len < 0 || len > max)
+			return -EINVAL;
+	}
+	*plen = len;
+	return 0;
+}
+
+int dp_policy_add(struct dp *dp, const char *cidr, __u32 verdict)
+{
+	struct xdpban_policy pol = { .verdict = verdict, .list_id = 1 };
+	__u8 family, addr[16];
+	__u32 plen;
+	int err = parse_cidr(cidr, &family, addr, &plen);
+
+	if (err)
+		return err;
+	if (family == XDPBAN_FAMILY_INET) {
+		struct xdpban_lpm4_key k = { .prefixlen = plen };
+
+		memcpy(k.addr, addr, 4);
+		err = bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_policy4), &k, &pol, 0);
+	} else {
+		struct xdpban_lpm6_key k = { .prefixlen = plen };
+
+		memcpy(k.addr, addr, 16);
+		err = bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_policy6), &k, &pol, 0);
+	}
+	return err ? -errno : 0;
+}
+
+int dp_report(struct dp *dp, __u8 family, const __u8 *addr, __u32 count,
+	      struct xdpban_report_req *out)
+{
+	struct xdpban_report_req req = { .family = family, .count = count };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &req, .data_size_in = sizeof(req),
+		    .data_out = out, .data_size_out = sizeof(*out), .repeat = 1);
+
+	memcpy(req.addr, addr, family == XDPBAN_FAMILY_INET ? 4 : 16);
+	if (bpf_prog_test_run_opts(dp->report_fd, &run))
+		return -errno;
+	return 0;
+}
+
+int dp_key(const char *text, __u8 v6_prefix, struct xdpban_key *key)
+{
+	__u32 plen;
+	int err;
+
+	memset(key, 0, sizeof(*key));
+	err = parse_cidr(text, &key->family, key->addr, &plen);
+	if (err)
+		return err;
+	if (key->family == XDPBAN_FAMILY_INET) {
+		key->prefixlen = 32;
+		return 0;
+	}
+	key->prefixlen = v6_prefix;
+	for (int bit = v6_prefix; bit < 128; bit++)
+		key->addr[bit / 8] &= ~(0x80 >> (bit % 8));
+	return 0;
+}
+
+int dp_counter(struct dp *dp, const struct xdpban_key *key, __u32 *start_s, __u32 *count)
+{
+	struct xdpban_counter c;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.xdpban_counts), key, &c))
+		return -errno;
+	*start_s = XDPBAN_COUNTER_START(c.state);
+	*count = XDPBAN_COUNTER_COUNT(c.state);
+	return 0;
+}
+
+int dp_ban(struct dp *dp, const struct xdpban_key *key, struct xdpban_ban *ban)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.xdpban_bans), key, ban))
+		return -errno;
+	return 0;
+}
+
+int dp_put_counter(struct dp *dp, const struct xdpban_key *key, __u32 start_s, __u32 count)
+{
+	struct xdpban_counter c = { .state = XDPBAN_COUNTER_PACK(start_s, count) };
+
+	if (bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_counts), key, &c, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int dp_put_ban(struct dp *dp, const struct xdpban_key *key, const struct xdpban_ban *ban)
+{
+	if (bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_bans), key, ban, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int dp_map_count(int map_fd, size_t key_size)
+{
+	unsigned char key[64], next[64];
+	void *prev = NULL;
+	int n = 0;
+
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	while (bpf_map_get_next_key(map_fd, prev, next) == 0) {
+		memcpy(key, next, key_size);
+		prev = key;
+		n++;
+	}
+	return errno == ENOENT ? n : -errno;
+}
+
+__u64 dp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}

@@ -1,0 +1,66 @@
+/* dp.h - the data path under test: loads the real xdpban object into the kernel, unpinned so
+ * that tests never touch a live state, and runs packets and reports through BPF_PROG_TEST_RUN.
+ * Test support only; the daemon has its own loader. */
+#ifndef XDPBAN_TEST_DP_H
+#define XDPBAN_TEST_DP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
+#include "xdpban.skel.h"
+#include "xdpban_policy.h"
+#include "xdpban_report.h"
+#include "xdpban_state.h"
+#include "xdpban_stats.h"
+
+struct dp {
+	struct xdpban *skel;
+	int prog_fd;   /* the XDP data path */
+	int report_fd; /* the report program */
+	int ncpus;     /* possible CPUs, for per-CPU maps */
+};
+
+/* Table sizes for the load; 0 keeps the compiled-in size. */
+struct dp_opts {
+	__u32 counters_max;
+	__u32 bans_max;
+};
+
+/* 0 or -errno. */
+int dp_open(struct dp *dp, const struct dp_opts *opts);
+void dp_close(struct dp *dp);
+
+/* Runs one frame; *action gets the XDP verdict (XDP_PASS, XDP_DROP, ...). 0 or -errno. */
+int dp_run(struct dp *dp, const void *frame, __u32 len, __u32 *action);
+
+int dp_set_config(struct dp *dp, const struct xdpban_config *cfg);
+/* The stats summed over CPUs. */
+int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX]);
+int dp_stats_reset(struct dp *dp);
+
+/* Adds a policy prefix given as text ("192.0.2.0/24", "2001:db8::/32", or a bare address). */
+int dp_policy_add(struct dp *dp, const char *cidr, __u32 verdict);
+
+/* Runs the report program; *out gets the completed request. */
+int dp_report(struct dp *dp, __u8 family, const __u8 *addr, __u32 count,
+	      struct xdpban_report_req *out);
+
+/* Builds the key the data path would use for an address given as text. */
+int dp_key(const char *addr, __u8 v6_prefix, struct xdpban_key *key);
+
+/* Reads the counter/ban of a key: 0, -ENOENT, or -errno. */
+int dp_counter(struct dp *dp, const struct xdpban_key *key, __u32 *start_s, __u32 *count);
+int dp_ban(struct dp *dp, const struct xdpban_key *key, struct xdpban_ban *ban);
+int dp_put_counter(struct dp *dp, const struct xdpban_key *key, __u32 start_s, __u32 count);
+int dp_put_ban(struct dp *dp, const struct xdpban_key *key, const struct xdpban_ban *ban);
+/* Number of entries in a map. */
+int dp_map_count(int map_fd, size_t key_size);
+
+/* CLOCK_BOOTTIME, the data path's clock. */
+__u64 dp_now_ns(void);
+
+/* True when the tests can load BPF (root). Tests call skip() when false, after saying why. */
+bool dp_can_load(void);
+
+#endif /* XDPBAN_TEST_DP_H */
