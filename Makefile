@@ -25,7 +25,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	      -Iinclude -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -g -O2
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Werror=unused-function \
-	      -Iinclude -I$(BUILD) -Itests/harness -Iuser -D_GNU_SOURCE
+	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE
 LDLIBS     := -lbpf -lxdp -lelf -lz
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -33,13 +33,13 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h)
 
-# user/lib*.c form a library shared by the daemon, the CLI, the tests and the benchmarks;
-# every other user/NAME.c is a program.
-ULIB_SRCS := $(wildcard user/lib*.c)
+# user/lib/*.c form a library shared by the daemon, the CLI, the tests and the benchmarks;
+# every other directory user/PROG/ holds the sources of one program, built as $(BUILD)/PROG.
+ULIB_SRCS := $(wildcard user/lib/*.c)
 ULIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ULIB_SRCS))
-UPROG_SRCS:= $(filter-out $(ULIB_SRCS),$(wildcard user/*.c))
-UPROGS    := $(patsubst user/%.c,$(BUILD)/%,$(UPROG_SRCS))
-U_HDRS    := $(wildcard user/*.h)
+UPROG_DIRS:= $(filter-out user/lib,$(patsubst %/,%,$(dir $(wildcard user/*/*.c))))
+UPROGS    := $(sort $(patsubst user/%,$(BUILD)/%,$(UPROG_DIRS)))
+U_HDRS    := $(wildcard user/*/*.h)
 
 HARNESS_SRCS := $(wildcard tests/harness/*.c)
 HARNESS_OBJS := $(patsubst tests/harness/%.c,$(BUILD)/harness/%.o,$(HARNESS_SRCS))
@@ -70,9 +70,12 @@ $(BUILD)/user/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%: user/%.c $(ULIB_OBJS) $(U_HDRS) $(SKELS) | $(BUILD)
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(ULIB_OBJS) -o $@ $(USER_LIBS)
+define uprog
+$(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) $(ULIB_OBJS)
+	$$(call msg,CCLD,$$@)
+	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS)
+endef
+$(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
 
 $(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
 	$(call msg,CC,$@)
