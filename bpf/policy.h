@@ -20,7 +20,12 @@ static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr)
 		__builtin_memcpy(k.addr, saddr, 16);
 		pol = bpf_map_lookup_elem(&xdpban_policy6, &k);
 	}
-	return pol ? pol->verdict : XDPBAN_POLICY_NONE;
+	if (!pol)
+		return XDPBAN_POLICY_NONE;
+	/* A timed entry (a manual prefix ban) stops applying when its time has come. */
+	if (pol->expires_ns && bpf_ktime_get_boot_ns() >= pol->expires_ns)
+		return XDPBAN_POLICY_NONE;
+	return pol->verdict;
 }
 
 #endif /* XDPBAN_BPF_POLICY_H */

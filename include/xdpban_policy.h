@@ -22,9 +22,14 @@ enum xdpban_verdict {
 	XDPBAN_POLICY_TRUSTED = 2, /* always passed; never counted, never banned */
 };
 
+/* list_id of prefixes that are timed manual bans (`xdpban ban ADDR/LEN`) rather than a list. */
+#define XDPBAN_LIST_MANUAL_BAN 0xffffffffu
+
 struct xdpban_policy {
-	__u32 verdict; /* host order, enum xdpban_verdict */
-	__u32 list_id; /* host order; which configured list the prefix came from, for `query` */
+	__u32 verdict;    /* host order, enum xdpban_verdict */
+	__u32 list_id;    /* host order; which configured list the prefix came from, for `query` */
+	__u64 expires_ns; /* host order, CLOCK_BOOTTIME ns; 0 = permanent. A deny entry whose time
+			   * has come is ignored by the data path (and removed by the daemon). */
 };
 
 #endif /* XDPBAN_POLICY_H */
