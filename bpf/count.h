@@ -55,18 +55,61 @@ static __always_inline void key_make(struct xdpban_key *key, __u8 family, const 
 	}
 }
 
+static __always_inline __u64 *banfilter_counter(const struct xdpban_key *key)
+{
+	__u32 slot = xdpban_banfilter_slot(key);
+
+	return bpf_map_lookup_elem(&xdpban_banfilt, &slot);
+}
+
+/* Decrements without ever going below zero (see xdpban_banfilter.h). */
+static __always_inline void banfilter_put(const struct xdpban_key *key)
+{
+	__u64 *c = banfilter_counter(key);
+	__u64 old;
+
+	if (!c)
+		return;
+	for (int i = 0; i < COUNTER_CAS_TRIES; i++) {
+		old = *(volatile __u64 *)c;
+		if (old == 0 || __sync_val_compare_and_swap(c, old, old - 1) == old)
+			return;
+	}
+}
+
+static __always_inline void banfilter_get(const struct xdpban_key *key)
+{
+	__u64 *c = banfilter_counter(key);
+
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+/* Deletes the key's ban and keeps the ban filter exact. 1 if this call deleted it. */
+static __always_inline int ban_delete(const struct xdpban_key *key)
+{
+	if (bpf_map_delete_elem(&xdpban_bans, key))
+		return 0;
+	banfilter_put(key);
+	return 1;
+}
+
 /* 1 if the key is under a ban that has not expired. An expired ban is lifted on the way. */
 static __always_inline int ban_active(const struct xdpban_key *key, __u64 bytes)
 {
-	struct xdpban_ban *ban = bpf_map_lookup_elem(&xdpban_bans, key);
+	struct xdpban_ban *ban;
+	__u64 *maybe = banfilter_counter(key);
 	__u64 now;
 
+	if (maybe && *maybe == 0)
+		return 0; /* the common case: no ban can match, skip the hash lookup */
+	ban = bpf_map_lookup_elem(&xdpban_bans, key);
 	if (!ban)
 		return 0;
 	now = bpf_ktime_get_boot_ns();
 	if (ban->expires_ns == 0 || now < ban->expires_ns)
 		return 1;
-	if (bpf_map_delete_elem(&xdpban_bans, key) == 0)
+	if (ban_delete(key))
 		stat_add(XDPBAN_STAT_BANS_EXPIRED, 1, bytes);
 	return 0;
 }
@@ -160,7 +203,10 @@ static __always_inline __u32 count_errors(const struct xdpban_config *cfg,
 	ban.count = count;
 	ban.reason = reason;
 	ban.classes = classes;
+	banfilter_get(key); /* before the insert: a reader must never miss a ban */
 	err = bpf_map_update_elem(&xdpban_bans, key, &ban, BPF_NOEXIST);
+	if (err)
+		banfilter_put(key);
 	if (err == -EEXIST)
 		return XDPBAN_REPORT_BANNED; /* another CPU banned it a moment ago */
 	if (err) {

@@ -5,6 +5,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "xdpban_banfilter.h"
 #include "xdpban_config.h"
 #include "xdpban_event.h"
 #include "xdpban_maps.h"
@@ -58,6 +59,16 @@ struct {
 	__type(value, struct xdpban_ban);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xdpban_bans SEC(".maps");
+
+/* Counts of bans per hash slot: a zero proves a source is not banned (xdpban_banfilter.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPBAN_BANFILTER_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_banfilt SEC(".maps");
 
 /* Per-CPU packets and bytes per reason (enum xdpban_stat). */
 struct {

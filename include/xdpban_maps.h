@@ -14,6 +14,7 @@
 #define XDPBAN_MAP_BANS "xdpban_bans"       /* hash xdpban_key -> xdpban_ban; never evicts */
 #define XDPBAN_MAP_STATS "xdpban_stats"     /* per-CPU array[XDPBAN_STAT__MAX] of stat_value */
 #define XDPBAN_MAP_EVENTS "xdpban_events"   /* ring buffer of struct xdpban_event */
+#define XDPBAN_MAP_BANFILTER "xdpban_banfilt" /* mmapable array of u64, xdpban_banfilter.h */
 
 /* Where `ip link set dev X xdp obj ...` (iproute2 with libbpf) pins maps by name. */
 #define XDPBAN_PIN_DIR_IPROUTE2 "/sys/fs/bpf/xdp/globals"

@@ -18,7 +18,7 @@ struct xdpban_key {
 	__u8 pad[2];    /* zero */
 	__u8 addr[16];  /* network byte order; IPv4 in addr[0..3] and the rest zero;
 			 * IPv6 with every bit past prefixlen zero */
-};
+} __attribute__((aligned(4))); /* read as 32-bit words by xdpban_banfilter_slot() */
 
 /* Window start and count in one u64, so that one compare-and-swap moves both: an increment
  * and a window restart can never interleave, and no increment is lost between CPUs. */

@@ -52,11 +52,16 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	dp->prog_fd = bpf_program__fd(dp->skel->progs.xdpban);
 	dp->report_fd = bpf_program__fd(dp->skel->progs.xdpban_report);
 	dp->ncpus = libbpf_num_possible_cpus();
-	return 0;
+	err = xb_banfilter_open(&dp->banfilter, bpf_map__fd(dp->skel->maps.xdpban_banfilt),
+				bpf_map__fd(dp->skel->maps.xdpban_bans));
+	if (err)
+		dp_close(dp);
+	return err;
 }
 
 void dp_close(struct dp *dp)
 {
+	xb_banfilter_close(&dp->banfilter);
 	if (dp->skel)
 		xdpban__destroy(dp->skel);
 	memset(dp, 0, sizeof(*dp));
@@ -241,9 +246,12 @@ int dp_put_counter(struct dp *dp, const struct xdpban_key *key, __u32 start_s, _
 
 int dp_put_ban(struct dp *dp, const struct xdpban_key *key, const struct xdpban_ban *ban)
 {
-	if (bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_bans), key, ban, BPF_ANY))
-		return -errno;
-	return 0;
+	return xb_ban_insert(&dp->banfilter, key, ban, BPF_ANY);
+}
+
+int dp_del_ban(struct dp *dp, const struct xdpban_key *key)
+{
+	return xb_ban_remove(&dp->banfilter, key);
 }
 
 int dp_map_count(int map_fd, size_t key_size)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "banfilter.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 #include "xdpban_policy.h"
@@ -19,6 +20,7 @@ struct dp {
 	int prog_fd;   /* the XDP data path */
 	int report_fd; /* the report program */
 	int ncpus;     /* possible CPUs, for per-CPU maps */
+	struct xb_banfilter banfilter; /* bans are written through it, never directly */
 };
 
 /* Table sizes for the load; 0 keeps the compiled-in size. */
@@ -53,7 +55,9 @@ int dp_key(const char *addr, __u8 v6_prefix, struct xdpban_key *key);
 int dp_counter(struct dp *dp, const struct xdpban_key *key, __u32 *start_s, __u32 *count);
 int dp_ban(struct dp *dp, const struct xdpban_key *key, struct xdpban_ban *ban);
 int dp_put_counter(struct dp *dp, const struct xdpban_key *key, __u32 start_s, __u32 count);
+/* Writes or deletes a ban the way every userspace writer must (user/lib/banfilter.h). */
 int dp_put_ban(struct dp *dp, const struct xdpban_key *key, const struct xdpban_ban *ban);
+int dp_del_ban(struct dp *dp, const struct xdpban_key *key);
 /* Number of entries in a map. */
 int dp_map_count(int map_fd, size_t key_size);
 
