@@ -108,5 +108,24 @@ bench-full: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./bench/run.sh $(BUILD) full
 
+# Installs the programs, man pages, systemd unit and sample config. The unit's paths follow
+# PREFIX; an existing /etc/xdpban/xdpban.conf is never overwritten.
+SBINDIR  ?= $(PREFIX)/sbin
+MANDIR   ?= $(PREFIX)/share/man
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+install: $(BUILD)/xdpband $(BUILD)/xdpban
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xdpban
+	$(Q)install -m 0755 $(BUILD)/xdpband $(BUILD)/xdpban $(DESTDIR)$(SBINDIR)/
+	$(Q)install -m 0644 deploy/xdpban.8 deploy/xdpband.8 $(DESTDIR)$(MANDIR)/man8/
+	$(Q)install -m 0644 deploy/xdpban.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	$(Q)sed 's|/usr/local/sbin|$(SBINDIR)|g; s|/etc/xdpban|$(SYSCONFDIR)/xdpban|g' \
+		deploy/xdpband.service > $(DESTDIR)$(UNITDIR)/xdpband.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/xdpband.service
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf ] || \
+		install -m 0644 deploy/xdpban.conf $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf
+
 clean:
 	$(Q)rm -rf $(BUILD)
