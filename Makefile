@@ -37,7 +37,7 @@ BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h)
 # every other directory user/PROG/ holds the sources of one program, built as $(BUILD)/PROG.
 ULIB_SRCS := $(wildcard user/lib/*.c)
 ULIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ULIB_SRCS))
-UPROG_DIRS:= $(filter-out user/lib,$(patsubst %/,%,$(dir $(wildcard user/*/*.c))))
+UPROG_DIRS:= $(sort $(filter-out user/lib,$(patsubst %/,%,$(dir $(wildcard user/*/*.c)))))
 UPROGS    := $(sort $(patsubst user/%,$(BUILD)/%,$(UPROG_DIRS)))
 U_HDRS    := $(wildcard user/*/*.h)
 

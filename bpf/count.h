@@ -15,14 +15,15 @@
 
 const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
 
-/* The configuration in force. Userspace validates what it writes; the data path only needs
- * to know whether anything was written. */
+/* The configuration in force: the map entry if userspace wrote a valid one, else the
+ * defaults. Checked on every packet so that no entry written behind userspace's back (bpftool)
+ * can, say, key IPv6 bans on a /20. */
 static __always_inline const struct xdpban_config *config_get(void)
 {
 	__u32 zero = 0;
 	const struct xdpban_config *cfg = bpf_map_lookup_elem(&xdpban_config, &zero);
 
-	if (!cfg || cfg->magic != XDPBAN_CFG_MAGIC)
+	if (!cfg || !xdpban_config_valid(cfg))
 		return &config_defaults;
 	return cfg;
 }

@@ -168,15 +168,15 @@ static __always_inline void parse_ipv6(struct pkt *p, void *l3, void *data_end)
 
 		if (nexthdr == NEXTHDR_NONE_)
 			return;
+		if (!ipv6_is_ext(nexthdr) && nexthdr != NEXTHDR_FRAGMENT_)
+			break;
+		if (i == IPV6_MAX_EXT_HDRS || off > L3_MAX_OFF)
+			return; /* too deep to follow: no L4 checks */
 		if (nexthdr == NEXTHDR_FRAGMENT_) {
 			if (off + 8 > end)
 				p->malformed = 1;
 			return; /* fragments get L3 checks only */
 		}
-		if (!ipv6_is_ext(nexthdr))
-			break;
-		if (i == IPV6_MAX_EXT_HDRS || off > L3_MAX_OFF)
-			return; /* too deep to follow: no L4 checks */
 		ext = l3 + off;
 		if (off + 2 > end || (void *)(ext + 2) > data_end) {
 			p->malformed = 1;

@@ -1,0 +1,141 @@
+/* model.h - the reference model of the xdpban data path: the oracle of the differential test.
+ *
+ * Written from the rules in docs/datapath.md alone, never from the BPF code, so that the two
+ * implementations can be held to each other. Plain C over byte buffers and simple tables; it
+ * needs no speed. It must never touch the kernel, read a clock or keep hidden global state:
+ * the caller passes `now` and every input, so a run can be replayed exactly.
+ *
+ * What it does not model: LRU eviction of counters (the tests keep the counter table large
+ * enough never to evict) and races between CPUs.
+ */
+#ifndef XDPBAN_TEST_MODEL_H
+#define XDPBAN_TEST_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "xdpban_config.h"
+#include "xdpban_policy.h"
+#include "xdpban_report.h"
+#include "xdpban_state.h"
+#include "xdpban_stats.h"
+
+/* What the parser (docs/datapath.md section 1) makes of a frame. */
+enum model_frame_kind {
+	MODEL_FRAME_NOT_IP = 0,       /* not IP, short Ethernet or VLAN, third tag: passes */
+	MODEL_FRAME_UNATTRIBUTED = 1, /* IP header cut short: malformed, no source */
+	MODEL_FRAME_IP = 2,           /* a source address is known */
+};
+
+struct model_parsed {
+	enum model_frame_kind kind;
+	__u8 family;    /* XDPBAN_FAMILY_INET or XDPBAN_FAMILY_INET6, when kind is IP */
+	__u8 src[16];   /* network order; IPv4 in src[0..3] */
+	bool malformed; /* L3 or L4 rule broken */
+	bool ndp;       /* ICMPv6 types 133..137 with a valid L4 region */
+};
+
+/* One policy prefix, as userspace writes it into the LPM tries. */
+struct model_prefix {
+	__u8 family;
+	__u8 plen;
+	__u8 addr[16];    /* network order; bits past plen are ignored */
+	__u32 verdict;    /* enum xdpban_verdict */
+	__u64 expires_ns; /* 0 = permanent */
+};
+
+struct model_counter {
+	__u32 start_s; /* window start, CLOCK_BOOTTIME seconds */
+	__u32 count;
+};
+
+/* A hash table keyed by struct xdpban_key (open addressing, linear probing). */
+struct model_slot;
+struct model_table {
+	struct model_slot *slots;
+	size_t nslots; /* a power of two, or 0 before the first insert */
+	size_t count;
+	size_t max;    /* entries it may hold, like a BPF map's max_entries; 0 = unbounded */
+};
+
+#define MODEL_EVENTS_UNLIMITED 0xffffffffu
+
+struct model {
+	struct xdpban_config config; /* as written; an invalid entry means the defaults */
+	struct model_prefix *policy;
+	size_t npolicy;
+	struct model_table counters; /* unbounded: the tests never let the LRU evict */
+	struct model_table bans;     /* bounded exactly like the kernel's preallocated hash */
+	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
+	__u32 events_room; /* ban events the ring buffer can still take */
+};
+
+/* What one packet did. */
+struct model_verdict {
+	__u32 action;              /* XDP_PASS or XDP_DROP */
+	enum xdpban_stat reason;   /* the verdict slot */
+	struct model_parsed parsed;
+	bool counted;              /* an error was counted against `key` */
+	struct xdpban_key key;     /* valid when counted */
+	__u32 new_count;           /* the count after this error (the crossing count on a ban) */
+	bool ban_created;          /* and `ban` holds it; `event_sent` says if its event fit */
+	bool event_sent;
+	struct xdpban_ban ban;
+	__u32 events[XDPBAN_STAT__MAX]; /* how much each event slot grew (verdict slots: 0) */
+};
+
+/* What one report did: the completed request of docs/datapath.md section 7. */
+struct model_report_result {
+	__u32 status;    /* enum xdpban_report_status */
+	__u32 new_count; /* meaningful for COUNTED, BANNED and TABLE_FULL */
+	struct xdpban_key key;
+	bool ban_created;
+	bool event_sent;
+	struct xdpban_ban ban;
+};
+
+/* bans_max: capacity of the ban table (0: XDPBAN_DEFAULT_BANS_MAX). 0 or -errno. */
+int model_init(struct model *m, __u32 bans_max);
+void model_free(struct model *m);
+
+/* The config entry as written to the map; an entry that is not valid means the defaults. */
+void model_set_config(struct model *m, const struct xdpban_config *cfg);
+/* The config the data path acts on. */
+void model_effective_config(const struct model *m, struct xdpban_config *out);
+
+/* Adds or replaces a policy prefix. 0, -EINVAL (bad family or length) or -ENOMEM. */
+int model_policy_add(struct model *m, const struct model_prefix *prefix);
+
+/* Parses a frame per section 1. Never fails. */
+void model_parse(const __u8 *frame, __u32 len, struct model_parsed *out);
+
+/* Runs one frame at `now_ns` (CLOCK_BOOTTIME): updates the state and stats. 0 or -ENOMEM. */
+int model_packet(struct model *m, const __u8 *frame, __u32 len, __u64 now_ns,
+		 struct model_verdict *out);
+
+/* Runs one report (section 7). addr: 4 or 16 bytes by family. 0 or -ENOMEM. */
+int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __u64 now_ns,
+		 struct model_report_result *out);
+
+/* The counting key of an address at the current config (section 2, stage 3). */
+void model_key(const struct model *m, __u8 family, const __u8 *addr, struct xdpban_key *key);
+
+/* Direct state access, mirroring dp_counter/dp_ban/dp_put_*: 0, -ENOENT, -E2BIG (ban table
+ * full), -ENOMEM. */
+int model_counter(const struct model *m, const struct xdpban_key *key, struct model_counter *c);
+int model_ban(const struct model *m, const struct xdpban_key *key, struct xdpban_ban *ban);
+int model_put_counter(struct model *m, const struct xdpban_key *key, __u32 start_s, __u32 count);
+int model_put_ban(struct model *m, const struct xdpban_key *key, const struct xdpban_ban *ban);
+
+/* Visits every entry; stops at and returns the first non-zero value of fn. */
+typedef int (*model_counter_fn)(const struct xdpban_key *key, const struct model_counter *c,
+				void *ctx);
+typedef int (*model_ban_fn)(const struct xdpban_key *key, const struct xdpban_ban *ban,
+			    void *ctx);
+int model_for_each_counter(const struct model *m, model_counter_fn fn, void *ctx);
+int model_for_each_ban(const struct model *m, model_ban_fn fn, void *ctx);
+
+/* The ring buffer was drained: it has room for `room` events again. */
+void model_events_drained(struct model *m, __u32 room);
+
+#endif /* XDPBAN_TEST_MODEL_H */

@@ -1,0 +1,835 @@
+/* test_diff.c - the differential test: the real XDP program (through BPF_PROG_TEST_RUN) and the
+ * reference model (tests/harness/model.c) get the same seeded stream of random and mutated
+ * frames, reports, and injected state, and must agree on every verdict, every ban event, and,
+ * every check_every frames, on the summed statistics and on every counter and ban.
+ *
+ * Phases: a main run with a small limit under five configs; a tiny ban table (ban_table_full);
+ * injected expired bans, windows and timed policy (the expiry paths); a ring buffer left
+ * undrained (events_lost); and config entries out of range. Each check also holds the ban
+ * filter (include/xdpban_banfilter.h) to the model's bans. The only tolerance is time: the
+ * kernel reads its clock a little after our `now`, so its times must lie between the clock
+ * reads around the run (a counter's window start may be one second later).
+ *
+ * Reproduce: the seed and the frame index are printed with every mismatch, with the frame in
+ * hex. XDPBAN_DIFF_SEED overrides the base seed, XDPBAN_DIFF_CHECK_EVERY=1 compares the state
+ * after every frame. This test must never pin, attach, or use any interface.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include "xdpban_banfilter.h"
+#include "xdpban_event.h"
+#include "xdpban_maps.h"
+#include "dp.h"
+#include "fuzz.h"
+#include "model.h"
+
+#define NS_PER_S 1000000000ull
+#define BASE_SEED 0x78627364696666ull /* "xbsdiff" */
+#define MISMATCHES_SHOWN 12
+#define REPORT_PCT 3
+
+static const char *const stat_names[XDPBAN_STAT__MAX] = {
+	"passed",	  "passed_trusted", "drop_deny",      "drop_banned",
+	"drop_malformed", "drop_error",	    "errors",	      "bans_created",
+	"ban_table_full", "bans_expired",   "events_lost",
+};
+
+/* A ban event the model says the kernel must have sent, and when the kernel could have. */
+struct expected_event {
+	struct xdpban_key key;
+	struct xdpban_ban ban; /* times from the model's `now` */
+	__u64 not_before, not_after;
+	unsigned long frame;
+};
+
+struct totals {
+	unsigned long frames, reports, checks, mismatches, events;
+	__u64 stats[XDPBAN_STAT__MAX];
+};
+
+struct diff {
+	struct dp dp;
+	bool dp_opened;
+	struct model model;
+	struct fuzz_gen gen;
+	struct ring_buffer *rb;
+	__u64 seed;
+	const char *phase;
+	unsigned long frame; /* index within the phase */
+	unsigned long mismatches;
+	unsigned long reports;
+	__u32 check_every;
+	bool drain_each_frame;
+	__u32 ring_room; /* ban events an empty ring buffer holds */
+	struct expected_event *expect;
+	size_t nexpect, expect_head, expect_cap;
+};
+
+static struct totals totals;
+
+/* ---- Reporting mismatches ---- */
+
+static void __attribute__((format(printf, 2, 3))) mismatch(struct diff *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->mismatches++ >= MISMATCHES_SHOWN)
+		return;
+	printf("MISMATCH [%s seed 0x%llx frame %lu] ", d->phase, (unsigned long long)d->seed,
+	       d->frame);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void key_text(const struct xdpban_key *key, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(key->family == XDPBAN_FAMILY_INET ? AF_INET : AF_INET6, key->addr, addr,
+		  sizeof(addr));
+	snprintf(buf, len, "%s/%u", addr, key->prefixlen);
+}
+
+/* ---- Setup ---- */
+
+static __u64 base_seed(void)
+{
+	const char *env = getenv("XDPBAN_DIFF_SEED");
+
+	return env ? strtoull(env, NULL, 0) : BASE_SEED;
+}
+
+static __u32 check_every(void)
+{
+	const char *env = getenv("XDPBAN_DIFF_CHECK_EVERY");
+	long v = env ? strtol(env, NULL, 0) : 0;
+
+	return v > 0 ? (__u32)v : 1000;
+}
+
+static int on_event(void *ctx, void *data, size_t size);
+
+/* BPF_RINGBUF_HDR_SZ per record, the record rounded up to 8 bytes (uapi linux/bpf.h). */
+static __u32 ring_capacity(struct dp *dp)
+{
+	__u32 record = (sizeof(struct xdpban_event) + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
+
+	return bpf_map__max_entries(dp->skel->maps.xdpban_events) / record;
+}
+
+static int policy_parse(const char *cidr, struct model_prefix *p)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash;
+
+	snprintf(buf, sizeof(buf), "%s", cidr);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	memset(p, 0, sizeof(*p));
+	if (inet_pton(AF_INET, buf, p->addr) == 1)
+		p->family = XDPBAN_FAMILY_INET;
+	else if (inet_pton(AF_INET6, buf, p->addr) == 1)
+		p->family = XDPBAN_FAMILY_INET6;
+	else
+		return -EINVAL;
+	p->plen = slash ? (__u8)atoi(slash) : (p->family == XDPBAN_FAMILY_INET ? 32 : 128);
+	return 0;
+}
+
+/* Writes a policy prefix, timed or not, into both sides. */
+static void policy_add(struct diff *d, const char *cidr, __u32 verdict, __u64 expires_ns)
+{
+	struct xdpban_policy pol = { .verdict = verdict, .list_id = 7, .expires_ns = expires_ns };
+	struct model_prefix p;
+	int err;
+
+	assert_int_equal(policy_parse(cidr, &p), 0);
+	p.verdict = verdict;
+	p.expires_ns = expires_ns;
+	assert_int_equal(model_policy_add(&d->model, &p), 0);
+	if (p.family == XDPBAN_FAMILY_INET) {
+		struct xdpban_lpm4_key k = { .prefixlen = p.plen };
+
+		memcpy(k.addr, p.addr, 4);
+		err = bpf_map_update_elem(bpf_map__fd(d->dp.skel->maps.xdpban_policy4), &k, &pol, 0);
+	} else {
+		struct xdpban_lpm6_key k = { .prefixlen = p.plen };
+
+		memcpy(k.addr, p.addr, 16);
+		err = bpf_map_update_elem(bpf_map__fd(d->dp.skel->maps.xdpban_policy6), &k, &pol, 0);
+	}
+	assert_int_equal(err, 0);
+}
+
+static void set_config(struct diff *d, const struct xdpban_config *cfg)
+{
+	assert_int_equal(dp_set_config(&d->dp, cfg), 0);
+	model_set_config(&d->model, cfg);
+}
+
+static struct xdpban_config config(__u32 limit, __u32 window_s, __u32 ban_s)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+
+	cfg.limit = limit;
+	cfg.window_s = window_s;
+	cfg.ban_s = ban_s;
+	return cfg;
+}
+
+/* Loads a fresh program and a fresh model with the same ban table and the standard policy. */
+static void phase_open(struct diff *d, const char *phase, __u32 bans_max, __u64 seed_offset)
+{
+	struct dp_opts opts = { .bans_max = bans_max };
+
+	d->phase = phase;
+	d->seed = base_seed() + seed_offset;
+	d->check_every = check_every();
+	d->drain_each_frame = true;
+	assert_int_equal(dp_open(&d->dp, &opts), 0);
+	d->dp_opened = true;
+	assert_int_equal(model_init(&d->model, bans_max), 0);
+	d->rb = ring_buffer__new(bpf_map__fd(d->dp.skel->maps.xdpban_events), on_event, d, NULL);
+	assert_non_null(d->rb);
+	d->ring_room = ring_capacity(&d->dp);
+	model_events_drained(&d->model, d->ring_room);
+	fuzz_gen_init(&d->gen, d->seed);
+	for (size_t i = 0; i < fuzz_policy_count; i++)
+		policy_add(d, fuzz_policy[i].cidr, fuzz_policy[i].verdict, 0);
+	printf("phase %s: seed 0x%llx, ban table %u, ring buffer %u events\n", phase,
+	       (unsigned long long)d->seed, bans_max ? bans_max : XDPBAN_DEFAULT_BANS_MAX,
+	       d->ring_room);
+}
+
+/* ---- Ban events ---- */
+
+static int expect_event(struct diff *d, const struct xdpban_key *key, const struct xdpban_ban *ban,
+			__u64 before, __u64 after)
+{
+	if (d->nexpect == d->expect_cap) {
+		size_t cap = d->expect_cap ? d->expect_cap * 2 : 1024;
+		struct expected_event *grown = realloc(d->expect, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		d->expect = grown;
+		d->expect_cap = cap;
+	}
+	d->expect[d->nexpect++] = (struct expected_event){
+		.key = *key, .ban = *ban, .not_before = before, .not_after = after, .frame = d->frame,
+	};
+	return 0;
+}
+
+static bool event_matches(const struct expected_event *want, const struct xdpban_event *got)
+{
+	__u64 duration = want->ban.expires_ns - want->ban.start_ns;
+
+	return !memcmp(&want->key, &got->key, sizeof(got->key)) && got->count == want->ban.count &&
+	       got->reason == want->ban.reason && got->classes == want->ban.classes &&
+	       got->time_ns >= want->not_before && got->time_ns <= want->not_after &&
+	       got->expires_ns - got->time_ns == duration;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct diff *d = ctx;
+	const struct xdpban_event *got = data;
+	char text[64];
+
+	totals.events++;
+	key_text(&got->key, text, sizeof(text));
+	if (size < sizeof(*got)) {
+		mismatch(d, "ban event of %zu bytes", size);
+	} else if (d->expect_head == d->nexpect) {
+		mismatch(d, "kernel sent a ban event for %s (count %u) the model did not create",
+			 text, got->count);
+	} else {
+		const struct expected_event *want = &d->expect[d->expect_head++];
+		char want_text[64];
+
+		key_text(&want->key, want_text, sizeof(want_text));
+		if (!event_matches(want, got))
+			mismatch(d, "ban event of frame %lu: kernel %s count %u reason %u classes %u "
+				    "time %llu expires %llu; model %s count %u reason %u classes %u "
+				    "time in [%llu, %llu] expires +%llu",
+				 want->frame, text, got->count, got->reason, got->classes,
+				 (unsigned long long)got->time_ns,
+				 (unsigned long long)got->expires_ns, want_text, want->ban.count,
+				 want->ban.reason, want->ban.classes,
+				 (unsigned long long)want->not_before,
+				 (unsigned long long)want->not_after,
+				 (unsigned long long)(want->ban.expires_ns - want->ban.start_ns));
+	}
+	return 0;
+}
+
+/* Reads every event the kernel wrote; each must be the next one the model expects. */
+static void drain_events(struct diff *d)
+{
+	int n = ring_buffer__consume(d->rb);
+
+	if (n < 0)
+		mismatch(d, "reading the ring buffer: %s", strerror(-n));
+	for (; d->expect_head < d->nexpect; d->expect_head++) {
+		char text[64];
+
+		key_text(&d->expect[d->expect_head].key, text, sizeof(text));
+		mismatch(d, "no ban event from the kernel for %s (frame %lu)", text,
+			 d->expect[d->expect_head].frame);
+	}
+	d->nexpect = d->expect_head = 0;
+	model_events_drained(&d->model, d->ring_room);
+}
+
+/* ---- State comparison ---- */
+
+static void compare_stats(struct diff *d)
+{
+	struct xdpban_stat_value got[XDPBAN_STAT__MAX];
+	bool same = true;
+
+	assert_int_equal(dp_stats(&d->dp, got), 0);
+	for (int i = 0; i < XDPBAN_STAT__MAX; i++)
+		same &= got[i].packets == d->model.stats[i].packets &&
+			got[i].bytes == d->model.stats[i].bytes;
+	if (same)
+		return;
+	mismatch(d, "statistics differ (kernel vs model, packets/bytes):");
+	for (int i = 0; i < XDPBAN_STAT__MAX && d->mismatches <= MISMATCHES_SHOWN; i++)
+		printf("  %-15s %10llu/%-12llu %10llu/%-12llu%s\n", stat_names[i],
+		       (unsigned long long)got[i].packets, (unsigned long long)got[i].bytes,
+		       (unsigned long long)d->model.stats[i].packets,
+		       (unsigned long long)d->model.stats[i].bytes,
+		       got[i].packets == d->model.stats[i].packets &&
+				       got[i].bytes == d->model.stats[i].bytes ?
+			       "" :
+			       "  <--");
+}
+
+static int compare_counter(const struct xdpban_key *key, const struct model_counter *want,
+			   void *ctx)
+{
+	struct diff *d = ctx;
+	__u32 start_s, count;
+	char text[64];
+	int err = dp_counter(&d->dp, key, &start_s, &count);
+
+	key_text(key, text, sizeof(text));
+	if (err)
+		mismatch(d, "counter %s: kernel has none (%d), model start %u count %u", text, err,
+			 want->start_s, want->count);
+	/* The kernel's clock is read after ours: its window may start one second later. */
+	else if (count != want->count || start_s - want->start_s > 1)
+		mismatch(d, "counter %s: kernel start %u count %u, model start %u count %u", text,
+			 start_s, count, want->start_s, want->count);
+	return 0;
+}
+
+static int compare_ban(const struct xdpban_key *key, const struct xdpban_ban *want, void *ctx)
+{
+	struct diff *d = ctx;
+	struct xdpban_ban got;
+	char text[64];
+	int err = dp_ban(&d->dp, key, &got);
+	bool permanent = want->expires_ns == 0;
+
+	key_text(key, text, sizeof(text));
+	if (err) {
+		mismatch(d, "ban %s: kernel has none (%d), model count %u reason %u", text, err,
+			 want->count, want->reason);
+		return 0;
+	}
+	/* The kernel's times are taken within the run that followed the model's `now`. */
+	if (got.count != want->count || got.reason != want->reason ||
+	    got.classes != want->classes || got.start_ns < want->start_ns ||
+	    got.start_ns - want->start_ns >= NS_PER_S || (got.expires_ns == 0) != permanent ||
+	    (!permanent && got.expires_ns - got.start_ns != want->expires_ns - want->start_ns))
+		mismatch(d, "ban %s: kernel count %u reason %u classes %u start %llu expires %llu; "
+			    "model count %u reason %u classes %u start %llu expires %llu",
+			 text, got.count, got.reason, got.classes, (unsigned long long)got.start_ns,
+			 (unsigned long long)got.expires_ns, want->count, want->reason,
+			 want->classes, (unsigned long long)want->start_ns,
+			 (unsigned long long)want->expires_ns);
+	return 0;
+}
+
+static void compare_table_sizes(struct diff *d)
+{
+	int counters = dp_map_count(bpf_map__fd(d->dp.skel->maps.xdpban_counts),
+				    sizeof(struct xdpban_key));
+	int bans = dp_map_count(bpf_map__fd(d->dp.skel->maps.xdpban_bans),
+				sizeof(struct xdpban_key));
+
+	if (counters < 0 || (size_t)counters != d->model.counters.count)
+		mismatch(d, "counter table: kernel %d entries, model %zu", counters,
+			 d->model.counters.count);
+	if (bans < 0 || (size_t)bans != d->model.bans.count)
+		mismatch(d, "ban table: kernel %d entries, model %zu", bans, d->model.bans.count);
+}
+
+static int count_filter_slot(const struct xdpban_key *key, const struct xdpban_ban *ban,
+			     void *ctx)
+{
+	__u32 *per_slot = ctx;
+
+	per_slot[xdpban_banfilter_slot(key)]++;
+	return 0;
+}
+
+/* The ban filter must count exactly the bans that hash to each slot (xdpban_banfilter.h): fewer
+ * would let a ban go unenforced, more would only cost lookups but break the stated invariant. */
+static void compare_ban_filter(struct diff *d)
+{
+	const __u64 *slots = d->dp.banfilter.slots;
+	__u32 *want = calloc(XDPBAN_BANFILTER_SLOTS, sizeof(*want));
+
+	assert_non_null(want);
+	model_for_each_ban(&d->model, count_filter_slot, want);
+	for (__u32 i = 0; i < XDPBAN_BANFILTER_SLOTS; i++) {
+		if (slots[i] != want[i])
+			mismatch(d, "ban filter slot %u: kernel %llu, bans hashing there %u (%s)", i,
+				 (unsigned long long)slots[i], want[i],
+				 slots[i] < want[i] ? "a ban may go unenforced" : "stale");
+	}
+	free(want);
+}
+
+/* Every entry the model has is in the kernel with the same value, and the sizes agree. */
+static void compare_state(struct diff *d)
+{
+	totals.checks++;
+	compare_stats(d);
+	compare_table_sizes(d);
+	model_for_each_counter(&d->model, compare_counter, d);
+	model_for_each_ban(&d->model, compare_ban, d);
+	compare_ban_filter(d);
+}
+
+/* ---- Frames and reports ---- */
+
+static const char *verdict_name(__u32 action)
+{
+	return action == XDP_PASS ? "XDP_PASS" : action == XDP_DROP ? "XDP_DROP" : "other";
+}
+
+static void run_frame(struct diff *d)
+{
+	struct fuzz_frame f;
+	struct model_verdict want;
+	__u32 action = ~0u;
+	__u64 before, after;
+
+	assert_int_equal(fuzz_gen_frame(&d->gen, &f), 0);
+	before = dp_now_ns();
+	assert_int_equal(dp_run(&d->dp, f.data, f.len, &action), 0);
+	after = dp_now_ns();
+	assert_int_equal(model_packet(&d->model, f.data, f.len, before, &want), 0);
+	if (action != want.action) {
+		mismatch(d, "frame (%s, %u mutations, %u bytes): kernel %s, model %s (%s)",
+			 f.template, f.mutations, f.len, verdict_name(action),
+			 verdict_name(want.action), stat_names[want.reason]);
+		if (d->mismatches <= MISMATCHES_SHOWN)
+			fuzz_frame_hex(&f, stdout);
+	}
+	if (want.ban_created && want.event_sent)
+		assert_int_equal(expect_event(d, &want.key, &want.ban, before, after), 0);
+	totals.frames++;
+}
+
+static const char *report_status_name(__u32 status)
+{
+	static const char *const names[] = { "counted", "banned",   "already_banned", "trusted",
+					     "denied",	"disabled", "table_full",     "invalid" };
+
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "?";
+}
+
+static __u32 report_count(struct fuzz_rng *rng)
+{
+	__u32 r = fuzz_rng_below(rng, 100);
+
+	if (r < 70)
+		return 1;
+	if (r < 95)
+		return 2 + fuzz_rng_below(rng, 4);
+	if (r < 98)
+		return 0; /* invalid */
+	return 0xfffffff0u + fuzz_rng_below(rng, 16);
+}
+
+static void run_report(struct diff *d)
+{
+	struct xdpban_report_req got;
+	struct model_report_result want;
+	__u8 family, addr[16];
+	__u32 count = report_count(&d->gen.rng);
+	__u64 before, after;
+	bool has_count;
+
+	fuzz_gen_source(&d->gen, &family, addr);
+	if (fuzz_rng_percent(&d->gen.rng, 2))
+		family = 5; /* invalid */
+	before = dp_now_ns();
+	assert_int_equal(dp_report(&d->dp, family, addr, count, &got), 0);
+	after = dp_now_ns();
+	assert_int_equal(model_report(&d->model, family, addr, count, before, &want), 0);
+	has_count = want.status == XDPBAN_REPORT_COUNTED || want.status == XDPBAN_REPORT_BANNED ||
+		    want.status == XDPBAN_REPORT_TABLE_FULL;
+	if (got.status != want.status || (has_count && got.new_count != want.new_count)) {
+		char text[INET6_ADDRSTRLEN] = "?";
+
+		inet_ntop(family == XDPBAN_FAMILY_INET ? AF_INET : AF_INET6, addr, text,
+			  sizeof(text));
+		mismatch(d, "report %s family %u count %u: kernel %s new_count %u, model %s "
+			    "new_count %u",
+			 text, family, count, report_status_name(got.status), got.new_count,
+			 report_status_name(want.status), want.new_count);
+	}
+	if (want.ban_created && want.event_sent)
+		assert_int_equal(expect_event(d, &want.key, &want.ban, before, after), 0);
+	d->reports++;
+	totals.reports++;
+}
+
+/* Runs frames (and, now and then, a report) and compares as it goes. */
+static void run_frames(struct diff *d, unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++, d->frame++) {
+		run_frame(d);
+		if (fuzz_rng_percent(&d->gen.rng, REPORT_PCT))
+			run_report(d);
+		if (d->drain_each_frame)
+			drain_events(d);
+		if ((d->frame + 1) % d->check_every == 0)
+			compare_state(d);
+	}
+	compare_state(d);
+}
+
+static void phase_close(struct diff *d)
+{
+	if (d->drain_each_frame)
+		drain_events(d);
+	compare_state(d);
+	printf("phase %s: %lu frames, %lu reports, %lu mismatches; model: %zu counters, %zu bans\n",
+	       d->phase, d->frame, d->reports, d->mismatches, d->model.counters.count,
+	       d->model.bans.count);
+	printf("  ");
+	for (int i = 0; i < XDPBAN_STAT__MAX; i++) {
+		printf("%s %llu%s", stat_names[i], (unsigned long long)d->model.stats[i].packets,
+		       i + 1 < XDPBAN_STAT__MAX ? ", " : "\n");
+		totals.stats[i] += d->model.stats[i].packets;
+	}
+	totals.mismatches += d->mismatches;
+	assert_int_equal(d->mismatches, 0);
+}
+
+/* ---- Injected state ---- */
+
+/* The same write on both sides; both must accept it, or both refuse it alike. */
+static void inject_ban(struct diff *d, const struct xdpban_key *key, const struct xdpban_ban *ban)
+{
+	int kernel = dp_put_ban(&d->dp, key, ban), model = model_put_ban(&d->model, key, ban);
+	char text[64];
+
+	key_text(key, text, sizeof(text));
+	if (kernel != model)
+		mismatch(d, "writing ban %s: kernel %d, model %d", text, kernel, model);
+}
+
+static void inject_counter(struct diff *d, const struct xdpban_key *key, __u32 start_s,
+			   __u32 count)
+{
+	assert_int_equal(dp_put_counter(&d->dp, key, start_s, count), 0);
+	assert_int_equal(model_put_counter(&d->model, key, start_s, count), 0);
+}
+
+struct key_list {
+	struct xdpban_key keys[16];
+	size_t n, max;
+};
+
+static int collect_ban_key(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
+{
+	struct key_list *list = ctx;
+
+	if (list->n == list->max)
+		return 1;
+	list->keys[list->n++] = *key;
+	return 0;
+}
+
+/* Turns up to n existing bans into bans that ran out a second ago, making room in the table. */
+static void expire_some_bans(struct diff *d, size_t n)
+{
+	struct key_list list = { .max = n < 16 ? n : 16 };
+	__u64 now = dp_now_ns();
+
+	model_for_each_ban(&d->model, collect_ban_key, &list);
+	for (size_t i = 0; i < list.n; i++) {
+		struct xdpban_ban ban;
+
+		assert_int_equal(model_ban(&d->model, &list.keys[i], &ban), 0);
+		ban.start_ns = now - 2 * NS_PER_S;
+		ban.expires_ns = now - NS_PER_S;
+		inject_ban(d, &list.keys[i], &ban);
+	}
+}
+
+/* Expired, live and permanent bans, and expired and nearly full windows, on random sources.
+ * Nothing lands near a boundary: expired things ran out long ago, live ones last far longer
+ * than the phase, so the two clocks cannot disagree about them. */
+static void inject_expiry_round(struct diff *d, __u32 window_s, __u32 limit)
+{
+	__u64 now = dp_now_ns();
+	__u32 now_s = (__u32)(now / NS_PER_S);
+
+	for (__u32 i = 0; i < 15; i++) {
+		struct fuzz_rng *rng = &d->gen.rng;
+		struct xdpban_ban ban = { .start_ns = now - 5 * NS_PER_S,
+					  .reason = XDPBAN_REASON_MANUAL };
+		struct xdpban_key key;
+		__u8 family, addr[16];
+
+		fuzz_gen_source(&d->gen, &family, addr);
+		model_key(&d->model, family, addr, &key);
+		switch (i % 5) {
+		case 0: /* ran out between 1 and 4 seconds ago */
+			ban.expires_ns = now - NS_PER_S - fuzz_rng_below(rng, 3 * NS_PER_S);
+			inject_ban(d, &key, &ban);
+			break;
+		case 1:
+			ban.expires_ns = now + 3600 * NS_PER_S;
+			inject_ban(d, &key, &ban);
+			break;
+		case 2:
+			ban.expires_ns = 0; /* never */
+			inject_ban(d, &key, &ban);
+			break;
+		case 3: /* a window that ended between 0 and window_s seconds ago */
+			inject_counter(d, &key, now_s - window_s - fuzz_rng_below(rng, window_s),
+				       fuzz_rng_below(rng, limit + 4));
+			break;
+		default: /* at the limit, in a window far from its end */
+			inject_counter(d, &key, now_s - fuzz_rng_below(rng, window_s / 4 + 1), limit);
+			break;
+		}
+	}
+}
+
+/* ---- Phases ---- */
+
+/* A small limit so that bans happen, under five configs in turn: the config is read on every
+ * packet, and a v6_prefix change leaves old keys in place. */
+static void diff_main(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(3, 86400, 86400);
+
+	if (!d)
+		skip();
+	phase_open(d, "main", 0, 0);
+	set_config(d, &cfg);
+	run_frames(d, 40000);
+
+	cfg.drop_mask = 0; /* malformed counted and banned, but not dropped before the ban */
+	cfg.v6_prefix = 56;
+	set_config(d, &cfg);
+	run_frames(d, 20000);
+
+	cfg.class_mask = XDPBAN_CLASS_REPORTED; /* malformed no longer an error */
+	cfg.drop_mask = XDPBAN_CLASS_ALL;
+	cfg.v6_prefix = 64;
+	set_config(d, &cfg);
+	run_frames(d, 15000);
+
+	cfg = config(3, 86400, 86400);
+	cfg.class_mask = XDPBAN_CLASS_MALFORMED; /* reports disabled */
+	set_config(d, &cfg);
+	run_frames(d, 10000);
+
+	cfg = (struct xdpban_config){ .limit = 3, .v6_prefix = 48 }; /* no magic: the defaults */
+	set_config(d, &cfg);
+	run_frames(d, 15000);
+	phase_close(d);
+	assert_true(d->model.stats[XDPBAN_STAT_BANS_CREATED].packets > 0);
+}
+
+/* A ban table of 8: sources over the limit find it full, and keep (saturating) counts. */
+static void diff_small_ban_table(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(2, 86400, 86400);
+
+	if (!d)
+		skip();
+	phase_open(d, "small-ban-table", 8, 1);
+	set_config(d, &cfg);
+	for (__u32 i = 0; i < 6; i++) { /* near saturation: the next errors must not wrap */
+		struct xdpban_key key;
+		__u8 addr[16] = { 0 };
+		__u32 now_s = (__u32)(dp_now_ns() / NS_PER_S);
+
+		fuzz_pool4(i, addr);
+		model_key(&d->model, XDPBAN_FAMILY_INET, addr, &key);
+		assert_int_equal(dp_put_counter(&d->dp, &key, now_s, 0xfffffffeu), 0);
+		assert_int_equal(model_put_counter(&d->model, &key, now_s, 0xfffffffeu), 0);
+	}
+	for (int round = 0; round < 5; round++) {
+		run_frames(d, 3000);
+		expire_some_bans(d, 2);
+	}
+	phase_close(d);
+	assert_true(d->model.stats[XDPBAN_STAT_BAN_TABLE_FULL].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_BANS_EXPIRED].packets > 0);
+}
+
+/* Entries with the magic but out of range (the data path must not trust them: it uses the
+ * defaults, include/xdpban_config.h), each for a run of frames. */
+static void diff_bad_config(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg;
+
+	if (!d)
+		skip();
+	phase_open(d, "bad-config", 0, 4);
+	cfg = config(3, 86400, 86400);
+	cfg.v6_prefix = 20; /* below XDPBAN_V6_PREFIX_MIN */
+	set_config(d, &cfg);
+	run_frames(d, 3000);
+	cfg = config(XDPBAN_LIMIT_MAX + 1, 86400, 86400);
+	set_config(d, &cfg);
+	run_frames(d, 3000);
+	cfg = config(3, 0, 86400); /* window 0 */
+	set_config(d, &cfg);
+	run_frames(d, 3000);
+	cfg = config(3, 86400, 86400);
+	cfg.class_mask = 0x80; /* an unknown class */
+	set_config(d, &cfg);
+	run_frames(d, 3000);
+	phase_close(d);
+}
+
+/* Expired and live bans, windows and timed policy entries, injected into both sides again and
+ * again, so that every expiry path runs: bans_expired, window restart, timed policy. */
+static void diff_expiry(void **state)
+{
+	struct diff *d = *state;
+	__u64 now;
+	__u32 window_s;
+	struct xdpban_config cfg;
+
+	if (!d)
+		skip();
+	phase_open(d, "expiry", 0, 2);
+	now = dp_now_ns();
+	/* Long enough that nothing made during the phase expires in it; short enough that an
+	 * expired window can be placed after boot. */
+	window_s = (__u32)(now / NS_PER_S / 4);
+	window_s = window_s > 600 ? 600 : window_s < 1 ? 1 : window_s;
+	cfg = config(3, window_s, 86400);
+	set_config(d, &cfg);
+	policy_add(d, "192.0.2.16/29", XDPBAN_POLICY_DENY, 1);                 /* ran out */
+	policy_add(d, "192.0.2.24/30", XDPBAN_POLICY_DENY, now + 3600 * NS_PER_S);
+	policy_add(d, "2001:db8:0:3::/64", XDPBAN_POLICY_TRUSTED, 1);          /* ran out */
+	policy_add(d, "2001:db8:0:2::/64", XDPBAN_POLICY_TRUSTED, now + 3600 * NS_PER_S);
+	policy_add(d, "203.0.113.128/25", XDPBAN_POLICY_DENY, 1);              /* ran out */
+	/* Ran out inside a live prefix: the longest match counts as no entry (section 2). */
+	policy_add(d, "198.51.100.18/31", XDPBAN_POLICY_DENY, 1);
+	policy_add(d, "2001:db8:0:9::1", XDPBAN_POLICY_DENY, 1);
+	for (int round = 0; round < 10; round++) {
+		inject_expiry_round(d, window_s, cfg.limit);
+		run_frames(d, 2000);
+	}
+	phase_close(d);
+	assert_true(d->model.stats[XDPBAN_STAT_BANS_EXPIRED].packets > 0);
+}
+
+/* Limit 0 (the first error bans) on mostly fresh sources, with the ring buffer never read
+ * until the end: once it is full, ban events are lost and counted. */
+static void diff_events_lost(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(0, 86400, 86400);
+
+	if (!d)
+		skip();
+	phase_open(d, "events-lost", 8192, 3);
+	set_config(d, &cfg);
+	d->drain_each_frame = false;
+	d->gen.random_source_pct = 90;
+	d->gen.mutate_pct = 80;
+	run_frames(d, 40000);
+	drain_events(d);
+	phase_close(d);
+	assert_true(d->model.stats[XDPBAN_STAT_EVENTS_LOST].packets > 0);
+}
+
+/* ---- Runner ---- */
+
+static int setup(void **state)
+{
+	*state = NULL;
+	if (!dp_can_load())
+		return 0; /* dp_can_load said why; the test skips */
+	*state = calloc(1, sizeof(struct diff));
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct diff *d = *state;
+
+	if (!d)
+		return 0;
+	ring_buffer__free(d->rb);
+	if (d->dp_opened)
+		dp_close(&d->dp);
+	model_free(&d->model);
+	free(d->expect);
+	free(d);
+	*state = NULL;
+	return 0;
+}
+
+static int print_totals(void **state)
+{
+	printf("diff totals: %lu frames, %lu reports, %lu ban events, %lu state checks, "
+	       "%lu mismatches\n",
+	       totals.frames, totals.reports, totals.events, totals.checks, totals.mismatches);
+	printf("  verdicts:");
+	for (int i = 0; i < XDPBAN_STAT__MAX; i++)
+		printf("%s %s %llu", i == XDPBAN_STAT__VERDICTS ? "\n  events:" : i ? "," : "",
+		       stat_names[i], (unsigned long long)totals.stats[i]);
+	printf("\n");
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(diff_main, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_small_ban_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_events_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_bad_config, setup, teardown),
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return cmocka_run_group_tests_name("diff", tests, NULL, print_totals);
+}
