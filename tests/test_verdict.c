@@ -1,0 +1,1030 @@
+/* test_verdict.c - the verdict of the real XDP program, one packet at a time, against
+ * docs/datapath.md: a table of rows {description, frame, policy/ban/config, expected action,
+ * expected verdict slot, counted or not}, each run through BPF_PROG_TEST_RUN on a cleared state;
+ * then the threshold itself (errors 1..10 leave a source alone, the 11th bans it). Every row
+ * checks the action, every stats slot (packets and bytes) and the counter table.
+ *
+ * The state is cleared between rows, never reloaded, so the verdict slots of the whole run must
+ * add up to the packets sent: the last test checks that. Never pins anything; needs root.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include "dp.h"
+#include "pkt.h"
+#include "xdpban_event.h"
+
+#define ETH PKT_ETH_LEN
+#define TAG PKT_VLAN_LEN
+#define V4 PKT_IP4_LEN
+#define V6 PKT_IP6_LEN
+#define NS_PER_S 1000000000ull
+
+#define SRC4 "192.0.2.10"
+#define SRC6 "2001:db8:1:2::10" /* counted and banned as 2001:db8:1:2::/64 */
+
+/* Frames: the source, the L4 layer, then whatever the row makes wrong. */
+#define FROM(addr, l4type, ...) { .src = addr, .l4 = l4type, __VA_ARGS__ }
+#define TCP4(...) FROM(SRC4, PKT_L4_TCP, __VA_ARGS__)
+#define UDP4(...) FROM(SRC4, PKT_L4_UDP, __VA_ARGS__)
+#define ICMP4(...) FROM(SRC4, PKT_L4_ICMP, __VA_ARGS__)
+#define RAW4(...) FROM(SRC4, PKT_L4_NONE, __VA_ARGS__)
+#define TCP6(...) FROM(SRC6, PKT_L4_TCP, __VA_ARGS__)
+#define UDP6(...) FROM(SRC6, PKT_L4_UDP, __VA_ARGS__)
+#define ICMP6(...) FROM(SRC6, PKT_L4_ICMP6, __VA_ARGS__)
+#define RAW6(...) FROM(SRC6, PKT_L4_NONE, __VA_ARGS__)
+#define FLAGS(f) .tcp.flags = PKT_SET(f)
+#define SYN_FIN FLAGS(PKT_SYN | PKT_FIN)
+#define CUT(n) .cut = PKT_SET(n)
+#define NDP(t) ICMP6(.icmp.type = PKT_SET(t), .payload_len = 16)
+#define DEST { .type = PKT_EXT_DEST }
+#define EIGHT_DEST DEST, DEST, DEST, DEST, DEST, DEST, DEST, DEST
+
+/* Outcomes: the XDP action and the one verdict slot the packet lands in. */
+#define PASSED .action = XDP_PASS, .reason = XDPBAN_STAT_PASSED
+#define TRUSTED .action = XDP_PASS, .reason = XDPBAN_STAT_PASSED_TRUSTED
+#define DENIED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_DENY
+#define BANNED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_BANNED
+#define DROP_MALFORMED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_MALFORMED
+#define COUNTED .counted = true /* one error against the source's key */
+
+/* Policy entries. */
+#define DENY(prefix) { .cidr = prefix, .verdict = XDPBAN_POLICY_DENY }
+#define TRUST(prefix) { .cidr = prefix, .verdict = XDPBAN_POLICY_TRUSTED }
+#define DENY_FOR(prefix, s) { .cidr = prefix, .verdict = XDPBAN_POLICY_DENY, .expires_in_s = s }
+#define DENY6 DENY("2001:db8:1::/48")
+
+struct policy_entry {
+	const char *cidr;
+	__u32 verdict;    /* XDPBAN_POLICY_DENY or _TRUSTED */
+	int expires_in_s; /* 0: permanent; < 0: ran out that long ago */
+};
+
+struct verdict_case {
+	const char *name;
+	struct pkt_spec pkt;
+	struct policy_entry policy[2]; /* up to the first without a cidr */
+	const char *banned;            /* an address whose key is under a permanent ban */
+	struct pkt_opt class_mask;     /* default XDPBAN_DEFAULT_CLASS_MASK */
+	struct pkt_opt drop_mask;      /* default XDPBAN_DEFAULT_DROP_MASK */
+	__u32 action;                  /* XDP_PASS or XDP_DROP */
+	enum xdpban_stat reason;       /* the verdict slot that takes the packet */
+	bool counted;                  /* an error is counted against the source */
+};
+
+static const struct verdict_case rows[] = {
+	/* valid packets of every kind pass and are not counted */
+	{ "v4 tcp ack", TCP4(), PASSED },
+	{ "v4 udp", UDP4(.payload_len = 12), PASSED },
+	{ "v4 icmp echo", ICMP4(.payload_len = 4), PASSED },
+	{ "v4 udp with 8 bytes of options", UDP4(.ip4.opts_len = 8), PASSED },
+	{ "v4 other protocol (GRE) is not checked", RAW4(.l4_proto = PKT_SET(47), .payload_len = 2),
+	  PASSED },
+	{ "v4 header alone, no L4 header", RAW4(), PASSED },
+	{ "v6 tcp ack", TCP6(), PASSED },
+	{ "v6 udp", UDP6(.payload_len = 12), PASSED },
+	{ "v6 icmpv6 echo", ICMP6(), PASSED },
+	{ "v6 no next header, empty payload", RAW6(), PASSED },
+	{ "v6 udp behind hop, routing, dest, ah",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }, { .type = PKT_EXT_ROUTING }, DEST,
+				 { .type = PKT_EXT_AH }) }),
+	  PASSED },
+	{ "v6 tcp behind a 64-byte hop-by-hop", TCP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP,
+						  .hdrlen = PKT_SET(7) }) }),
+	  PASSED },
+
+	/* VLAN tags: one or two are read through, a third is not IP */
+	{ "v4 udp in one 802.1Q tag", UDP4(.n_vlan = 1, .vlan = { { 0x8100, 10 } }), PASSED },
+	{ "v4 syn+fin in one 802.1Q tag", TCP4(.n_vlan = 1, SYN_FIN), DROP_MALFORMED, COUNTED },
+	{ "v4 syn+fin in one 802.1ad tag", TCP4(.n_vlan = 1, .vlan = { { 0x88a8, 10 } }, SYN_FIN),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 syn+fin in 802.1ad + 802.1Q",
+	  TCP4(.n_vlan = 2, .vlan = { { 0x88a8, 10 }, { 0x8100, 20 } }, SYN_FIN), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 syn+fin in two 802.1Q tags", TCP6(.n_vlan = 2, SYN_FIN), DROP_MALFORMED, COUNTED },
+	{ "v6 tcp in 802.1ad + 802.1Q", TCP6(.n_vlan = 2, .vlan = { { 0x88a8, 1 }, { 0x8100, 2 } }),
+	  PASSED },
+	{ "v4 syn+fin behind a third tag is not IP", TCP4(.n_vlan = 3, SYN_FIN), PASSED },
+	{ "v6 syn+fin behind a third tag is not IP",
+	  TCP6(.n_vlan = 3, .vlan = { { 0x88a8, 1 }, { 0x8100, 2 }, { 0x8100, 3 } }, SYN_FIN),
+	  PASSED },
+	{ "cut IPv4 header behind a third tag is not IP", TCP4(.n_vlan = 3, CUT(ETH + 3 * TAG + 4)),
+	  PASSED },
+
+	/* not IP: passes whatever the policy and bans say */
+	{ "arp", { .src = SRC4, .l3 = PKT_L3_ARP }, PASSED },
+	{ "arp from a deny prefix", { .src = SRC4, .l3 = PKT_L3_ARP }, { DENY("192.0.2.0/24") },
+	  PASSED },
+	{ "arp from a banned address", { .src = SRC4, .l3 = PKT_L3_ARP }, .banned = SRC4, PASSED },
+	{ "arp in a tag", { .src = SRC4, .l3 = PKT_L3_ARP, .n_vlan = 1 }, PASSED },
+	{ "other EtherType", { .l3 = PKT_L3_NONE, .ethertype = PKT_SET(0x88b5), .payload_len = 46 },
+	  PASSED },
+	{ "arp cut to the Ethernet header", { .src = SRC4, .l3 = PKT_L3_ARP, CUT(ETH) }, PASSED },
+	{ "LLDP EtherType, Ethernet header only",
+	  { .l3 = PKT_L3_NONE, .ethertype = PKT_SET(0x88cc) }, PASSED },
+
+	/* truncation: Ethernet and VLAN tags (not IP), IP fixed headers (unattributed) */
+	{ "v4 cut to the Ethernet header", UDP4(CUT(ETH)), DROP_MALFORMED },
+	{ "v6 cut to the Ethernet header", UDP6(CUT(ETH)), DROP_MALFORMED },
+	{ "tag cut to its first byte", UDP4(.n_vlan = 1, CUT(ETH + 1)), PASSED },
+	{ "tag cut inside", UDP4(.n_vlan = 1, CUT(ETH + 3)), PASSED },
+	{ "tag missing after its TPID", UDP4(.n_vlan = 1, CUT(ETH)), PASSED },
+	{ "v4 cut at the end of one tag", UDP4(.n_vlan = 1, CUT(ETH + TAG)), DROP_MALFORMED },
+	{ "v6 cut at the end of one tag", UDP6(.n_vlan = 1, CUT(ETH + TAG)), DROP_MALFORMED },
+	{ "second tag cut inside", UDP4(.n_vlan = 2, CUT(ETH + TAG + 2)), PASSED },
+	{ "second tag missing", UDP4(.n_vlan = 2, CUT(ETH + TAG)), PASSED },
+	{ "v4 cut at the end of two tags", UDP4(.n_vlan = 2, CUT(ETH + 2 * TAG)), DROP_MALFORMED },
+	{ "v6 cut inside the header behind two tags", UDP6(.n_vlan = 2, CUT(ETH + 2 * TAG + 39)),
+	  DROP_MALFORMED },
+	{ "v4 cut to 1 byte of header", UDP4(CUT(ETH + 1)), DROP_MALFORMED },
+	{ "v4 cut to 19 bytes of header", UDP4(CUT(ETH + V4 - 1)), DROP_MALFORMED },
+	{ "v6 cut to 1 byte of header", UDP6(CUT(ETH + 1)), DROP_MALFORMED },
+	{ "v6 cut to 39 bytes of header", UDP6(CUT(ETH + V6 - 1)), DROP_MALFORMED },
+
+	/* truncation past the fixed header: the source is known, the packet is malformed */
+	{ "v4 cut at the end of the header", UDP4(CUT(ETH + V4)), DROP_MALFORMED, COUNTED },
+	{ "v4 cut inside the options", UDP4(.ip4.opts_len = 8, CUT(ETH + V4 + 4)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 cut at the end of the options", UDP4(.ip4.opts_len = 8, CUT(ETH + V4 + 8)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 cut inside tcp", TCP4(CUT(ETH + V4 + 10)), DROP_MALFORMED, COUNTED },
+	{ "v4 cut inside udp", UDP4(CUT(ETH + V4 + 4)), DROP_MALFORMED, COUNTED },
+	{ "v4 cut inside icmp", ICMP4(CUT(ETH + V4 + 6)), DROP_MALFORMED, COUNTED },
+	{ "v4 cut inside the payload", UDP4(.payload_len = 10, CUT(ETH + V4 + 8 + 5)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 cut at the end of the header", UDP6(CUT(ETH + V6)), DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside hop-by-hop", UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }) },
+					   CUT(ETH + V6 + 1)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside routing", UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_ROUTING }) },
+					CUT(ETH + V6 + 5)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside destination options", UDP6(.ip6 = { PKT_EXTS(DEST) }, CUT(ETH + V6 + 7)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside ah", UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_AH }) }, CUT(ETH + V6 + 12)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside the fragment header",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_FRAG }) }, CUT(ETH + V6 + 4)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 cut inside the second extension header",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }, DEST) }, CUT(ETH + V6 + 8 + 1)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside tcp", TCP6(CUT(ETH + V6 + 19)), DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside udp", UDP6(CUT(ETH + V6 + 4)), DROP_MALFORMED, COUNTED },
+	{ "v6 cut inside icmpv6", ICMP6(CUT(ETH + V6 + 2)), DROP_MALFORMED, COUNTED },
+
+	/* IPv4 header rules */
+	{ "v4 ihl 4", UDP4(.ip4.ihl = PKT_SET(4)), DROP_MALFORMED, COUNTED },
+	{ "v4 ihl 0", UDP4(.ip4.ihl = PKT_SET(0)), DROP_MALFORMED, COUNTED },
+	{ "v4 version 6", UDP4(.ip4.version = PKT_SET(6)), DROP_MALFORMED, COUNTED },
+	{ "v4 version 0", TCP4(.ip4.version = PKT_SET(0)), DROP_MALFORMED, COUNTED },
+	{ "v4 ihl 15 beyond the frame", UDP4(.ip4.ihl = PKT_SET(15)), DROP_MALFORMED, COUNTED },
+	{ "v4 ihl 6 without options: udp read 4 bytes in, 4 bytes left",
+	  UDP4(.ip4.ihl = PKT_SET(6)), DROP_MALFORMED, COUNTED },
+	{ "v4 total length 19 < ihl*4", UDP4(.ip4.tot_len = PKT_SET(19)), DROP_MALFORMED, COUNTED },
+	{ "v4 total length 0", TCP4(.ip4.tot_len = PKT_SET(0)), DROP_MALFORMED, COUNTED },
+	{ "v4 total length 27 < ihl*4 with options",
+	  RAW4(.ip4 = { .opts_len = 8, .tot_len = PKT_SET(27) }, .pad = 8), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 total length one beyond the frame",
+	  UDP4(.payload_len = 4, .ip4.tot_len = PKT_SET(V4 + 8 + 4 + 1)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 total length covering the padding too",
+	  UDP4(.payload_len = 4, .pad = 6, .ip4.tot_len = PKT_SET(V4 + 8 + 4 + 6)), PASSED },
+	{ "v4 total length equal to ihl*4 with options", RAW4(.ip4.opts_len = 40), PASSED },
+
+	/* Ethernet padding past the IP length is ignored */
+	{ "v4 udp with 18 bytes of padding", UDP4(.payload_len = 4, .pad = 18), PASSED },
+	{ "v4 tcp with padding", TCP4(.pad = 6), PASSED },
+	{ "v4 icmp with padding", ICMP4(.pad = 10), PASSED },
+	{ "v4 syn+fin with padding is still malformed", TCP4(SYN_FIN, .pad = 6), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 udp with padding", UDP6(.pad = 20), PASSED },
+
+	/* IPv6 header rules */
+	{ "v6 version 4", UDP6(.ip6.version = PKT_SET(4)), DROP_MALFORMED, COUNTED },
+	{ "v6 version 0", TCP6(.ip6.version = PKT_SET(0)), DROP_MALFORMED, COUNTED },
+	{ "v6 payload length one beyond the frame", UDP6(.payload_len = 4,
+							 .ip6.payload_len = PKT_SET(8 + 4 + 1)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 payload length 65535", UDP6(.ip6.payload_len = PKT_SET(65535)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 payload length 0 before udp", UDP6(.ip6.payload_len = PKT_SET(0)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 payload length 0, no next header", RAW6(.ip6.payload_len = PKT_SET(0)), PASSED },
+
+	/* IPv6 extension headers: each must fit in the payload length */
+	{ "v6 hop-by-hop: first 2 bytes beyond the payload",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }), .payload_len = PKT_SET(1) }),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 hop-by-hop: 8 bytes, 6 in the payload",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }), .payload_len = PKT_SET(6) }),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 routing: 24 bytes, 16 in the payload",
+	  RAW6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_ROUTING, .hdrlen = PKT_SET(2) }),
+			.payload_len = PKT_SET(16) }),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 destination options: 16 bytes, 15 in the payload",
+	  RAW6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_DEST, .hdrlen = PKT_SET(1) }),
+			.payload_len = PKT_SET(15) }),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 ah: 24 bytes, 20 in the payload",
+	  RAW6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_AH }), .payload_len = PKT_SET(20) }),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 ah is counted in 4-byte units: 12 bytes fit in 12",
+	  RAW6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_AH, .hdrlen = PKT_SET(1) }) }), PASSED },
+	{ "v6 syn+fin found right after a 12-byte ah",
+	  TCP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_AH, .hdrlen = PKT_SET(1) }) }, SYN_FIN),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 fragment header: 8 bytes, 4 in the payload",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_FRAG }), .payload_len = PKT_SET(4) }),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 second header beyond the payload",
+	  RAW6(.ip6 = { PKT_EXTS(DEST, DEST), .payload_len = PKT_SET(8 + 1) }), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 eight headers walked, then udp", UDP6(.ip6 = { PKT_EXTS(EIGHT_DEST) }), PASSED },
+	{ "v6 eight headers walked, then syn+fin", TCP6(.ip6 = { PKT_EXTS(EIGHT_DEST) }, SYN_FIN),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 eight mixed headers walked, then syn+fin",
+	  TCP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }, DEST, { .type = PKT_EXT_ROUTING },
+				 { .type = PKT_EXT_AH }, DEST, { .type = PKT_EXT_ROUTING },
+				 { .type = PKT_EXT_AH }, DEST) },
+	       SYN_FIN),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 ninth header stops the walk: syn+fin not checked",
+	  TCP6(.ip6 = { PKT_EXTS(EIGHT_DEST, DEST) }, SYN_FIN), PASSED },
+	{ "v6 ninth header stops the walk: bad udp length not checked",
+	  UDP6(.ip6 = { PKT_EXTS(EIGHT_DEST, DEST) }, .udp.len = PKT_SET(3)), PASSED },
+	{ "v6 ninth header stops the walk even if it does not fit",
+	  RAW6(.ip6 = { PKT_EXTS(EIGHT_DEST, DEST), .payload_len = PKT_SET(8 * 8 + 1) }), PASSED },
+	{ "v6 ninth header, a fragment header that does not fit, is not walked",
+	  RAW6(.ip6 = { PKT_EXTS(EIGHT_DEST, { .type = PKT_EXT_FRAG }),
+			.payload_len = PKT_SET(8 * 8 + 4) }),
+	  PASSED },
+
+	/* fragments get L3 checks only */
+	{ "v4 first fragment (MF) with syn+fin", TCP4(.ip4.frag = PKT_IP4_MF, SYN_FIN), PASSED },
+	{ "v4 later fragment (offset 185) with syn+fin", TCP4(.ip4.frag = 185, SYN_FIN), PASSED },
+	{ "v4 fragment with a bad udp length", UDP4(.ip4.frag = PKT_IP4_MF, .udp.len = PKT_SET(3)),
+	  PASSED },
+	{ "v4 fragment with ihl 4 is malformed", UDP4(.ip4 = { .frag = PKT_IP4_MF,
+							       .ihl = PKT_SET(4) }),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 DF is not a fragment: syn+fin checked", TCP4(.ip4.frag = PKT_IP4_DF, SYN_FIN),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 fragment with syn+fin",
+	  TCP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_FRAG, .more = true }) }, SYN_FIN), PASSED },
+	{ "v6 atomic fragment (offset 0, no M) with syn+fin",
+	  TCP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_FRAG }) }, SYN_FIN), PASSED },
+	{ "v6 fragment behind hop-by-hop with a bad udp length",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP },
+				 { .type = PKT_EXT_FRAG, .frag_off = 3 }) },
+	       .udp.len = PKT_SET(3)),
+	  PASSED },
+	{ "v6 fragment with the payload length beyond the frame",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_FRAG, .more = true }),
+			.payload_len = PKT_SET(100) }),
+	  DROP_MALFORMED, COUNTED },
+
+	/* TCP: header length and data offset against the L4 region */
+	{ "v4 tcp data offset 4", TCP4(.tcp.doff = PKT_SET(4)), DROP_MALFORMED, COUNTED },
+	{ "v4 tcp data offset 0", TCP4(.tcp.doff = PKT_SET(0)), DROP_MALFORMED, COUNTED },
+	{ "v4 tcp data offset 6 in a 20-byte region", TCP4(.tcp.doff = PKT_SET(6)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 tcp data offset 6 with 4 more bytes", TCP4(.tcp.doff = PKT_SET(6), .payload_len = 4),
+	  PASSED },
+	{ "v4 tcp data offset 15 with 40 more bytes",
+	  TCP4(.tcp.doff = PKT_SET(15), .payload_len = 40), PASSED },
+	{ "v4 tcp data offset 15 with 39 more bytes",
+	  TCP4(.tcp.doff = PKT_SET(15), .payload_len = 39), DROP_MALFORMED, COUNTED },
+	{ "v4 tcp header past the total length (region 19)",
+	  TCP4(.ip4.tot_len = PKT_SET(V4 + 19), .pad = 6), DROP_MALFORMED, COUNTED },
+	{ "v4 tcp data offset past the total length, inside the padding",
+	  TCP4(.tcp.doff = PKT_SET(6), .pad = 4), DROP_MALFORMED, COUNTED },
+	{ "v6 tcp data offset 4", TCP6(.tcp.doff = PKT_SET(4)), DROP_MALFORMED, COUNTED },
+	{ "v6 tcp region 19", TCP6(.ip6.payload_len = PKT_SET(19)), DROP_MALFORMED, COUNTED },
+	{ "v6 tcp data offset 8 in 28 bytes", TCP6(.tcp.doff = PKT_SET(8), .payload_len = 8),
+	  DROP_MALFORMED, COUNTED },
+
+	/* TCP flags (the low 6 bits of byte 13) */
+	{ "v4 syn+fin", TCP4(SYN_FIN), DROP_MALFORMED, COUNTED },
+	{ "v4 syn+fin+ack", TCP4(FLAGS(PKT_SYN | PKT_FIN | PKT_ACK)), DROP_MALFORMED, COUNTED },
+	{ "v4 syn+rst", TCP4(FLAGS(PKT_SYN | PKT_RST)), DROP_MALFORMED, COUNTED },
+	{ "v4 syn+rst+ack", TCP4(FLAGS(PKT_SYN | PKT_RST | PKT_ACK)), DROP_MALFORMED, COUNTED },
+	{ "v4 no flags", TCP4(FLAGS(0)), DROP_MALFORMED, COUNTED },
+	{ "v4 only ece+cwr: no flag among the low six", TCP4(FLAGS(PKT_ECE | PKT_CWR)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 fin+psh+urg without ack", TCP4(FLAGS(PKT_FIN | PKT_PSH | PKT_URG)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 every flag", TCP4(FLAGS(0xff)), DROP_MALFORMED, COUNTED },
+	{ "v4 fin+psh+urg+ack is legal", TCP4(FLAGS(PKT_FIN | PKT_PSH | PKT_URG | PKT_ACK)),
+	  PASSED },
+	{ "v4 fin+psh without urg", TCP4(FLAGS(PKT_FIN | PKT_PSH)), PASSED },
+	{ "v4 fin+urg without psh", TCP4(FLAGS(PKT_FIN | PKT_URG)), PASSED },
+	{ "v4 syn", TCP4(FLAGS(PKT_SYN)), PASSED },
+	{ "v4 syn+ack", TCP4(FLAGS(PKT_SYN | PKT_ACK)), PASSED },
+	{ "v4 syn+ece+cwr", TCP4(FLAGS(PKT_SYN | PKT_ECE | PKT_CWR)), PASSED },
+	{ "v4 rst", TCP4(FLAGS(PKT_RST)), PASSED },
+	{ "v4 rst+ack", TCP4(FLAGS(PKT_RST | PKT_ACK)), PASSED },
+	{ "v4 fin+ack", TCP4(FLAGS(PKT_FIN | PKT_ACK)), PASSED },
+	{ "v4 psh only", TCP4(FLAGS(PKT_PSH)), PASSED },
+	{ "v4 urg only", TCP4(FLAGS(PKT_URG)), PASSED },
+	{ "v6 syn+fin", TCP6(SYN_FIN), DROP_MALFORMED, COUNTED },
+	{ "v6 syn+rst", TCP6(FLAGS(PKT_SYN | PKT_RST)), DROP_MALFORMED, COUNTED },
+	{ "v6 no flags", TCP6(FLAGS(0)), DROP_MALFORMED, COUNTED },
+	{ "v6 fin+psh+urg without ack", TCP6(FLAGS(PKT_FIN | PKT_PSH | PKT_URG)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 fin+psh+urg+ack is legal", TCP6(FLAGS(PKT_FIN | PKT_PSH | PKT_URG | PKT_ACK)),
+	  PASSED },
+
+	/* UDP: length field against the L4 region */
+	{ "v4 udp length 7", UDP4(.udp.len = PKT_SET(7)), DROP_MALFORMED, COUNTED },
+	{ "v4 udp length 0", UDP4(.udp.len = PKT_SET(0)), DROP_MALFORMED, COUNTED },
+	{ "v4 udp length one beyond the region", UDP4(.payload_len = 4, .udp.len = PKT_SET(13)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 udp length covering the padding", UDP4(.payload_len = 4, .pad = 8,
+						    .udp.len = PKT_SET(8 + 4 + 8)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 udp length shorter than the region", UDP4(.payload_len = 10, .udp.len = PKT_SET(8)),
+	  PASSED },
+	{ "v4 udp region 7 (total length)", UDP4(.ip4.tot_len = PKT_SET(V4 + 7), .pad = 4),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 udp length 7", UDP6(.udp.len = PKT_SET(7)), DROP_MALFORMED, COUNTED },
+	{ "v6 udp length one beyond the region", UDP6(.payload_len = 4, .udp.len = PKT_SET(13)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 udp length beyond a region cut by the payload length",
+	  UDP6(.payload_len = 4, .ip6.payload_len = PKT_SET(10)), DROP_MALFORMED, COUNTED },
+	{ "v6 udp after an extension header, length 7",
+	  UDP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }) }, .udp.len = PKT_SET(7)), DROP_MALFORMED,
+	  COUNTED },
+
+	/* ICMP (IPv4) needs 8 bytes, ICMPv6 needs 4; neither is checked in the other family */
+	{ "v4 icmp region 7", ICMP4(.ip4.tot_len = PKT_SET(V4 + 7), .pad = 4), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 icmp region 8", ICMP4(.ip4.tot_len = PKT_SET(V4 + 8)), PASSED },
+	{ "v6 icmpv6 region 3", ICMP6(.ip6.payload_len = PKT_SET(3)), DROP_MALFORMED, COUNTED },
+	{ "v6 icmpv6 region 4", ICMP6(.ip6.payload_len = PKT_SET(4)), PASSED },
+	{ "v6 protocol 1 (ICMP) of 2 bytes is not checked",
+	  RAW6(.l4_proto = PKT_SET(1), .payload_len = 2), PASSED },
+	{ "v4 protocol 58 (ICMPv6) of 2 bytes is not checked",
+	  RAW4(.l4_proto = PKT_SET(58), .payload_len = 2), PASSED },
+
+	/* NDP passes before every other stage; other ICMPv6 does not */
+	{ "router solicitation from a deny prefix", NDP(133), { DENY6 }, PASSED },
+	{ "router advertisement from a deny prefix", NDP(134), { DENY6 }, PASSED },
+	{ "neighbor solicitation from a deny prefix", NDP(135), { DENY6 }, PASSED },
+	{ "neighbor advertisement from a deny prefix", NDP(136), { DENY6 }, PASSED },
+	{ "redirect from a deny prefix", NDP(137), { DENY6 }, PASSED },
+	{ "router solicitation from a banned /64", NDP(133), .banned = SRC6, PASSED },
+	{ "router advertisement from a banned /64", NDP(134), .banned = "2001:db8:1:2::1", PASSED },
+	{ "neighbor solicitation from a banned /64", NDP(135), .banned = SRC6, PASSED },
+	{ "neighbor advertisement from a banned /64", NDP(136), .banned = SRC6, PASSED },
+	{ "redirect from a banned /64", NDP(137), .banned = SRC6, PASSED },
+	{ "neighbor solicitation from a trusted prefix is NDP, not trusted", NDP(135),
+	  { TRUST("2001:db8:1::/48") }, PASSED },
+	{ "neighbor solicitation behind hop-by-hop from a deny prefix",
+	  ICMP6(.icmp.type = PKT_SET(135), .ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }) }), { DENY6 },
+	  PASSED },
+	{ "neighbor solicitation in a tag from a deny prefix",
+	  ICMP6(.icmp.type = PKT_SET(135), .n_vlan = 1), { DENY6 }, PASSED },
+	{ "echo request from a deny prefix", ICMP6(), { DENY6 }, DENIED },
+	{ "type 132 from a deny prefix", ICMP6(.icmp.type = PKT_SET(132)), { DENY6 }, DENIED },
+	{ "type 138 from a deny prefix", ICMP6(.icmp.type = PKT_SET(138)), { DENY6 }, DENIED },
+	{ "echo request from a banned /64", ICMP6(), .banned = SRC6, BANNED },
+	{ "neighbor solicitation in a fragment is not NDP",
+	  ICMP6(.icmp.type = PKT_SET(135), .ip6 = { PKT_EXTS({ .type = PKT_EXT_FRAG }) }),
+	  { DENY6 }, DENIED },
+	{ "type 135 in 3 bytes is malformed, not NDP",
+	  ICMP6(.icmp.type = PKT_SET(135), .ip6.payload_len = PKT_SET(3)), { DENY6 }, DENIED },
+	{ "type 135 in 3 bytes is counted", ICMP6(.icmp.type = PKT_SET(135),
+						  .ip6.payload_len = PKT_SET(3)),
+	  DROP_MALFORMED, COUNTED },
+	{ "type 135 over IPv4 is not NDP",
+	  FROM(SRC4, PKT_L4_ICMP6, .icmp.type = PKT_SET(135), .payload_len = 16),
+	  { DENY("192.0.2.0/24") }, DENIED },
+
+	/* policy: longest prefix wins; trusted skips everything, deny drops everything */
+	{ "v4 deny /24", UDP4(), { DENY("192.0.2.0/24") }, DENIED },
+	{ "v4 deny 0.0.0.0/0", UDP4(), { DENY("0.0.0.0/0") }, DENIED },
+	{ "v4 deny /32", UDP4(), { DENY(SRC4) }, DENIED },
+	{ "v4 deny elsewhere", UDP4(), { DENY("198.51.100.0/24") }, PASSED },
+	{ "v4 trusted /32 inside deny /24", UDP4(),
+	  { DENY("192.0.2.0/24"), TRUST("192.0.2.10/32") }, TRUSTED },
+	{ "v4 deny /32 inside trusted /24", UDP4(),
+	  { TRUST("192.0.2.0/24"), DENY("192.0.2.10/32") }, DENIED },
+	{ "v4 deny /25 inside trusted /24, source outside the /25", UDP4(),
+	  { TRUST("192.0.2.0/24"), DENY("192.0.2.128/25") }, TRUSTED },
+	{ "v4 trusted malformed passes uncounted", TCP4(SYN_FIN), { TRUST("192.0.2.0/24") },
+	  TRUSTED },
+	{ "v4 trusted ihl 4 passes uncounted", UDP4(.ip4.ihl = PKT_SET(4)),
+	  { TRUST("192.0.2.0/24") }, TRUSTED },
+	{ "v4 denied malformed is not counted", TCP4(SYN_FIN), { DENY("192.0.2.0/24") },
+	  DENIED },
+	{ "v4 trusted prefix does not cover a cut header (no source)", UDP4(CUT(ETH + 12)),
+	  { TRUST("0.0.0.0/0") }, DROP_MALFORMED },
+	{ "v4 deny prefix does not see a cut header (no source)", UDP4(CUT(ETH + 12)),
+	  { DENY("0.0.0.0/0") }, DROP_MALFORMED },
+	{ "v4 deny that ran out a minute ago", UDP4(), { DENY_FOR("192.0.2.0/24", -60) }, PASSED },
+	{ "v4 deny that ran out, malformed is counted", TCP4(SYN_FIN),
+	  { DENY_FOR("192.0.2.0/24", -60) }, DROP_MALFORMED, COUNTED },
+	{ "v4 deny for another hour", UDP4(), { DENY_FOR("192.0.2.0/24", 3600) }, DENIED },
+	{ "v4 run-out /32 hides the deny /24 around it", UDP4(),
+	  { DENY("192.0.2.0/24"), DENY_FOR(SRC4, -60) }, PASSED },
+	{ "v4 run-out /32 hides the trusted /24 around it", TCP4(SYN_FIN),
+	  { TRUST("192.0.2.0/24"), DENY_FOR(SRC4, -60) }, DROP_MALFORMED, COUNTED },
+	{ "v6 deny /48", UDP6(), { DENY6 }, DENIED },
+	{ "v6 deny ::/0", TCP6(), { DENY("::/0") }, DENIED },
+	{ "v6 deny elsewhere", UDP6(), { DENY("2001:db8:2::/48") }, PASSED },
+	{ "v6 trusted /64 inside deny /48", UDP6(), { DENY6, TRUST("2001:db8:1:2::/64") },
+	  TRUSTED },
+	{ "v6 deny /128 inside trusted /48", UDP6(),
+	  { TRUST("2001:db8:1::/48"), DENY(SRC6 "/128") }, DENIED },
+	{ "v6 deny /128 of a neighbour inside trusted /48", UDP6(),
+	  { TRUST("2001:db8:1::/48"), DENY("2001:db8:1:2::11/128") }, TRUSTED },
+	{ "v6 trusted malformed passes uncounted", TCP6(SYN_FIN), { TRUST("2001:db8::/32") },
+	  TRUSTED },
+	{ "v6 deny that ran out", UDP6(), { DENY_FOR("2001:db8:1::/48", -1) }, PASSED },
+
+	/* bans: after policy, before classification */
+	{ "v4 banned source, valid udp", UDP4(), .banned = SRC4, BANNED },
+	{ "v4 banned source, malformed is not counted again", TCP4(SYN_FIN), .banned = SRC4,
+	  BANNED },
+	{ "v4 banned neighbour does not matter", UDP4(), .banned = "192.0.2.11", PASSED },
+	{ "v4 banned but trusted", UDP4(), { TRUST(SRC4) }, .banned = SRC4, TRUSTED },
+	{ "v4 banned and denied", UDP4(), { DENY(SRC4) }, .banned = SRC4, DENIED },
+	{ "v4 banned source, cut header has no source", UDP4(CUT(ETH + 16)), .banned = SRC4,
+	  DROP_MALFORMED },
+	{ "v6 banned /64, same address", UDP6(), .banned = SRC6, BANNED },
+	{ "v6 banned /64, another address in it", UDP6(), .banned = "2001:db8:1:2:ffff::1",
+	  BANNED },
+	{ "v6 banned /64, address in the next /64", UDP6(), .banned = "2001:db8:1:3::10", PASSED },
+	{ "v6 banned /64, malformed not counted", TCP6(SYN_FIN), .banned = SRC6, BANNED },
+
+	/* class_mask and drop_mask */
+	{ "class_mask 0: malformed passes uncounted", TCP4(SYN_FIN), .class_mask = PKT_SET(0),
+	  PASSED },
+	{ "class_mask reported only: malformed passes uncounted", UDP6(.udp.len = PKT_SET(7)),
+	  .class_mask = PKT_SET(XDPBAN_CLASS_REPORTED), PASSED },
+	{ "class_mask 0: cut header passes", UDP4(CUT(ETH + 10)), .class_mask = PKT_SET(0),
+	  PASSED },
+	{ "class_mask reported only: cut v6 header passes", UDP6(CUT(ETH + 10)),
+	  .class_mask = PKT_SET(XDPBAN_CLASS_REPORTED),
+	  .drop_mask = PKT_SET(XDPBAN_CLASS_ALL), PASSED },
+	{ "drop_mask 0: malformed passes but is counted", TCP4(SYN_FIN), .drop_mask = PKT_SET(0),
+	  PASSED, COUNTED },
+	{ "drop_mask reported only: v6 malformed passes, counted", TCP6(FLAGS(0)),
+	  .drop_mask = PKT_SET(XDPBAN_CLASS_REPORTED), PASSED, COUNTED },
+	{ "drop_mask 0: cut header passes uncounted", UDP4(CUT(ETH + 10)), .drop_mask = PKT_SET(0),
+	  PASSED },
+	{ "drop_mask 0, class_mask 0: malformed passes uncounted", TCP4(SYN_FIN),
+	  .class_mask = PKT_SET(0), .drop_mask = PKT_SET(0), PASSED },
+	{ "drop_mask 0: a banned source is still dropped", UDP4(), .banned = SRC4,
+	  .drop_mask = PKT_SET(0), BANNED },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static struct dp g_dp;
+static bool g_loaded;
+/* Everything run through the data path by this binary, to check that the verdicts add up. */
+static struct {
+	__u64 packets, bytes;
+} g_sent;
+
+/* --- state ------------------------------------------------------------------------------- */
+
+static int clear_map(int fd, size_t key_size)
+{
+	unsigned char key[64];
+
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	while (bpf_map_get_next_key(fd, NULL, key) == 0) {
+		if (bpf_map_delete_elem(fd, key))
+			return -errno;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* Bans go through dp_del_ban so that the ban filter stays exact. */
+static int clear_bans(struct dp *dp)
+{
+	struct xdpban_key key;
+	int fd = bpf_map__fd(dp->skel->maps.xdpban_bans), err;
+
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0) {
+		err = dp_del_ban(dp, &key);
+		if (err)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* Empty tables and the given config; the stats are kept (they add up over the run). */
+static void reset_state(const struct xdpban_config *cfg)
+{
+	struct xdpban *s = g_dp.skel;
+
+	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_counts), sizeof(struct xdpban_key)),
+			 0);
+	assert_int_equal(clear_bans(&g_dp), 0);
+	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_policy4),
+				   sizeof(struct xdpban_lpm4_key)), 0);
+	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_policy6),
+				   sizeof(struct xdpban_lpm6_key)), 0);
+	assert_int_equal(dp_set_config(&g_dp, cfg), 0);
+}
+
+static int parse_prefix(const char *cidr, int *family, __u8 addr[16], __u32 *plen)
+{
+	char buf[64], *slash;
+
+	snprintf(buf, sizeof(buf), "%s", cidr);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, buf, addr) == 1)
+		*family = AF_INET;
+	else if (inet_pton(AF_INET6, buf, addr) == 1)
+		*family = AF_INET6;
+	else
+		return -EINVAL;
+	*plen = *family == AF_INET ? 32 : 128;
+	if (slash) {
+		char *end;
+		unsigned long len = strtoul(slash + 1, &end, 10);
+
+		if (end == slash + 1 || *end || len > *plen)
+			return -EINVAL;
+		*plen = len;
+	}
+	return 0;
+}
+
+/* A policy entry, with an expiry when the row asks for one (dp_policy_add has none). */
+static void add_policy(const struct policy_entry *p)
+{
+	struct xdpban_policy val = { .verdict = p->verdict, .list_id = 1 };
+	struct xdpban *s = g_dp.skel;
+	__u8 addr[16];
+	__u32 plen = 0;
+	int family = 0;
+
+	assert_int_equal(parse_prefix(p->cidr, &family, addr, &plen), 0);
+	if (p->expires_in_s)
+		val.expires_ns = dp_now_ns() + (long long)p->expires_in_s * (long long)NS_PER_S;
+	if (family == AF_INET) {
+		struct xdpban_lpm4_key k = { .prefixlen = plen };
+
+		memcpy(k.addr, addr, 4);
+		assert_int_equal(bpf_map_update_elem(bpf_map__fd(s->maps.xdpban_policy4), &k, &val,
+						     BPF_ANY), 0);
+	} else {
+		struct xdpban_lpm6_key k = { .prefixlen = plen };
+
+		memcpy(k.addr, addr, 16);
+		assert_int_equal(bpf_map_update_elem(bpf_map__fd(s->maps.xdpban_policy6), &k, &val,
+						     BPF_ANY), 0);
+	}
+}
+
+static void ban_forever(const char *addr)
+{
+	struct xdpban_ban ban = { .start_ns = dp_now_ns(), .reason = XDPBAN_REASON_MANUAL };
+	struct xdpban_key key;
+
+	assert_int_equal(dp_key(addr, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	assert_int_equal(dp_put_ban(&g_dp, &key, &ban), 0);
+}
+
+/* --- running and checking ----------------------------------------------------------------- */
+
+static __u32 run(const void *frame, __u32 len)
+{
+	__u32 action = ~0u;
+
+	assert_int_equal(dp_run(&g_dp, frame, len, &action), 0);
+	g_sent.packets++;
+	g_sent.bytes += len;
+	return action;
+}
+
+struct stats {
+	struct xdpban_stat_value v[XDPBAN_STAT__MAX];
+};
+
+static void read_stats(struct stats *s)
+{
+	assert_int_equal(dp_stats(&g_dp, s->v), 0);
+}
+
+static const char *stat_name(int i)
+{
+	static const char *const names[XDPBAN_STAT__MAX] = {
+		"passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed",
+		"drop_error", "errors", "bans_created", "ban_table_full", "bans_expired",
+		"events_lost",
+	};
+
+	return i >= 0 && i < XDPBAN_STAT__MAX ? names[i] : "?";
+}
+
+/* Every slot grew by exactly want[i] packets of `len` bytes each. */
+static void expect_stats_grew(const char *what, const struct stats *before,
+			      const struct stats *after, const __u64 want[XDPBAN_STAT__MAX],
+			      __u32 len)
+{
+	for (int i = 0; i < XDPBAN_STAT__MAX; i++) {
+		__u64 packets = after->v[i].packets - before->v[i].packets;
+		__u64 bytes = after->v[i].bytes - before->v[i].bytes;
+
+		if (packets != want[i] || bytes != want[i] * len)
+			fail_msg("%s: stats %s grew by %llu packets, %llu bytes; "
+				 "expected %llu, %llu",
+				 what, stat_name(i), (unsigned long long)packets,
+				 (unsigned long long)bytes, (unsigned long long)want[i],
+				 (unsigned long long)(want[i] * len));
+	}
+}
+
+static const char *action_name(__u32 action)
+{
+	return action == XDP_PASS ? "XDP_PASS" : action == XDP_DROP ? "XDP_DROP" : "other";
+}
+
+static void expect_action(const char *what, __u32 got, __u32 want)
+{
+	if (got != want)
+		fail_msg("%s: action %s (%u), expected %s", what, action_name(got), got,
+			 action_name(want));
+}
+
+static void config_for_row(const struct verdict_case *row, struct xdpban_config *cfg)
+{
+	const struct xdpban_config defaults = XDPBAN_CONFIG_DEFAULTS;
+
+	*cfg = defaults;
+	if (row->class_mask.set)
+		cfg->class_mask = row->class_mask.val;
+	if (row->drop_mask.set)
+		cfg->drop_mask = row->drop_mask.val;
+}
+
+static void prepare_row(const struct verdict_case *row)
+{
+	struct xdpban_config cfg;
+
+	config_for_row(row, &cfg);
+	reset_state(&cfg);
+	for (int i = 0; i < 2 && row->policy[i].cidr; i++)
+		add_policy(&row->policy[i]);
+	if (row->banned)
+		ban_forever(row->banned);
+}
+
+/* The counter table holds exactly one counter, at 1, for a counted row, and nothing else. */
+static void expect_counter(const struct verdict_case *row, __u32 now_s)
+{
+	int counters = dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_counts),
+				    sizeof(struct xdpban_key));
+	struct xdpban_key key;
+	__u32 start_s, count;
+
+	if (!row->counted) {
+		if (counters != 0)
+			fail_msg("%s: %d counters, expected none", row->name, counters);
+		return;
+	}
+	if (counters != 1)
+		fail_msg("%s: %d counters, expected 1", row->name, counters);
+	assert_int_equal(dp_key(row->pkt.src, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	if (dp_counter(&g_dp, &key, &start_s, &count))
+		fail_msg("%s: no counter for %s", row->name, row->pkt.src);
+	if (count != 1 || start_s > now_s || now_s - start_s > 1)
+		fail_msg("%s: counter %u since %u s, expected 1 since %u s", row->name, count,
+			 start_s, now_s);
+}
+
+static void verdict_row(void **state)
+{
+	const struct verdict_case *row = *state;
+	struct stats before, after;
+	__u64 want[XDPBAN_STAT__MAX] = { 0 };
+	struct pkt_layout at;
+	__u8 frame[2048];
+	__u32 action;
+	int bans;
+
+	if (!g_loaded)
+		skip();
+	assert_int_equal(pkt_build(&row->pkt, frame, sizeof(frame), &at), 0);
+	prepare_row(row);
+	read_stats(&before);
+	action = run(frame, at.len);
+	read_stats(&after);
+
+	expect_action(row->name, action, row->action);
+	want[row->reason] = 1;
+	want[XDPBAN_STAT_ERRORS] = row->counted;
+	expect_stats_grew(row->name, &before, &after, want, at.len);
+	expect_counter(row, dp_now_ns() / NS_PER_S);
+	bans = dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_bans), sizeof(struct xdpban_key));
+	if (bans != (row->banned ? 1 : 0))
+		fail_msg("%s: %d bans after the packet, expected %d", row->name, bans,
+			 row->banned ? 1 : 0);
+}
+
+/* --- the threshold ---------------------------------------------------------------------- */
+
+struct events {
+	struct ring_buffer *rb;
+	struct xdpban_event got[4];
+	int n;         /* events seen, also past the 4 kept */
+	size_t bad_len; /* the size of a record that was not a struct xdpban_event */
+};
+
+static struct events g_events;
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct events *ev = ctx;
+
+	if (len != sizeof(struct xdpban_event))
+		ev->bad_len = len;
+	else if (ev->n < 4)
+		memcpy(&ev->got[ev->n], data, len);
+	ev->n++;
+	return 0;
+}
+
+/* Opens the ring buffer and drops whatever earlier tests left in it. */
+static int threshold_setup(void **state)
+{
+	if (!g_loaded)
+		return 0;
+	g_events.rb = ring_buffer__new(bpf_map__fd(g_dp.skel->maps.xdpban_events), on_event,
+				       &g_events, NULL);
+	if (!g_events.rb)
+		return -1;
+	ring_buffer__consume(g_events.rb);
+	g_events.n = 0;
+	g_events.bad_len = 0;
+	return 0;
+}
+
+static int threshold_teardown(void **state)
+{
+	ring_buffer__free(g_events.rb);
+	memset(&g_events, 0, sizeof(g_events));
+	return 0;
+}
+
+static __u32 build(const struct pkt_spec *spec, __u8 *frame, __u32 cap)
+{
+	struct pkt_layout at;
+
+	assert_int_equal(pkt_build(spec, frame, cap, &at), 0);
+	return at.len;
+}
+
+static void expect_unbanned_count(const char *addr, __u32 count)
+{
+	struct xdpban_key key;
+	struct xdpban_ban ban;
+	__u32 start_s, got;
+
+	assert_int_equal(dp_key(addr, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	assert_int_equal(dp_counter(&g_dp, &key, &start_s, &got), 0);
+	if (got != count)
+		fail_msg("%s: counter %u, expected %u", addr, got, count);
+	assert_int_equal(dp_ban(&g_dp, &key, &ban), -ENOENT);
+}
+
+/* The ban the 11th error made, and the one ring buffer event that reports it. */
+static void expect_ban_and_event(const char *addr, __u64 t0, __u64 t1, __u32 ban_s,
+				 __u8 classes)
+{
+	struct xdpban_key key;
+	struct xdpban_ban ban;
+	__u32 start_s, count;
+
+	assert_int_equal(dp_key(addr, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	assert_int_equal(dp_ban(&g_dp, &key, &ban), 0);
+	assert_int_equal(ban.count, 11);
+	assert_int_equal(ban.reason, XDPBAN_REASON_ERRORS);
+	assert_int_equal(ban.classes, classes);
+	assert_in_range(ban.start_ns, t0, t1);
+	assert_int_equal(ban.expires_ns, ban.start_ns + (__u64)ban_s * NS_PER_S);
+	/* the source starts over when the ban ends */
+	assert_int_equal(dp_counter(&g_dp, &key, &start_s, &count), 0);
+	assert_int_equal(count, 0);
+
+	assert_true(ring_buffer__consume(g_events.rb) >= 0);
+	assert_int_equal(g_events.bad_len, 0);
+	assert_int_equal(g_events.n, 1);
+	assert_memory_equal(&g_events.got[0].key, &key, sizeof(key));
+	assert_int_equal(g_events.got[0].time_ns, ban.start_ns);
+	assert_int_equal(g_events.got[0].expires_ns, ban.expires_ns);
+	assert_int_equal(g_events.got[0].count, 11);
+	assert_int_equal(g_events.got[0].reason, XDPBAN_REASON_ERRORS);
+	assert_int_equal(g_events.got[0].classes, classes);
+}
+
+/* Sends errors from `addrs` in turn (one key), checks 1..10 leave the key unbanned and the
+ * 11th bans it, then checks the ban, its event and the stats of the crossing packet. */
+static void cross_the_limit(const char *const addrs[], int naddrs, const char *key_addr,
+			    __u32 error_action, __u32 ban_s)
+{
+	struct stats before, after;
+	__u64 want[XDPBAN_STAT__MAX] = { 0 }, t0, t1;
+	__u8 frame[256];
+	__u32 len;
+
+	for (int i = 1; i <= 10; i++) {
+		const struct pkt_spec bad = FROM(addrs[i % naddrs], PKT_L4_TCP, SYN_FIN);
+
+		len = build(&bad, frame, sizeof(frame));
+		expect_action("error 1..10", run(frame, len), error_action);
+		expect_unbanned_count(key_addr, i);
+	}
+	{
+		const struct pkt_spec bad = FROM(addrs[11 % naddrs], PKT_L4_TCP, SYN_FIN);
+
+		len = build(&bad, frame, sizeof(frame));
+	}
+	read_stats(&before);
+	t0 = dp_now_ns();
+	expect_action("error 11", run(frame, len), error_action);
+	t1 = dp_now_ns();
+	read_stats(&after);
+	want[error_action == XDP_DROP ? XDPBAN_STAT_DROP_MALFORMED : XDPBAN_STAT_PASSED] = 1;
+	want[XDPBAN_STAT_ERRORS] = 1;
+	want[XDPBAN_STAT_BANS_CREATED] = 1;
+	expect_stats_grew("error 11", &before, &after, want, len);
+	expect_ban_and_event(key_addr, t0, t1, ban_s, XDPBAN_CLASS_MALFORMED);
+}
+
+/* One valid UDP datagram from addr: its action, and the slot it landed in. */
+static void expect_udp(const char *addr, __u32 action, enum xdpban_stat reason)
+{
+	const struct pkt_spec udp = FROM(addr, PKT_L4_UDP, .payload_len = 16);
+	__u64 want[XDPBAN_STAT__MAX] = { 0 };
+	struct stats before, after;
+	__u8 frame[256];
+	__u32 len = build(&udp, frame, sizeof(frame));
+
+	read_stats(&before);
+	expect_action(addr, run(frame, len), action);
+	read_stats(&after);
+	want[reason] = 1;
+	expect_stats_grew(addr, &before, &after, want, len);
+}
+
+static void v4_eleventh_error_bans(void **state)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	const char *const from[] = { "192.0.2.10" };
+
+	if (!g_loaded)
+		skip();
+	cfg.ban_s = 3600; /* not the default: expires_ns must come from the config */
+	reset_state(&cfg);
+	cross_the_limit(from, 1, "192.0.2.10", XDP_DROP, cfg.ban_s);
+	expect_udp("192.0.2.10", XDP_DROP, XDPBAN_STAT_DROP_BANNED);
+	expect_udp("192.0.2.11", XDP_PASS, XDPBAN_STAT_PASSED);
+}
+
+static void v6_one_64_shares_counter_and_ban(void **state)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	const char *const from[] = { "2001:db8:1:2::10", "2001:db8:1:2:aaaa::20" };
+
+	if (!g_loaded)
+		skip();
+	reset_state(&cfg);
+	cross_the_limit(from, 2, "2001:db8:1:2::", XDP_DROP, cfg.ban_s);
+	expect_udp("2001:db8:1:2::10", XDP_DROP, XDPBAN_STAT_DROP_BANNED);
+	expect_udp("2001:db8:1:2:aaaa::20", XDP_DROP, XDPBAN_STAT_DROP_BANNED);
+	expect_udp("2001:db8:1:2:ffff:ffff:ffff:ffff", XDP_DROP, XDPBAN_STAT_DROP_BANNED);
+	expect_udp("2001:db8:1:3::10", XDP_PASS, XDPBAN_STAT_PASSED);
+	expect_udp("2001:db8:1:1:ffff:ffff:ffff:ffff", XDP_PASS, XDPBAN_STAT_PASSED);
+}
+
+/* drop_mask without malformed: every error passes, yet the 11th still bans. */
+static void errors_that_pass_still_ban(void **state)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	const char *const from[] = { "203.0.113.7" };
+
+	if (!g_loaded)
+		skip();
+	cfg.drop_mask = 0;
+	reset_state(&cfg);
+	cross_the_limit(from, 1, "203.0.113.7", XDP_PASS, cfg.ban_s);
+	expect_udp("203.0.113.7", XDP_DROP, XDPBAN_STAT_DROP_BANNED);
+	expect_udp("203.0.113.8", XDP_PASS, XDPBAN_STAT_PASSED);
+}
+
+/* class_mask without malformed: twenty errors leave no trace. */
+static void errors_outside_class_mask_never_ban(void **state)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	const struct pkt_spec bad = FROM("203.0.113.9", PKT_L4_TCP, SYN_FIN);
+	__u8 frame[256];
+	__u32 len;
+
+	if (!g_loaded)
+		skip();
+	cfg.class_mask = XDPBAN_CLASS_REPORTED;
+	reset_state(&cfg);
+	len = build(&bad, frame, sizeof(frame));
+	for (int i = 0; i < 20; i++)
+		expect_action("error outside class_mask", run(frame, len), XDP_PASS);
+	assert_int_equal(dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_counts),
+				      sizeof(struct xdpban_key)), 0);
+	assert_int_equal(dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_bans),
+				      sizeof(struct xdpban_key)), 0);
+	expect_udp("203.0.113.9", XDP_PASS, XDPBAN_STAT_PASSED);
+}
+
+/* Runs last: every packet this binary sent landed in exactly one verdict slot. */
+static void verdict_slots_add_up(void **state)
+{
+	struct stats total;
+	__u64 packets = 0, bytes = 0;
+
+	if (!g_loaded)
+		skip();
+	read_stats(&total);
+	for (int i = 0; i < XDPBAN_STAT__VERDICTS; i++) {
+		packets += total.v[i].packets;
+		bytes += total.v[i].bytes;
+	}
+	assert_true(g_sent.packets > NROWS);
+	assert_int_equal(packets, g_sent.packets);
+	assert_int_equal(bytes, g_sent.bytes);
+}
+
+static int load(void **state)
+{
+	int err;
+
+	if (!dp_can_load())
+		return 0;
+	err = dp_open(&g_dp, NULL);
+	if (err) {
+		fprintf(stderr, "test_verdict: loading the data path failed: %s\n", strerror(-err));
+		return -1;
+	}
+	g_loaded = true;
+	return 0;
+}
+
+static int unload(void **state)
+{
+	if (g_loaded)
+		dp_close(&g_dp);
+	g_loaded = false;
+	return 0;
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tail[] = {
+		cmocka_unit_test_setup_teardown(v4_eleventh_error_bans, threshold_setup,
+						threshold_teardown),
+		cmocka_unit_test_setup_teardown(v6_one_64_shares_counter_and_ban, threshold_setup,
+						threshold_teardown),
+		cmocka_unit_test_setup_teardown(errors_that_pass_still_ban, threshold_setup,
+						threshold_teardown),
+		cmocka_unit_test(errors_outside_class_mask_never_ban),
+		cmocka_unit_test(verdict_slots_add_up),
+	};
+	const size_t ntail = sizeof(tail) / sizeof(tail[0]);
+	struct CMUnitTest *tests = calloc(NROWS + ntail, sizeof(*tests));
+	int failed;
+
+	if (!tests)
+		return 1;
+	/* One test per row, named by the row, so a failure says which fixture broke. */
+	for (size_t i = 0; i < NROWS; i++) {
+		tests[i].name = rows[i].name;
+		tests[i].test_func = verdict_row;
+		tests[i].initial_state = (void *)&rows[i];
+	}
+	memcpy(&tests[NROWS], tail, sizeof(tail));
+	failed = _cmocka_run_group_tests("verdict", tests, NROWS + ntail, load, unload);
+	free(tests);
+	return failed;
+}
