@@ -21,7 +21,7 @@ bool dp_can_load(void)
 {
 	if (geteuid() == 0)
 		return true;
-	fprintf(stderr, "SKIP: loading BPF programs needs root\n");
+	fprintf(stderr, "skipping: loading BPF programs needs root\n");
 	return false;
 }
 

@@ -25,6 +25,8 @@
 /* File descriptors of the data path's maps (and of the report program, when loaded). */
 struct xb_maps {
 	int config, policy4, policy6, counts, bans, stats, events;
+	int banfilt;     /* xdpban_banfilt: required, every write of `bans` keeps it exact
+			  * (banfilter.h); ban, unban and sweep fail without it */
 	int report_prog; /* -1 when not loaded */
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */
@@ -33,6 +35,8 @@ struct xb_maps {
 /* Opens the pinned maps under pin_dir (NULL: XDPBAN_PIN_DIR_DEFAULT, then
  * XDPBAN_PIN_DIR_IPROUTE2). -ENOENT with a message naming the directory when none is there. */
 int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_t errlen);
+/* The directory xb_maps_open_pinned(NULL) would use, or NULL when neither holds the maps. */
+const char *xb_pin_dir_find(void);
 void xb_maps_close(struct xb_maps *m);
 
 /* An address or prefix as the operator writes it: "192.0.2.1", "192.0.2.0/24", "2001:db8::/48".
@@ -47,6 +51,9 @@ int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len);
 /* The data path's key for an address, at the given IPv6 prefix length. */
 void xb_key_from_addr(const struct xb_prefix *addr, __u8 v6_prefix, struct xdpban_key *key);
 int xb_key_format(const struct xdpban_key *key, char *buf, size_t len); /* "ADDR" or "ADDR/LEN" */
+void xb_key_to_prefix(const struct xdpban_key *key, struct xb_prefix *p);
+bool xb_prefix_is_addr(const struct xb_prefix *p); /* a /32 or /128 */
+bool xb_prefix_contains(const struct xb_prefix *outer, const struct xb_prefix *inner);
 
 /* The config in force (the defaults when the map entry is unset). */
 int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg);
@@ -57,6 +64,19 @@ int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, ch
  * -EINVAL with a message naming the key or value that is wrong; *cfg untouched then. */
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen);
+/* True when the map entry is unset (or invalid) and the data path runs on the defaults. */
+int xb_config_is_default(const struct xb_maps *m, bool *is_default);
+/* "30", "30s", "5m", "12h", "7d": seconds in 1..XDPBAN_TIME_MAX_S. -EINVAL/-ERANGE, message
+ * naming `what`. */
+int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *err,
+		      size_t errlen);
+/* A plain decimal integer in min..max. -EINVAL/-ERANGE, message naming `what`. */
+int xb_u32_parse(const char *what, const char *text, __u32 min, __u32 max, __u32 *out,
+		 char *err, size_t errlen);
+/* Error classes as "malformed,reported" or "none", both ways. */
+int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err, size_t errlen);
+int xb_classes_format(__u32 mask, char *buf, size_t len);
+const char *xb_class_name(enum xdpban_class c); /* "malformed", "reported" */
 
 /* Bans. A prefix at the key's granularity (IPv4 /32, IPv6 /v6_prefix) goes into xdpban_bans;
  * a wider one becomes a timed deny entry in the policy tries (list XDPBAN_LIST_MANUAL_BAN).
@@ -71,12 +91,15 @@ struct xb_ban_info {
 	__u32 count;         /* errors that caused it; 0 for manual */
 	const char *reason;  /* "errors", "manual" or "reported" */
 	__s64 seconds_left;  /* -1 = permanent */
-	time_t started;      /* wall clock */
+	time_t started;      /* wall clock; 0 = not recorded (prefix bans in the policy tries) */
 	__u32 classes;       /* enum xdpban_class bits */
+	const char *table;   /* where it lives: "bans" (xdpban_bans) or "policy" (a prefix ban) */
 };
 typedef int (*xb_ban_cb)(const struct xb_ban_info *ban, void *ctx);
-/* Calls cb for every active (unexpired) ban; stops early if cb returns non-zero. */
+/* Calls cb for every active (unexpired) ban, in no particular order; stops early and returns
+ * what cb returned if that is non-zero. Reads with batch lookups. */
 int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx);
+const char *xb_reason_name(__u8 reason); /* enum xdpban_ban_reason -> "errors", ... or "?" */
 
 /* Removes expired bans, expired timed deny entries and counters whose window has passed.
  * Returns the number removed or -errno. */
@@ -85,12 +108,15 @@ int xb_sweep(const struct xb_maps *m, __u64 now_ns);
 /* What `xdpban query ADDR` shows. */
 struct xb_query_info {
 	__u32 count;          /* errors in the current window (0 if none or window passed) */
-	bool banned;
+	bool banned;          /* a ban in xdpban_bans or a manual prefix ban applies */
 	__s64 seconds_left;   /* of the ban; -1 permanent; 0 when not banned */
-	__u32 policy;         /* enum xdpban_verdict */
+	__u32 policy;         /* enum xdpban_verdict, as the data path sees it now */
 	char policy_match[64]; /* the matching prefix, "" if none */
 	__u32 policy_list;    /* list_id of the match */
+	char key[64];         /* the counting/ban key of the address ("2001:db8::/64") */
+	const char *ban_reason; /* xb_reason_name() of the ban; NULL when not banned */
 };
+/* addr must be a single address (/32 or /128): -EINVAL otherwise. */
 int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_query_info *out);
 
 /* Summed over CPUs. */
@@ -104,10 +130,65 @@ int xb_count_banned(const struct xb_maps *m, __u64 now_ns); /* unexpired only */
  * xdpban_report_status, *new_count the source's count. */
 int xb_report(const struct xb_maps *m, const struct xb_prefix *addr, __u32 count,
 	      __u32 *status, __u32 *new_count);
+const char *xb_report_status_name(__u32 status); /* "counted", "banned", ... */
+/* Loads the report program from the embedded skeleton onto m's maps (bpf_map__reuse_fd) and
+ * sets m->report_prog; for callers without a loaded object, e.g. the CLI with no daemon.
+ * Needs m->owned (the fd is closed by xb_maps_close). */
+int xb_report_prog_load(struct xb_maps *m, char *err, size_t errlen);
 
 /* CLOCK_BOOTTIME now, and conversion of a boot-clock time to wall clock. */
 __u64 xb_boot_ns(void);
 time_t xb_boot_to_wall(__u64 boot_ns);
 __u64 xb_wall_to_boot(time_t wall);
+/* "2026-11-30T10:17:53Z". */
+int xb_time_format(time_t wall, char *buf, size_t len);
+
+/* Every entry of a map, through bpf_map_lookup_batch where the map type has it (get_next_key
+ * otherwise). cb gets each key and value (a per-CPU map's value is ncpus values); a non-zero
+ * return stops the walk and is returned. Entries changed during the walk may be seen or not. */
+typedef int (*xb_entry_cb)(const void *key, const void *value, void *ctx);
+int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, void *ctx);
+
+/* Policy prefixes, both tries. Timed entries whose time has come are included (expired set). */
+struct xb_policy_entry {
+	struct xb_prefix prefix;
+	struct xdpban_policy policy;
+	bool expired; /* a timed entry the data path already ignores */
+};
+typedef int (*xb_policy_cb)(const struct xb_policy_entry *e, void *ctx);
+int xb_policy_foreach(const struct xb_maps *m, xb_policy_cb cb, void *ctx);
+int xb_policy_foreach_family(const struct xb_maps *m, __u8 family, xb_policy_cb cb, void *ctx);
+const char *xb_verdict_name(__u32 verdict); /* "none", "deny", "trusted" */
+/* The LPM key of a prefix, and the trie of its family. */
+union xb_lpm_key {
+	struct xdpban_lpm4_key v4;
+	struct xdpban_lpm6_key v6;
+};
+size_t xb_lpm_key_make(const struct xb_prefix *p, union xb_lpm_key *key); /* key size */
+int xb_policy_fd(const struct xb_maps *m, __u8 family);
+
+/* What `xdpban lists` shows: prefixes per (list_id, verdict), sorted by list_id. Expired
+ * manual bans are not counted. *out is malloc'ed. */
+struct xb_list_count {
+	__u32 list_id; /* XDPBAN_LIST_MANUAL_BAN for manual prefix bans */
+	__u32 verdict;
+	__u32 ipv4, ipv6;
+};
+int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *n);
+
+/* JSON (json-c) renderings; their field names are a contract documented in deploy/xdpban.8.
+ * Each returns 0 and a new object in *out (the caller puts it), or -errno. */
+struct json_object;
+int xb_json_config(const struct xb_maps *m, struct json_object **out);
+int xb_json_stats(const struct xb_maps *m, struct json_object **out);
+int xb_json_status(const struct xb_maps *m, struct json_object **out); /* config, counts, stats */
+/* The array of every active ban. Rendered in advance and streamed when serialised (a million
+ * bans without a million objects): serialise it, do not walk it (it has no elements). */
+int xb_json_bans(const struct xb_maps *m, struct json_object **out);
+int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
+		  struct json_object **out);
+int xb_json_lists(const struct xb_maps *m, struct json_object **out); /* array of lists */
+/* One line, '/' not escaped; points into obj (valid while obj lives). */
+const char *xb_json_line(struct json_object *obj);
 
 #endif /* LIBXDPBAN_H */

@@ -1,0 +1,1303 @@
+/* test_lib.c - unit tests of libxdpban (user/lib): parsing of addresses, durations, classes and
+ * `set` keys, JSON rendering, the control request handler and client, and every map operation
+ * (bans, prefix bans, query, sweep, stats, reports, listing) against the real data path loaded
+ * unpinned by tests/harness/dp.h. Parsing and protocol tests need no root; map tests skip()
+ * without it. Never touches pinned state or an interface.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/bpf.h>
+#include "control.h"
+#include "dp.h"
+#include "libxdpban.h"
+#include "xdpban_banfilter.h"
+
+#define NS_PER_SEC 1000000000ull
+
+/* --- helpers ------------------------------------------------------------------------------ */
+
+static struct xb_prefix P(const char *text)
+{
+	struct xb_prefix p;
+	char err[XB_ERRLEN];
+
+	if (xb_prefix_parse(text, &p, err, sizeof(err)))
+		fail_msg("test prefix '%s' does not parse: %s", text, err);
+	return p;
+}
+
+/* The loaded data path and a struct xb_maps over its fds, as the daemon fills one. */
+struct fixture {
+	struct dp dp;
+	struct xb_maps m;
+};
+
+static int fixture_open(void **state, __u32 bans_max)
+{
+	struct dp_opts opts = { .bans_max = bans_max };
+	struct xdpban *skel;
+	struct fixture *f;
+
+	*state = NULL;
+	if (!dp_can_load())
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (!f || dp_open(&f->dp, &opts)) {
+		free(f);
+		return -1;
+	}
+	skel = f->dp.skel;
+	f->m = (struct xb_maps){
+		.config = bpf_map__fd(skel->maps.xdpban_config),
+		.policy4 = bpf_map__fd(skel->maps.xdpban_policy4),
+		.policy6 = bpf_map__fd(skel->maps.xdpban_policy6),
+		.counts = bpf_map__fd(skel->maps.xdpban_counts),
+		.bans = bpf_map__fd(skel->maps.xdpban_bans),
+		.stats = bpf_map__fd(skel->maps.xdpban_stats),
+		.events = bpf_map__fd(skel->maps.xdpban_events),
+		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
+		.report_prog = f->dp.report_fd,
+		.ncpus = f->dp.ncpus,
+		.owned = false,
+	};
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return fixture_open(state, 0);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	if (f) {
+		dp_close(&f->dp);
+		free(f);
+	}
+	return 0;
+}
+
+static struct fixture *need_maps(void **state)
+{
+	if (!*state)
+		skip(); /* dp_can_load() said why */
+	return *state;
+}
+
+/* An Ethernet + IPv4 + TCP frame from src with the given TCP flags. SYN+FIN is malformed. */
+static __u32 tcp4_frame(unsigned char *buf, const char *src, __u8 flags)
+{
+	struct ethhdr *eth = (void *)buf;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct tcphdr *tcp = (void *)(ip + 1);
+
+	memset(buf, 0, sizeof(*eth) + sizeof(*ip) + sizeof(*tcp));
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_TCP;
+	ip->tot_len = htons(sizeof(*ip) + sizeof(*tcp));
+	inet_pton(AF_INET, src, &ip->saddr);
+	inet_pton(AF_INET, "203.0.113.254", &ip->daddr);
+	tcp->source = htons(40000);
+	tcp->dest = htons(80);
+	tcp->doff = 5;
+	((__u8 *)tcp)[13] = flags;
+	return sizeof(*eth) + sizeof(*ip) + sizeof(*tcp);
+}
+
+static __u32 run_tcp4(struct fixture *f, const char *src, __u8 flags)
+{
+	unsigned char frame[128];
+	__u32 len = tcp4_frame(frame, src, flags), action = ~0u;
+
+	assert_int_equal(dp_run(&f->dp, frame, len, &action), 0);
+	return action;
+}
+
+#define TCP_ACK 0x10
+#define TCP_SYNFIN 0x03
+
+static int policy_count(struct fixture *f, __u8 family)
+{
+	return family == XDPBAN_FAMILY_INET
+		       ? dp_map_count(f->m.policy4, sizeof(struct xdpban_lpm4_key))
+		       : dp_map_count(f->m.policy6, sizeof(struct xdpban_lpm6_key));
+}
+
+static int ban_count(struct fixture *f)
+{
+	return dp_map_count(f->m.bans, sizeof(struct xdpban_key));
+}
+
+/* A ban of `full` seconds made at or after t0_ns has between full minus the seconds elapsed
+ * since t0 (rounded up) and full seconds left: exact bounds, however slow the machine is. */
+static void assert_seconds_left(long long got, long long full, __u64 t0_ns)
+{
+	long long elapsed = (long long)((dp_now_ns() - t0_ns + NS_PER_SEC - 1) / NS_PER_SEC);
+
+	if (got > full || got < full - elapsed)
+		fail_msg("seconds_left %lld not in %lld..%lld", got, full - elapsed, full);
+}
+
+static __u64 banfilter_slot_value(struct fixture *f, const struct xdpban_key *key)
+{
+	__u32 slot = xdpban_banfilter_slot(key);
+	__u64 value = ~0ull;
+
+	assert_int_equal(bpf_map_lookup_elem(f->m.banfilt, &slot, &value), 0);
+	return value;
+}
+
+static struct json_object *handle(const struct xb_control_ctx *ctx, const char *request)
+{
+	struct json_object *reply;
+	char *line = NULL;
+
+	assert_int_equal(xb_control_handle(ctx, request, strlen(request), &line), 0);
+	assert_non_null(line);
+	assert_null(strchr(line, '\n')); /* one line */
+	reply = json_tokener_parse(line);
+	if (!reply)
+		fail_msg("reply is not JSON: %s", line);
+	free(line);
+	return reply;
+}
+
+static struct json_object *get(struct json_object *obj, const char *name)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(obj, name, &v))
+		fail_msg("no \"%s\" in %s", name, json_object_to_json_string(obj));
+	return v;
+}
+
+static bool reply_ok(struct json_object *reply)
+{
+	return json_object_get_boolean(get(reply, "ok"));
+}
+
+static const char *reply_error(struct json_object *reply)
+{
+	assert_false(reply_ok(reply));
+	return json_object_get_string(get(reply, "error"));
+}
+
+/* --- addresses and keys (no root) --------------------------------------------------------- */
+
+static void prefix_parse_accepts_and_formats(void **state)
+{
+	static const struct {
+		const char *in, *out;
+		__u8 family, plen;
+	} rows[] = {
+		{ "192.0.2.1", "192.0.2.1", XDPBAN_FAMILY_INET, 32 },
+		{ "192.0.2.0/24", "192.0.2.0/24", XDPBAN_FAMILY_INET, 24 },
+		{ "198.51.100.7/32", "198.51.100.7", XDPBAN_FAMILY_INET, 32 },
+		{ "0.0.0.0/0", "0.0.0.0/0", XDPBAN_FAMILY_INET, 0 },
+		{ "2001:db8::1", "2001:db8::1", XDPBAN_FAMILY_INET6, 128 },
+		{ "2001:DB8:0:0::/48", "2001:db8::/48", XDPBAN_FAMILY_INET6, 48 },
+		{ "2001:db8:1:2::/64", "2001:db8:1:2::/64", XDPBAN_FAMILY_INET6, 64 },
+	};
+	char err[XB_ERRLEN], out[64];
+	struct xb_prefix p;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		assert_int_equal(xb_prefix_parse(rows[i].in, &p, err, sizeof(err)), 0);
+		assert_int_equal(p.family, rows[i].family);
+		assert_int_equal(p.plen, rows[i].plen);
+		assert_int_equal(xb_prefix_format(&p, out, sizeof(out)), 0);
+		assert_string_equal(out, rows[i].out);
+	}
+}
+
+static void prefix_parse_rejects_with_one_line(void **state)
+{
+	static const struct {
+		const char *in, *says;
+	} rows[] = {
+		{ "", "empty" },
+		{ "localhost", "not an IPv4 or IPv6 address" },
+		{ "192.0.2", "not an IPv4" },
+		{ "192.0.2.256", "not an IPv4" },
+		{ "192.0.2.01", "not an IPv4" },
+		{ " 192.0.2.1", "not an IPv4" },
+		{ "192.0.2.1 ", "not an IPv4" },
+		{ "192.0.2.0/33", "bad prefix length" },
+		{ "192.0.2.0/-1", "bad prefix length" },
+		{ "192.0.2.0/024", "bad prefix length" },
+		{ "192.0.2.0/", "bad prefix length" },
+		{ "192.0.2.0/2x", "bad prefix length" },
+		{ "192.0.2.0/24/1", "bad prefix length" },
+		{ "2001:db8::/129", "bad prefix length" },
+		{ "2001:db8::1%eth0", "not an IPv4 or IPv6" },
+		{ "192.0.2.1/24", "host bits set in '192.0.2.1/24' (the prefix is 192.0.2.0/24)" },
+		{ "2001:db8::1/64", "host bits set in '2001:db8::1/64' (the prefix is 2001:db8::/64)" },
+		{ "2001:db8:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0/64", "not an IPv4" },
+	};
+	struct xb_prefix p = { .family = 99, .plen = 77 };
+	char err[XB_ERRLEN];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(xb_prefix_parse(rows[i].in, &p, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, rows[i].says))
+			fail_msg("'%s': message '%s' lacks '%s'", rows[i].in, err, rows[i].says);
+		assert_null(strchr(err, '\n'));
+		assert_int_equal(p.family, 99); /* untouched */
+		assert_int_equal(p.plen, 77);
+	}
+}
+
+static void key_masks_ipv6_to_the_prefix(void **state)
+{
+	struct xb_prefix a = P("2001:db8:1:2:3:4:5:6");
+	struct xdpban_key key;
+	char text[64];
+
+	xb_key_from_addr(&a, 64, &key);
+	assert_int_equal(key.prefixlen, 64);
+	assert_int_equal(xb_key_format(&key, text, sizeof(text)), 0);
+	assert_string_equal(text, "2001:db8:1:2::/64");
+	xb_key_from_addr(&a, 48, &key);
+	xb_key_format(&key, text, sizeof(text));
+	assert_string_equal(text, "2001:db8:1::/48");
+	xb_key_from_addr(&a, 128, &key);
+	xb_key_format(&key, text, sizeof(text));
+	assert_string_equal(text, "2001:db8:1:2:3:4:5:6");
+
+	a = P("192.0.2.9");
+	xb_key_from_addr(&a, 48, &key); /* IPv4 ignores the IPv6 prefix */
+	assert_int_equal(key.prefixlen, 32);
+	xb_key_format(&key, text, sizeof(text));
+	assert_string_equal(text, "192.0.2.9");
+	for (int i = 4; i < 16; i++)
+		assert_int_equal(key.addr[i], 0);
+}
+
+static void prefix_contains(void **state)
+{
+	struct xb_prefix net = P("198.51.100.0/24"), in = P("198.51.100.128/25"),
+			 out = P("198.51.101.0/24"), v6 = P("2001:db8::/32");
+
+	assert_true(xb_prefix_contains(&net, &in));
+	assert_false(xb_prefix_contains(&in, &net));
+	assert_false(xb_prefix_contains(&net, &out));
+	assert_true(xb_prefix_contains(&net, &net));
+	assert_false(xb_prefix_contains(&net, &v6));
+}
+
+/* --- config (no root) --------------------------------------------------------------------- */
+
+static void config_set_accepts(void **state)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	char err[XB_ERRLEN];
+
+	assert_int_equal(xb_config_set(&cfg, "limit", "0", err, sizeof(err)), 0);
+	assert_int_equal(cfg.limit, 0);
+	assert_int_equal(xb_config_set(&cfg, "limit", "1000000000", err, sizeof(err)), 0);
+	assert_int_equal(cfg.limit, 1000000000);
+	assert_int_equal(xb_config_set(&cfg, "window", "90", err, sizeof(err)), 0);
+	assert_int_equal(cfg.window_s, 90);
+	assert_int_equal(xb_config_set(&cfg, "window", "5m", err, sizeof(err)), 0);
+	assert_int_equal(cfg.window_s, 300);
+	assert_int_equal(xb_config_set(&cfg, "ban-time", "12h", err, sizeof(err)), 0);
+	assert_int_equal(cfg.ban_s, 43200);
+	assert_int_equal(xb_config_set(&cfg, "ban-time", "3650d", err, sizeof(err)), 0);
+	assert_int_equal(cfg.ban_s, XDPBAN_TIME_MAX_S);
+	assert_int_equal(xb_config_set(&cfg, "ban-time", "1s", err, sizeof(err)), 0);
+	assert_int_equal(cfg.ban_s, 1);
+	assert_int_equal(xb_config_set(&cfg, "ipv6-prefix", "48", err, sizeof(err)), 0);
+	assert_int_equal(cfg.v6_prefix, 48);
+	assert_int_equal(xb_config_set(&cfg, "errors", "reported", err, sizeof(err)), 0);
+	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_REPORTED);
+	assert_int_equal(xb_config_set(&cfg, "errors", "malformed,reported", err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_ALL);
+	assert_int_equal(xb_config_set(&cfg, "drop", "none", err, sizeof(err)), 0);
+	assert_int_equal(cfg.drop_mask, 0);
+	assert_true(xdpban_config_valid(&cfg));
+}
+
+static void config_set_rejects_and_keeps(void **state)
+{
+	static const struct {
+		const char *key, *value, *says;
+	} rows[] = {
+		{ "limit", "-1", "bad limit '-1'" },
+		{ "limit", "1000000001", "limit 1000000001 out of range" },
+		{ "limit", "0x10", "bad limit" },
+		{ "limit", "", "bad limit" },
+		{ "limit", " 3", "bad limit" },
+		{ "limit", "99999999999999999999", "bad limit" },
+		{ "window", "0", "window 0 out of range" },
+		{ "window", "3651d", "out of range" },
+		{ "window", "1w", "bad window" },
+		{ "window", "1.5h", "bad window" },
+		{ "window", "h", "bad window" },
+		{ "ban-time", "315360001", "out of range" },
+		{ "ban-time", "-5", "bad ban-time" },
+		{ "ipv6-prefix", "31", "ipv6-prefix 31 out of range" },
+		{ "ipv6-prefix", "129", "out of range" },
+		{ "ipv6-prefix", "/64", "bad ipv6-prefix" },
+		{ "errors", "bogus", "'bogus' is not an error class" },
+		{ "errors", "malformed,", "'' is not an error class" },
+		{ "errors", "none,malformed", "'none' is not an error class" },
+		{ "errors", "", "bad errors" },
+		{ "drop", "Malformed", "'Malformed' is not an error class" },
+		{ "limits", "3", "unknown setting 'limits'" },
+		{ "", "3", "unknown setting ''" },
+	};
+	const struct xdpban_config before = XDPBAN_CONFIG_DEFAULTS;
+	struct xdpban_config cfg = before;
+	char err[XB_ERRLEN];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		err[0] = '\0';
+		assert_true(xb_config_set(&cfg, rows[i].key, rows[i].value, err, sizeof(err)) < 0);
+		if (!strstr(err, rows[i].says))
+			fail_msg("%s=%s: message '%s' lacks '%s'", rows[i].key, rows[i].value, err,
+				 rows[i].says);
+		assert_null(strchr(err, '\n'));
+		assert_memory_equal(&cfg, &before, sizeof(cfg));
+	}
+}
+
+static void classes_format_round_trip(void **state)
+{
+	char buf[64], err[XB_ERRLEN];
+	__u32 mask = 99;
+
+	assert_int_equal(xb_classes_format(XDPBAN_CLASS_ALL, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "malformed,reported");
+	assert_int_equal(xb_classes_parse("errors", buf, &mask, err, sizeof(err)), 0);
+	assert_int_equal(mask, XDPBAN_CLASS_ALL);
+	assert_int_equal(xb_classes_format(0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "none");
+	assert_int_equal(xb_classes_format(XDPBAN_CLASS_ALL, buf, 5), -ENOSPC);
+}
+
+static void time_formats_rfc3339_utc(void **state)
+{
+	char buf[32];
+	time_t before = time(NULL);
+	__u64 boot = xb_boot_ns();
+	time_t after = time(NULL);
+
+	assert_int_equal(xb_time_format(0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "1970-01-01T00:00:00Z");
+	assert_int_equal(xb_time_format(1798761600, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "2027-01-01T00:00:00Z");
+	/* boot -> wall -> boot lands within the second it started in */
+	assert_true(xb_boot_to_wall(boot) >= before - 1 && xb_boot_to_wall(boot) <= after + 1);
+	assert_true(llabs((long long)(xb_wall_to_boot(xb_boot_to_wall(boot)) / NS_PER_SEC) -
+			  (long long)(boot / NS_PER_SEC)) <= 1);
+}
+
+/* --- the control handler without maps (no root) -------------------------------------------- */
+
+static void control_rejects_bad_requests(void **state)
+{
+	static const struct {
+		const char *request, *says;
+	} rows[] = {
+		{ "", "empty request" },
+		{ "{\"cmd\":\"bans\"", "not valid JSON" },
+		{ "cmd=bans", "not valid JSON" },
+		{ "[\"bans\"]", "must be a JSON object" },
+		{ "\"bans\"", "must be a JSON object" },
+		{ "{\"cmd\":\"bans\"} {}", "trailing data" },
+		{ "{}", "missing field \"cmd\"" },
+		{ "{\"cmd\":7}", "field \"cmd\" must be a string" },
+		{ "{\"cmd\":\"frob\"}", "unknown command \"frob\"" },
+		{ "{\"cmd\":\"bans\",\"all\":true}", "unknown field \"all\" for \"bans\"" },
+		{ "{\"cmd\":\"query\"}", "missing field \"addr\"" },
+		{ "{\"cmd\":\"query\",\"addr\":5}", "field \"addr\" must be a string" },
+		{ "{\"cmd\":\"query\",\"addr\":\"host.example\"}", "not an IPv4 or IPv6" },
+		{ "{\"cmd\":\"query\",\"addr\":\"192.0.2.0/24\"}", "must be a single address" },
+		{ "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.1/24\"}", "host bits set" },
+		{ "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.1\",\"seconds\":\"1h\"}",
+		  "\"seconds\" must be an integer" },
+		{ "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.1\",\"seconds\":-1}", "out of range" },
+		{ "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.1\",\"seconds\":315360001}", "out of range" },
+		{ "{\"cmd\":\"report\",\"addr\":\"192.0.2.1\",\"count\":0}", "out of range" },
+		{ "{\"cmd\":\"set\",\"key\":\"limit\"}", "missing field \"value\"" },
+	};
+	struct xb_maps none = { .report_prog = -1 };
+	struct xb_control_ctx ctx = { .maps = &none };
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct json_object *reply = handle(&ctx, rows[i].request);
+		const char *error = reply_error(reply);
+
+		if (!strstr(error, rows[i].says))
+			fail_msg("%s: error '%s' lacks '%s'", rows[i].request, error, rows[i].says);
+		json_object_put(reply);
+	}
+}
+
+static void control_rejects_oversized_and_nul(void **state)
+{
+	struct xb_maps none = { .report_prog = -1 };
+	struct xb_control_ctx ctx = { .maps = &none };
+	size_t len = XB_CONTROL_REQUEST_MAX + 1;
+	char *big = malloc(len), *line = NULL;
+	struct json_object *reply;
+
+	assert_non_null(big);
+	memset(big, ' ', len);
+	memcpy(big, "{\"cmd\":\"bans\"}", 14);
+	assert_int_equal(xb_control_handle(&ctx, big, len, &line), 0);
+	reply = json_tokener_parse(line);
+	assert_non_null(strstr(reply_error(reply), "longer than 4096 bytes"));
+	json_object_put(reply);
+	free(line);
+	free(big);
+
+	assert_int_equal(xb_control_handle(&ctx, "{\"cmd\":\0\"bans\"}", 15, &line), 0);
+	reply = json_tokener_parse(line);
+	assert_non_null(strstr(reply_error(reply), "NUL"));
+	json_object_put(reply);
+	free(line);
+}
+
+static void control_read_only_refuses_changes(void **state)
+{
+	static const char *const changes[] = {
+		"{\"cmd\":\"ban\",\"prefix\":\"192.0.2.1\"}",
+		"{\"cmd\":\"unban\",\"prefix\":\"192.0.2.1\"}",
+		"{\"cmd\":\"report\",\"addr\":\"192.0.2.1\"}",
+		"{\"cmd\":\"set\",\"key\":\"limit\",\"value\":\"3\"}",
+	};
+	struct xb_maps none = { .report_prog = -1 };
+	struct xb_control_ctx ctx = { .maps = &none, .read_only = true };
+
+	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+		struct json_object *reply = handle(&ctx, changes[i]);
+
+		assert_non_null(strstr(reply_error(reply), "read-only"));
+		json_object_put(reply);
+	}
+}
+
+static int hook_command(const char *cmd, struct json_object *request, struct json_object *reply,
+			char *err, size_t errlen, void *user)
+{
+	if (strcmp(cmd, "reload"))
+		return -ENOENT;
+	(*(int *)user)++;
+	json_object_object_add(reply, "reloaded", json_object_new_boolean(true));
+	return 0;
+}
+
+static void control_unknown_commands_go_to_the_daemon(void **state)
+{
+	struct xb_control_hooks hooks = { .command = hook_command };
+	struct xb_maps none = { .report_prog = -1 };
+	int calls = 0;
+	struct xb_control_ctx ctx = { .maps = &none, .hooks = &hooks, .user = &calls };
+	struct json_object *reply = handle(&ctx, "{\"cmd\":\"reload\"}");
+
+	assert_true(reply_ok(reply));
+	assert_true(json_object_get_boolean(get(reply, "reloaded")));
+	assert_int_equal(calls, 1);
+	json_object_put(reply);
+	reply = handle(&ctx, "{\"cmd\":\"frob\"}");
+	assert_non_null(strstr(reply_error(reply), "unknown command"));
+	json_object_put(reply);
+}
+
+/* --- the control client (no root) ---------------------------------------------------------- */
+
+static void client_reads_one_line(void **state)
+{
+	const char canned[] = "{\"ok\":true,\"n\":1}\n{\"ok\":true,\"n\":2}\n";
+	char err[XB_ERRLEN], *reply = NULL, got[64] = "";
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(write(sv[1], canned, strlen(canned)), (ssize_t)strlen(canned));
+	assert_int_equal(xb_control_call(sv[0], "{\"cmd\":\"stats\"}", 1000, &reply, err,
+					 sizeof(err)),
+			 0);
+	assert_string_equal(reply, "{\"ok\":true,\"n\":1}");
+	free(reply);
+	assert_true(read(sv[1], got, sizeof(got) - 1) > 0);
+	assert_string_equal(got, "{\"cmd\":\"stats\"}\n"); /* the request, newline-terminated */
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void client_reports_closed_and_silent_peers(void **state)
+{
+	char err[XB_ERRLEN], *reply = NULL;
+	int sv[2];
+
+	/* No reply at all: the timeout is the outcome asserted, not a measure of speed. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(xb_control_call(sv[0], "{\"cmd\":\"stats\"}", 50, &reply, err,
+					 sizeof(err)),
+			 -ETIMEDOUT);
+	assert_null(reply);
+	assert_non_null(strstr(err, "no reply"));
+	close(sv[0]);
+	close(sv[1]);
+
+	/* Half a line, then the peer stops writing: no reply, and no hang. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(write(sv[1], "{\"ok\":", 6), 6);
+	assert_int_equal(shutdown(sv[1], SHUT_WR), 0);
+	assert_int_equal(xb_control_call(sv[0], "{\"cmd\":\"stats\"}", 1000, &reply, err,
+					 sizeof(err)),
+			 -ECONNRESET);
+	assert_non_null(strstr(err, "closed the connection"));
+	/* The peer is gone altogether: the request cannot be sent, and there is no SIGPIPE. */
+	close(sv[1]);
+	assert_int_equal(xb_control_call(sv[0], "{\"cmd\":\"stats\"}", 1000, &reply, err,
+					 sizeof(err)),
+			 -EPIPE);
+	assert_null(reply);
+	close(sv[0]);
+}
+
+static void client_refuses_bad_requests_and_paths(void **state)
+{
+	char err[XB_ERRLEN], *reply = NULL, path[200];
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(xb_control_call(sv[0], "{\"cmd\":\n\"stats\"}", 1000, &reply, err,
+					 sizeof(err)),
+			 -EINVAL);
+	close(sv[0]);
+	close(sv[1]);
+	assert_int_equal(xb_control_connect("/run/xblib-no-such-dir/x.sock", err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/run/xblib-no-such-dir/x.sock"));
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	assert_int_equal(xb_control_connect(path, err, sizeof(err)), -ENAMETOOLONG);
+}
+
+/* --- config in the map --------------------------------------------------------------------- */
+
+static void config_defaults_then_written(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xdpban_config cfg, bad;
+	char err[XB_ERRLEN];
+	bool is_default;
+
+	assert_int_equal(xb_config_read(&f->m, &cfg), 0);
+	assert_int_equal(cfg.limit, XDPBAN_DEFAULT_LIMIT);
+	assert_int_equal(cfg.v6_prefix, XDPBAN_DEFAULT_V6_PREFIX);
+	assert_int_equal(xb_config_is_default(&f->m, &is_default), 0);
+	assert_true(is_default);
+
+	assert_int_equal(xb_config_set(&cfg, "limit", "3", err, sizeof(err)), 0);
+	assert_int_equal(xb_config_write(&f->m, &cfg, err, sizeof(err)), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	assert_int_equal(xb_config_read(&f->m, &cfg), 0);
+	assert_int_equal(cfg.limit, 3);
+	assert_int_equal(xb_config_is_default(&f->m, &is_default), 0);
+	assert_false(is_default);
+
+	bad = cfg;
+	bad.v6_prefix = 20;
+	assert_int_equal(xb_config_write(&f->m, &bad, err, sizeof(err)), -EINVAL);
+	assert_int_equal(xb_config_read(&f->m, &cfg), 0);
+	assert_int_equal(cfg.v6_prefix, XDPBAN_DEFAULT_V6_PREFIX); /* unchanged */
+}
+
+/* --- bans ---------------------------------------------------------------------------------- */
+
+static void ban_address_drops_then_unban_passes(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix p = P("192.0.2.10");
+	struct xdpban_ban ban;
+	struct xdpban_key key;
+	char err[XB_ERRLEN];
+	__u64 before = dp_now_ns();
+
+	assert_int_equal(run_tcp4(f, "192.0.2.10", TCP_ACK), XDP_PASS);
+	assert_int_equal(xb_ban(&f->m, &p, 3600, err, sizeof(err)), 0);
+	assert_int_equal(dp_key("192.0.2.10", 64, &key), 0);
+	assert_int_equal(dp_ban(&f->dp, &key, &ban), 0);
+	assert_int_equal(ban.reason, XDPBAN_REASON_MANUAL);
+	assert_int_equal(ban.count, 0);
+	assert_true(ban.start_ns >= before && ban.start_ns <= dp_now_ns());
+	assert_true(ban.expires_ns == ban.start_ns + 3600 * NS_PER_SEC);
+	/* the ban filter was kept exact: the data path finds the ban */
+	assert_int_equal(run_tcp4(f, "192.0.2.10", TCP_ACK), XDP_DROP);
+	assert_int_equal(run_tcp4(f, "192.0.2.11", TCP_ACK), XDP_PASS);
+
+	assert_int_equal(xb_unban(&f->m, &p, err, sizeof(err)), 0);
+	assert_int_equal(dp_ban(&f->dp, &key, &ban), -ENOENT);
+	assert_int_equal(run_tcp4(f, "192.0.2.10", TCP_ACK), XDP_PASS);
+	err[0] = '\0';
+	assert_int_equal(xb_unban(&f->m, &p, err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "no ban on 192.0.2.10");
+}
+
+static void ban_permanent_has_no_expiry(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix p = P("2001:db8:5:6::/64");
+	struct xdpban_ban ban;
+	struct xdpban_key key;
+	char err[XB_ERRLEN];
+
+	/* /64 is the key granularity: a ban-table entry, not a prefix ban */
+	assert_int_equal(xb_ban(&f->m, &p, 0, err, sizeof(err)), 0);
+	assert_int_equal(dp_key("2001:db8:5:6::77", 64, &key), 0);
+	assert_int_equal(dp_ban(&f->dp, &key, &ban), 0);
+	assert_int_equal(ban.expires_ns, 0);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET6), 0);
+}
+
+static void ban_prefix_goes_to_policy_trie(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix p = P("198.51.100.0/24"), in = P("198.51.100.77");
+	struct xb_query_info q;
+	char err[XB_ERRLEN];
+	__u64 t0 = dp_now_ns();
+
+	assert_int_equal(xb_ban(&f->m, &p, 600, err, sizeof(err)), 0);
+	assert_int_equal(ban_count(f), 0);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
+	assert_int_equal(run_tcp4(f, "198.51.100.77", TCP_ACK), XDP_DROP);
+	assert_int_equal(run_tcp4(f, "198.51.101.77", TCP_ACK), XDP_PASS);
+
+	assert_int_equal(xb_query(&f->m, &in, &q), 0);
+	assert_true(q.banned);
+	assert_string_equal(q.ban_reason, "manual");
+	assert_seconds_left(q.seconds_left, 600, t0);
+	assert_int_equal(q.policy, XDPBAN_POLICY_DENY);
+	assert_string_equal(q.policy_match, "198.51.100.0/24");
+	assert_int_equal(q.policy_list, XDPBAN_LIST_MANUAL_BAN);
+
+	assert_int_equal(xb_unban(&f->m, &p, err, sizeof(err)), 0);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 0);
+	assert_int_equal(run_tcp4(f, "198.51.100.77", TCP_ACK), XDP_PASS);
+}
+
+static void ban_refuses_trusted_overlap_and_changes_nothing(void **state)
+{
+	static const char *const refused[] = {
+		"192.0.2.5",       /* inside trusted, at key granularity */
+		"192.0.2.0/25",    /* inside trusted */
+		"192.0.2.0/24",    /* the trusted prefix itself */
+		"192.0.0.0/16",    /* contains trusted */
+		"2001:db8:7::/48", /* contains trusted 2001:db8:7:1::/64 */
+		"2001:db8:7:1::/64",
+	};
+	struct fixture *f = need_maps(state);
+	char err[XB_ERRLEN];
+
+	assert_int_equal(dp_policy_add(&f->dp, "192.0.2.0/24", XDPBAN_POLICY_TRUSTED), 0);
+	assert_int_equal(dp_policy_add(&f->dp, "2001:db8:7:1::/64", XDPBAN_POLICY_TRUSTED), 0);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct xb_prefix p = P(refused[i]);
+
+		err[0] = '\0';
+		assert_int_equal(xb_ban(&f->m, &p, 60, err, sizeof(err)), -EPERM);
+		if (!strstr(err, "trusted"))
+			fail_msg("%s: message '%s' does not name the trusted entry", refused[i], err);
+	}
+	assert_int_equal(ban_count(f), 0);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET6), 1);
+}
+
+static void ban_refuses_zero_length_and_list_deny(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix all = P("0.0.0.0/0"), same = P("203.0.113.0/24"),
+			 inner = P("203.0.113.0/25");
+	char err[XB_ERRLEN];
+
+	assert_int_equal(xb_ban(&f->m, &all, 60, err, sizeof(err)), -EINVAL);
+	assert_int_equal(dp_policy_add(&f->dp, "203.0.113.0/24", XDPBAN_POLICY_DENY), 0);
+	assert_int_equal(xb_ban(&f->m, &same, 60, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "list 1"));
+	assert_int_equal(xb_ban(&f->m, &inner, 0, err, sizeof(err)), -EEXIST);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
+	/* unban never removes a list's entry */
+	assert_int_equal(xb_unban(&f->m, &same, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "denied by list 1"));
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
+}
+
+static int collect_prefixes(const struct xb_policy_entry *e, void *ctx)
+{
+	char text[64];
+
+	xb_prefix_format(&e->prefix, text, sizeof(text));
+	strcat(ctx, text);
+	strcat(ctx, " ");
+	return 0;
+}
+
+/* A wider manual ban replaces the narrower ones that would expire first: an expired inner entry
+ * would otherwise punch a hole in the outer one (docs/datapath.md: no fallback on expiry). */
+static void ban_wider_replaces_inner_that_expire_first(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix inner_short = P("198.51.100.0/26"), inner_long = P("198.51.100.64/26"),
+			 outer = P("198.51.100.0/24");
+	char err[XB_ERRLEN], seen[256] = "";
+
+	assert_int_equal(xb_ban(&f->m, &inner_short, 60, err, sizeof(err)), 0);
+	assert_int_equal(xb_ban(&f->m, &inner_long, 0, err, sizeof(err)), 0);
+	assert_int_equal(xb_ban(&f->m, &outer, 3600, err, sizeof(err)), 0);
+	assert_int_equal(xb_policy_foreach(&f->m, collect_prefixes, seen), 0);
+	assert_null(strstr(seen, "198.51.100.0/26"));
+	assert_non_null(strstr(seen, "198.51.100.64/26"));
+	assert_non_null(strstr(seen, "198.51.100.0/24"));
+	/* and a narrower ban inside a longer-lasting one is redundant */
+	assert_int_equal(xb_ban(&f->m, &inner_short, 60, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "198.51.100.0/24 (a manual ban)"));
+}
+
+struct ban_seen {
+	int n;
+	struct xb_ban_info last[4];
+};
+
+static int collect_bans(const struct xb_ban_info *ban, void *ctx)
+{
+	struct ban_seen *s = ctx;
+
+	if (s->n < 4)
+		s->last[s->n] = *ban;
+	s->n++;
+	return 0;
+}
+
+static const struct xb_ban_info *find_ban(struct ban_seen *s, const char *prefix)
+{
+	for (int i = 0; i < s->n && i < 4; i++)
+		if (!strcmp(s->last[i].prefix, prefix))
+			return &s->last[i];
+	fail_msg("ban %s not listed", prefix);
+	return NULL;
+}
+
+static void ban_foreach_lists_both_tables_and_skips_expired(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix net = P("2001:db8:9::/48"), addr = P("192.0.2.44");
+	struct xdpban_ban expired = { .start_ns = 1, .expires_ns = 2, .reason = XDPBAN_REASON_ERRORS };
+	struct xdpban_ban auto_ban;
+	struct xdpban_key key;
+	struct ban_seen seen = {};
+	const struct xb_ban_info *b;
+	char err[XB_ERRLEN];
+	__u64 now = dp_now_ns();
+	time_t wall_now = xb_boot_to_wall(now);
+
+	assert_int_equal(xb_ban(&f->m, &net, 0, err, sizeof(err)), 0);
+	assert_int_equal(xb_ban(&f->m, &addr, 120, err, sizeof(err)), 0);
+	dp_key("192.0.2.45", 64, &key);
+	auto_ban = (struct xdpban_ban){ .start_ns = now - 30 * NS_PER_SEC,
+					.expires_ns = now + 90 * NS_PER_SEC, .count = 11,
+					.reason = XDPBAN_REASON_ERRORS,
+					.classes = XDPBAN_CLASS_MALFORMED };
+	assert_int_equal(dp_put_ban(&f->dp, &key, &auto_ban), 0);
+	dp_key("192.0.2.46", 64, &key);
+	assert_int_equal(dp_put_ban(&f->dp, &key, &expired), 0);
+
+	assert_int_equal(xb_ban_foreach(&f->m, collect_bans, &seen), 0);
+	assert_int_equal(seen.n, 3);
+	b = find_ban(&seen, "2001:db8:9::/48");
+	assert_string_equal(b->reason, "manual");
+	assert_int_equal(b->seconds_left, -1);
+	assert_int_equal(b->started, 0);
+	assert_string_equal(b->table, "policy");
+	b = find_ban(&seen, "192.0.2.45");
+	assert_string_equal(b->reason, "errors");
+	assert_int_equal(b->count, 11);
+	assert_int_equal(b->classes, XDPBAN_CLASS_MALFORMED);
+	assert_seconds_left(b->seconds_left, 90, now);
+	assert_true(llabs((long long)(b->started - (wall_now - 30))) <= 1); /* rounding only */
+	assert_string_equal(b->table, "bans");
+	b = find_ban(&seen, "192.0.2.44");
+	assert_seconds_left(b->seconds_left, 120, now);
+	assert_int_equal(xb_count_banned(&f->m, dp_now_ns()), 2);
+}
+
+static int stop_at_first(const struct xb_ban_info *ban, void *ctx)
+{
+	(*(int *)ctx)++;
+	return 42;
+}
+
+static void ban_foreach_stops_when_asked(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix a = P("192.0.2.1"), b = P("192.0.2.2");
+	char err[XB_ERRLEN];
+	int calls = 0;
+
+	assert_int_equal(xb_ban(&f->m, &a, 0, err, sizeof(err)), 0);
+	assert_int_equal(xb_ban(&f->m, &b, 0, err, sizeof(err)), 0);
+	assert_int_equal(xb_ban_foreach(&f->m, stop_at_first, &calls), 42);
+	assert_int_equal(calls, 1);
+}
+
+/* --- a million bans ------------------------------------------------------------------------ */
+
+#define MANY_BANS (1u << 20)
+
+static int setup_many(void **state)
+{
+	return fixture_open(state, MANY_BANS);
+}
+
+struct many_seen {
+	unsigned char *hit;
+	__u32 n, dup, foreign;
+};
+
+static int mark_ban(const struct xb_ban_info *ban, void *ctx)
+{
+	struct many_seen *s = ctx;
+	struct in_addr a;
+	__u32 i;
+
+	s->n++;
+	if (inet_pton(AF_INET, ban->prefix, &a) != 1) {
+		s->foreign++;
+		return 0;
+	}
+	i = ntohl(a.s_addr) - 0x0a000000u; /* 10.0.0.0 + i: only in this unpinned test map */
+	if (i >= MANY_BANS) {
+		s->foreign++;
+		return 0;
+	}
+	s->dup += s->hit[i];
+	s->hit[i] = 1;
+	return 0;
+}
+
+static void ban_foreach_lists_a_million(void **state)
+{
+	struct fixture *f = need_maps(state);
+	const __u32 chunk = 65536;
+	struct xdpban_key *keys = calloc(chunk, sizeof(*keys));
+	struct xdpban_ban *vals = calloc(chunk, sizeof(*vals));
+	struct many_seen seen = { .hit = calloc(MANY_BANS, 1) };
+	struct timespec t0, t1;
+	__u64 now = dp_now_ns();
+
+	assert_non_null(keys);
+	assert_non_null(vals);
+	assert_non_null(seen.hit);
+	for (__u32 base = 0; base < MANY_BANS; base += chunk) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 n = chunk;
+
+		for (__u32 i = 0; i < chunk; i++) {
+			__u32 addr = htonl(0x0a000000u + base + i);
+
+			keys[i] = (struct xdpban_key){ .family = XDPBAN_FAMILY_INET, .prefixlen = 32 };
+			memcpy(keys[i].addr, &addr, 4);
+			vals[i] = (struct xdpban_ban){ .start_ns = now, .reason = XDPBAN_REASON_ERRORS,
+						       .count = 11 };
+		}
+		/* Straight into the table: only the listing is under test here. */
+		assert_int_equal(bpf_map_update_batch(f->m.bans, keys, vals, &n, &opts), 0);
+		assert_int_equal(n, chunk);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(xb_ban_foreach(&f->m, mark_ban, &seen), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(seen.n, MANY_BANS);
+	assert_int_equal(seen.dup, 0);
+	assert_int_equal(seen.foreign, 0);
+	/* Reported, not asserted: the machine is shared. */
+	print_message("listed %u bans in %.0f ms\n", seen.n,
+		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	free(keys);
+	free(vals);
+	free(seen.hit);
+}
+
+/* --- query, sweep, stats, reports, lists ---------------------------------------------------- */
+
+static void query_counts_only_the_current_window(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix a = P("2001:db8:3:4::9"), b = P("192.0.2.99");
+	__u32 now_s = dp_now_ns() / NS_PER_SEC;
+	struct xdpban_key key;
+	struct xb_query_info q;
+
+	dp_key("2001:db8:3:4::1", 64, &key); /* same /64 as a */
+	assert_int_equal(dp_put_counter(&f->dp, &key, now_s - 10, 7), 0);
+	assert_int_equal(xb_query(&f->m, &a, &q), 0);
+	assert_int_equal(q.count, 7);
+	assert_string_equal(q.key, "2001:db8:3:4::/64");
+	assert_false(q.banned);
+	assert_int_equal(q.seconds_left, 0);
+	assert_null(q.ban_reason);
+	assert_int_equal(q.policy, XDPBAN_POLICY_NONE);
+	assert_string_equal(q.policy_match, "");
+
+	dp_key("192.0.2.99", 64, &key);
+	assert_int_equal(dp_put_counter(&f->dp, &key, now_s - XDPBAN_DEFAULT_WINDOW_S, 9), 0);
+	assert_int_equal(xb_query(&f->m, &b, &q), 0);
+	assert_int_equal(q.count, 0); /* the window has passed */
+
+	a = P("192.0.2.0/24");
+	assert_int_equal(xb_query(&f->m, &a, &q), -EINVAL);
+}
+
+static void query_shows_trusted_match(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix a = P("198.51.100.200");
+	struct xb_query_info q;
+
+	assert_int_equal(dp_policy_add(&f->dp, "198.51.100.0/24", XDPBAN_POLICY_DENY), 0);
+	assert_int_equal(dp_policy_add(&f->dp, "198.51.100.192/26", XDPBAN_POLICY_TRUSTED), 0);
+	assert_int_equal(xb_query(&f->m, &a, &q), 0);
+	assert_int_equal(q.policy, XDPBAN_POLICY_TRUSTED);
+	assert_string_equal(q.policy_match, "198.51.100.192/26");
+	assert_int_equal(q.policy_list, 1);
+	assert_false(q.banned);
+}
+
+static void sweep_removes_only_what_is_over(void **state)
+{
+	struct fixture *f = need_maps(state);
+	__u64 now = dp_now_ns();
+	__u32 now_s = now / NS_PER_SEC;
+	struct xdpban_ban old = { .start_ns = now - 100 * NS_PER_SEC,
+				  .expires_ns = now - NS_PER_SEC, .reason = XDPBAN_REASON_ERRORS };
+	struct xdpban_ban live = { .start_ns = now, .expires_ns = now + 100 * NS_PER_SEC,
+				   .reason = XDPBAN_REASON_ERRORS };
+	struct xdpban_policy stale_pol = { .verdict = XDPBAN_POLICY_DENY,
+					   .list_id = XDPBAN_LIST_MANUAL_BAN,
+					   .expires_ns = now - NS_PER_SEC };
+	struct xdpban_lpm4_key pk = { .prefixlen = 24, .addr = { 198, 51, 100, 0 } };
+	struct xb_prefix live_net = P("203.0.113.0/24");
+	struct xdpban_key key;
+	char err[XB_ERRLEN];
+
+	dp_key("192.0.2.1", 64, &key);
+	assert_int_equal(dp_put_ban(&f->dp, &key, &old), 0);
+	dp_key("192.0.2.2", 64, &key);
+	assert_int_equal(dp_put_ban(&f->dp, &key, &live), 0);
+	dp_key("192.0.2.3", 64, &key);
+	assert_int_equal(dp_put_counter(&f->dp, &key, now_s - XDPBAN_DEFAULT_WINDOW_S - 1, 4), 0);
+	dp_key("192.0.2.4", 64, &key);
+	assert_int_equal(dp_put_counter(&f->dp, &key, now_s - 5, 4), 0);
+	assert_int_equal(bpf_map_update_elem(f->m.policy4, &pk, &stale_pol, BPF_ANY), 0);
+	assert_int_equal(xb_ban(&f->m, &live_net, 100, err, sizeof(err)), 0);
+
+	assert_int_equal(xb_sweep(&f->m, now), 3);
+	assert_int_equal(ban_count(f), 1);
+	assert_int_equal(dp_map_count(f->m.counts, sizeof(struct xdpban_key)), 1);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
+	assert_int_equal(xb_count_tracked(&f->m), 1);
+	/* the swept ban's ban-filter slot was released, the live one's kept */
+	dp_key("192.0.2.1", 64, &key);
+	assert_int_equal(banfilter_slot_value(f, &key), 0);
+	dp_key("192.0.2.2", 64, &key);
+	assert_int_equal(banfilter_slot_value(f, &key), 1);
+	assert_int_equal(xb_sweep(&f->m, now), 0);
+}
+
+static void stats_sum_and_names(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xdpban_stat_value st[XDPBAN_STAT__MAX];
+
+	assert_int_equal(run_tcp4(f, "192.0.2.7", TCP_SYNFIN), XDP_DROP);
+	assert_int_equal(run_tcp4(f, "192.0.2.7", TCP_ACK), XDP_PASS);
+	assert_int_equal(xb_stats_read(&f->m, st), 0);
+	assert_int_equal(st[XDPBAN_STAT_DROP_MALFORMED].packets, 1);
+	assert_int_equal(st[XDPBAN_STAT_DROP_MALFORMED].bytes, 54);
+	assert_int_equal(st[XDPBAN_STAT_PASSED].packets, 1);
+	assert_int_equal(st[XDPBAN_STAT_ERRORS].packets, 1);
+	assert_string_equal(xb_stat_name(XDPBAN_STAT_PASSED), "passed");
+	assert_string_equal(xb_stat_name(XDPBAN_STAT_DROP_MALFORMED), "drop_malformed");
+	assert_string_equal(xb_stat_name(XDPBAN_STAT_EVENTS_LOST), "events_lost");
+	assert_string_equal(xb_stat_name(XDPBAN_STAT__MAX), "?");
+	assert_int_equal(xb_count_tracked(&f->m), 1);
+}
+
+static void report_bans_past_the_limit(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	struct xb_prefix a = P("203.0.113.9"), net = P("203.0.113.0/24");
+	__u32 status, count;
+	char err[XB_ERRLEN];
+
+	cfg.limit = 3;
+	assert_int_equal(xb_config_write(&f->m, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(xb_report(&f->m, &a, 2, &status, &count), 0);
+	assert_string_equal(xb_report_status_name(status), "counted");
+	assert_int_equal(count, 2);
+	assert_int_equal(xb_report(&f->m, &a, 2, &status, &count), 0);
+	assert_string_equal(xb_report_status_name(status), "banned");
+	assert_int_equal(count, 4);
+	assert_int_equal(xb_report(&f->m, &a, 1, &status, &count), 0);
+	assert_string_equal(xb_report_status_name(status), "already_banned");
+	assert_int_equal(run_tcp4(f, "203.0.113.9", TCP_ACK), XDP_DROP);
+	assert_int_equal(xb_report(&f->m, &net, 1, &status, &count), -EINVAL);
+	assert_int_equal(xb_report(&f->m, &a, 0, &status, &count), -EINVAL);
+}
+
+static void lists_count_per_list(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xdpban_policy list2 = { .verdict = XDPBAN_POLICY_TRUSTED, .list_id = 2 };
+	struct xdpban_lpm4_key k = { .prefixlen = 24, .addr = { 203, 0, 113, 0 } };
+	struct xb_prefix manual = P("198.51.100.0/25");
+	struct xb_list_count *rows;
+	char err[XB_ERRLEN];
+	size_t n;
+
+	assert_int_equal(dp_policy_add(&f->dp, "192.0.2.0/24", XDPBAN_POLICY_DENY), 0);
+	assert_int_equal(dp_policy_add(&f->dp, "192.0.2.128/25", XDPBAN_POLICY_DENY), 0);
+	assert_int_equal(dp_policy_add(&f->dp, "2001:db8::/32", XDPBAN_POLICY_DENY), 0);
+	assert_int_equal(bpf_map_update_elem(f->m.policy4, &k, &list2, BPF_ANY), 0);
+	assert_int_equal(xb_ban(&f->m, &manual, 60, err, sizeof(err)), 0);
+
+	assert_int_equal(xb_lists_count(&f->m, &rows, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(rows[0].list_id, 1);
+	assert_int_equal(rows[0].verdict, XDPBAN_POLICY_DENY);
+	assert_int_equal(rows[0].ipv4, 2);
+	assert_int_equal(rows[0].ipv6, 1);
+	assert_int_equal(rows[1].list_id, 2);
+	assert_int_equal(rows[1].verdict, XDPBAN_POLICY_TRUSTED);
+	assert_int_equal(rows[1].ipv4, 1);
+	assert_int_equal(rows[2].list_id, XDPBAN_LIST_MANUAL_BAN);
+	assert_int_equal(rows[2].ipv4, 1);
+	free(rows);
+}
+
+/* --- JSON and the handler on real maps ------------------------------------------------------- */
+
+/* xb_json_bans writes its text directly (for speed): parse it back and check every field. */
+static void json_bans_fields(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_prefix net = P("198.51.100.0/24");
+	__u64 now = dp_now_ns();
+	struct xdpban_ban ban = { .start_ns = now - 5 * NS_PER_SEC,
+				  .expires_ns = now + 60 * NS_PER_SEC, .count = 4294967295u,
+				  .reason = XDPBAN_REASON_REPORTED, .classes = XDPBAN_CLASS_ALL };
+	struct json_object *bans, *parsed, *b;
+	struct xdpban_key key;
+	const char *line;
+	char err[XB_ERRLEN], want[32];
+
+	assert_int_equal(xb_ban(&f->m, &net, 0, err, sizeof(err)), 0);
+	dp_key("2001:db8::1", 64, &key);
+	assert_int_equal(dp_put_ban(&f->dp, &key, &ban), 0);
+	assert_int_equal(xb_json_bans(&f->m, &bans), 0);
+	line = xb_json_line(bans);
+	assert_non_null(strstr(line, "\"198.51.100.0/24\"")); /* '/' not escaped */
+	assert_null(strchr(line, '\n'));
+	parsed = json_tokener_parse(line);
+	assert_non_null(parsed);
+	assert_int_equal(json_object_array_length(parsed), 2);
+	for (size_t i = 0; i < 2; i++) {
+		b = json_object_array_get_idx(parsed, i);
+		assert_int_equal(json_object_object_length(b), 7);
+		if (!strcmp(json_object_get_string(get(b, "prefix")), "198.51.100.0/24")) {
+			assert_int_equal(json_object_get_int64(get(b, "count")), 0);
+			assert_string_equal(json_object_get_string(get(b, "reason")), "manual");
+			assert_int_equal(json_object_get_int64(get(b, "seconds_left")), -1);
+			assert_true(json_object_is_type(get(b, "started"), json_type_null));
+			assert_int_equal(json_object_array_length(get(b, "classes")), 0);
+			assert_string_equal(json_object_get_string(get(b, "table")), "policy");
+			continue;
+		}
+		assert_string_equal(json_object_get_string(get(b, "prefix")), "2001:db8::/64");
+		assert_int_equal(json_object_get_int64(get(b, "count")), 4294967295ll);
+		assert_string_equal(json_object_get_string(get(b, "reason")), "reported");
+		assert_seconds_left(json_object_get_int64(get(b, "seconds_left")), 60, now);
+		xb_time_format(xb_boot_to_wall(ban.start_ns), want, sizeof(want));
+		/* the same second, or the next: the listing rounds from its own "now" */
+		if (strcmp(json_object_get_string(get(b, "started")), want)) {
+			xb_time_format(xb_boot_to_wall(ban.start_ns) + 1, want, sizeof(want));
+			assert_string_equal(json_object_get_string(get(b, "started")), want);
+		}
+		assert_string_equal(json_object_get_string(
+					    json_object_array_get_idx(get(b, "classes"), 0)),
+				    "malformed");
+		assert_string_equal(json_object_get_string(
+					    json_object_array_get_idx(get(b, "classes"), 1)),
+				    "reported");
+		assert_string_equal(json_object_get_string(get(b, "table")), "bans");
+	}
+	json_object_put(parsed);
+	json_object_put(bans);
+}
+
+static int status_hook(struct json_object *reply, void *user)
+{
+	json_object_object_add(reply, "config_file", json_object_new_string(user));
+	return 0;
+}
+
+static void banned_hook(const struct xb_prefix *p, __u32 seconds, void *user)
+{
+	(*(char *)user)++;
+}
+
+static void handler_on_maps(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_control_hooks hooks = { .status = status_hook };
+	struct xb_control_ctx ctx = { .maps = &f->m, .hooks = &hooks, .user = "/etc/xb.conf" };
+	struct json_object *r, *cfg;
+
+	assert_int_equal(run_tcp4(f, "192.0.2.7", TCP_SYNFIN), XDP_DROP);
+	r = handle(&ctx, "{\"cmd\":\"status\"}");
+	assert_true(reply_ok(r));
+	assert_true(json_object_get_boolean(get(r, "daemon")));
+	assert_string_equal(json_object_get_string(get(r, "config_file")), "/etc/xb.conf");
+	assert_int_equal(json_object_get_int64(get(r, "tracked")), 1);
+	assert_int_equal(json_object_get_int64(get(r, "banned")), 0);
+	cfg = get(r, "config");
+	assert_int_equal(json_object_get_int64(get(cfg, "limit")), 10);
+	assert_true(json_object_get_boolean(get(cfg, "defaults")));
+	assert_int_equal(
+		json_object_get_int64(get(get(get(r, "stats"), "drop_malformed"), "packets")), 1);
+	json_object_put(r);
+
+	r = handle(&ctx, "{\"cmd\":\"set\",\"key\":\"window\",\"value\":\"2h\"}");
+	assert_true(reply_ok(r));
+	assert_int_equal(json_object_get_int64(get(get(r, "config"), "window")), 7200);
+	assert_false(json_object_get_boolean(get(get(r, "config"), "defaults")));
+	json_object_put(r);
+	r = handle(&ctx, "{\"cmd\":\"set\",\"key\":\"limit\",\"value\":4}");
+	assert_true(reply_ok(r));
+	assert_int_equal(json_object_get_int64(get(get(r, "config"), "limit")), 4);
+	json_object_put(r);
+	r = handle(&ctx, "{\"cmd\":\"set\",\"key\":\"limit\",\"value\":\"-4\"}");
+	assert_non_null(strstr(reply_error(r), "bad limit"));
+	json_object_put(r);
+
+	r = handle(&ctx, "{\"cmd\":\"query\",\"addr\":\"192.0.2.7\"}");
+	assert_int_equal(json_object_get_int64(get(r, "count")), 1);
+	assert_string_equal(json_object_get_string(get(r, "policy")), "none");
+	assert_true(json_object_is_type(get(r, "policy_match"), json_type_null));
+	json_object_put(r);
+}
+
+static void handler_ban_unban_and_hooks(void **state)
+{
+	struct fixture *f = need_maps(state);
+	char banned = 0;
+	struct xb_control_hooks hooks = { .banned = banned_hook };
+	struct xb_control_ctx ctx = { .maps = &f->m, .hooks = &hooks, .user = &banned };
+	struct json_object *r;
+
+	r = handle(&ctx, "{\"cmd\":\"ban\",\"prefix\":\"2001:db8:a::/48\",\"seconds\":60}");
+	assert_true(reply_ok(r));
+	assert_string_equal(json_object_get_string(get(r, "prefix")), "2001:db8:a::/48");
+	json_object_put(r);
+	assert_int_equal(banned, 1);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET6), 1);
+
+	r = handle(&ctx, "{\"cmd\":\"bans\"}");
+	assert_int_equal(json_object_array_length(get(r, "bans")), 1);
+	json_object_put(r);
+	r = handle(&ctx, "{\"cmd\":\"lists\"}");
+	assert_int_equal(json_object_get_int64(
+				 get(json_object_array_get_idx(get(r, "lists"), 0), "ipv6")),
+			 1);
+	json_object_put(r);
+
+	r = handle(&ctx, "{\"cmd\":\"unban\",\"prefix\":\"2001:db8:a::/48\"}");
+	assert_true(reply_ok(r));
+	json_object_put(r);
+	r = handle(&ctx, "{\"cmd\":\"unban\",\"prefix\":\"2001:db8:a::/48\"}");
+	assert_string_equal(reply_error(r), "no ban on 2001:db8:a::/48");
+	json_object_put(r);
+	assert_int_equal(banned, 1); /* a failed request calls no hook */
+
+	r = handle(&ctx, "{\"cmd\":\"report\",\"addr\":\"192.0.2.1\",\"count\":3}");
+	assert_string_equal(json_object_get_string(get(r, "result")), "counted");
+	assert_int_equal(json_object_get_int64(get(r, "count")), 3);
+	json_object_put(r);
+}
+
+#define MAPS_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		/* no root needed */
+		cmocka_unit_test(prefix_parse_accepts_and_formats),
+		cmocka_unit_test(prefix_parse_rejects_with_one_line),
+		cmocka_unit_test(key_masks_ipv6_to_the_prefix),
+		cmocka_unit_test(prefix_contains),
+		cmocka_unit_test(config_set_accepts),
+		cmocka_unit_test(config_set_rejects_and_keeps),
+		cmocka_unit_test(classes_format_round_trip),
+		cmocka_unit_test(time_formats_rfc3339_utc),
+		cmocka_unit_test(control_rejects_bad_requests),
+		cmocka_unit_test(control_rejects_oversized_and_nul),
+		cmocka_unit_test(control_read_only_refuses_changes),
+		cmocka_unit_test(control_unknown_commands_go_to_the_daemon),
+		cmocka_unit_test(client_reads_one_line),
+		cmocka_unit_test(client_reports_closed_and_silent_peers),
+		cmocka_unit_test(client_refuses_bad_requests_and_paths),
+		/* the real data path, loaded unpinned per test */
+		MAPS_TEST(config_defaults_then_written),
+		MAPS_TEST(ban_address_drops_then_unban_passes),
+		MAPS_TEST(ban_permanent_has_no_expiry),
+		MAPS_TEST(ban_prefix_goes_to_policy_trie),
+		MAPS_TEST(ban_refuses_trusted_overlap_and_changes_nothing),
+		MAPS_TEST(ban_refuses_zero_length_and_list_deny),
+		MAPS_TEST(ban_wider_replaces_inner_that_expire_first),
+		MAPS_TEST(ban_foreach_lists_both_tables_and_skips_expired),
+		MAPS_TEST(ban_foreach_stops_when_asked),
+		cmocka_unit_test_setup_teardown(ban_foreach_lists_a_million, setup_many, teardown),
+		MAPS_TEST(query_counts_only_the_current_window),
+		MAPS_TEST(query_shows_trusted_match),
+		MAPS_TEST(sweep_removes_only_what_is_over),
+		MAPS_TEST(stats_sum_and_names),
+		MAPS_TEST(report_bans_past_the_limit),
+		MAPS_TEST(lists_count_per_list),
+		MAPS_TEST(json_bans_fields),
+		MAPS_TEST(handler_on_maps),
+		MAPS_TEST(handler_ban_unban_and_hooks),
+	};
+
+	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);
+}

@@ -1,0 +1,458 @@
+/* bans.c - manual bans and unbans, and the listing of every active ban.
+ *
+ * A ban at the data path's key granularity (an IPv4 address, an IPv6 prefix of exactly
+ * v6_prefix bits) goes into xdpban_bans; any other prefix becomes a timed deny entry in the
+ * policy tries with list XDPBAN_LIST_MANUAL_BAN. The data path treats an expired timed entry as
+ * "no entry" without falling back to a shorter prefix, so a manual prefix ban must never leave
+ * a hole when it expires: it is refused inside a deny prefix that outlasts it, and it replaces
+ * the manual bans inside it that would expire first. It never overrides a trusted prefix and
+ * never touches a list's own entries.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "banfilter.h"
+#include "libxdpban.h"
+
+#define NS_PER_SEC 1000000000ull
+
+const char *xb_reason_name(__u8 reason)
+{
+	switch (reason) {
+	case XDPBAN_REASON_ERRORS:
+		return "errors";
+	case XDPBAN_REASON_MANUAL:
+		return "manual";
+	case XDPBAN_REASON_REPORTED:
+		return "reported";
+	}
+	return "?";
+}
+
+static unsigned int family_bits(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? 32 : 128;
+}
+
+/* True when the ban belongs in xdpban_bans rather than in a policy trie. */
+static bool at_key_granularity(const struct xb_prefix *p, __u8 v6_prefix)
+{
+	return p->family == XDPBAN_FAMILY_INET ? p->plen == 32 : p->plen == v6_prefix;
+}
+
+static void key_from_prefix(const struct xb_prefix *p, struct xdpban_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->family = p->family;
+	key->prefixlen = p->plen;
+	memcpy(key->addr, p->addr, p->family == XDPBAN_FAMILY_INET ? 4 : 16);
+}
+
+/* A ban that ends at `expires` (0 = never) outlasts one that ends at `other`. */
+static bool outlasts(__u64 expires, __u64 other)
+{
+	return expires == 0 || (other != 0 && expires >= other);
+}
+
+static void describe_entry(const struct xb_policy_entry *e, char *buf, size_t len)
+{
+	char prefix[64];
+
+	xb_prefix_format(&e->prefix, prefix, sizeof(prefix));
+	if (e->policy.list_id == XDPBAN_LIST_MANUAL_BAN)
+		snprintf(buf, len, "%s (a manual ban)", prefix);
+	else
+		snprintf(buf, len, "%s (list %u)", prefix, e->policy.list_id);
+}
+
+/* What the policy trie of the target's family holds around a prospective ban. */
+struct survey {
+	struct xb_prefix target;
+	__u64 expires; /* of the new ban; 0 = permanent */
+	bool has_cover, has_exact, has_trusted;
+	struct xb_policy_entry cover;   /* the longest active entry containing the target */
+	struct xb_policy_entry exact;   /* an entry at exactly the target */
+	struct xb_policy_entry trusted; /* a trusted entry inside the target */
+	struct xb_prefix *doomed;       /* manual bans inside that would end first */
+	size_t n_doomed, cap_doomed;
+};
+
+static int survey_doom(struct survey *s, const struct xb_prefix *p)
+{
+	if (s->n_doomed == s->cap_doomed) {
+		size_t cap = s->cap_doomed ? 2 * s->cap_doomed : 16;
+		struct xb_prefix *d = realloc(s->doomed, cap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		s->doomed = d;
+		s->cap_doomed = cap;
+	}
+	s->doomed[s->n_doomed++] = *p;
+	return 0;
+}
+
+static int survey_entry(const struct xb_policy_entry *e, void *ctx)
+{
+	struct survey *s = ctx;
+	bool manual = e->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
+
+	if (e->prefix.plen == s->target.plen && xb_prefix_contains(&e->prefix, &s->target)) {
+		s->has_exact = true;
+		s->exact = *e;
+		return 0;
+	}
+	if (xb_prefix_contains(&e->prefix, &s->target)) {
+		if (!e->expired && (!s->has_cover || e->prefix.plen > s->cover.prefix.plen)) {
+			s->has_cover = true;
+			s->cover = *e;
+		}
+		return 0;
+	}
+	if (!xb_prefix_contains(&s->target, &e->prefix))
+		return 0;
+	if (e->policy.verdict == XDPBAN_POLICY_TRUSTED && !s->has_trusted) {
+		s->has_trusted = true;
+		s->trusted = *e;
+	}
+	if (manual && (e->expired || !outlasts(e->policy.expires_ns, s->expires)))
+		return survey_doom(s, &e->prefix);
+	return 0;
+}
+
+static int survey_policy(const struct xb_maps *m, struct survey *s)
+{
+	return xb_policy_foreach_family(m, s->target.family, survey_entry, s);
+}
+
+/* Refuses a ban that would override or be overridden by a trusted prefix. */
+static int check_trust(const struct survey *s, const char *text, char *err, size_t errlen)
+{
+	char what[96];
+
+	if (s->has_exact && s->exact.policy.verdict == XDPBAN_POLICY_TRUSTED) {
+		describe_entry(&s->exact, what, sizeof(what));
+		snprintf(err, errlen, "refusing to ban %s: it is trusted by %s", text, what);
+		return -EPERM;
+	}
+	if (s->has_cover && s->cover.policy.verdict == XDPBAN_POLICY_TRUSTED) {
+		describe_entry(&s->cover, what, sizeof(what));
+		snprintf(err, errlen, "refusing to ban %s: it is inside trusted %s", text, what);
+		return -EPERM;
+	}
+	if (s->has_trusted) {
+		describe_entry(&s->trusted, what, sizeof(what));
+		snprintf(err, errlen, "refusing to ban %s: it contains trusted %s", text, what);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Refuses a prefix ban that a deny entry already covers for at least as long. */
+static int check_redundant(const struct survey *s, const char *text, char *err, size_t errlen)
+{
+	char what[96];
+
+	if (s->has_exact && s->exact.policy.list_id != XDPBAN_LIST_MANUAL_BAN) {
+		describe_entry(&s->exact, what, sizeof(what));
+		snprintf(err, errlen, "%s is already denied by %s", text, what);
+		return -EEXIST;
+	}
+	if (s->has_cover && s->cover.policy.verdict == XDPBAN_POLICY_DENY &&
+	    outlasts(s->cover.policy.expires_ns, s->expires)) {
+		describe_entry(&s->cover, what, sizeof(what));
+		snprintf(err, errlen, "%s is already denied by %s for at least as long", text, what);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* The fast path for a single address: one trie lookup finds what the data path would find. */
+static int check_trust_address(const struct xb_maps *m, const struct xb_prefix *p,
+			       const char *text, char *err, size_t errlen)
+{
+	struct xdpban_policy pol;
+	union xb_lpm_key key;
+
+	xb_lpm_key_make(p, &key);
+	if (bpf_map_lookup_elem(xb_policy_fd(m, p->family), &key, &pol))
+		return 0;
+	if (pol.verdict != XDPBAN_POLICY_TRUSTED)
+		return 0;
+	snprintf(err, errlen, "refusing to ban %s: it is trusted (list %u)", text, pol.list_id);
+	return -EPERM;
+}
+
+static int ban_in_table(const struct xb_maps *m, const struct xb_prefix *p, __u64 now,
+			__u64 expires, const char *text, char *err, size_t errlen)
+{
+	struct xdpban_ban ban = { .start_ns = now, .expires_ns = expires,
+				  .reason = XDPBAN_REASON_MANUAL };
+	struct xb_banfilter bf;
+	struct xdpban_key key;
+	int ret;
+
+	key_from_prefix(p, &key);
+	ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
+	if (ret) {
+		snprintf(err, errlen, "cannot map the ban filter %s: %s", XDPBAN_MAP_BANFILTER,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = xb_ban_insert(&bf, &key, &ban, BPF_ANY);
+	xb_banfilter_close(&bf);
+	if (ret == 0)
+		return 0;
+	if (ret == -E2BIG || ret == -ENOSPC || ret == -ENOMEM) {
+		snprintf(err, errlen, "cannot ban %s: the ban table %s is full", text,
+			 XDPBAN_MAP_BANS);
+		return -ENOSPC;
+	}
+	snprintf(err, errlen, "cannot ban %s: %s: %s", text, XDPBAN_MAP_BANS, strerror(-ret));
+	return ret;
+}
+
+static int ban_in_policy(const struct xb_maps *m, const struct survey *s, const char *text,
+			 char *err, size_t errlen)
+{
+	struct xdpban_policy pol = { .verdict = XDPBAN_POLICY_DENY,
+				     .list_id = XDPBAN_LIST_MANUAL_BAN, .expires_ns = s->expires };
+	int fd = xb_policy_fd(m, s->target.family);
+	union xb_lpm_key key;
+	int ret;
+
+	xb_lpm_key_make(&s->target, &key);
+	if (bpf_map_update_elem(fd, &key, &pol, BPF_ANY)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot ban %s: policy trie: %s", text, strerror(-ret));
+		return ret;
+	}
+	/* Only now: the new entry already covers what the doomed ones covered. */
+	for (size_t i = 0; i < s->n_doomed; i++) {
+		xb_lpm_key_make(&s->doomed[i], &key);
+		bpf_map_delete_elem(fd, &key); /* gone already is fine */
+	}
+	return 0;
+}
+
+static int check_ban_args(const struct xb_prefix *p, __u32 seconds, const char *text,
+			  char *err, size_t errlen)
+{
+	if (p->family != XDPBAN_FAMILY_INET && p->family != XDPBAN_FAMILY_INET6) {
+		snprintf(err, errlen, "cannot ban: bad address family %u", p->family);
+		return -EINVAL;
+	}
+	if (p->plen == 0 || p->plen > family_bits(p->family)) {
+		snprintf(err, errlen, "refusing to ban %s: prefix length must be 1..%u", text,
+			 family_bits(p->family));
+		return -EINVAL;
+	}
+	if (seconds > XDPBAN_TIME_MAX_S) {
+		snprintf(err, errlen, "ban time %u s out of range: must be 1..%u s, or permanent",
+			 seconds, XDPBAN_TIME_MAX_S);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, char *err,
+	   size_t errlen)
+{
+	struct survey s = { .target = *p };
+	struct xdpban_config cfg;
+	char text[64];
+	__u64 now;
+	int ret;
+
+	if (xb_prefix_format(p, text, sizeof(text)))
+		snprintf(text, sizeof(text), "(bad prefix)");
+	ret = check_ban_args(p, seconds, text, err, errlen);
+	if (ret)
+		return ret;
+	ret = xb_config_read(m, &cfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot read %s: %s", XDPBAN_MAP_CONFIG, strerror(-ret));
+		return ret;
+	}
+	now = xb_boot_ns();
+	s.expires = seconds ? now + seconds * NS_PER_SEC : 0;
+	if (at_key_granularity(p, cfg.v6_prefix) && xb_prefix_is_addr(p)) {
+		ret = check_trust_address(m, p, text, err, errlen);
+		return ret ? ret : ban_in_table(m, p, now, s.expires, text, err, errlen);
+	}
+	ret = survey_policy(m, &s);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the policy tries: %s", strerror(-ret));
+		goto out;
+	}
+	ret = check_trust(&s, text, err, errlen);
+	if (ret)
+		goto out;
+	if (at_key_granularity(p, cfg.v6_prefix)) {
+		ret = ban_in_table(m, p, now, s.expires, text, err, errlen);
+		goto out;
+	}
+	ret = check_redundant(&s, text, err, errlen);
+	if (!ret)
+		ret = ban_in_policy(m, &s, text, err, errlen);
+out:
+	free(s.doomed);
+	return ret;
+}
+
+/* Deletes the manual entry at exactly p, leaving list entries alone. The trie lookup at p's
+ * own length returns the longest entry containing p, which is p itself when it exists; so a
+ * manual result there means "delete p if it exists", anything else means p is not manual. */
+static int unban_policy(const struct xb_maps *m, const struct xb_prefix *p,
+			struct xdpban_policy *seen)
+{
+	int fd = xb_policy_fd(m, p->family);
+	union xb_lpm_key key;
+
+	xb_lpm_key_make(p, &key);
+	if (bpf_map_lookup_elem(fd, &key, seen))
+		return -ENOENT;
+	if (seen->list_id != XDPBAN_LIST_MANUAL_BAN)
+		return -ENOENT;
+	if (bpf_map_delete_elem(fd, &key))
+		return -errno;
+	return 0;
+}
+
+int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size_t errlen)
+{
+	struct xdpban_policy seen = {};
+	struct xb_banfilter bf;
+	struct xdpban_key key;
+	bool removed = false;
+	char text[64];
+	int ret;
+
+	if (xb_prefix_format(p, text, sizeof(text))) {
+		snprintf(err, errlen, "cannot unban: bad prefix");
+		return -EINVAL;
+	}
+	ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
+	if (ret) {
+		snprintf(err, errlen, "cannot map the ban filter %s: %s", XDPBAN_MAP_BANFILTER,
+			 strerror(-ret));
+		return ret;
+	}
+	/* Either table may hold it: the key granularity may have changed since the ban. */
+	key_from_prefix(p, &key);
+	ret = xb_ban_remove(&bf, &key);
+	xb_banfilter_close(&bf);
+	if (ret == 0)
+		removed = true;
+	else if (ret != -ENOENT) {
+		snprintf(err, errlen, "cannot unban %s: %s: %s", text, XDPBAN_MAP_BANS, strerror(-ret));
+		return ret;
+	}
+	ret = unban_policy(m, p, &seen);
+	if (ret == 0)
+		removed = true;
+	else if (ret != -ENOENT) {
+		snprintf(err, errlen, "cannot unban %s: policy trie: %s", text, strerror(-ret));
+		return ret;
+	}
+	if (removed)
+		return 0;
+	if (seen.verdict == XDPBAN_POLICY_DENY && seen.list_id != XDPBAN_LIST_MANUAL_BAN)
+		snprintf(err, errlen, "no ban on %s (it is denied by list %u, which only the list "
+				      "can change)", text, seen.list_id);
+	else
+		snprintf(err, errlen, "no ban on %s", text);
+	return -ENOENT;
+}
+
+/* Shared by both walks: the clocks are read once, so a listing of a million bans costs two
+ * clock reads, and every entry is judged against the same "now". */
+struct ban_walk {
+	__u64 now_ns;
+	time_t wall_now;
+	xb_ban_cb cb;
+	void *ctx;
+};
+
+static __s64 seconds_left(__u64 expires_ns, __u64 now_ns)
+{
+	if (!expires_ns)
+		return -1;
+	return (__s64)((expires_ns - now_ns + NS_PER_SEC - 1) / NS_PER_SEC); /* round up */
+}
+
+static int ban_entry(const void *key, const void *value, void *ctx)
+{
+	const struct ban_walk *w = ctx;
+	const struct xdpban_ban *ban = value;
+	struct xb_ban_info info;
+
+	if (ban->expires_ns && w->now_ns >= ban->expires_ns)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (xb_key_format(key, info.prefix, sizeof(info.prefix)))
+		return 0; /* not a key the data path makes */
+	info.count = ban->count;
+	info.reason = xb_reason_name(ban->reason);
+	info.seconds_left = seconds_left(ban->expires_ns, w->now_ns);
+	info.started = w->wall_now - (time_t)((__s64)(w->now_ns - ban->start_ns) / (__s64)NS_PER_SEC);
+	info.classes = ban->classes;
+	info.table = "bans";
+	return w->cb(&info, w->ctx);
+}
+
+static int prefix_ban_entry(const struct xb_policy_entry *e, void *ctx)
+{
+	const struct ban_walk *w = ctx;
+	struct xb_ban_info info;
+
+	if (e->expired || e->policy.list_id != XDPBAN_LIST_MANUAL_BAN ||
+	    e->policy.verdict != XDPBAN_POLICY_DENY)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	xb_prefix_format(&e->prefix, info.prefix, sizeof(info.prefix));
+	info.reason = xb_reason_name(XDPBAN_REASON_MANUAL);
+	info.seconds_left = seconds_left(e->policy.expires_ns, w->now_ns);
+	info.started = 0; /* a policy entry does not record its start */
+	info.table = "policy";
+	return w->cb(&info, w->ctx);
+}
+
+int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx)
+{
+	struct ban_walk w = { .now_ns = xb_boot_ns(), .wall_now = time(NULL), .cb = cb, .ctx = ctx };
+	int ret;
+
+	ret = xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
+			     ban_entry, &w);
+	if (ret)
+		return ret;
+	return xb_policy_foreach(m, prefix_ban_entry, &w);
+}
+
+struct active_count {
+	__u64 now_ns;
+	int n;
+};
+
+static int count_active(const void *key, const void *value, void *ctx)
+{
+	const struct xdpban_ban *ban = value;
+	struct active_count *c = ctx;
+
+	if (!ban->expires_ns || c->now_ns < ban->expires_ns)
+		c->n++;
+	return 0;
+}
+
+int xb_count_banned(const struct xb_maps *m, __u64 now_ns)
+{
+	struct active_count c = { .now_ns = now_ns };
+	int ret = xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
+				 count_active, &c);
+
+	return ret ? ret : c.n;
+}

@@ -1,0 +1,286 @@
+/* config.c - the runtime configuration: reading the entry in force, validating and writing it,
+ * and `set KEY VALUE` with its value parsers (numbers, durations, class lists). A bad key or
+ * value is refused with a one-line message naming it, and nothing is changed. Never writes an
+ * entry that xdpban_config_valid() rejects.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "libxdpban.h"
+
+static const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
+
+int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(m->config, &zero, cfg))
+		return -errno;
+	if (!xdpban_config_valid(cfg))
+		*cfg = config_defaults; /* what the data path falls back to */
+	return 0;
+}
+
+int xb_config_is_default(const struct xb_maps *m, bool *is_default)
+{
+	struct xdpban_config raw;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(m->config, &zero, &raw))
+		return -errno;
+	*is_default = !xdpban_config_valid(&raw);
+	return 0;
+}
+
+int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, char *err,
+		    size_t errlen)
+{
+	struct xdpban_config clean = *cfg;
+	__u32 zero = 0;
+	int ret;
+
+	memset(clean.pad, 0, sizeof(clean.pad));
+	if (!xdpban_config_valid(&clean)) {
+		snprintf(err, errlen, "refusing to write an invalid config (a value is out of range)");
+		return -EINVAL;
+	}
+	if (bpf_map_update_elem(m->config, &zero, &clean, BPF_ANY)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot write %s: %s", XDPBAN_MAP_CONFIG, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* Digits only: strtoul alone would take " 12", "+12", "-1" and "0x10". */
+static bool all_digits(const char *text, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (text[i] < '0' || text[i] > '9')
+			return false;
+	return true;
+}
+
+int xb_u32_parse(const char *what, const char *text, __u32 min, __u32 max, __u32 *out,
+		 char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (!text || !all_digits(text, strlen(text)) || strlen(text) > 12) {
+		snprintf(err, errlen, "bad %s '%s': expected a whole number %u..%u", what,
+			 text ? text : "", min, max);
+		return -EINVAL;
+	}
+	v = strtoull(text, NULL, 10);
+	if (v < min || v > max) {
+		snprintf(err, errlen, "%s %s out of range: must be %u..%u", what, text, min, max);
+		return -ERANGE;
+	}
+	*out = (__u32)v;
+	return 0;
+}
+
+static unsigned long long unit_seconds(char suffix)
+{
+	switch (suffix) {
+	case 's':
+		return 1;
+	case 'm':
+		return 60;
+	case 'h':
+		return 3600;
+	case 'd':
+		return 86400;
+	}
+	return 0;
+}
+
+int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *err,
+		      size_t errlen)
+{
+	size_t n = text ? strlen(text) : 0;
+	unsigned long long unit = 1, v;
+
+	if (n && !(text[n - 1] >= '0' && text[n - 1] <= '9')) {
+		unit = unit_seconds(text[n - 1]);
+		n--;
+	}
+	if (!unit || !all_digits(text, n) || n > 12) {
+		snprintf(err, errlen, "bad %s '%s': expected seconds, or a number with s, m, h or d",
+			 what, text ? text : "");
+		return -EINVAL;
+	}
+	v = strtoull(text, NULL, 10) * unit;
+	if (v < 1 || v > XDPBAN_TIME_MAX_S) {
+		snprintf(err, errlen, "%s %s out of range: must be 1s..%us (10 years)", what, text,
+			 XDPBAN_TIME_MAX_S);
+		return -ERANGE;
+	}
+	*seconds = (__u32)v;
+	return 0;
+}
+
+static const struct {
+	enum xdpban_class bit;
+	const char *name;
+} class_names[] = {
+	{ XDPBAN_CLASS_MALFORMED, "malformed" },
+	{ XDPBAN_CLASS_REPORTED, "reported" },
+};
+#define N_CLASSES (sizeof(class_names) / sizeof(class_names[0]))
+
+const char *xb_class_name(enum xdpban_class c)
+{
+	for (size_t i = 0; i < N_CLASSES; i++)
+		if (class_names[i].bit == c)
+			return class_names[i].name;
+	return "?";
+}
+
+static int class_bit(const char *name, size_t len, __u32 *bit)
+{
+	for (size_t i = 0; i < N_CLASSES; i++) {
+		if (strlen(class_names[i].name) == len && !strncmp(class_names[i].name, name, len)) {
+			*bit = class_names[i].bit;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err, size_t errlen)
+{
+	const char *p = text;
+	__u32 result = 0, bit;
+
+	if (text && !strcmp(text, "none")) {
+		*mask = 0;
+		return 0;
+	}
+	if (!text || !*text)
+		goto bad;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (class_bit(p, len, &bit)) {
+			snprintf(err, errlen,
+				 "bad %s '%s': '%.*s' is not an error class (malformed, reported, "
+				 "or none alone)",
+				 what, text, (int)(len > 40 ? 40 : len), p);
+			return -EINVAL;
+		}
+		result |= bit;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*mask = result;
+	return 0;
+bad:
+	snprintf(err, errlen, "bad %s '': expected a comma list of malformed, reported, or none",
+		 what);
+	return -EINVAL;
+}
+
+int xb_classes_format(__u32 mask, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	if (!mask)
+		return snprintf(buf, len, "none") >= (int)len ? -ENOSPC : 0;
+	for (size_t i = 0; i < N_CLASSES; i++) {
+		int n;
+
+		if (!(mask & class_names[i].bit))
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", class_names[i].name);
+		if (n < 0 || (size_t)n >= len - used)
+			return -ENOSPC;
+		used += n;
+	}
+	return 0;
+}
+
+typedef int (*set_fn)(struct xdpban_config *cfg, const char *key, const char *value,
+		      char *err, size_t errlen);
+
+static int set_limit(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	return xb_u32_parse(key, value, 0, XDPBAN_LIMIT_MAX, &cfg->limit, err, errlen);
+}
+
+static int set_window(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		      size_t errlen)
+{
+	return xb_duration_parse(key, value, &cfg->window_s, err, errlen);
+}
+
+static int set_ban_time(struct xdpban_config *cfg, const char *key, const char *value,
+			char *err, size_t errlen)
+{
+	return xb_duration_parse(key, value, &cfg->ban_s, err, errlen);
+}
+
+static int set_v6_prefix(struct xdpban_config *cfg, const char *key, const char *value,
+			 char *err, size_t errlen)
+{
+	__u32 plen;
+	int ret = xb_u32_parse(key, value, XDPBAN_V6_PREFIX_MIN, XDPBAN_V6_PREFIX_MAX, &plen, err,
+			       errlen);
+
+	if (!ret)
+		cfg->v6_prefix = (__u8)plen;
+	return ret;
+}
+
+static int set_errors(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		      size_t errlen)
+{
+	return xb_classes_parse(key, value, &cfg->class_mask, err, errlen);
+}
+
+static int set_drop(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		    size_t errlen)
+{
+	return xb_classes_parse(key, value, &cfg->drop_mask, err, errlen);
+}
+
+static const struct {
+	const char *key;
+	set_fn set;
+} set_keys[] = {
+	{ "limit", set_limit },		{ "window", set_window },
+	{ "ban-time", set_ban_time },	{ "ipv6-prefix", set_v6_prefix },
+	{ "errors", set_errors },	{ "drop", set_drop },
+};
+
+int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		  size_t errlen)
+{
+	struct xdpban_config next = *cfg;
+	int ret;
+
+	for (size_t i = 0; i < sizeof(set_keys) / sizeof(set_keys[0]); i++) {
+		if (strcmp(set_keys[i].key, key ? key : ""))
+			continue;
+		ret = set_keys[i].set(&next, key, value, err, errlen);
+		if (ret)
+			return ret;
+		next.magic = XDPBAN_CFG_MAGIC;
+		*cfg = next;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "unknown setting '%.40s' (known: limit, window, ban-time, ipv6-prefix, errors, "
+		 "drop)",
+		 key ? key : "");
+	return -EINVAL;
+}

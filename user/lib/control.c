@@ -1,0 +1,457 @@
+/* control.c - the request handler of the control protocol (docs/control.md): one JSON request
+ * in, one JSON reply out, for the daemon's socket server and for tests. Every request is
+ * checked completely (size, JSON, fields, types, values) before anything is changed, and every
+ * failure becomes an {"ok": false, "error": "..."} reply. It never reads or writes a socket.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "control.h"
+
+struct request {
+	const struct xb_control_ctx *ctx;
+	struct json_object *req;   /* the parsed request */
+	struct json_object *reply; /* {"ok": true} so far; handlers add to it */
+	char *err;
+	size_t errlen;
+};
+
+typedef int (*command_fn)(struct request *r);
+
+struct command {
+	const char *name;
+	bool changes;               /* refused when ctx->read_only */
+	const char *const fields[3]; /* allowed besides "cmd" */
+	command_fn run;
+};
+
+/* Field access. A missing optional field leaves *out as it was. */
+static int field_string(struct request *r, const char *name, bool required, const char **out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(r->req, name, &v)) {
+		if (!required)
+			return 0;
+		snprintf(r->err, r->errlen, "missing field \"%s\"", name);
+		return -EINVAL;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		snprintf(r->err, r->errlen, "field \"%s\" must be a string", name);
+		return -EINVAL;
+	}
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+static int field_u32(struct request *r, const char *name, __u32 min, __u32 max, __u32 *out)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(r->req, name, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int)) {
+		snprintf(r->err, r->errlen, "field \"%s\" must be an integer", name);
+		return -EINVAL;
+	}
+	errno = 0;
+	n = json_object_get_int64(v);
+	if (errno || n < min || n > max) {
+		snprintf(r->err, r->errlen, "field \"%s\" out of range: must be %u..%u", name, min,
+			 max);
+		return -ERANGE;
+	}
+	*out = (__u32)n;
+	return 0;
+}
+
+static int field_prefix(struct request *r, const char *name, bool address_only,
+			struct xb_prefix *p)
+{
+	const char *text = NULL;
+	int ret = field_string(r, name, true, &text);
+
+	if (ret)
+		return ret;
+	ret = xb_prefix_parse(text, p, r->err, r->errlen);
+	if (ret)
+		return ret;
+	if (address_only && !xb_prefix_is_addr(p)) {
+		snprintf(r->err, r->errlen, "field \"%s\" must be a single address, not a prefix: '%s'",
+			 name, text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Moves every member of src into r->reply and frees src. */
+static int merge_reply(struct request *r, struct json_object *src)
+{
+	json_object_object_foreach(src, key, val)
+	{
+		json_object_object_add(r->reply, key, json_object_get(val));
+	}
+	json_object_put(src);
+	return 0;
+}
+
+static int fail_errno(struct request *r, const char *what, int ret)
+{
+	snprintf(r->err, r->errlen, "%s: %s", what, strerror(-ret));
+	return ret;
+}
+
+static int cmd_status(struct request *r)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	struct json_object *status;
+	int ret = xb_json_status(r->ctx->maps, &status);
+
+	if (ret)
+		return fail_errno(r, "cannot read the state", ret);
+	json_object_object_add(r->reply, "daemon", json_object_new_boolean(true));
+	merge_reply(r, status);
+	if (hooks && hooks->status) {
+		ret = hooks->status(r->reply, r->ctx->user);
+		if (ret)
+			return fail_errno(r, "cannot read the daemon's status", ret);
+	}
+	return 0;
+}
+
+static int cmd_stats(struct request *r)
+{
+	struct json_object *stats;
+	int ret = xb_json_stats(r->ctx->maps, &stats);
+
+	if (ret)
+		return fail_errno(r, "cannot read " XDPBAN_MAP_STATS, ret);
+	json_object_object_add(r->reply, "stats", stats);
+	return 0;
+}
+
+static int cmd_bans(struct request *r)
+{
+	struct json_object *bans;
+	int ret = xb_json_bans(r->ctx->maps, &bans);
+
+	if (ret)
+		return fail_errno(r, "cannot list the bans", ret);
+	json_object_object_add(r->reply, "bans", bans);
+	return 0;
+}
+
+static void name_lists(struct request *r, struct json_object *lists)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+
+	if (!hooks || !hooks->list_name)
+		return;
+	for (size_t i = 0; i < json_object_array_length(lists); i++) {
+		struct json_object *row = json_object_array_get_idx(lists, i), *id;
+		const char *name;
+
+		if (!json_object_object_get_ex(row, "list", &id))
+			continue;
+		name = hooks->list_name((__u32)json_object_get_int64(id), r->ctx->user);
+		if (name)
+			json_object_object_add(row, "name", json_object_new_string(name));
+	}
+}
+
+static int cmd_lists(struct request *r)
+{
+	struct json_object *lists;
+	int ret = xb_json_lists(r->ctx->maps, &lists);
+
+	if (ret)
+		return fail_errno(r, "cannot read the policy tries", ret);
+	name_lists(r, lists);
+	json_object_object_add(r->reply, "lists", lists);
+	return 0;
+}
+
+static int cmd_query(struct request *r)
+{
+	struct json_object *info;
+	struct xb_prefix addr;
+	int ret = field_prefix(r, "addr", true, &addr);
+
+	if (ret)
+		return ret;
+	ret = xb_json_query(r->ctx->maps, &addr, &info);
+	if (ret)
+		return fail_errno(r, "cannot query", ret);
+	return merge_reply(r, info);
+}
+
+static int cmd_ban(struct request *r)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	struct xb_prefix p;
+	__u32 seconds = 0;
+	char text[64];
+	int ret;
+
+	ret = field_prefix(r, "prefix", false, &p);
+	if (!ret)
+		ret = field_u32(r, "seconds", 0, XDPBAN_TIME_MAX_S, &seconds);
+	if (!ret)
+		ret = xb_ban(r->ctx->maps, &p, seconds, r->err, r->errlen);
+	if (ret)
+		return ret;
+	if (hooks && hooks->banned)
+		hooks->banned(&p, seconds, r->ctx->user);
+	xb_prefix_format(&p, text, sizeof(text));
+	json_object_object_add(r->reply, "prefix", json_object_new_string(text));
+	json_object_object_add(r->reply, "seconds", json_object_new_int64(seconds));
+	return 0;
+}
+
+static int cmd_unban(struct request *r)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	struct xb_prefix p;
+	char text[64];
+	int ret;
+
+	ret = field_prefix(r, "prefix", false, &p);
+	if (!ret)
+		ret = xb_unban(r->ctx->maps, &p, r->err, r->errlen);
+	if (ret)
+		return ret;
+	if (hooks && hooks->unbanned)
+		hooks->unbanned(&p, r->ctx->user);
+	xb_prefix_format(&p, text, sizeof(text));
+	json_object_object_add(r->reply, "prefix", json_object_new_string(text));
+	return 0;
+}
+
+static int cmd_report(struct request *r)
+{
+	__u32 count = 1, status, new_count;
+	struct xb_prefix addr;
+	int ret;
+
+	ret = field_prefix(r, "addr", true, &addr);
+	if (!ret)
+		ret = field_u32(r, "count", 1, XDPBAN_LIMIT_MAX, &count);
+	if (ret)
+		return ret;
+	if (r->ctx->maps->report_prog < 0) {
+		snprintf(r->err, r->errlen, "the report program is not loaded");
+		return -ENOENT;
+	}
+	ret = xb_report(r->ctx->maps, &addr, count, &status, &new_count);
+	if (ret)
+		return fail_errno(r, "cannot run the report program", ret);
+	json_object_object_add(r->reply, "result",
+			       json_object_new_string(xb_report_status_name(status)));
+	json_object_object_add(r->reply, "count", json_object_new_int64(new_count));
+	return 0;
+}
+
+/* "value" may be a string ("1h", "malformed,reported") or, for convenience, an integer. */
+static int set_value_text(struct request *r, char *buf, size_t len, const char **value)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(r->req, "value", &v)) {
+		snprintf(r->err, r->errlen, "missing field \"value\"");
+		return -EINVAL;
+	}
+	if (json_object_is_type(v, json_type_int)) {
+		snprintf(buf, len, "%lld", (long long)json_object_get_int64(v));
+		*value = buf;
+		return 0;
+	}
+	return field_string(r, "value", true, value);
+}
+
+static int cmd_set(struct request *r)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	const char *key = NULL, *value = NULL;
+	struct json_object *config;
+	struct xdpban_config cfg;
+	char number[32];
+	int ret;
+
+	ret = field_string(r, "key", true, &key);
+	if (!ret)
+		ret = set_value_text(r, number, sizeof(number), &value);
+	if (ret)
+		return ret;
+	ret = xb_config_read(r->ctx->maps, &cfg);
+	if (ret)
+		return fail_errno(r, "cannot read " XDPBAN_MAP_CONFIG, ret);
+	ret = xb_config_set(&cfg, key, value, r->err, r->errlen);
+	if (!ret)
+		ret = xb_config_write(r->ctx->maps, &cfg, r->err, r->errlen);
+	if (ret)
+		return ret;
+	if (hooks && hooks->config_changed)
+		hooks->config_changed(&cfg, r->ctx->user);
+	ret = xb_json_config(r->ctx->maps, &config);
+	if (ret)
+		return fail_errno(r, "cannot read back " XDPBAN_MAP_CONFIG, ret);
+	json_object_object_add(r->reply, "config", config);
+	return 0;
+}
+
+static const struct command commands[] = {
+	{ "status", false, { NULL }, cmd_status },
+	{ "stats", false, { NULL }, cmd_stats },
+	{ "bans", false, { NULL }, cmd_bans },
+	{ "lists", false, { NULL }, cmd_lists },
+	{ "query", false, { "addr" }, cmd_query },
+	{ "ban", true, { "prefix", "seconds" }, cmd_ban },
+	{ "unban", true, { "prefix" }, cmd_unban },
+	{ "report", true, { "addr", "count" }, cmd_report },
+	{ "set", true, { "key", "value" }, cmd_set },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* A misspelt field is an error, never silently ignored. */
+static int check_fields(struct request *r, const struct command *c)
+{
+	json_object_object_foreach(r->req, key, val)
+	{
+		bool known = !strcmp(key, "cmd");
+
+		(void)val;
+		for (size_t i = 0; !known && i < sizeof(c->fields) / sizeof(c->fields[0]); i++)
+			known = c->fields[i] && !strcmp(c->fields[i], key);
+		if (!known) {
+			snprintf(r->err, r->errlen, "unknown field \"%.40s\" for \"%s\"", key, c->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int parse_request(const char *text, size_t len, struct json_object **out, char *err,
+			 size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *obj;
+	enum json_tokener_error jerr;
+	size_t used;
+
+	if (len > XB_CONTROL_REQUEST_MAX) {
+		snprintf(err, errlen, "request longer than %d bytes", XB_CONTROL_REQUEST_MAX);
+		return -EMSGSIZE;
+	}
+	if (len == 0 || memchr(text, '\0', len)) {
+		snprintf(err, errlen, len ? "request contains a NUL byte" : "empty request");
+		return -EINVAL;
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	obj = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	used = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!obj || jerr != json_tokener_success) {
+		snprintf(err, errlen, "request is not valid JSON: %s",
+			 jerr == json_tokener_continue ? "unexpected end"
+						       : json_tokener_error_desc(jerr));
+		json_object_put(obj);
+		return -EINVAL;
+	}
+	while (used < len && (text[used] == ' ' || text[used] == '\t' || text[used] == '\r'))
+		used++;
+	if (used != len || !json_object_is_type(obj, json_type_object)) {
+		snprintf(err, errlen, used != len ? "trailing data after the JSON request"
+						  : "request must be a JSON object");
+		json_object_put(obj);
+		return -EINVAL;
+	}
+	*out = obj;
+	return 0;
+}
+
+static int dispatch(struct request *r)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	const struct command *c;
+	const char *name = NULL;
+	int ret = field_string(r, "cmd", true, &name);
+
+	if (ret)
+		return ret;
+	c = find_command(name);
+	if (!c) {
+		if (hooks && hooks->command) {
+			ret = hooks->command(name, r->req, r->reply, r->err, r->errlen,
+					     r->ctx->user);
+			if (ret != -ENOENT)
+				return ret;
+		}
+		snprintf(r->err, r->errlen, "unknown command \"%.40s\"", name);
+		return -EINVAL;
+	}
+	ret = check_fields(r, c);
+	if (ret)
+		return ret;
+	if (c->changes && r->ctx->read_only) {
+		snprintf(r->err, r->errlen, "\"%s\" changes state and this connection is read-only",
+			 c->name);
+		return -EPERM;
+	}
+	return c->run(r);
+}
+
+static char *error_reply(const char *message)
+{
+	struct json_object *obj = json_object_new_object();
+	char *line;
+
+	if (!obj)
+		return NULL;
+	json_object_object_add(obj, "ok", json_object_new_boolean(false));
+	json_object_object_add(obj, "error", json_object_new_string(message));
+	line = strdup(xb_json_line(obj));
+	json_object_put(obj);
+	return line;
+}
+
+int xb_control_handle(const struct xb_control_ctx *ctx, const char *request, size_t len,
+		      char **reply)
+{
+	char err[XB_ERRLEN] = "";
+	struct request r = { .ctx = ctx, .err = err, .errlen = sizeof(err) };
+	int ret;
+
+	*reply = NULL;
+	r.reply = json_object_new_object();
+	if (!r.reply)
+		return -ENOMEM;
+	json_object_object_add(r.reply, "ok", json_object_new_boolean(true));
+	ret = parse_request(request, len, &r.req, err, sizeof(err));
+	if (!ret)
+		ret = dispatch(&r);
+	if (ret) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "%s", strerror(-ret));
+		*reply = error_reply(err);
+	} else {
+		*reply = strdup(xb_json_line(r.reply));
+	}
+	json_object_put(r.req);
+	json_object_put(r.reply);
+	return *reply ? 0 : -ENOMEM;
+}

@@ -1,0 +1,75 @@
+/* control.h - the xdpban control protocol (docs/control.md): one JSON request per line on a
+ * Unix stream socket, one JSON reply per line. The request handler lives here so that the
+ * daemon's socket server and the tests share one implementation; the client side is here too.
+ * This module never accepts connections, never checks peer credentials and never prints: the
+ * daemon owns the server, the caller prints.
+ *
+ * CONTRACT between the CLI/library owner and the daemon owner: change a signature here only
+ * together with every caller.
+ */
+#ifndef XDPBAN_CONTROL_H
+#define XDPBAN_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "libxdpban.h"
+
+struct json_object; /* json-c; only the hooks see it */
+
+#define XB_CONTROL_SOCKET_DEFAULT "/run/xdpban/xdpban.sock"
+/* A request is at most this many bytes, not counting its terminating '\n'. The server must
+ * refuse a longer line (reply with an error and close); the handler refuses one too. */
+#define XB_CONTROL_REQUEST_MAX 4096
+/* A reply can be long (`bans` with every ban); the client refuses more than this. */
+#define XB_CONTROL_REPLY_MAX (256u << 20)
+/* Default client timeout for one reply, in milliseconds. */
+#define XB_CONTROL_TIMEOUT_MS 5000
+
+/* What the daemon plugs into the handler. Every member may be NULL. Hooks run in the caller's
+ * thread, inside xb_control_handle(); `user` is xb_control_ctx.user. */
+struct xb_control_hooks {
+	/* Adds the daemon's own fields to the `status` reply object (e.g. "interfaces":
+	 * [{"name", "ifindex", "mode"}], "config_file"). 0 or -errno. */
+	int (*status)(struct json_object *reply, void *user);
+	/* Called after a manual ban was written to the maps (seconds 0 = permanent), so the
+	 * daemon can see it for escalation and persistence. */
+	void (*banned)(const struct xb_prefix *p, __u32 seconds, void *user);
+	/* Called after a manual unban removed an entry. */
+	void (*unbanned)(const struct xb_prefix *p, void *user);
+	/* Called after `set` wrote a new config to the map. */
+	void (*config_changed)(const struct xdpban_config *cfg, void *user);
+	/* A display name for a policy list id in the `lists` reply ("name"); NULL: none. */
+	const char *(*list_name)(__u32 list_id, void *user);
+	/* Commands the library does not know go here first: return 0 after filling reply (the
+	 * handler adds "ok": true), -ENOENT if the daemon does not know the command either, or
+	 * another -errno with a one-line message in err. */
+	int (*command)(const char *cmd, struct json_object *request, struct json_object *reply,
+		       char *err, size_t errlen, void *user);
+};
+
+struct xb_control_ctx {
+	const struct xb_maps *maps;         /* report needs maps->report_prog >= 0 */
+	const struct xb_control_hooks *hooks; /* NULL: no hooks */
+	void *user;                         /* passed to every hook */
+	bool read_only; /* refuse commands that change state (e.g. for a peer that is not root) */
+};
+
+/* Handles one request (the line without its '\n'; it need not be NUL-terminated) and sets
+ * *reply to a malloc'ed, NUL-terminated reply line without the '\n', which the caller frees
+ * and sends followed by '\n'. Malformed, oversized or unknown requests get an
+ * {"ok": false, "error": "..."} reply and return 0. Returns -ENOMEM (and *reply NULL) only
+ * when no reply could be built at all. */
+int xb_control_handle(const struct xb_control_ctx *ctx, const char *request, size_t len,
+		      char **reply);
+
+/* Client. Connects to the control socket at path (NULL: XB_CONTROL_SOCKET_DEFAULT).
+ * Returns the fd, or -errno: -ENOENT or -ECONNREFUSED mean no daemon is listening. */
+int xb_control_connect(const char *path, char *err, size_t errlen);
+/* Sends request (one line, no '\n'; one is added) and reads one reply line, waiting at most
+ * timeout_ms for each read. *reply is malloc'ed, NUL-terminated, without the '\n'.
+ * 0, or -errno with a one-line message (-ETIMEDOUT, -EMSGSIZE, -ECONNRESET, ...). */
+int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, char *err,
+		    size_t errlen);
+
+#endif /* XDPBAN_CONTROL_H */

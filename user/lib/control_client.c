@@ -1,0 +1,181 @@
+/* control_client.c - the client side of the control protocol: connect to the daemon's socket,
+ * send one request line, read one reply line within a timeout. It never interprets the reply
+ * (the caller parses it) and never retries: a timeout is reported, not hidden.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "control.h"
+
+#define READ_CHUNK 65536
+
+int xb_control_connect(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd, ret;
+
+	if (!path)
+		path = XB_CONTROL_SOCKET_DEFAULT;
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		snprintf(err, errlen, "socket path too long (at most %zu bytes): %.60s...",
+			 sizeof(addr.sun_path) - 1, path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create a Unix socket: %s", strerror(-ret));
+		return ret;
+	}
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot connect to %s: %s", path, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* Waits until fd is ready for `events`; 0, -ETIMEDOUT or -errno. */
+static int wait_ready(int fd, short events, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int n;
+
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == 0 ? -ETIMEDOUT : 0;
+}
+
+static int send_all(int fd, const char *buf, size_t len, int timeout_ms)
+{
+	while (len) {
+		ssize_t n;
+		int ret = wait_ready(fd, POLLOUT, timeout_ms);
+
+		if (ret)
+			return ret;
+		n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int send_request(int fd, const char *request, int timeout_ms, char *err, size_t errlen)
+{
+	size_t len = strlen(request);
+	char *line;
+	int ret;
+
+	if (len > XB_CONTROL_REQUEST_MAX || memchr(request, '\n', len)) {
+		snprintf(err, errlen, "request is not one line of at most %d bytes",
+			 XB_CONTROL_REQUEST_MAX);
+		return -EINVAL;
+	}
+	line = malloc(len + 1);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, request, len);
+	line[len] = '\n';
+	ret = send_all(fd, line, len + 1, timeout_ms);
+	free(line);
+	if (ret)
+		snprintf(err, errlen, "cannot send the request: %s",
+			 ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
+	return ret;
+}
+
+struct line_buf {
+	char *data;
+	size_t len, cap;
+};
+
+static int line_grow(struct line_buf *b)
+{
+	size_t cap = b->cap ? 2 * b->cap : READ_CHUNK;
+	char *data;
+
+	if (cap > XB_CONTROL_REPLY_MAX + 1)
+		cap = XB_CONTROL_REPLY_MAX + 1;
+	if (cap <= b->cap)
+		return -EMSGSIZE;
+	data = realloc(b->data, cap);
+	if (!data)
+		return -ENOMEM;
+	b->data = data;
+	b->cap = cap;
+	return 0;
+}
+
+/* Reads until '\n'; b->len then counts the bytes before it. */
+static int read_line(int fd, struct line_buf *b, int timeout_ms)
+{
+	for (;;) {
+		char *nl;
+		ssize_t n;
+		int ret;
+
+		if (b->len == b->cap && (ret = line_grow(b)))
+			return ret;
+		ret = wait_ready(fd, POLLIN, timeout_ms);
+		if (ret)
+			return ret;
+		n = recv(fd, b->data + b->len, b->cap - b->len, 0);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		nl = memchr(b->data + b->len, '\n', n);
+		if (nl) {
+			b->len = nl - b->data;
+			return 0;
+		}
+		b->len += n;
+	}
+}
+
+int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, char *err,
+		    size_t errlen)
+{
+	struct line_buf b = {};
+	int ret;
+
+	*reply = NULL;
+	ret = send_request(fd, request, timeout_ms, err, errlen);
+	if (ret)
+		return ret;
+	ret = read_line(fd, &b, timeout_ms);
+	if (ret) {
+		free(b.data);
+		if (ret == -ETIMEDOUT)
+			snprintf(err, errlen, "no reply from the daemon within %d ms", timeout_ms);
+		else if (ret == -ECONNRESET)
+			snprintf(err, errlen, "the daemon closed the connection without a reply");
+		else if (ret == -EMSGSIZE)
+			snprintf(err, errlen, "reply longer than %u bytes", XB_CONTROL_REPLY_MAX);
+		else
+			snprintf(err, errlen, "cannot read the reply: %s", strerror(-ret));
+		return ret;
+	}
+	b.data[b.len] = '\0'; /* b.len < b.cap: the '\n' was inside the buffer */
+	*reply = b.data;
+	return 0;
+}

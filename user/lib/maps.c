@@ -1,0 +1,282 @@
+/* maps.c - opening the data path's pinned maps, checking that each pin really is the map the
+ * contract in include/ describes, and walking a map with batch lookups. Never creates, pins or
+ * unpins a map: that is the loader's job (xdpband or iproute2).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include "libxdpban.h"
+#include "xdpban_policy.h"
+
+#define BATCH_ENTRIES 16384u /* entries per batch syscall: ~700 KiB of buffers for bans */
+#define ENOTSUPP_ERRNO 524 /* the kernel-internal ENOTSUPP some map types return */
+
+/* What a pinned map must look like, and where its fd goes in struct xb_maps. */
+struct map_spec {
+	const char *name;
+	__u32 type;
+	__u32 key_size, value_size; /* 0: not checked (ring buffer) */
+	size_t fd_offset;
+};
+
+#define SPEC(n, t, k, v, field) { n, t, k, v, offsetof(struct xb_maps, field) }
+static const struct map_spec map_specs[] = {
+	SPEC(XDPBAN_MAP_CONFIG, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xdpban_config), config),
+	SPEC(XDPBAN_MAP_POLICY4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct xdpban_lpm4_key),
+	     sizeof(struct xdpban_policy), policy4),
+	SPEC(XDPBAN_MAP_POLICY6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct xdpban_lpm6_key),
+	     sizeof(struct xdpban_policy), policy6),
+	SPEC(XDPBAN_MAP_COUNTERS, BPF_MAP_TYPE_LRU_HASH, sizeof(struct xdpban_key),
+	     sizeof(struct xdpban_counter), counts),
+	SPEC(XDPBAN_MAP_BANS, BPF_MAP_TYPE_HASH, sizeof(struct xdpban_key),
+	     sizeof(struct xdpban_ban), bans),
+	SPEC(XDPBAN_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xdpban_stat_value),
+	     stats),
+	SPEC(XDPBAN_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, 0, 0, events),
+	SPEC(XDPBAN_MAP_BANFILTER, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), banfilt),
+};
+
+static int *map_fd_slot(struct xb_maps *m, const struct map_spec *spec)
+{
+	return (int *)((char *)m + spec->fd_offset);
+}
+
+static void maps_reset(struct xb_maps *m)
+{
+	for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]); i++)
+		*map_fd_slot(m, &map_specs[i]) = -1;
+	m->report_prog = -1;
+	m->ncpus = 0;
+	m->owned = false;
+}
+
+/* A pin with the right name but another shape is refused rather than misread. */
+static int check_map(int fd, const struct map_spec *spec, const char *path, char *err,
+		     size_t errlen)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		int ret = -errno;
+
+		snprintf(err, errlen, "%s: cannot read map info: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (info.type != spec->type ||
+	    (spec->key_size && (info.key_size != spec->key_size ||
+				info.value_size != spec->value_size))) {
+		snprintf(err, errlen,
+			 "%s is not the xdpban map it should be (type %u, key %u, value %u bytes)",
+			 path, info.type, info.key_size, info.value_size);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int open_in_dir(struct xb_maps *m, const char *dir, char *err, size_t errlen)
+{
+	char path[512];
+	int ret;
+
+	for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]); i++) {
+		const struct map_spec *spec = &map_specs[i];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, spec->name);
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot open pinned map %s: %s", path, strerror(-ret));
+			return ret;
+		}
+		*map_fd_slot(m, spec) = fd;
+		ret = check_map(fd, spec, path, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static bool dir_has_config(const char *dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, XDPBAN_MAP_CONFIG);
+	return access(path, F_OK) == 0;
+}
+
+const char *xb_pin_dir_find(void)
+{
+	if (dir_has_config(XDPBAN_PIN_DIR_DEFAULT))
+		return XDPBAN_PIN_DIR_DEFAULT;
+	if (dir_has_config(XDPBAN_PIN_DIR_IPROUTE2))
+		return XDPBAN_PIN_DIR_IPROUTE2;
+	return NULL;
+}
+
+int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_t errlen)
+{
+	int ret;
+
+	maps_reset(m);
+	m->owned = true;
+	if (!pin_dir)
+		pin_dir = xb_pin_dir_find();
+	if (!pin_dir) {
+		snprintf(err, errlen, "no xdpban maps pinned in %s or %s (is xdpban loaded?)",
+			 XDPBAN_PIN_DIR_DEFAULT, XDPBAN_PIN_DIR_IPROUTE2);
+		return -ENOENT;
+	}
+	ret = open_in_dir(m, pin_dir, err, errlen);
+	if (ret) {
+		xb_maps_close(m);
+		return ret;
+	}
+	m->ncpus = libbpf_num_possible_cpus();
+	if (m->ncpus < 0) {
+		ret = m->ncpus;
+		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-ret));
+		xb_maps_close(m);
+		return ret;
+	}
+	return 0;
+}
+
+void xb_maps_close(struct xb_maps *m)
+{
+	if (m->owned) {
+		for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]); i++) {
+			int fd = *map_fd_slot(m, &map_specs[i]);
+
+			if (fd >= 0)
+				close(fd);
+		}
+		if (m->report_prog >= 0)
+			close(m->report_prog);
+	}
+	maps_reset(m);
+}
+
+/* The slow path, for map types without batch operations. */
+static int foreach_next_key(int fd, size_t key_size, size_t value_size, xb_entry_cb cb,
+			    void *ctx)
+{
+	void *key = calloc(2, key_size), *value = malloc(value_size);
+	void *next = (char *)key + key_size;
+	bool first = true;
+	int ret = 0;
+
+	if (!key || !value) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
+		first = false;
+		memcpy(key, next, key_size);
+		if (bpf_map_lookup_elem(fd, key, value))
+			continue; /* deleted meanwhile */
+		ret = cb(key, value, ctx);
+		if (ret)
+			goto out;
+	}
+	ret = errno == ENOENT ? 0 : -errno;
+out:
+	free(key);
+	free(value);
+	return ret;
+}
+
+static int batch_deliver(const char *keys, const char *values, __u32 n, size_t key_size,
+			 size_t value_size, xb_entry_cb cb, void *ctx)
+{
+	for (__u32 i = 0; i < n; i++) {
+		int ret = cb(keys + i * key_size, values + i * value_size, ctx);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int batch_grow(char **keys, char **values, __u32 *capacity, size_t key_size,
+		      size_t value_size)
+{
+	char *k = realloc(*keys, 2 * *capacity * key_size);
+	char *v;
+
+	if (!k)
+		return -ENOMEM;
+	*keys = k;
+	v = realloc(*values, 2 * *capacity * value_size);
+	if (!v)
+		return -ENOMEM;
+	*values = v;
+	*capacity *= 2;
+	return 0;
+}
+
+/* Sets *unsupported when the map type has no batch lookup (nothing was delivered then). */
+static int foreach_batch(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, void *ctx,
+			 bool *unsupported)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 capacity = BATCH_ENTRIES, n;
+	size_t token_size = key_size > 8 ? key_size : 8; /* hash: a bucket index; others: a key */
+	char *keys = NULL, *values = NULL, *in = NULL, *out = NULL;
+	bool first = true, done = false;
+	int ret = 0, err;
+
+	in = calloc(1, token_size);
+	out = calloc(1, token_size);
+	keys = malloc(capacity * key_size);
+	values = malloc(capacity * value_size);
+	if (!in || !out || !keys || !values) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (!done) {
+		n = capacity;
+		err = bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, values, &n, &opts);
+		if (err == -ENOENT)
+			done = true; /* the last (maybe empty) chunk */
+		else if (err == -ENOSPC && n == 0) {
+			/* a hash bucket holds more than capacity entries: grow and retry */
+			ret = batch_grow(&keys, &values, &capacity, key_size, value_size);
+			if (ret)
+				goto out;
+			continue;
+		} else if (err) {
+			*unsupported = first && (err == -EINVAL || err == -EOPNOTSUPP ||
+						 err == -ENOTSUPP_ERRNO);
+			ret = *unsupported ? 0 : err;
+			goto out;
+		}
+		first = false;
+		memcpy(in, out, token_size);
+		ret = batch_deliver(keys, values, n, key_size, value_size, cb, ctx);
+		if (ret)
+			goto out;
+	}
+out:
+	free(in);
+	free(out);
+	free(keys);
+	free(values);
+	return ret;
+}
+
+int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, void *ctx)
+{
+	bool unsupported = false;
+	int ret = foreach_batch(fd, key_size, value_size, cb, ctx, &unsupported);
+
+	if (unsupported)
+		return foreach_next_key(fd, key_size, value_size, cb, ctx);
+	return ret;
+}

@@ -1,0 +1,200 @@
+/* prefix.c - addresses, prefixes and data-path keys as the operator writes and reads them.
+ * Parsing is strict: a literal address only (never a hostname, never a DNS lookup), a length
+ * in range, no host bits set past the length. Never touches a map.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "libxdpban.h"
+
+#define PREFIX_TEXT_MAX (INET6_ADDRSTRLEN + 4) /* "ADDR/128" */
+
+static unsigned int family_bits(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? 32 : 128;
+}
+
+/* Clears every bit of addr past plen. */
+static void mask_host_bits(__u8 addr[16], unsigned int plen, unsigned int bits)
+{
+	for (unsigned int bit = plen; bit < bits; bit++)
+		addr[bit / 8] &= ~(0x80 >> (bit % 8));
+}
+
+static bool has_host_bits(const __u8 addr[16], unsigned int plen, unsigned int bits)
+{
+	for (unsigned int bit = plen; bit < bits; bit++)
+		if (addr[bit / 8] & (0x80 >> (bit % 8)))
+			return true;
+	return false;
+}
+
+/* "0".."128" written plainly: digits only, no sign, no spaces, no leading zero. */
+static int parse_plen(const char *text, unsigned int max, unsigned int *plen)
+{
+	unsigned int v = 0;
+	size_t n = strlen(text);
+
+	if (n == 0 || n > 3 || (n > 1 && text[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (text[i] < '0' || text[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (text[i] - '0');
+	}
+	if (v > max)
+		return -ERANGE;
+	*plen = v;
+	return 0;
+}
+
+static int parse_addr(const char *text, struct xb_prefix *out)
+{
+	memset(out->addr, 0, sizeof(out->addr));
+	if (inet_pton(AF_INET, text, out->addr) == 1) {
+		out->family = XDPBAN_FAMILY_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, text, out->addr) == 1) {
+		out->family = XDPBAN_FAMILY_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t errlen)
+{
+	char buf[PREFIX_TEXT_MAX + 1], *slash;
+	struct xb_prefix p = {};
+	unsigned int bits, plen;
+	int ret;
+
+	if (!text || !*text) {
+		snprintf(err, errlen, "empty address");
+		return -EINVAL;
+	}
+	if (strlen(text) > PREFIX_TEXT_MAX) {
+		snprintf(err, errlen, "not an IPv4 or IPv6 address or prefix: '%.60s...'", text);
+		return -EINVAL;
+	}
+	strcpy(buf, text);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (parse_addr(buf, &p)) {
+		snprintf(err, errlen, "not an IPv4 or IPv6 address%s: '%s'", slash ? " or prefix" : "",
+			 text);
+		return -EINVAL;
+	}
+	bits = family_bits(p.family);
+	plen = bits;
+	if (slash) {
+		ret = parse_plen(slash, bits, &plen);
+		if (ret) {
+			snprintf(err, errlen, "bad prefix length in '%s': must be 0..%u", text, bits);
+			return -EINVAL;
+		}
+	}
+	if (has_host_bits(p.addr, plen, bits)) {
+		char fixed[PREFIX_TEXT_MAX];
+
+		p.plen = plen;
+		mask_host_bits(p.addr, plen, bits);
+		xb_prefix_format(&p, fixed, sizeof(fixed));
+		snprintf(err, errlen, "host bits set in '%s' (the prefix is %s)", text, fixed);
+		return -EINVAL;
+	}
+	p.plen = plen;
+	*out = p;
+	return 0;
+}
+
+bool xb_prefix_is_addr(const struct xb_prefix *p)
+{
+	return p->plen == family_bits(p->family);
+}
+
+bool xb_prefix_contains(const struct xb_prefix *outer, const struct xb_prefix *inner)
+{
+	unsigned int bits = family_bits(outer->family);
+
+	if (outer->family != inner->family || outer->plen > inner->plen)
+		return false;
+	for (unsigned int bit = 0; bit < outer->plen && bit < bits; bit++) {
+		__u8 m = 0x80 >> (bit % 8);
+
+		if ((outer->addr[bit / 8] & m) != (inner->addr[bit / 8] & m))
+			return false;
+	}
+	return true;
+}
+
+/* Dotted quad without stdio: listing a million bans formats a million addresses. */
+static void format_ipv4(const __u8 *addr, char *text)
+{
+	for (int i = 0; i < 4; i++) {
+		unsigned int v = addr[i];
+
+		if (v >= 100)
+			*text++ = '0' + v / 100;
+		if (v >= 10)
+			*text++ = '0' + v / 10 % 10;
+		*text++ = '0' + v % 10;
+		*text++ = i < 3 ? '.' : '\0';
+	}
+}
+
+static int format_addr_len(__u8 family, const __u8 *addr, unsigned int plen, char *buf,
+			   size_t len)
+{
+	char text[INET6_ADDRSTRLEN];
+	int n;
+
+	if (family == XDPBAN_FAMILY_INET)
+		format_ipv4(addr, text);
+	else if (family != XDPBAN_FAMILY_INET6)
+		return -EINVAL;
+	else if (!inet_ntop(AF_INET6, addr, text, sizeof(text)))
+		return -errno;
+	if (plen == family_bits(family)) {
+		if (strlen(text) >= len)
+			return -ENOSPC;
+		strcpy(buf, text);
+		return 0;
+	}
+	n = snprintf(buf, len, "%s/%u", text, plen);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len)
+{
+	return format_addr_len(p->family, p->addr, p->plen, buf, len);
+}
+
+void xb_key_from_addr(const struct xb_prefix *addr, __u8 v6_prefix, struct xdpban_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->family = addr->family;
+	if (addr->family == XDPBAN_FAMILY_INET) {
+		key->prefixlen = 32;
+		memcpy(key->addr, addr->addr, 4);
+		return;
+	}
+	key->prefixlen = v6_prefix > 128 ? 128 : v6_prefix;
+	memcpy(key->addr, addr->addr, 16);
+	mask_host_bits(key->addr, key->prefixlen, 128);
+}
+
+int xb_key_format(const struct xdpban_key *key, char *buf, size_t len)
+{
+	return format_addr_len(key->family, key->addr, key->prefixlen, buf, len);
+}
+
+void xb_key_to_prefix(const struct xdpban_key *key, struct xb_prefix *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->family = key->family;
+	p->plen = key->prefixlen;
+	memcpy(p->addr, key->addr, sizeof(p->addr));
+}

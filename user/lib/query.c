@@ -1,0 +1,110 @@
+/* query.c - everything the data path knows about one address: its counter, its ban and the
+ * policy prefix that matches it, judged the way the data path judges them now. Read-only.
+ */
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "libxdpban.h"
+
+#define NS_PER_SEC 1000000000ull
+
+/* The longest policy entry containing the address, as the trie lookup would pick it. */
+struct longest_match {
+	struct xb_prefix addr;
+	bool found;
+	struct xb_policy_entry best;
+};
+
+static int match_entry(const struct xb_policy_entry *e, void *ctx)
+{
+	struct longest_match *lm = ctx;
+
+	if (xb_prefix_contains(&e->prefix, &lm->addr) &&
+	    (!lm->found || e->prefix.plen > lm->best.prefix.plen)) {
+		lm->found = true;
+		lm->best = *e;
+	}
+	return 0;
+}
+
+static __s64 seconds_until(__u64 expires_ns, __u64 now_ns)
+{
+	if (!expires_ns)
+		return -1;
+	return (__s64)((expires_ns - now_ns + NS_PER_SEC - 1) / NS_PER_SEC);
+}
+
+static int query_policy(const struct xb_maps *m, const struct xb_prefix *addr, __u64 now_ns,
+			struct xb_query_info *out)
+{
+	struct longest_match lm = { .addr = *addr };
+	int ret = xb_policy_foreach_family(m, addr->family, match_entry, &lm);
+
+	if (ret)
+		return ret;
+	/* An expired timed entry counts as no entry, with no fallback to a shorter one. */
+	if (!lm.found || lm.best.expired)
+		return 0;
+	out->policy = lm.best.policy.verdict;
+	out->policy_list = lm.best.policy.list_id;
+	xb_prefix_format(&lm.best.prefix, out->policy_match, sizeof(out->policy_match));
+	if (lm.best.policy.list_id == XDPBAN_LIST_MANUAL_BAN &&
+	    lm.best.policy.verdict == XDPBAN_POLICY_DENY) {
+		out->banned = true;
+		out->seconds_left = seconds_until(lm.best.policy.expires_ns, now_ns);
+		out->ban_reason = xb_reason_name(XDPBAN_REASON_MANUAL);
+	}
+	return 0;
+}
+
+static int query_counter(const struct xb_maps *m, const struct xdpban_key *key,
+			 const struct xdpban_config *cfg, __u64 now_ns, struct xb_query_info *out)
+{
+	struct xdpban_counter c;
+	__u32 now_s = now_ns / NS_PER_SEC;
+
+	if (bpf_map_lookup_elem(m->counts, key, &c))
+		return errno == ENOENT ? 0 : -errno;
+	if (now_s - XDPBAN_COUNTER_START(c.state) < cfg->window_s)
+		out->count = XDPBAN_COUNTER_COUNT(c.state);
+	return 0;
+}
+
+static int query_ban(const struct xb_maps *m, const struct xdpban_key *key, __u64 now_ns,
+		     struct xb_query_info *out)
+{
+	struct xdpban_ban ban;
+
+	if (bpf_map_lookup_elem(m->bans, key, &ban))
+		return errno == ENOENT ? 0 : -errno;
+	if (ban.expires_ns && now_ns >= ban.expires_ns)
+		return 0;
+	out->banned = true;
+	out->seconds_left = seconds_until(ban.expires_ns, now_ns);
+	out->ban_reason = xb_reason_name(ban.reason);
+	return 0;
+}
+
+int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_query_info *out)
+{
+	__u64 now_ns = xb_boot_ns();
+	struct xdpban_config cfg;
+	struct xdpban_key key;
+	int ret;
+
+	if (!xb_prefix_is_addr(addr))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	ret = xb_config_read(m, &cfg);
+	if (ret)
+		return ret;
+	xb_key_from_addr(addr, cfg.v6_prefix, &key);
+	xb_key_format(&key, out->key, sizeof(out->key));
+	ret = query_counter(m, &key, &cfg, now_ns, out);
+	if (!ret)
+		ret = query_policy(m, addr, now_ns, out);
+	/* A policy deny comes first in the data path; a ban in the table shows only without one. */
+	if (!ret && !out->banned)
+		ret = query_ban(m, &key, now_ns, out);
+	return ret;
+}

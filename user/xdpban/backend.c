@@ -1,0 +1,155 @@
+/* backend.c - where a CLI request goes. When the daemon's control socket answers, every
+ * request goes through it, so the daemon sees every change. Otherwise the same request is
+ * handled in this process by the library's handler on the pinned maps, under an exclusive
+ * lock of the pin directory for changes, with a note on stderr. Never both for one command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include "cli.h"
+#include "control.h"
+
+#define CLI_TIMEOUT_MS 30000 /* per read: a daemon listing a million bans needs a moment */
+
+/* Parses a reply line; EXIT_OK with the reply minus "ok", or one line and EXIT_FAIL. */
+static int take_reply(const char *line, struct json_object **reply)
+{
+	struct json_object *obj = json_tokener_parse(line), *ok, *error = NULL;
+
+	if (!obj || !json_object_is_type(obj, json_type_object) ||
+	    !json_object_object_get_ex(obj, "ok", &ok)) {
+		pr_warn("malformed reply: %.80s", line);
+		json_object_put(obj);
+		return EXIT_FAIL;
+	}
+	if (!json_object_get_boolean(ok)) {
+		json_object_object_get_ex(obj, "error", &error);
+		pr_warn("%s", error ? json_object_get_string(error) : "request failed");
+		json_object_put(obj);
+		return EXIT_FAIL;
+	}
+	json_object_object_del(obj, "ok");
+	*reply = obj;
+	return EXIT_OK;
+}
+
+/* In direct mode the status says so, and where the maps are. */
+static int direct_status(struct json_object *reply, void *user)
+{
+	json_object_object_add(reply, "daemon", json_object_new_boolean(false));
+	json_object_object_add(reply, "pin_dir", json_object_new_string(user));
+	return 0;
+}
+
+static const struct xb_control_hooks direct_hooks = { .status = direct_status };
+
+/* Serialises direct changes by concurrent CLIs, as xdp-tools does on its pin directory. */
+static int lock_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int open_direct(struct backend *b, const struct backend_opts *opts)
+{
+	char err[XB_ERRLEN];
+
+	b->pin_dir = b->cli->pin_dir ? b->cli->pin_dir : xb_pin_dir_find();
+	if (xb_maps_open_pinned(&b->maps, b->pin_dir, err, sizeof(err))) {
+		pr_warn("%s", err);
+		return EXIT_FAIL;
+	}
+	if (opts->needs_report && xb_report_prog_load(&b->maps, err, sizeof(err))) {
+		pr_warn("%s", err);
+		return EXIT_FAIL;
+	}
+	if (!opts->changes)
+		return EXIT_OK;
+	b->lock = lock_dir(b->pin_dir);
+	if (b->lock < 0) {
+		pr_warn("cannot lock %s: %s", b->pin_dir, strerror(-b->lock));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int backend_open(struct backend *b, const struct cli *cli, const struct backend_opts *opts)
+{
+	char err[XB_ERRLEN];
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->cli = cli;
+	b->lock = -1;
+	b->maps.owned = false;
+	b->fd = xb_control_connect(cli->socket_path, err, sizeof(err));
+	if (b->fd >= 0) {
+		pr_debug(cli, "talking to the daemon on %s", cli->socket_path);
+		return EXIT_OK;
+	}
+	if (b->fd != -ENOENT && b->fd != -ECONNREFUSED) {
+		pr_warn("%s", err);
+		return EXIT_FAIL;
+	}
+	pr_debug(cli, "%s; working on the pinned maps", err);
+	b->fd = -1;
+	ret = open_direct(b, opts);
+	if (ret)
+		backend_close(b);
+	return ret;
+}
+
+bool backend_direct(const struct backend *b)
+{
+	return b->fd < 0;
+}
+
+int backend_call(struct backend *b, struct json_object *request, struct json_object **reply)
+{
+	const char *text = xb_json_line(request);
+	struct xb_control_ctx ctx = { .maps = &b->maps, .hooks = &direct_hooks,
+				      .user = (void *)b->pin_dir };
+	char err[XB_ERRLEN], *line = NULL;
+	int ret;
+
+	pr_debug(b->cli, "request: %s", text);
+	if (backend_direct(b))
+		ret = xb_control_handle(&ctx, text, strlen(text), &line) ? -ENOMEM : 0;
+	else
+		ret = xb_control_call(b->fd, text, CLI_TIMEOUT_MS, &line, err, sizeof(err));
+	if (ret) {
+		pr_warn("%s", backend_direct(b) ? "out of memory" : err);
+		return EXIT_FAIL;
+	}
+	ret = take_reply(line, reply);
+	free(line);
+	/* Said after the fact, so that a refused change still prints one line only. */
+	if (ret == EXIT_OK && b->lock >= 0)
+		pr_warn("note: no daemon answers on %s; changed the maps in %s directly",
+			b->cli->socket_path, b->pin_dir);
+	return ret;
+}
+
+void backend_close(struct backend *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->lock >= 0)
+		close(b->lock);
+	if (b->maps.owned)
+		xb_maps_close(&b->maps);
+	b->fd = b->lock = -1;
+}

@@ -1,0 +1,105 @@
+/* cli.h - the pieces of the xdpban CLI: option tables and their parser (params.c), the way a
+ * request reaches the state (backend.c: the daemon's socket, or the pinned maps in-process),
+ * text rendering of replies (render.c) and the commands (commands.c). Never shared with other
+ * programs: what they need is in user/lib.
+ */
+#ifndef XDPBAN_CLI_H
+#define XDPBAN_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "libxdpban.h"
+
+struct json_object;
+
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,  /* the request was understood but failed */
+	EXIT_USAGE = 2, /* bad command line: nothing was done */
+};
+
+/* Global options, accepted before the command and among its own options. */
+struct cli {
+	const char *pin_dir;     /* NULL: find the pinned maps */
+	const char *socket_path; /* the daemon's control socket */
+	bool verbose;
+	bool help;
+};
+
+enum param_type {
+	P_FLAG,     /* --name */
+	P_STRING,   /* any text */
+	P_PREFIX,   /* ADDR or ADDR/LEN, strict (struct xb_prefix) */
+	P_ADDRESS,  /* one address (struct xb_prefix with full length) */
+	P_DURATION, /* seconds, or with s/m/h/d; 1 s..10 years (__u32) */
+	P_COUNT,    /* 1..1000000000 (__u32) */
+};
+
+/* One row of a command's option table. A row without "--" in its name is positional. */
+struct param {
+	const char *name;  /* "--json", or a positional's metavar "ADDR" */
+	char short_name;   /* 'v' for -v; 0: none */
+	enum param_type type;
+	bool required;     /* positionals only */
+	size_t offset;     /* where the value goes in the args struct */
+	const char *metavar; /* of an option's value: "SECONDS" */
+	const char *help;
+};
+
+struct command {
+	const char *name;
+	int (*run)(const struct cli *cli, const void *args);
+	const struct param *params; /* ends with a row whose name is NULL */
+	size_t args_size;
+	const char *summary;
+};
+
+extern const struct command cli_commands[];
+const struct command *cli_find_command(const char *name);
+
+/* Parses argv (after the command name) into args and cli; prints one line and returns
+ * EXIT_USAGE on any error. */
+int params_parse(const struct command *cmd, int argc, char **argv, void *args, struct cli *cli);
+int params_parse_global(int argc, char **argv, int *i, struct cli *cli);
+void params_usage(const struct command *cmd, FILE *out);
+void params_global_usage(FILE *out);
+
+/* Where requests go: the daemon when its control socket answers, else this process, working
+ * on the pinned maps (locked for a change, with a note on stderr). */
+struct backend_opts {
+	bool changes;      /* requests will change state */
+	bool needs_report; /* load the report program when working on the maps directly */
+};
+
+struct backend {
+	const struct cli *cli;
+	int fd;              /* the daemon's control socket; -1 when working directly */
+	struct xb_maps maps; /* the pinned maps when working directly */
+	const char *pin_dir;
+	int lock;            /* the pin directory, locked for a change; -1 when not */
+};
+
+/* EXIT_OK, or one line and EXIT_FAIL. */
+int backend_open(struct backend *b, const struct cli *cli, const struct backend_opts *opts);
+bool backend_direct(const struct backend *b);
+/* Sends a request; EXIT_OK with *reply (without "ok"), or one line and EXIT_FAIL. */
+int backend_call(struct backend *b, struct json_object *request, struct json_object **reply);
+void backend_close(struct backend *b);
+
+/* Text output. */
+void render_status(struct json_object *r);
+void render_stats(struct json_object *stats);
+void render_bans(struct json_object *bans);
+void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
+		    long long seconds_left, const char *started);
+void render_query(struct json_object *r);
+void render_lists(struct json_object *lists);
+void render_config(struct json_object *config);
+void render_json(struct json_object *r);
+
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_debug(const struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif /* XDPBAN_CLI_H */

@@ -1,0 +1,350 @@
+/* commands.c - one do_<cmd> function per command and the option table it parses. A command
+ * validates everything it was given before it sends anything: a usage error changes nothing.
+ * Commands build a control request (docs/control.md) and leave the transport to backend.c.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include "cli.h"
+
+#define ARGS(type, field) offsetof(type, field)
+
+/* One request through a backend of its own. */
+static int send_request(const struct cli *cli, struct json_object *request,
+			const struct backend_opts *opts, struct json_object **reply)
+{
+	struct backend b;
+	int ret;
+
+	if (!request) {
+		pr_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	ret = backend_open(&b, cli, opts);
+	if (!ret) {
+		ret = backend_call(&b, request, reply);
+		backend_close(&b);
+	}
+	json_object_put(request);
+	return ret;
+}
+
+/* Prints a reply as JSON, or its member (the whole reply if NULL) with render; frees it. */
+static void print_reply(struct json_object *reply, bool json, const char *member,
+			void (*render)(struct json_object *))
+{
+	struct json_object *part;
+
+	if (json)
+		render_json(reply);
+	else if (render)
+		render(member && json_object_object_get_ex(reply, member, &part) ? part : reply);
+	json_object_put(reply);
+}
+
+/* Sends request (taking it) and prints the reply. */
+static int run_request(const struct cli *cli, struct json_object *request,
+		       const struct backend_opts *opts, bool json, const char *member,
+		       void (*render)(struct json_object *))
+{
+	struct json_object *reply = NULL;
+	int ret = send_request(cli, request, opts, &reply);
+
+	if (!ret)
+		print_reply(reply, json, member, render);
+	return ret;
+}
+
+static struct json_object *request_new(const char *cmd)
+{
+	struct json_object *req = json_object_new_object();
+
+	if (req)
+		json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	return req;
+}
+
+static void add_prefix(struct json_object *req, const char *name, const struct xb_prefix *p)
+{
+	char text[64];
+
+	xb_prefix_format(p, text, sizeof(text));
+	json_object_object_add(req, name, json_object_new_string(text));
+}
+
+static const struct backend_opts reads = { 0 };
+static const struct backend_opts changes = { .changes = true };
+
+/* status, stats, bans, lists: no arguments but --json. */
+struct json_args {
+	bool json;
+};
+
+static const struct param json_params[] = {
+	{ "--json", 0, P_FLAG, false, ARGS(struct json_args, json), NULL, "print JSON" },
+	{ NULL },
+};
+
+static int do_status(const struct cli *cli, const void *args)
+{
+	const struct json_args *a = args;
+
+	return run_request(cli, request_new("status"), &reads, a->json, NULL, render_status);
+}
+
+static int do_stats(const struct cli *cli, const void *args)
+{
+	const struct json_args *a = args;
+
+	return run_request(cli, request_new("stats"), &reads, a->json, "stats", render_stats);
+}
+
+static int print_ban(const struct xb_ban_info *ban, void *ctx)
+{
+	char started[32];
+
+	if (!ban->started || xb_time_format(ban->started, started, sizeof(started)))
+		started[0] = '\0';
+	render_ban_row(ctx, ban->prefix, ban->reason, ban->count, ban->seconds_left,
+		       started[0] ? started : NULL);
+	return 0;
+}
+
+/* Without a daemon the bans are printed as they are read: a million of them would take
+ * seconds to render into one reply and parse back. The fields are the same. */
+static int print_bans_direct(const struct xb_maps *maps, bool json)
+{
+	struct json_object *reply, *bans;
+	bool header_done = false;
+	int ret;
+
+	if (!json) {
+		ret = xb_ban_foreach(maps, print_ban, &header_done);
+		if (!ret && !header_done)
+			printf("no bans\n");
+	} else {
+		ret = xb_json_bans(maps, &bans);
+		reply = ret ? NULL : json_object_new_object();
+		if (reply) {
+			json_object_object_add(reply, "bans", bans);
+			render_json(reply);
+			json_object_put(reply);
+		}
+	}
+	if (ret)
+		pr_warn("cannot list the bans: %s", strerror(-ret));
+	return ret ? EXIT_FAIL : EXIT_OK;
+}
+
+static int do_bans(const struct cli *cli, const void *args)
+{
+	const struct json_args *a = args;
+	struct json_object *request, *reply = NULL;
+	struct backend b;
+	int ret = backend_open(&b, cli, &reads);
+
+	if (ret)
+		return ret;
+	if (backend_direct(&b)) {
+		ret = print_bans_direct(&b.maps, a->json);
+	} else {
+		request = request_new("bans");
+		ret = request ? backend_call(&b, request, &reply) : EXIT_FAIL;
+		json_object_put(request);
+	}
+	backend_close(&b);
+	if (reply)
+		print_reply(reply, a->json, "bans", render_bans);
+	return ret;
+}
+
+static int do_lists(const struct cli *cli, const void *args)
+{
+	const struct json_args *a = args;
+
+	return run_request(cli, request_new("lists"), &reads, a->json, "lists", render_lists);
+}
+
+struct query_args {
+	struct xb_prefix addr;
+	bool json;
+};
+
+static const struct param query_params[] = {
+	{ "ADDR", 0, P_ADDRESS, true, ARGS(struct query_args, addr), NULL,
+	  "the address to look up (IPv4 or IPv6)" },
+	{ "--json", 0, P_FLAG, false, ARGS(struct query_args, json), NULL, "print JSON" },
+	{ NULL },
+};
+
+static int do_query(const struct cli *cli, const void *args)
+{
+	const struct query_args *a = args;
+	struct json_object *req = request_new("query");
+
+	if (req)
+		add_prefix(req, "addr", &a->addr);
+	return run_request(cli, req, &reads, a->json, NULL, render_query);
+}
+
+struct ban_args {
+	struct xb_prefix prefix;
+	__u32 seconds; /* 0: permanent */
+};
+
+static const struct param ban_params[] = {
+	{ "ADDR[/LEN]", 0, P_PREFIX, true, ARGS(struct ban_args, prefix), NULL,
+	  "an address or prefix; a prefix wider than the counting key becomes a prefix ban" },
+	{ "--for", 0, P_DURATION, false, ARGS(struct ban_args, seconds), "SECONDS",
+	  "how long (s, or with s/m/h/d; at most 10 years); default permanent" },
+	{ NULL },
+};
+
+static int do_ban(const struct cli *cli, const void *args)
+{
+	const struct ban_args *a = args;
+	struct json_object *req = request_new("ban");
+	int ret;
+
+	if (req) {
+		add_prefix(req, "prefix", &a->prefix);
+		json_object_object_add(req, "seconds", json_object_new_int64(a->seconds));
+	}
+	ret = run_request(cli, req, &changes, false, NULL, NULL);
+	if (ret == EXIT_OK) {
+		char text[64];
+
+		xb_prefix_format(&a->prefix, text, sizeof(text));
+		if (a->seconds)
+			printf("banned %s for %u s\n", text, a->seconds);
+		else
+			printf("banned %s until unbanned\n", text);
+	}
+	return ret;
+}
+
+struct unban_args {
+	struct xb_prefix prefix;
+};
+
+static const struct param unban_params[] = {
+	{ "ADDR[/LEN]", 0, P_PREFIX, true, ARGS(struct unban_args, prefix), NULL,
+	  "the address or prefix exactly as it was banned" },
+	{ NULL },
+};
+
+static int do_unban(const struct cli *cli, const void *args)
+{
+	const struct unban_args *a = args;
+	struct json_object *req = request_new("unban");
+	int ret;
+
+	if (req)
+		add_prefix(req, "prefix", &a->prefix);
+	ret = run_request(cli, req, &changes, false, NULL, NULL);
+	if (ret == EXIT_OK) {
+		char text[64];
+
+		xb_prefix_format(&a->prefix, text, sizeof(text));
+		printf("unbanned %s\n", text);
+	}
+	return ret;
+}
+
+struct report_args {
+	struct xb_prefix addr;
+	__u32 count;
+	bool json;
+};
+
+static const struct param report_params[] = {
+	{ "ADDR", 0, P_ADDRESS, true, ARGS(struct report_args, addr), NULL,
+	  "the source an application saw errors from" },
+	{ "COUNT", 0, P_COUNT, false, ARGS(struct report_args, count), NULL,
+	  "how many errors (1..1000000000, default 1)" },
+	{ "--json", 0, P_FLAG, false, ARGS(struct report_args, json), NULL, "print JSON" },
+	{ NULL },
+};
+
+static void render_report(struct json_object *r)
+{
+	struct json_object *result = NULL, *count = NULL;
+
+	json_object_object_get_ex(r, "result", &result);
+	json_object_object_get_ex(r, "count", &count);
+	printf("%s (count %lld)\n", json_object_get_string(result),
+	       (long long)json_object_get_int64(count));
+}
+
+static int do_report(const struct cli *cli, const void *args)
+{
+	const struct report_args *a = args;
+	const struct backend_opts opts = { .changes = true, .needs_report = true };
+	struct json_object *req = request_new("report");
+
+	if (req) {
+		add_prefix(req, "addr", &a->addr);
+		json_object_object_add(req, "count", json_object_new_int64(a->count ? a->count : 1));
+	}
+	return run_request(cli, req, &opts, a->json, NULL, render_report);
+}
+
+struct set_args {
+	const char *key;
+	const char *value;
+};
+
+static const struct param set_params[] = {
+	{ "KEY", 0, P_STRING, true, ARGS(struct set_args, key), NULL,
+	  "limit (0..1000000000), window, ban-time (1s..10 years, suffix s/m/h/d), "
+	  "ipv6-prefix (32..128), errors, drop (malformed,reported or none)" },
+	{ "VALUE", 0, P_STRING, true, ARGS(struct set_args, value), NULL, "the new value" },
+	{ NULL },
+};
+
+static int do_set(const struct cli *cli, const void *args)
+{
+	const struct set_args *a = args;
+	struct xdpban_config scratch = XDPBAN_CONFIG_DEFAULTS;
+	struct json_object *req;
+	char err[XB_ERRLEN];
+
+	/* The key and value are checked here, so that a typo is a usage error. */
+	if (xb_config_set(&scratch, a->key, a->value, err, sizeof(err))) {
+		pr_warn("%s", err);
+		return EXIT_USAGE;
+	}
+	req = request_new("set");
+	if (req) {
+		json_object_object_add(req, "key", json_object_new_string(a->key));
+		json_object_object_add(req, "value", json_object_new_string(a->value));
+	}
+	return run_request(cli, req, &changes, false, "config", render_config);
+}
+
+#define COMMAND(n, params, args, summary) { #n, do_##n, params, sizeof(args), summary }
+const struct command cli_commands[] = {
+	COMMAND(status, json_params, struct json_args,
+		"Show the daemon, the config in force, table sizes and statistics."),
+	COMMAND(bans, json_params, struct json_args, "List every active ban."),
+	COMMAND(query, query_params, struct query_args,
+		"Show the counter, ban and policy of one address."),
+	COMMAND(ban, ban_params, struct ban_args, "Ban an address or prefix."),
+	COMMAND(unban, unban_params, struct unban_args, "Lift a ban."),
+	COMMAND(report, report_params, struct report_args,
+		"Count errors an application saw from a source; may ban it."),
+	COMMAND(set, set_params, struct set_args, "Change one setting of the data path."),
+	COMMAND(stats, json_params, struct json_args, "Show packets and bytes per reason."),
+	COMMAND(lists, json_params, struct json_args,
+		"Show the policy lists loaded: prefixes per list."),
+	{ NULL },
+};
+
+const struct command *cli_find_command(const char *name)
+{
+	for (const struct command *c = cli_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}

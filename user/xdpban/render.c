@@ -1,0 +1,196 @@
+/* render.c - the text output of the CLI, drawn from the same reply objects that --json prints,
+ * so the two can never disagree. Only formatting: no decisions, no state.
+ */
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static struct json_object *member(struct json_object *obj, const char *name)
+{
+	struct json_object *v = NULL;
+
+	json_object_object_get_ex(obj, name, &v);
+	return v;
+}
+
+static const char *str(struct json_object *obj, const char *name)
+{
+	struct json_object *v = member(obj, name);
+
+	return v && !json_object_is_type(v, json_type_null) ? json_object_get_string(v) : NULL;
+}
+
+static int64_t num(struct json_object *obj, const char *name)
+{
+	return json_object_get_int64(member(obj, name));
+}
+
+/* "permanent", "45s", "59m59s", "2d3h". */
+static const char *duration(int64_t s, char *buf, size_t len)
+{
+	if (s < 0)
+		snprintf(buf, len, "permanent");
+	else if (s < 60)
+		snprintf(buf, len, "%" PRId64 "s", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%" PRId64 "m%" PRId64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRId64 "h%" PRId64 "m", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%" PRId64 "h", s / 86400, s % 86400 / 3600);
+	return buf;
+}
+
+/* A JSON array of strings as "a,b", or "none". */
+static const char *joined(struct json_object *arr, char *buf, size_t len)
+{
+	size_t used = 0, n = json_object_array_length(arr);
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s", i ? "," : "",
+				 json_object_get_string(json_object_array_get_idx(arr, i)));
+	if (!n)
+		snprintf(buf, len, "none");
+	return buf;
+}
+
+/* One line: easy to pipe into jq, and a million bans print without pretty-printing costs. */
+void render_json(struct json_object *r)
+{
+	puts(xb_json_line(r));
+}
+
+void render_config(struct json_object *c)
+{
+	char win[32], ban[32], errors[64], drop[64];
+
+	printf("limit %" PRId64 ", window %s, ban-time %s, ipv6-prefix /%" PRId64
+	       ", errors %s, drop %s%s\n",
+	       num(c, "limit"), duration(num(c, "window"), win, sizeof(win)),
+	       duration(num(c, "ban_time"), ban, sizeof(ban)), num(c, "ipv6_prefix"),
+	       joined(member(c, "errors"), errors, sizeof(errors)),
+	       joined(member(c, "drop"), drop, sizeof(drop)),
+	       json_object_get_boolean(member(c, "defaults")) ? " (defaults)" : "");
+}
+
+void render_stats(struct json_object *stats)
+{
+	printf("%-16s %16s %20s\n", "REASON", "PACKETS", "BYTES");
+	json_object_object_foreach(stats, name, v)
+	{
+		printf("%-16s %16" PRIu64 " %20" PRIu64 "\n", name,
+		       json_object_get_uint64(member(v, "packets")),
+		       json_object_get_uint64(member(v, "bytes")));
+	}
+}
+
+static void render_interfaces(struct json_object *ifaces)
+{
+	size_t n = json_object_array_length(ifaces);
+
+	printf("%-13s", "interfaces:");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *it = json_object_array_get_idx(ifaces, i);
+
+		printf(" %s (%s)", str(it, "name") ?: "?", str(it, "mode") ?: "?");
+	}
+	printf("%s\n", n ? "" : " none");
+}
+
+void render_status(struct json_object *r)
+{
+	if (json_object_get_boolean(member(r, "daemon")))
+		printf("%-13s running\n", "daemon:");
+	else
+		printf("%-13s not running (maps read directly from %s)\n", "daemon:",
+		       str(r, "pin_dir") ?: "?");
+	if (member(r, "interfaces"))
+		render_interfaces(member(r, "interfaces"));
+	if (str(r, "config_file"))
+		printf("%-13s %s\n", "config file:", str(r, "config_file"));
+	printf("%-13s ", "config:");
+	render_config(member(r, "config"));
+	printf("%-13s %" PRId64 " sources\n", "tracked:", num(r, "tracked"));
+	printf("%-13s %" PRId64 " in the ban table, %" PRId64 " prefix bans\n", "banned:",
+	       num(r, "banned"), num(r, "prefix_bans"));
+	printf("%-13s %" PRId64 " IPv4 and %" PRId64 " IPv6 prefixes\n", "policy:",
+	       num(r, "policy_ipv4"), num(r, "policy_ipv6"));
+	printf("\n");
+	render_stats(member(r, "stats"));
+}
+
+void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
+		    long long seconds_left, const char *started)
+{
+	char left[32];
+
+	if (!*header_done) {
+		printf("%-44s %-8s %10s %-10s %s\n", "PREFIX", "REASON", "COUNT", "LEFT",
+		       "STARTED");
+		*header_done = true;
+	}
+	printf("%-44s %-8s %10lld %-10s %s\n", prefix, reason, count,
+	       duration(seconds_left, left, sizeof(left)), started ? started : "-");
+}
+
+void render_bans(struct json_object *bans)
+{
+	size_t n = json_object_array_length(bans);
+	bool header_done = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *b = json_object_array_get_idx(bans, i);
+
+		render_ban_row(&header_done, str(b, "prefix"), str(b, "reason"), num(b, "count"),
+			       num(b, "seconds_left"), str(b, "started"));
+	}
+	if (!n)
+		printf("no bans\n");
+}
+
+void render_query(struct json_object *r)
+{
+	char left[32];
+
+	printf("%-13s %s\n", "address:", str(r, "address"));
+	printf("%-13s %s\n", "key:", str(r, "key"));
+	printf("%-13s %" PRId64 " errors in the current window\n", "count:", num(r, "count"));
+	if (json_object_get_boolean(member(r, "banned")))
+		printf("%-13s yes (%s, %s)\n", "banned:", str(r, "ban_reason"),
+		       duration(num(r, "seconds_left"), left, sizeof(left)));
+	else
+		printf("%-13s no\n", "banned:");
+	if (str(r, "policy_match"))
+		printf("%-13s %s (%s, list %" PRId64 ")\n", "policy:", str(r, "policy"),
+		       str(r, "policy_match"), num(r, "policy_list"));
+	else
+		printf("%-13s %s\n", "policy:", str(r, "policy"));
+}
+
+void render_lists(struct json_object *lists)
+{
+	size_t n = json_object_array_length(lists);
+
+	if (!n) {
+		printf("no policy lists loaded\n");
+		return;
+	}
+	printf("%-12s %-8s %10s %10s  %s\n", "LIST", "VERDICT", "IPV4", "IPV6", "NAME");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *l = json_object_array_get_idx(lists, i);
+		char id[16];
+
+		if (json_object_get_boolean(member(l, "manual")))
+			snprintf(id, sizeof(id), "manual");
+		else
+			snprintf(id, sizeof(id), "%" PRId64, num(l, "list"));
+		printf("%-12s %-8s %10" PRId64 " %10" PRId64 "  %s\n", id, str(l, "verdict"),
+		       num(l, "ipv4"), num(l, "ipv6"),
+		       str(l, "name") ?: (json_object_get_boolean(member(l, "manual"))
+						  ? "manual prefix bans"
+						  : "-"));
+	}
+}
