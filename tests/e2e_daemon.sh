@@ -1,0 +1,515 @@
+#!/usr/bin/env bash
+# e2e_daemon.sh - end-to-end tests of xdpband in a private pair of network namespaces joined by
+# two veths: a bad config is refused before anything is made; it starts and attaches to both
+# interfaces, which share one state; it bans through errors seen on the wire, takes `set` at
+# once, refuses a second daemon and a non-root peer, answers garbage on its control socket
+# without dying, and its metrics match the maps.
+#
+# It is also the helper library of tests/e2e_daemon_*.sh, which source it: then it only
+# defines the xbd_* functions and runs no case. Everything it creates (namespaces, veth, pin
+# directory, temp directory, daemons) is named xbd-* and removed by the EXIT trap, also on
+# failure. It never touches an interface it did not create.
+#
+# Usage: tests/e2e_daemon.sh BUILD_DIR
+set -uo pipefail
+
+XBD_BUILD=$(realpath "${1:-build}")
+XBD_PY=/usr/bin/python3 # Debian's python3, which has scapy
+XBD_FAILED=0
+XBD_PIDS=()
+XBD_PID=
+
+xbd_pass() { echo "PASS: $1"; }
+
+# xbd_fail NAME WHY: one FAIL line, then the daemon's last log lines to explain it.
+xbd_fail() {
+	echo "FAIL: $1 ($2)"
+	XBD_FAILED=$((XBD_FAILED + 1))
+	if [[ -s ${XBD_LOG:-} ]]; then
+		tail -n 15 "$XBD_LOG" | sed 's/^/#   log: /'
+	fi
+}
+
+# xbd_check NAME WHY CMD...: PASS when CMD succeeds, FAIL with WHY otherwise.
+xbd_check() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then xbd_pass "$name"; else xbd_fail "$name" "$why"; fi
+}
+
+# xbd_require CASE...: when the tests cannot run here, one SKIP line per case, and exit 0.
+xbd_require() {
+	local why=""
+	if [[ $(id -u) -ne 0 ]]; then
+		why="needs root"
+	elif ! mountpoint -q /sys/fs/bpf; then
+		why="bpffs is not mounted at /sys/fs/bpf"
+	elif [[ ! -x $XBD_BUILD/xdpband || ! -x $XBD_BUILD/xdpban ]]; then
+		why="$XBD_BUILD/xdpband or $XBD_BUILD/xdpban is not built"
+	elif ! $XBD_PY -c 'import scapy' 2>/dev/null; then
+		why="python3-scapy is not installed (make deps)"
+	else
+		local tool
+		for tool in nsenter setpriv curl bpftool ip; do
+			command -v $tool >/dev/null || why="$tool is not installed (make deps)"
+		done
+	fi
+	if [[ -n $why ]]; then
+		local c
+		for c in "$@"; do echo "SKIP: $c ($why)"; done
+		exit 0
+	fi
+}
+
+# xbd_cleanup: kills our daemons, deletes our namespaces (and with them the veth and any
+# program attached to it), our pins and our temp directory.
+xbd_cleanup() {
+	local pid
+	for pid in "${XBD_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	ip netns del "$XBD_NS_S" 2>/dev/null
+	ip netns del "$XBD_NS_R" 2>/dev/null
+	[[ -n ${XBD_PIN:-} && $XBD_PIN == /sys/fs/bpf/xbd-* ]] && rm -rf "$XBD_PIN"
+	[[ -n ${XBD_TMP:-} && $XBD_TMP == /tmp/xbd-* ]] && rm -rf "$XBD_TMP"
+}
+
+# xbd_setup TAG: sender namespace with 192.0.2.2 and receiver namespace with 192.0.2.1,
+# joined by a veth, and by a second veth (198.51.100.2 to .1) for the tests of two
+# interfaces; IPv6 off so that nothing but our own frames reaches the program.
+xbd_setup() {
+	local tag=$1$$
+	XBD_NS_S=xbd-$tag-s XBD_NS_R=xbd-$tag-r
+	XBD_IF_S=xbd${tag}s XBD_IF_R=xbd${tag}r
+	XBD_IF_S2=xbd${tag}t XBD_IF_R2=xbd${tag}u
+	XBD_PIN=/sys/fs/bpf/xbd-e2e-$tag
+	trap xbd_cleanup EXIT
+	trap 'exit 130' INT TERM
+	XBD_TMP=$(mktemp -d /tmp/xbd-e2e.XXXXXX) || return 1
+	chmod 711 "$XBD_TMP" # others may reach the socket by name, not list the directory
+	# Private copies: a rebuild during the run cannot swap the binaries under the tests, and
+	# the copies are reachable by the unprivileged user of the credential tests.
+	install -m 755 "$XBD_BUILD/xdpband" "$XBD_BUILD/xdpban" "$XBD_TMP/" || return 1
+	XBD_BIN=$XBD_TMP
+	XBD_SOCK=$XBD_TMP/xdpban.sock XBD_CONF=$XBD_TMP/xdpban.conf
+	XBD_STATE=$XBD_TMP/state XBD_LOG=$XBD_TMP/daemon.log
+	ip netns add "$XBD_NS_S" && ip netns add "$XBD_NS_R" &&
+		xbd_veth "$XBD_IF_S" 192.0.2.2 "$XBD_IF_R" 192.0.2.1 &&
+		xbd_veth "$XBD_IF_S2" 198.51.100.2 "$XBD_IF_R2" 198.51.100.1 &&
+		ip -n "$XBD_NS_R" link set lo up
+}
+
+# xbd_veth IF_S ADDR_S IF_R ADDR_R: one veth from the sender to the receiver namespace.
+xbd_veth() {
+	ip link add "$1" netns "$XBD_NS_S" type veth peer name "$3" netns "$XBD_NS_R" &&
+		ip netns exec "$XBD_NS_S" sysctl -qw "net.ipv6.conf.$1.disable_ipv6=1" &&
+		ip netns exec "$XBD_NS_R" sysctl -qw "net.ipv6.conf.$3.disable_ipv6=1" &&
+		ip -n "$XBD_NS_S" addr add "$2/24" dev "$1" &&
+		ip -n "$XBD_NS_R" addr add "$4/24" dev "$3" &&
+		ip -n "$XBD_NS_S" link set "$1" up &&
+		ip -n "$XBD_NS_R" link set "$3" up
+}
+
+# xbd_write_conf [EXTRA_LINE]...: the test config; XBD_CONF_* variables override defaults.
+# Extra lines go at the end, so they may open sections of their own.
+xbd_write_conf() {
+	{
+		echo "# written by $(basename "$0")"
+		echo "[xdp]"
+		echo "interfaces = $XBD_IF_R, $XBD_IF_R2"
+		echo "pin-dir = $XBD_PIN"
+		echo "detach-on-exit = ${XBD_CONF_DETACH:-yes}"
+		echo "[bans]"
+		echo "limit = ${XBD_CONF_LIMIT:-3}"
+		echo "ban-time = ${XBD_CONF_BAN_TIME:-1h}"
+		echo "[control]"
+		echo "socket = $XBD_SOCK"
+		echo "socket-mode = ${XBD_CONF_SOCKET_MODE:-0600}"
+		echo "[state]"
+		echo "file = $XBD_STATE"
+		echo "[escalation]"
+		echo "factor = ${XBD_CONF_FACTOR:-2}"
+		echo "period = 1h"
+		echo "max-ban-time = 1d"
+		local line
+		for line in "$@"; do echo "$line"; done
+	} >"$XBD_CONF"
+}
+
+# The CLI on our socket. When no daemon answers, the CLI reads the pinned maps directly:
+# --pin-dir keeps that to our own maps, never those of another test or installation.
+xbd_cli() { "$XBD_BIN/xdpban" --socket "$XBD_SOCK" --pin-dir "$XBD_PIN" "$@"; }
+
+# The daemon itself answers on the socket (not the CLI's direct mode).
+xbd_answers() { [[ $(xbd_cli status --json 2>/dev/null | xbd_json 'd["daemon"]' 2>/dev/null) == True ]]; }
+
+xbd_alive() { kill -0 "$XBD_PID" 2>/dev/null; }
+
+# xbd_start: starts xdpband in the receiver namespace (nsenter keeps the shared bpffs in view)
+# and waits until it answers on its socket. 1 if it died or never answered.
+xbd_start() {
+	echo "== xdpband ($(date +%T))" >>"$XBD_LOG"
+	nsenter --net="/run/netns/$XBD_NS_R" "$XBD_BIN/xdpband" -c "$XBD_CONF" >>"$XBD_LOG" 2>&1 &
+	XBD_PID=$!
+	XBD_PIDS+=("$XBD_PID")
+	local i
+	for ((i = 0; i < 200; i++)); do
+		xbd_alive || return 1
+		xbd_answers && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# xbd_stop SIGNAL: signals the daemon and waits for it; returns its exit status.
+xbd_stop() {
+	kill -"$1" "$XBD_PID" 2>/dev/null
+	wait "$XBD_PID" 2>/dev/null
+}
+
+# xbd_wait_until CMD...: polls CMD for up to 20 s; the bound only turns a hang into a failure.
+xbd_wait_until() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# xbd_send KIND SRC COUNT [IFACE]: COUNT frames from SRC to 192.0.2.1, sent raw from the
+# sender namespace on IFACE (default the first veth). KIND synfin: TCP with SYN and FIN
+# (malformed); udp: a valid UDP datagram.
+xbd_send() {
+	ip netns exec "$XBD_NS_S" $XBD_PY - "${4:-$XBD_IF_S}" "$1" "$2" "$3" <<'EOF' 2>>"$XBD_TMP/scapy.err"
+import sys
+from scapy.all import Ether, IP, TCP, UDP, conf, sendp
+conf.verb = 0
+iface, kind, src, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+l4 = TCP(sport=40000, dport=80, flags="SF") if kind == "synfin" else UDP(sport=40000, dport=53) / b"hello"
+sendp([Ether(dst="ff:ff:ff:ff:ff:ff") / IP(src=src, dst="192.0.2.1") / l4] * count, iface=iface)
+EOF
+}
+
+# xbd_json EXPR: evaluates a Python expression over the JSON on stdin, bound to d.
+xbd_json() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+
+# xbd_query ADDR EXPR: EXPR over `xdpban query ADDR --json`.
+xbd_query() { xbd_cli query "$1" --json | xbd_json "$2"; }
+
+xbd_stat() { xbd_cli stats --json | xbd_json "d['stats']['$1']['packets']"; }
+xbd_stat_is() { [[ $(xbd_stat "$1") == "$2" ]]; }
+xbd_count_is() { [[ $(xbd_query "$1" 'd["count"]') == "$2" ]]; }
+xbd_banned() { [[ $(xbd_query "$1" 'd["banned"]') == True ]]; }
+xbd_not_banned() { [[ $(xbd_query "$1" 'd["banned"]') == False ]]; }
+xbd_limit_is() { [[ $(xbd_cli status --json | xbd_json 'd["config"]["limit"]') == "$1" ]]; }
+
+# xbd_ban_of ADDR: "count reason" of ADDR's ban in `xdpban bans --json`, or nothing.
+xbd_ban_of() {
+	xbd_cli bans --json |
+		xbd_json "' '.join(f'{b[\"count\"]} {b[\"reason\"]}' for b in d['bans'] if b['prefix'] == '$1')"
+}
+
+# xbd_ban_length_ns ADDR: expires_ns - start_ns of ADDR's entry in the pinned ban table.
+xbd_ban_length_ns() {
+	bpftool -j map dump pinned "$XBD_PIN/xdpban_bans" | python3 -c '
+import json, sys
+want = [int(x) for x in sys.argv[1].split(".")]
+for e in json.load(sys.stdin):
+    k, v = e["formatted"]["key"], e["formatted"]["value"]
+    if k["family"] == 4 and k["addr"][:4] == want:
+        print(v["expires_ns"] - v["start_ns"])' "$1"
+}
+
+# xbd_prog_id: the id of the XDP program on the receiver's veth, or nothing.
+xbd_prog_id() {
+	ip -n "$XBD_NS_R" -j -d link show dev "$XBD_IF_R" |
+		python3 -c 'import json, sys; x = json.load(sys.stdin)[0].get("xdp"); print(x["prog"]["id"] if x else "")'
+}
+
+# xbd_log_has TEXT: the daemon logged a line containing TEXT.
+xbd_log_has() { grep -qF -- "$1" "$XBD_LOG"; }
+
+# The cases below run only when this file is executed, not when it is sourced.
+[[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
+
+CASES=(bad_config_refused_at_start daemon_starts_and_attaches ban_through_errors
+	interfaces_share_state set_limit_without_reload
+	second_daemon_refused control_refuses_non_root metrics_match_maps
+	malformed_control_requests daemon_commands)
+xbd_require "${CASES[@]}"
+if ! xbd_setup a; then
+	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
+	exit 1
+fi
+# socket-mode 0666: anyone may connect, so that the credential check is what refuses.
+XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = 127.0.0.1:9433"
+
+# --- bad values at start: exit 1, one line naming file, line, key and value; nothing made ---
+case_bad_config() {
+	local bad=$XBD_TMP/bad.conf list=$XBD_TMP/bad.list out1 rc1 out2 rc2
+	sed 's/^limit = 3$/limit = -1/' "$XBD_CONF" >"$bad"
+	out1=$(nsenter --net="/run/netns/$XBD_NS_R" "$XBD_BIN/xdpband" -c "$bad" 2>&1)
+	rc1=$?
+	printf '192.0.2.0/24\nhost.example   # no hostnames\n' >"$list"
+	{ cat "$XBD_CONF"; echo "[lists]"; echo "deny = $list"; } >"$bad"
+	out2=$(nsenter --net="/run/netns/$XBD_NS_R" "$XBD_BIN/xdpband" -c "$bad" 2>&1)
+	rc2=$?
+	if ((rc1 != 1)) || [[ $(wc -l <<<"$out1") != 1 || $out1 != *"$bad:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): [bans] limit = '-1'"* ]]; then
+		xbd_fail bad_config_refused_at_start "limit = -1: exit $rc1, '$out1'"
+	elif ((rc2 != 1)) || [[ $(wc -l <<<"$out2") != 1 || $out2 != *"$list:2:"*host.example* ]]; then
+		xbd_fail bad_config_refused_at_start "hostname in a list: exit $rc2, '$out2'"
+	elif [[ -e $XBD_PIN || -e $XBD_SOCK ]]; then
+		xbd_fail bad_config_refused_at_start "a refused start left pins or a socket"
+	else
+		xbd_pass bad_config_refused_at_start
+	fi
+}
+
+# --- start and attach ---
+case_start() {
+	local id pins
+	if ! xbd_start; then
+		xbd_fail daemon_starts_and_attaches "xdpband did not start"
+		return 1
+	fi
+	id=$(xbd_prog_id)
+	pins=("$XBD_PIN"/xdpban_*)
+	if [[ -z $id ]]; then
+		xbd_fail daemon_starts_and_attaches "no XDP program on $XBD_IF_R"
+	elif [[ $(xbd_cli status --json | xbd_json 'd["interfaces"][0]["program_id"]') != "$id" ]]; then
+		xbd_fail daemon_starts_and_attaches "status does not name program $id"
+	elif ((${#pins[@]} < 7)) || [[ ! -e ${pins[0]} ]]; then
+		xbd_fail daemon_starts_and_attaches "only ${#pins[@]} maps pinned under $XBD_PIN"
+	elif ! xbd_log_has "$XBD_IF_R: attached in native mode"; then
+		xbd_fail daemon_starts_and_attaches "no 'attached in native mode' log line"
+	elif ! xbd_limit_is 3; then
+		xbd_fail daemon_starts_and_attaches "the config's limit 3 is not in force"
+	else
+		xbd_pass daemon_starts_and_attaches
+	fi
+}
+
+# --- limit 3: the 4th malformed frame bans; 3 do not ---
+case_ban() {
+	xbd_send synfin 192.0.2.66 4
+	xbd_send synfin 192.0.2.67 3
+	xbd_wait_until xbd_banned 192.0.2.66
+	xbd_wait_until xbd_count_is 192.0.2.67 3
+	local ban count67 banned67
+	ban=$(xbd_ban_of 192.0.2.66)
+	count67=$(xbd_query 192.0.2.67 'd["count"]')
+	banned67=$(xbd_query 192.0.2.67 'd["banned"]')
+	if [[ $ban != "4 errors" ]]; then
+		xbd_fail ban_through_errors "bans --json has '$ban' for 192.0.2.66, not '4 errors'"
+	elif [[ $(xbd_query 192.0.2.66 'd["ban_reason"]') != errors ]]; then
+		xbd_fail ban_through_errors "query --json does not show 192.0.2.66 banned for errors"
+	elif [[ $count67 != 3 || $banned67 != False ]]; then
+		xbd_fail ban_through_errors "192.0.2.67 has count $count67, banned $banned67 after 3 errors"
+	elif ! xbd_wait_until xbd_log_has "ban 192.0.2.66 for 1h"; then
+		xbd_fail ban_through_errors "no log line for the ban of 192.0.2.66"
+	else
+		xbd_pass ban_through_errors
+	fi
+}
+
+# --- both interfaces run the program on one state: banned on the first, dropped on the second ---
+case_two_ifaces() {
+	local before
+	before=$(xbd_stat drop_banned)
+	xbd_send udp 192.0.2.66 1 "$XBD_IF_S2"
+	if [[ $(xbd_cli status --json | xbd_json 'len(d["interfaces"])') != 2 ]]; then
+		xbd_fail interfaces_share_state "status does not list two interfaces"
+	elif [[ -z $(ip -n "$XBD_NS_R" -j -d link show dev "$XBD_IF_R2" | xbd_json 'd[0]["xdp"]["prog"]["id"]') ]]; then
+		xbd_fail interfaces_share_state "no program on $XBD_IF_R2"
+	elif ! xbd_wait_until xbd_stat_is drop_banned $((before + 1)); then
+		xbd_fail interfaces_share_state "192.0.2.66, banned on $XBD_IF_R, was not dropped on $XBD_IF_R2"
+	else
+		xbd_pass interfaces_share_state
+	fi
+}
+
+# --- set limit 1 at run time: the 2nd error bans, no reload involved ---
+case_set_limit() {
+	xbd_cli set limit 1 >/dev/null
+	xbd_send synfin 192.0.2.68 2
+	if ! xbd_wait_until xbd_banned 192.0.2.68; then
+		xbd_fail set_limit_without_reload "192.0.2.68 not banned after 2 errors with limit 1"
+	elif [[ $(xbd_ban_of 192.0.2.68) != "2 errors" ]]; then
+		xbd_fail set_limit_without_reload "ban of 192.0.2.68 is '$(xbd_ban_of 192.0.2.68)'"
+	elif xbd_log_has "reloaded"; then
+		xbd_fail set_limit_without_reload "the daemon reloaded"
+	else
+		xbd_pass set_limit_without_reload
+	fi
+	xbd_cli set limit 3 >/dev/null
+}
+
+# --- a second daemon on the same pins is refused in one line ---
+case_second_daemon() {
+	local out rc
+	out=$(nsenter --net="/run/netns/$XBD_NS_R" timeout 20 "$XBD_BIN/xdpband" -c "$XBD_CONF" 2>&1)
+	rc=$?
+	if ((rc == 0 || rc == 124)); then
+		xbd_fail second_daemon_refused "second xdpband exited $rc"
+	elif [[ $(wc -l <<<"$out") != 1 || $out != *"another xdpband already runs"* ]]; then
+		xbd_fail second_daemon_refused "message was: $out"
+	elif ! xbd_alive || ! xbd_banned 192.0.2.66; then
+		xbd_fail second_daemon_refused "the first daemon or its state was disturbed"
+	else
+		xbd_pass second_daemon_refused
+	fi
+}
+
+# --- nobody may connect (mode 0666) but is refused by SO_PEERCRED; root is served ---
+case_non_root() {
+	local out rc
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_BIN/xdpban" --socket "$XBD_SOCK" ban 192.0.2.99 2>&1)
+	rc=$?
+	if ((rc == 0)); then
+		xbd_fail control_refuses_non_root "nobody's ban succeeded: $out"
+	elif [[ $out != *"uid 65534"* ]]; then
+		xbd_fail control_refuses_non_root "refusal does not name the uid: $out"
+	elif xbd_banned 192.0.2.99; then
+		xbd_fail control_refuses_non_root "192.0.2.99 got banned anyway"
+	elif ! xbd_log_has "refused a connection from uid 65534"; then
+		xbd_fail control_refuses_non_root "no log line for the refusal"
+	else
+		xbd_pass control_refuses_non_root
+	fi
+}
+
+# --- /metrics against the pinned maps, read while nothing moves ---
+case_metrics() {
+	local metrics maps
+	xbd_send udp 192.0.2.20 5
+	xbd_wait_until xbd_metric_is 'xdpban_packets_total{reason="passed"}' 5
+	metrics=$(nsenter --net="/run/netns/$XBD_NS_R" curl -sf http://127.0.0.1:9433/metrics)
+	maps=$(xbd_maps_as_metrics)
+	if [[ -z $metrics || -z $maps ]]; then
+		xbd_fail metrics_match_maps "no metrics ('$metrics') or no map dump"
+	elif ! diff <(grep -v '^#' <<<"$metrics" | grep -F -f <(cut -d' ' -f1 <<<"$maps" | sed 's/$/ /') | sort) \
+		<(sort <<<"$maps") >"$XBD_TMP/metrics.diff"; then
+		xbd_fail metrics_match_maps "differs: $(tr '\n' ' ' <"$XBD_TMP/metrics.diff")"
+	elif ! grep -q '^xdpban_banned_sources 2$' <<<"$metrics"; then
+		xbd_fail metrics_match_maps "xdpban_banned_sources is not 2"
+	else
+		xbd_pass metrics_match_maps
+	fi
+}
+
+xbd_metric_is() {
+	nsenter --net="/run/netns/$XBD_NS_R" curl -sf http://127.0.0.1:9433/metrics | grep -qxF "$1 $2"
+}
+
+# The pinned maps, summed over CPUs with bpftool, written as the metrics should read.
+xbd_maps_as_metrics() {
+	python3 - "$XBD_PIN" <<'EOF'
+import json, subprocess, sys
+pin = sys.argv[1]
+def dump(name):
+    return json.loads(subprocess.check_output(["bpftool", "-j", "map", "dump", "pinned", f"{pin}/{name}"]))
+verdicts = ["passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed", "drop_error"]
+events = ["errors", "bans_created", "ban_table_full", "bans_expired", "events_lost"]
+stats = {}
+for e in dump("xdpban_stats"):
+    f = e["formatted"]
+    stats[f["key"]] = [sum(v["value"][k] for v in f["values"]) for k in ("packets", "bytes")]
+for i, name in enumerate(verdicts):
+    print(f'xdpban_packets_total{{reason="{name}"}} {stats[i][0]}')
+    print(f'xdpban_bytes_total{{reason="{name}"}} {stats[i][1]}')
+for i, name in enumerate(events):
+    print(f"xdpban_{name}_total {stats[len(verdicts) + i][0]}")
+print(f"xdpban_tracked_sources {len(dump('xdpban_counts'))}")
+print(f"xdpban_banned_sources {len(dump('xdpban_bans'))}")
+EOF
+}
+
+# --- garbage on the control socket: error replies, and the daemon lives on ---
+case_garbage() {
+	local out
+	out=$(python3 - "$XBD_SOCK" <<'EOF' 2>&1
+import json, socket, sys
+path = sys.argv[1]
+
+def exchange(payload, shut=False, replies=1):
+    """Sends payload; reads until the server closes, or until `replies` lines came."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(15)
+    s.connect(path)
+    s.sendall(payload)
+    if shut:
+        s.shutdown(socket.SHUT_WR)
+    data = b""
+    while shut or data.count(b"\n") < replies:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return [json.loads(line) for line in data.decode().splitlines()]
+
+def expect_error(name, payload, text, shut=False):
+    replies = exchange(payload, shut)
+    if len(replies) != 1 or replies[0].get("ok") is not False or text not in replies[0].get("error", ""):
+        sys.exit(f"{name}: got {replies}")
+
+expect_error("garbage", b"garbage\n", "")
+expect_error("binary", b"\x00\xff\xfe{\n", "")
+expect_error("unknown command", b'{"cmd":"nosuch"}\n', "unknown command")
+expect_error("not an object", b"[1,2,3]\n", "")
+expect_error("no newline", b'{"cmd":', "", shut=True)
+expect_error("oversized", b"a" * 5000, "longer than 4096")
+expect_error("oversized then more", b"b" * 4097 + b'\n{"cmd":"status"}\n', "longer than 4096")
+expect_error("4096 bytes of junk", b"c" * 4096 + b"\n", "")
+both = exchange(b'{"cmd":"status"}\n{"cmd":"stats"}\n', replies=2)
+if [r.get("ok") for r in both] != [True, True] or "daemon" not in both[0] or "daemon" in both[1]:
+    sys.exit(f"two requests sent at once, not answered in order: {both}")
+EOF
+	)
+	if [[ -n $out ]]; then
+		xbd_fail malformed_control_requests "$out"
+	elif ! xbd_alive || ! xbd_answers; then
+		xbd_fail malformed_control_requests "the daemon stopped answering"
+	else
+		xbd_pass malformed_control_requests
+	fi
+}
+
+# --- the daemon's own commands: save writes the state file; unknown fields are refused ---
+case_daemon_commands() {
+	local save bad
+	save=$(python3 -c '
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+for req in ({"cmd": "save"}, {"cmd": "reload", "now": 1}):
+    s.sendall((json.dumps(req) + "\n").encode())
+    print(s.makefile().readline().strip())' "$XBD_SOCK")
+	bad=$(sed -n 2p <<<"$save")
+	if [[ $(head -1 <<<"$save" | xbd_json 'd["ok"]') != True ]]; then
+		xbd_fail daemon_commands "save: $save"
+	elif ! grep -q '^ban 192.0.2.66 .*count=4 reason=errors' "$XBD_STATE"; then
+		xbd_fail daemon_commands "the state file lacks the ban of 192.0.2.66"
+	elif [[ $(xbd_json 'd["ok"]' <<<"$bad") != False ]]; then
+		xbd_fail daemon_commands "reload with an unknown field: $bad"
+	else
+		xbd_pass daemon_commands
+	fi
+}
+
+case_bad_config
+if case_start; then
+	case_ban
+	case_two_ifaces
+	case_set_limit
+	case_second_daemon
+	case_non_root
+	case_metrics
+	case_garbage
+	case_daemon_commands
+else
+	for c in "${CASES[@]:2}"; do echo "FAIL: $c (the daemon did not start)"; done
+	XBD_FAILED=$((XBD_FAILED + ${#CASES[@]} - 2))
+fi
+xbd_stop TERM
+((XBD_FAILED == 0))

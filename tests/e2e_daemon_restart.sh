@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# e2e_daemon_restart.sh - end-to-end tests of xdpband across its lifetime: SIGKILL and
+# restart keep every ban, counter, setting and the attachment; SIGHUP applies a changed
+# config (a new limit, a new deny list) without losing a ban, and refuses a bad one whole;
+# a full stop and start restores the bans from the state file; a corrupt state file is set
+# aside; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
+# attached; a configured group may read but not change. Shares the helpers (and the cleanup trap) of tests/e2e_daemon.sh.
+#
+# Usage: tests/e2e_daemon_restart.sh BUILD_DIR
+set -uo pipefail
+# shellcheck source=tests/e2e_daemon.sh
+source "$(dirname "$0")/e2e_daemon.sh"
+
+CASES=(sigkill_restart_keeps_state sighup_applies_new_config sighup_keeps_old_on_bad_config
+	socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
+	corrupt_state_set_aside detach_on_exit_no_keeps_attachment group_is_read_only)
+xbd_require "${CASES[@]}"
+if ! xbd_setup b; then
+	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
+	exit 1
+fi
+XBD_DENY=$XBD_TMP/deny.list
+XBD_CONF_FACTOR=3 xbd_write_conf "[metrics]" "listen = off"
+
+# --- SIGKILL, then a restart on the same pins: nothing is lost, nothing re-attached ---
+case_sigkill() {
+	local id_before id_after
+	xbd_send synfin 192.0.2.66 4
+	xbd_send synfin 192.0.2.67 2
+	xbd_cli set limit 5 >/dev/null
+	xbd_wait_until xbd_banned 192.0.2.66 && xbd_wait_until xbd_count_is 192.0.2.67 2
+	id_before=$(xbd_prog_id)
+	xbd_stop KILL
+	if ! xbd_start; then
+		xbd_fail sigkill_restart_keeps_state "xdpband did not restart"
+		return
+	fi
+	id_after=$(xbd_prog_id)
+	if [[ $(xbd_ban_of 192.0.2.66) != "4 errors" ]]; then
+		xbd_fail sigkill_restart_keeps_state "ban of 192.0.2.66 is '$(xbd_ban_of 192.0.2.66)'"
+	elif ! xbd_count_is 192.0.2.67 2; then
+		xbd_fail sigkill_restart_keeps_state "192.0.2.67's count is not 2 any more"
+	elif ! xbd_limit_is 5; then
+		xbd_fail sigkill_restart_keeps_state "the limit set at run time (5) was lost"
+	elif [[ -z $id_before || $id_before != "$id_after" ]]; then
+		xbd_fail sigkill_restart_keeps_state "program $id_before was not reused (now '$id_after')"
+	elif ! xbd_log_has "our program is already attached"; then
+		xbd_fail sigkill_restart_keeps_state "no log line about reusing the attachment"
+	else
+		xbd_pass sigkill_restart_keeps_state
+	fi
+}
+
+# --- SIGHUP with a changed file: limit 2 and a new deny list apply; the ban stays ---
+case_sighup() {
+	printf '# test deny list\n198.51.100.0/24   # documentation range\n203.0.113.7\n' >"$XBD_DENY"
+	XBD_CONF_LIMIT=2 XBD_CONF_FACTOR=3 xbd_write_conf "[metrics]" "listen = off" \
+		"[lists]" "deny = $XBD_DENY"
+	xbd_stop_hup_and_wait_limit 2
+	xbd_send udp 198.51.100.7 1
+	if ! xbd_limit_is 2; then
+		xbd_fail sighup_applies_new_config "limit is not 2 after SIGHUP"
+	elif [[ $(xbd_query 198.51.100.7 'd["policy"]') != deny ]]; then
+		xbd_fail sighup_applies_new_config "198.51.100.7 is not denied by the new list"
+	elif [[ $(xbd_query 203.0.113.7 'd["policy_match"]') != 203.0.113.7* ]]; then
+		xbd_fail sighup_applies_new_config "the bare address 203.0.113.7 is not in the policy"
+	elif ! xbd_wait_until xbd_stat_is drop_deny 1; then
+		xbd_fail sighup_applies_new_config "the denied packet was not dropped as drop_deny"
+	elif [[ $(xbd_ban_of 192.0.2.66) != "4 errors" ]]; then
+		xbd_fail sighup_applies_new_config "the ban of 192.0.2.66 was lost"
+	elif ! xbd_alive; then
+		xbd_fail sighup_applies_new_config "the daemon died"
+	else
+		xbd_pass sighup_applies_new_config
+	fi
+}
+
+xbd_stop_hup_and_wait_limit() {
+	kill -HUP "$XBD_PID"
+	xbd_wait_until xbd_limit_is "$1"
+}
+
+# --- SIGHUP with a bad value: one error line naming file, line, key and value; nothing changes ---
+case_bad_sighup() {
+	cp "$XBD_CONF" "$XBD_TMP/good.conf"
+	sed -i 's/^limit = 2$/limit = lots/' "$XBD_CONF"
+	local line
+	line=$(grep -n '^limit = lots' "$XBD_CONF" | cut -d: -f1)
+	kill -HUP "$XBD_PID"
+	if ! xbd_wait_until xbd_log_has "$XBD_CONF:$line: [bans] limit = 'lots'"; then
+		xbd_fail sighup_keeps_old_on_bad_config "no error line naming $XBD_CONF:$line, limit and 'lots'"
+	elif ! xbd_log_has "keeping the old configuration"; then
+		xbd_fail sighup_keeps_old_on_bad_config "the error does not say the old config is kept"
+	elif ! xbd_alive || ! xbd_limit_is 2 || [[ $(xbd_query 198.51.100.7 'd["policy"]') != deny ]]; then
+		xbd_fail sighup_keeps_old_on_bad_config "the old config was not kept whole"
+	else
+		xbd_pass sighup_keeps_old_on_bad_config
+	fi
+	cp "$XBD_TMP/good.conf" "$XBD_CONF"
+}
+
+# --- socket-mode 0600 (the default): nobody cannot even connect ---
+case_socket_mode() {
+	local out
+	if out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_BIN/xdpban" --socket "$XBD_SOCK" status 2>&1); then
+		xbd_fail socket_mode_refuses_non_root "nobody got a status: $out"
+	elif [[ $out != *"ermission denied"* ]]; then
+		xbd_fail socket_mode_refuses_non_root "unexpected refusal: $out"
+	elif [[ $(stat -c %a "$XBD_SOCK") != 600 ]]; then
+		xbd_fail socket_mode_refuses_non_root "socket mode is $(stat -c %a "$XBD_SOCK")"
+	else
+		xbd_pass socket_mode_refuses_non_root
+	fi
+}
+
+# --- escalation: ban-time 2s, factor 3; a second ban after the first ended lasts 6 s ---
+case_escalation() {
+	local first second
+	xbd_cli set ban-time 2 >/dev/null
+	xbd_send synfin 192.0.2.90 3
+	xbd_wait_until xbd_banned 192.0.2.90
+	first=$(xbd_ban_length_ns 192.0.2.90)
+	xbd_wait_until xbd_not_banned 192.0.2.90
+	xbd_send synfin 192.0.2.90 3
+	xbd_wait_until xbd_banned 192.0.2.90
+	xbd_wait_until xbd_log_has "ban 192.0.2.90 for 6s"
+	second=$(xbd_ban_length_ns 192.0.2.90)
+	if [[ $first != 2000000000 ]]; then
+		xbd_fail escalated_second_ban "first ban lasts ${first}ns, not 2 s"
+	elif [[ $second != 6000000000 ]]; then
+		xbd_fail escalated_second_ban "second ban lasts ${second}ns, not 2 s x 3"
+	elif ! xbd_log_has "repeat offence 1, ban time x3"; then
+		xbd_fail escalated_second_ban "no log line for the escalation"
+	else
+		xbd_pass escalated_second_ban
+	fi
+	xbd_cli set ban-time 1h >/dev/null
+}
+
+# --- SIGTERM detaches and unpins; the next start restores the bans from the state file ---
+case_full_stop() {
+	local rc
+	xbd_stop TERM
+	rc=$?
+	if ((rc != 0)); then
+		xbd_fail full_stop_start_restores_bans "SIGTERM exit status $rc"
+	elif [[ -n $(xbd_prog_id) || -e $XBD_PIN ]]; then
+		xbd_fail full_stop_start_restores_bans "program or pins left behind after SIGTERM"
+	elif ! grep -q '^ban 192.0.2.66 .*count=4 reason=errors' "$XBD_STATE"; then
+		xbd_fail full_stop_start_restores_bans "state file lacks the ban of 192.0.2.66"
+	elif ! xbd_start; then
+		xbd_fail full_stop_start_restores_bans "xdpband did not start again"
+	elif ! xbd_log_has "maps created and pinned"; then
+		xbd_fail full_stop_start_restores_bans "the maps were not created fresh"
+	elif [[ $(xbd_ban_of 192.0.2.66) != "4 errors" ]]; then
+		xbd_fail full_stop_start_restores_bans "ban of 192.0.2.66 after restore: '$(xbd_ban_of 192.0.2.66)'"
+	elif (($(xbd_query 192.0.2.66 'd["seconds_left"]') <= 0)); then
+		xbd_fail full_stop_start_restores_bans "restored ban has no time left"
+	elif ! xbd_send udp 192.0.2.66 1 || ! xbd_wait_until xbd_stat_is drop_banned 1; then
+		xbd_fail full_stop_start_restores_bans "the restored ban is listed but not enforced"
+	else
+		xbd_pass full_stop_start_restores_bans
+	fi
+}
+
+# --- a truncated state file is reported, moved aside and not used ---
+case_corrupt_state() {
+	xbd_stop TERM
+	sed -i '/^end /d' "$XBD_STATE"
+	if ! xbd_start; then
+		xbd_fail corrupt_state_set_aside "xdpband did not start with a corrupt state file"
+		return
+	fi
+	local aside=("$XBD_STATE".corrupt-*)
+	if [[ ! -f ${aside[0]} ]]; then
+		xbd_fail corrupt_state_set_aside "no $XBD_STATE.corrupt-* file"
+	elif ! xbd_log_has "truncated: no end line" || ! xbd_log_has "moved aside to ${aside[0]}"; then
+		xbd_fail corrupt_state_set_aside "no one-line report naming the problem and ${aside[0]}"
+	elif [[ -n $(xbd_ban_of 192.0.2.66) ]]; then
+		xbd_fail corrupt_state_set_aside "a ban from the corrupt file was restored"
+	else
+		xbd_pass corrupt_state_set_aside
+	fi
+}
+
+# --- detach-on-exit = no: the program and the pins outlive the daemon, and are reused ---
+case_no_detach() {
+	local id
+	XBD_CONF_DETACH=no xbd_write_conf "[metrics]" "listen = off"
+	kill -HUP "$XBD_PID"
+	xbd_wait_until xbd_log_has "reloaded"
+	xbd_send synfin 192.0.2.77 4
+	xbd_wait_until xbd_banned 192.0.2.77
+	id=$(xbd_prog_id)
+	xbd_stop TERM
+	if [[ -z $id || $(xbd_prog_id) != "$id" || ! -e $XBD_PIN/xdpban_bans ]]; then
+		xbd_fail detach_on_exit_no_keeps_attachment "program $id or the pins went away"
+	elif ! xbd_start || [[ $(xbd_prog_id) != "$id" ]] || ! xbd_banned 192.0.2.77; then
+		xbd_fail detach_on_exit_no_keeps_attachment "the restart did not reuse program $id and its bans"
+	else
+		xbd_pass detach_on_exit_no_keeps_attachment
+	fi
+}
+
+# --- [control] group: its members may look (status) but not change (set) ---
+case_group() {
+	local look change
+	xbd_stop TERM
+	xbd_write_conf "[metrics]" "listen = off"
+	sed -i "s/^socket-mode = .*/socket-mode = 0660\ngroup = nogroup/" "$XBD_CONF"
+	if ! xbd_start; then
+		xbd_fail group_is_read_only "xdpband did not start with a group"
+		return
+	fi
+	look=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_BIN/xdpban" --socket "$XBD_SOCK" status --json 2>&1)
+	change=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_BIN/xdpban" --socket "$XBD_SOCK" set limit 9 2>&1)
+	if [[ $(stat -c '%a %G' "$XBD_SOCK") != "660 nogroup" ]]; then
+		xbd_fail group_is_read_only "socket is $(stat -c '%a %G' "$XBD_SOCK"), not 660 nogroup"
+	elif [[ $(xbd_json 'd["daemon"]' <<<"$look" 2>/dev/null) != True ]]; then
+		xbd_fail group_is_read_only "a group member could not read the status: $look"
+	elif [[ $change != *read-only* ]] || xbd_limit_is 9; then
+		xbd_fail group_is_read_only "a group member's set was not refused: $change"
+	else
+		xbd_pass group_is_read_only
+	fi
+}
+
+# Each case needs the daemon that the cases before it left running.
+xbd_run() {
+	if xbd_alive; then "$2"; else xbd_fail "$1" "the daemon is not running"; fi
+}
+
+xbd_start || echo "# xdpband did not start: every case fails"
+xbd_run sigkill_restart_keeps_state case_sigkill
+xbd_run sighup_applies_new_config case_sighup
+xbd_run sighup_keeps_old_on_bad_config case_bad_sighup
+xbd_run socket_mode_refuses_non_root case_socket_mode
+xbd_run escalated_second_ban case_escalation
+xbd_run full_stop_start_restores_bans case_full_stop
+xbd_run corrupt_state_set_aside case_corrupt_state
+xbd_run detach_on_exit_no_keeps_attachment case_no_detach
+xbd_run group_is_read_only case_group
+xbd_stop TERM
+((XBD_FAILED == 0))

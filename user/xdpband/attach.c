@@ -1,0 +1,334 @@
+/* attach.c - see attach.h. "Ours" means: a program on the interface (on its dispatcher, or
+ * attached directly when the kernel refuses the dispatcher) that uses our pinned ban table.
+ * It is current when its tag (a hash of its instructions) is the tag of the program this
+ * daemon loaded, and outdated otherwise, e.g. after an upgrade that kept the old program
+ * attached with detach-on-exit = no. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "xdpban_config.h" /* before the skeleton */
+#include "xdpban.skel.h"
+#include "attach.h"
+#include "log.h"
+
+/* What one interface has before we attach. */
+struct iface_scan {
+	bool dispatcher;                /* libxdp's dispatcher is attached: we must use its mode */
+	bool legacy;                    /* one program attached directly, without a dispatcher */
+	enum xdp_attach_mode mode;
+	__u32 current_id;               /* our program, current: reuse it */
+	__u32 outdated_id[8];           /* our programs, outdated: replace them */
+	int n_outdated;
+};
+
+const char *xbd_xdp_mode_name(enum xdp_attach_mode mode)
+{
+	switch (mode) {
+	case XDP_MODE_NATIVE:
+		return "native";
+	case XDP_MODE_SKB:
+		return "skb";
+	case XDP_MODE_HW:
+		return "hw";
+	default:
+		return "unknown";
+	}
+}
+
+/* True when the program with this id uses the map with map_id. */
+static bool prog_uses_map(__u32 prog_id, __u32 map_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[64], n;
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool found = false;
+
+	if (fd < 0)
+		return false;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		n = info.nr_map_ids < 64 ? info.nr_map_ids : 64;
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = n;
+		info.map_ids = (__u64)(unsigned long)ids;
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			for (__u32 i = 0; i < n && !found; i++)
+				found = ids[i] == map_id;
+	}
+	close(fd);
+	return found;
+}
+
+static void classify_prog(const struct xbd_loader *ld, const struct xdp_program *p,
+			  struct iface_scan *scan)
+{
+	__u32 id = xdp_program__id(p);
+
+	if (!prog_uses_map(id, ld->bans_map_id))
+		return;
+	if (!scan->current_id && !memcmp(xdp_program__tag(p), ld->tag, sizeof(ld->tag)))
+		scan->current_id = id;
+	else if (scan->n_outdated < (int)(sizeof(scan->outdated_id) / sizeof(__u32)))
+		scan->outdated_id[scan->n_outdated++] = id;
+}
+
+static int scan_iface(const struct xbd_loader *ld, const struct xbd_iface *ifc,
+		      struct iface_scan *scan, char *err, size_t errlen)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifc->ifindex);
+	struct xdp_program *p;
+	long ret = libxdp_get_error(mp);
+
+	memset(scan, 0, sizeof(*scan));
+	if (ret == -ENOENT || (!ret && !mp))
+		return 0; /* no XDP program there */
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot read its XDP programs: %s", ifc->name,
+			 strerror((int)-ret));
+		return (int)ret;
+	}
+	scan->mode = xdp_multiprog__attach_mode(mp);
+	if (xdp_multiprog__is_legacy(mp)) {
+		/* One program attached directly: ours (then reused or replaced), or a stranger's. */
+		p = xdp_multiprog__main_prog(mp);
+		if (p)
+			classify_prog(ld, p, scan);
+		if (p && !scan->current_id && !scan->n_outdated) {
+			snprintf(err, errlen,
+				 "%s: XDP program %s (id %u) is attached without libxdp's dispatcher; remove it first (ip link set dev %s xdp off)",
+				 ifc->name, xdp_program__name(p), xdp_program__id(p), ifc->name);
+			ret = -EEXIST;
+		}
+		scan->legacy = true;
+	} else {
+		scan->dispatcher = true;
+		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
+			classify_prog(ld, p, scan);
+	}
+	xdp_multiprog__close(mp);
+	return (int)ret;
+}
+
+/* Opens our attachable program on first use. libxdp loads it at its first attach, as an
+ * extension of the dispatcher; later attaches link the same program to other dispatchers. */
+static int ensure_prog(struct xbd_attach *at, char *err, size_t errlen)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = "xdpban");
+	long ret;
+
+	if (at->prog)
+		return 0;
+	at->skel = xbd_load_open_attachable(at->ld, err, errlen);
+	if (!at->skel)
+		return -EINVAL;
+	opts.obj = at->skel->obj;
+	at->prog = xdp_program__create(&opts);
+	ret = libxdp_get_error(at->prog);
+	if (!ret)
+		ret = xdp_program__set_run_prio(at->prog, XBD_RUN_PRIO);
+	if (ret) {
+		snprintf(err, errlen, "cannot prepare the program for libxdp: %s",
+			 strerror((int)-ret));
+		at->prog = NULL;
+		return (int)ret;
+	}
+	return 0;
+}
+
+static int attach_in_mode(struct xbd_attach *at, struct xbd_iface *ifc, enum xdp_attach_mode m)
+{
+	int ret = xdp_program__attach(at->prog, ifc->ifindex, m, 0);
+
+	if (ret)
+		pr_debug("%s: %s mode attach failed: %s", ifc->name, xbd_xdp_mode_name(m),
+			 strerror(-ret));
+	else
+		ifc->mode = m;
+	return ret;
+}
+
+/* libxdp falls back to attaching the program alone when the kernel cannot run its dispatcher
+ * (it needs freplace programs, which some kernels refuse). */
+static bool attached_directly(const struct xbd_iface *ifc)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifc->ifindex);
+	bool legacy;
+
+	if (libxdp_get_error(mp) || !mp)
+		return false;
+	legacy = xdp_multiprog__is_legacy(mp);
+	xdp_multiprog__close(mp);
+	return legacy;
+}
+
+static int attach_new(struct xbd_attach *at, struct xbd_iface *ifc, const struct iface_scan *scan,
+		      enum xbd_mode mode, char *err, size_t errlen)
+{
+	int ret = ensure_prog(at, err, errlen);
+
+	if (ret)
+		return ret;
+	if (scan->dispatcher) /* one dispatcher per interface: join it in its mode */
+		ret = attach_in_mode(at, ifc, scan->mode);
+	else if (mode == XBD_MODE_SKB)
+		ret = attach_in_mode(at, ifc, XDP_MODE_SKB);
+	else if ((ret = attach_in_mode(at, ifc, XDP_MODE_NATIVE)) && mode == XBD_MODE_AUTO) {
+		pr_info("%s: native mode refused (%s); falling back to generic (skb) mode", ifc->name,
+			strerror(-ret));
+		ret = attach_in_mode(at, ifc, XDP_MODE_SKB);
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot attach the XDP program: %s (run with -v for libxdp's log)",
+			 ifc->name, strerror(-ret));
+		return ret;
+	}
+	ifc->prog = at->prog;
+	if (attached_directly(ifc))
+		pr_info("%s: attached in %s mode (program id %u), directly: this kernel refuses libxdp's dispatcher",
+			ifc->name, xbd_xdp_mode_name(ifc->mode), xdp_program__id(at->prog));
+	else
+		pr_info("%s: attached in %s mode (program id %u) through libxdp's dispatcher, priority %d",
+			ifc->name, xbd_xdp_mode_name(ifc->mode), xdp_program__id(at->prog),
+			XBD_RUN_PRIO);
+	return 0;
+}
+
+static int reuse(struct xbd_iface *ifc, const struct iface_scan *scan, char *err, size_t errlen)
+{
+	struct xdp_program *p = xdp_program__from_id(scan->current_id);
+	long ret = libxdp_get_error(p);
+
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot open our attached program %u: %s", ifc->name,
+			 scan->current_id, strerror((int)-ret));
+		return (int)ret;
+	}
+	ifc->prog = p;
+	ifc->mode = scan->mode;
+	ifc->reused = true;
+	pr_info("%s: our program is already attached in %s mode (program id %u); keeping it",
+		ifc->name, xbd_xdp_mode_name(ifc->mode), scan->current_id);
+	return 0;
+}
+
+/* On a dispatcher, outdated programs go only after ours is in place, so the interface is
+ * never unfiltered. A program attached directly must go first: an interface holds one. */
+static void remove_outdated(struct xbd_iface *ifc, const struct iface_scan *scan)
+{
+	for (int i = 0; i < scan->n_outdated; i++) {
+		struct xdp_program *old = xdp_program__from_id(scan->outdated_id[i]);
+		int ret = libxdp_get_error(old);
+
+		if (!ret)
+			ret = xdp_program__detach(old, ifc->ifindex, ifc->mode, 0);
+		if (ret)
+			pr_warn("%s: cannot detach the outdated program %u: %s", ifc->name,
+				scan->outdated_id[i], strerror(-ret));
+		else
+			pr_info("%s: detached the outdated program %u", ifc->name,
+				scan->outdated_id[i]);
+		if (!libxdp_get_error(old))
+			xdp_program__close(old);
+	}
+}
+
+/* True when an attachment in this mode satisfies the configured mode. */
+static bool mode_fits(enum xdp_attach_mode have, enum xbd_mode want)
+{
+	return want == XBD_MODE_AUTO || (want == XBD_MODE_NATIVE && have == XDP_MODE_NATIVE) ||
+	       (want == XBD_MODE_SKB && have == XDP_MODE_SKB);
+}
+
+static int attach_one(struct xbd_attach *at, struct xbd_iface *ifc, enum xbd_mode mode,
+		      char *err, size_t errlen)
+{
+	struct iface_scan scan;
+	int ret = scan_iface(at->ld, ifc, &scan, err, errlen);
+
+	if (ret)
+		return ret;
+	if (scan.current_id && mode_fits(scan.mode, mode))
+		return reuse(ifc, &scan, err, errlen);
+	if (scan.current_id) {
+		snprintf(err, errlen, "%s: our program is attached in %s mode but mode = %s; detach it or change mode",
+			 ifc->name, xbd_xdp_mode_name(scan.mode), xbd_mode_name(mode));
+		return -EEXIST;
+	}
+	if (scan.legacy) {
+		ifc->mode = scan.mode;
+		remove_outdated(ifc, &scan);
+		scan.legacy = false; /* the interface is free now */
+	}
+	ret = attach_new(at, ifc, &scan, mode, err, errlen);
+	if (!ret && scan.dispatcher)
+		remove_outdated(ifc, &scan);
+	return ret;
+}
+
+static void detach_one(struct xbd_attach *at, struct xbd_iface *ifc)
+{
+	int ret = xdp_program__detach(ifc->prog, ifc->ifindex, ifc->mode, 0);
+
+	if (ret)
+		pr_warn("%s: cannot detach: %s", ifc->name, strerror(-ret));
+	else
+		pr_info("%s: detached", ifc->name);
+}
+
+static void release_one(struct xbd_attach *at, struct xbd_iface *ifc)
+{
+	if (ifc->reused)
+		xdp_program__close(ifc->prog);
+	ifc->prog = NULL;
+}
+
+int xbd_attach_all(struct xbd_attach *at, const struct xbd_loader *ld, char *const *names,
+		   int n, enum xbd_mode mode, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	memset(at, 0, sizeof(*at));
+	at->ld = ld;
+	for (int i = 0; i < n && !ret; i++) {
+		struct xbd_iface *ifc = &at->ifaces[i];
+
+		snprintf(ifc->name, sizeof(ifc->name), "%s", names[i]);
+		ifc->ifindex = if_nametoindex(names[i]);
+		if (!ifc->ifindex) {
+			snprintf(err, errlen, "no interface %s in this network namespace", names[i]);
+			ret = -ENODEV;
+			break;
+		}
+		ret = attach_one(at, ifc, mode, err, errlen);
+		if (!ret)
+			at->n++;
+	}
+	if (ret) {
+		/* All or nothing: undo what this call attached; reused attachments stay. */
+		for (int i = 0; i < at->n; i++)
+			if (!at->ifaces[i].reused)
+				detach_one(at, &at->ifaces[i]);
+		xbd_attach_close(at, false);
+	}
+	return ret;
+}
+
+void xbd_attach_close(struct xbd_attach *at, bool detach)
+{
+	for (int i = 0; i < at->n; i++) {
+		if (detach)
+			detach_one(at, &at->ifaces[i]);
+		release_one(at, &at->ifaces[i]);
+	}
+	at->n = 0;
+	if (at->prog)
+		xdp_program__close(at->prog);
+	at->prog = NULL;
+	/* Closing our fds leaves libxdp's pinned links: an attachment outlives us unless detached. */
+	xdpban__destroy(at->skel);
+	at->skel = NULL;
+}

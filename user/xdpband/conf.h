@@ -1,0 +1,88 @@
+/* conf.h - the daemon's configuration file (deploy/xdpban.conf.5): parsing and validation
+ * into struct xbd_conf, with one error line naming file, line, key and value for anything
+ * wrong. It only reads the file: it never touches the maps, the interfaces or the lists'
+ * contents, so a bad file can always be refused with everything left as it was. */
+#ifndef XDPBAND_CONF_H
+#define XDPBAND_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "xdpban_config.h"
+
+#define XBD_CONF_DEFAULT "/etc/xdpban/xdpban.conf"
+#define XBD_STATE_FILE_DEFAULT "/var/lib/xdpban/state"
+#define XBD_METRICS_DEFAULT "127.0.0.1:9433"
+#define XBD_MAX_IFACES 32
+#define XBD_MAX_LISTS 64
+#define XBD_TABLE_MAX (1u << 24) /* largest counters-max / bans-max accepted */
+
+enum xbd_mode {
+	XBD_MODE_AUTO,   /* native, falling back to generic (skb) */
+	XBD_MODE_NATIVE, /* native only: fail if the driver cannot */
+	XBD_MODE_SKB,    /* generic only */
+};
+
+struct xbd_list_conf {
+	char *path;     /* absolute; relative paths are taken from the config file's directory */
+	__u32 verdict;  /* XDPBAN_POLICY_TRUSTED or XDPBAN_POLICY_DENY */
+	__u32 id;       /* list_id in the policy tries: 1, 2, ... in file order */
+};
+
+struct xbd_escalation {
+	bool enabled;
+	double factor;    /* ban time multiplier per repeat, > 1 */
+	__u32 max_ban_s;  /* an escalated ban never lasts longer */
+	__u32 period_s;   /* a ban within this long of the previous one is a repeat */
+};
+
+struct xbd_conf {
+	char *path;
+	/* [xdp] */
+	char *ifaces[XBD_MAX_IFACES];
+	int n_ifaces;
+	enum xbd_mode mode;
+	char *pin_dir;
+	bool detach_on_exit;
+	/* [bans] */
+	struct xdpban_config dp; /* thresholds written to the xdpban_config map */
+	__u32 counters_max, bans_max;
+	/* [lists] */
+	struct xbd_list_conf lists[XBD_MAX_LISTS];
+	int n_lists;
+	/* [control] */
+	char *socket_path;
+	mode_t socket_mode;
+	bool has_group;
+	gid_t group;
+	bool group_full; /* the group may change state, not only read it */
+	/* [metrics] */
+	char *metrics_listen; /* as written; NULL when "off" */
+	struct sockaddr_storage metrics_addr;
+	socklen_t metrics_addrlen;
+	/* [state] */
+	char *state_file; /* NULL when "off" */
+	__u32 save_interval_s;
+	/* [escalation] */
+	struct xbd_escalation esc;
+};
+
+/* Fills conf from the file at path; every key not in the file keeps its default.
+ * 0, or -errno with one line in err (conf is freed then). */
+int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen);
+void xbd_conf_free(struct xbd_conf *conf);
+
+const char *xbd_mode_name(enum xbd_mode mode);
+/* Names of the keys that only take effect at a restart and differ between a and b, as
+ * "pin-dir, socket", or "" when none differ. */
+void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, char *buf,
+			   size_t len);
+/* Moves the restart-only settings of old into next (and next's into old, to be freed), so
+ * that a reload applies the rest and keeps those. */
+void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old);
+/* "30s", "10m", "2h", "1d" or "1w": a duration as the config file writes it. */
+void xbd_format_duration(__u64 seconds, char *buf, size_t len);
+
+#endif /* XDPBAND_CONF_H */

@@ -1,0 +1,74 @@
+/* events.c - see events.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "events.h"
+#include "log.h"
+#include "xdpban_event.h"
+
+static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
+{
+	char who[64] = "?", classes[32] = "?", length[32], until[40], repeat[128] = "";
+
+	xb_key_format(&e->key, who, sizeof(who));
+	xb_classes_format(e->classes, classes, sizeof(classes));
+	if (!x->ban_ns) {
+		snprintf(length, sizeof(length), "ever");
+		snprintf(until, sizeof(until), "no expiry");
+	} else {
+		xbd_format_duration((x->ban_ns + 999999999ull) / 1000000000ull, length,
+				    sizeof(length));
+		snprintf(until, sizeof(until), "until ");
+		xbd_format_wall(xb_boot_to_wall(e->time_ns + x->ban_ns), until + 6,
+				sizeof(until) - 6);
+	}
+	if (x->repeats)
+		snprintf(repeat, sizeof(repeat), "; repeat offence %u, ban time x%g", x->repeats,
+			 x->multiplier);
+	pr_info("ban %s for %s, %s: %u errors (%s), reason %s%s", who, length, until, e->count,
+		classes, xb_reason_name(e->reason), repeat);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct xbd_events *ev = ctx;
+	const struct xdpban_event *e = data;
+	struct xbd_escalated x;
+	int ret;
+
+	if (size < sizeof(*e)) {
+		pr_warn("ignoring a short ban event (%zu bytes)", size);
+		return 0;
+	}
+	ret = xbd_escalate(ev->history, ev->maps, ev->esc, e, &x);
+	if (ret)
+		pr_warn("cannot escalate a ban: %s", strerror(-ret));
+	log_ban(e, &x);
+	*ev->dirty = true;
+	return 0;
+}
+
+int xbd_events_open(struct xbd_events *ev, const struct xb_maps *maps,
+		    struct xbd_history *history, const struct xbd_escalation *esc, bool *dirty)
+{
+	*ev = (struct xbd_events){ .maps = maps, .history = history, .esc = esc, .dirty = dirty };
+	ev->rb = ring_buffer__new(maps->events, on_event, ev, NULL);
+	return ev->rb ? 0 : -errno;
+}
+
+int xbd_events_fd(const struct xbd_events *ev)
+{
+	return ring_buffer__epoll_fd(ev->rb);
+}
+
+int xbd_events_consume(struct xbd_events *ev)
+{
+	return ring_buffer__consume(ev->rb);
+}
+
+void xbd_events_close(struct xbd_events *ev)
+{
+	ring_buffer__free(ev->rb);
+	ev->rb = NULL;
+}

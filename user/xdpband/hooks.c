@@ -1,0 +1,216 @@
+/* hooks.c - what the control handler (user/lib/control.c) may ask of the daemon: its own
+ * fields in `status`, notice of manual bans and setting changes, and the daemon's commands
+ * `reload` and `save`. Each hook does one small thing; none blocks for long. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "log.h"
+#include "xdpband.h"
+
+static const char *verdict_name(__u32 verdict)
+{
+	return verdict == XDPBAN_POLICY_TRUSTED ? "trusted" : "deny";
+}
+
+/* docs/control.md names the modes as the kernel does. */
+static const char *json_mode_name(enum xdp_attach_mode mode)
+{
+	switch (mode) {
+	case XDP_MODE_NATIVE:
+		return "native";
+	case XDP_MODE_SKB:
+		return "generic";
+	case XDP_MODE_HW:
+		return "offload";
+	default:
+		return "unknown";
+	}
+}
+
+static struct json_object *interfaces_json(const struct xbd *d)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (int i = 0; arr && i < d->att.n; i++) {
+		const struct xbd_iface *ifc = &d->att.ifaces[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(ifc->name));
+		json_object_object_add(o, "ifindex", json_object_new_int(ifc->ifindex));
+		json_object_object_add(o, "mode",
+				       json_object_new_string(json_mode_name(ifc->mode)));
+		json_object_object_add(o, "program_id",
+				       json_object_new_int64(xdp_program__id(ifc->prog)));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static struct json_object *lists_json(const struct xbd *d)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (int i = 0; arr && i < d->conf.n_lists; i++) {
+		const struct xbd_list_conf *l = &d->conf.lists[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "id", json_object_new_int64(l->id));
+		json_object_object_add(o, "file", json_object_new_string(l->path));
+		json_object_object_add(o, "verdict", json_object_new_string(verdict_name(l->verdict)));
+		json_object_object_add(o, "entries", json_object_new_int64(d->list_entries[l->id]));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static struct json_object *escalation_json(const struct xbd *d)
+{
+	const struct xbd_escalation *e = &d->conf.esc;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "enabled", json_object_new_boolean(e->enabled));
+	json_object_object_add(o, "factor", json_object_new_double(e->factor));
+	json_object_object_add(o, "max_ban_time_s", json_object_new_int64(e->max_ban_s));
+	json_object_object_add(o, "period_s", json_object_new_int64(e->period_s));
+	json_object_object_add(o, "offenders", json_object_new_int64(d->history.n));
+	json_object_object_add(o, "escalated", json_object_new_int64(d->history.escalated));
+	return o;
+}
+
+static int on_status(struct json_object *reply, void *user)
+{
+	const struct xbd *d = user;
+	struct json_object *daemon = json_object_new_object();
+
+	if (!daemon)
+		return -ENOMEM;
+	json_object_object_add(daemon, "pid", json_object_new_int(getpid()));
+	json_object_object_add(daemon, "started", json_object_new_int64(d->started));
+	json_object_object_add(daemon, "pin_dir", json_object_new_string(d->ld.pin_dir));
+	json_object_object_add(daemon, "state_file", d->conf.state_file
+							    ? json_object_new_string(d->conf.state_file)
+							    : NULL);
+	json_object_object_add(daemon, "detach_on_exit",
+			       json_object_new_boolean(d->conf.detach_on_exit));
+	json_object_object_add(daemon, "lists", lists_json(d));
+	json_object_object_add(daemon, "escalation", escalation_json(d));
+	json_object_object_add(reply, "config_file", json_object_new_string(d->conf.path));
+	json_object_object_add(reply, "interfaces", interfaces_json(d));
+	json_object_object_add(reply, "xdpband", daemon);
+	return 0;
+}
+
+static void on_banned(const struct xb_prefix *p, __u32 seconds, void *user)
+{
+	struct xbd *d = user;
+	char text[64] = "?", length[32] = "ever";
+
+	xb_prefix_format(p, text, sizeof(text));
+	if (seconds)
+		xbd_format_duration(seconds, length, sizeof(length));
+	pr_info("manual ban %s for %s", text, length);
+	d->state_dirty = true;
+}
+
+/* Lifting a ban by hand forgives the offence too: the next ban starts from the base time. */
+static void on_unbanned(const struct xb_prefix *p, void *user)
+{
+	struct xbd *d = user;
+	struct xdpban_key key = { .family = p->family, .prefixlen = p->plen };
+	char text[64] = "?";
+
+	memcpy(key.addr, p->addr, sizeof(key.addr));
+	xbd_history_forget(&d->history, &key);
+	xb_prefix_format(p, text, sizeof(text));
+	pr_info("manual unban %s", text);
+	d->state_dirty = true;
+}
+
+static void on_config_changed(const struct xdpban_config *c, void *user)
+{
+	pr_info("settings changed over the control socket: limit %u, window %us, ban-time %us, ipv6-prefix %u, errors 0x%x, drop 0x%x (a reload puts back the file's values)",
+		c->limit, c->window_s, c->ban_s, c->v6_prefix, c->class_mask, c->drop_mask);
+}
+
+static const char *on_list_name(__u32 list_id, void *user)
+{
+	const struct xbd *d = user;
+
+	if (list_id == XDPBAN_LIST_MANUAL_BAN)
+		return "manual bans";
+	if (list_id < 1 || list_id > (__u32)d->conf.n_lists)
+		return NULL;
+	return d->conf.lists[list_id - 1].path;
+}
+
+/* The daemon's commands take no fields but "cmd", like every command of the protocol. */
+static int check_no_fields(const char *cmd, struct json_object *request, char *err,
+			   size_t errlen)
+{
+	json_object_object_foreach(request, key, val) {
+		(void)val;
+		if (strcmp(key, "cmd")) {
+			snprintf(err, errlen, "unknown field \"%.40s\" for %s", key, cmd);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int do_reload(struct xbd *d, struct json_object *reply, char *err, size_t errlen)
+{
+	int ret = xbd_reload(d, err, errlen);
+
+	if (!ret)
+		json_object_object_add(reply, "config_file", json_object_new_string(d->conf.path));
+	return ret;
+}
+
+static int do_save(struct xbd *d, struct json_object *reply, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!d->conf.state_file) {
+		snprintf(err, errlen, "no state file: [state] file = off");
+		return -ENOENT;
+	}
+	ret = xbd_save_state(d, err, errlen);
+	if (!ret)
+		json_object_object_add(reply, "state_file", json_object_new_string(d->conf.state_file));
+	return ret;
+}
+
+static int on_command(const char *cmd, struct json_object *request, struct json_object *reply,
+		      char *err, size_t errlen, void *user)
+{
+	struct xbd *d = user;
+	bool known = !strcmp(cmd, "reload") || !strcmp(cmd, "save");
+
+	int ret;
+
+	if (!known)
+		return -ENOENT;
+	ret = check_no_fields(cmd, request, err, errlen);
+	if (ret)
+		return ret;
+	if (d->server.serving_read_only) {
+		snprintf(err, errlen, "permission denied: %s needs write access", cmd);
+		return -EPERM;
+	}
+	return !strcmp(cmd, "reload") ? do_reload(d, reply, err, errlen)
+				      : do_save(d, reply, err, errlen);
+}
+
+void xbd_hooks_init(struct xbd *d)
+{
+	d->hooks = (struct xb_control_hooks){
+		.status = on_status,
+		.banned = on_banned,
+		.unbanned = on_unbanned,
+		.config_changed = on_config_changed,
+		.list_name = on_list_name,
+		.command = on_command,
+	};
+}

@@ -1,0 +1,207 @@
+/* load.c - see load.h. Pinned maps are checked before the load: a pinned table whose size
+ * differs from the config keeps its size (sizes apply only when a map is created), and one
+ * whose layout differs is refused with a message, rather than libbpf's bare -EINVAL. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
+#include "xdpban.skel.h"
+#include "load.h"
+#include "log.h"
+#include "pin.h"
+#include "xdpban_maps.h"
+
+static int set_pin_paths(struct xdpban *skel, const char *dir)
+{
+	char path[PATH_MAX];
+	struct bpf_map *map;
+	int ret;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		ret = xbd_pin_path(path, sizeof(path), dir, bpf_map__name(map));
+		if (!ret)
+			ret = bpf_map__set_pin_path(map, path);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Fits the object's map definition to an existing pin: the pinned size wins; a different
+ * layout is an error. *exists tells whether there was a pin. */
+static int fit_to_pin(struct bpf_map *map, bool *exists, char *err, size_t errlen)
+{
+	const char *path = bpf_map__pin_path(map), *name = bpf_map__name(map);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(path), ret = 0;
+
+	*exists = fd >= 0;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* created by the load */
+		ret = -errno;
+		snprintf(err, errlen, "cannot open pin %s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != bpf_map__type(map) ||
+	    info.key_size != bpf_map__key_size(map) ||
+	    info.value_size != bpf_map__value_size(map) ||
+	    info.map_flags != bpf_map__map_flags(map)) {
+		snprintf(err, errlen,
+			 "pin %s is not this version's %s map; remove %s to start over (bans are kept in the state file)",
+			 path, name, path);
+		ret = -EINVAL;
+	} else if (info.max_entries != bpf_map__max_entries(map)) {
+		if (!strcmp(name, XDPBAN_MAP_COUNTERS) || !strcmp(name, XDPBAN_MAP_BANS))
+			pr_info("%s: the pinned table has %u entries, the config asks for %u; keeping %u (table sizes apply only when the maps are created)",
+				name, info.max_entries, bpf_map__max_entries(map), info.max_entries);
+		ret = bpf_map__set_max_entries(map, info.max_entries);
+	}
+	close(fd);
+	return ret;
+}
+
+static int fit_all_to_pins(struct xbd_loader *ld, char *err, size_t errlen)
+{
+	struct bpf_map *map;
+	bool exists;
+	int ret;
+
+	bpf_object__for_each_map(map, ld->skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		ret = fit_to_pin(map, &exists, err, errlen);
+		if (ret)
+			return ret;
+		if (map == ld->skel->maps.xdpban_bans)
+			ld->maps_created = !exists;
+	}
+	return 0;
+}
+
+static int read_ids(struct xbd_loader *ld)
+{
+	struct bpf_prog_info pinfo = {};
+	struct bpf_map_info minfo = {};
+	__u32 plen = sizeof(pinfo), mlen = sizeof(minfo);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(ld->skel->progs.xdpban), &pinfo, &plen) ||
+	    bpf_obj_get_info_by_fd(bpf_map__fd(ld->skel->maps.xdpban_bans), &minfo, &mlen))
+		return -errno;
+	memcpy(ld->tag, pinfo.tag, sizeof(ld->tag));
+	ld->bans_map_id = minfo.id;
+	return 0;
+}
+
+static void fill_maps(const struct xdpban *skel, struct xb_maps *m)
+{
+	*m = (struct xb_maps){
+		.config = bpf_map__fd(skel->maps.xdpban_config),
+		.policy4 = bpf_map__fd(skel->maps.xdpban_policy4),
+		.policy6 = bpf_map__fd(skel->maps.xdpban_policy6),
+		.counts = bpf_map__fd(skel->maps.xdpban_counts),
+		.bans = bpf_map__fd(skel->maps.xdpban_bans),
+		.stats = bpf_map__fd(skel->maps.xdpban_stats),
+		.events = bpf_map__fd(skel->maps.xdpban_events),
+		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
+		.report_prog = bpf_program__fd(skel->progs.xdpban_report),
+		.ncpus = libbpf_num_possible_cpus(),
+		.owned = false,
+	};
+}
+
+int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps *maps,
+	     char *err, size_t errlen)
+{
+	int ret;
+
+	memset(ld, 0, sizeof(*ld));
+	snprintf(ld->pin_dir, sizeof(ld->pin_dir), "%s", conf->pin_dir);
+	ld->skel = xdpban__open();
+	if (!ld->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the embedded BPF object: %s", strerror(errno));
+		return ret;
+	}
+	ret = set_pin_paths(ld->skel, conf->pin_dir);
+	if (!ret)
+		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_counts, conf->counters_max);
+	if (!ret)
+		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_bans, conf->bans_max);
+	if (ret) {
+		snprintf(err, errlen, "cannot set up the maps: %s", strerror(-ret));
+		goto fail;
+	}
+	ret = fit_all_to_pins(ld, err, errlen);
+	if (ret)
+		goto fail;
+	bpf_program__set_autoload(ld->skel->progs.xdpban_report, true);
+	ret = xdpban__load(ld->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s (run with -v for libbpf's log)",
+			 strerror(-ret));
+		goto fail;
+	}
+	ret = read_ids(ld);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the loaded program's info: %s", strerror(-ret));
+		goto fail;
+	}
+	fill_maps(ld->skel, maps);
+	pr_info("maps %s under %s (%u counters, %u bans)",
+		ld->maps_created ? "created and pinned" : "reused from the pins", ld->pin_dir,
+		bpf_map__max_entries(ld->skel->maps.xdpban_counts),
+		bpf_map__max_entries(ld->skel->maps.xdpban_bans));
+	return 0;
+fail:
+	xdpban__destroy(ld->skel);
+	ld->skel = NULL;
+	return ret;
+}
+
+void xbd_load_close(struct xbd_loader *ld)
+{
+	xdpban__destroy(ld->skel); /* closes the fds; the pins keep the maps */
+	ld->skel = NULL;
+}
+
+void xbd_load_unpin(struct xbd_loader *ld)
+{
+	int ret = ld->skel ? bpf_object__unpin_maps(ld->skel->obj, NULL) : 0;
+
+	if (ret)
+		pr_warn("cannot remove the pins under %s: %s", ld->pin_dir, strerror(-ret));
+	if (rmdir(ld->pin_dir) && errno != ENOENT)
+		pr_warn("cannot remove pin directory %s: %s", ld->pin_dir, strerror(errno));
+}
+
+struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, size_t errlen)
+{
+	struct xdpban *skel = xdpban__open();
+	struct bpf_map *map, *loaded;
+	int ret;
+
+	if (!skel) {
+		snprintf(err, errlen, "cannot open the embedded BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	ret = set_pin_paths(skel, ld->pin_dir);
+	/* Same sizes as the loaded state object, so that libbpf reuses every pinned map. */
+	bpf_object__for_each_map(map, skel->obj) {
+		loaded = bpf_object__find_map_by_name(ld->skel->obj, bpf_map__name(map));
+		if (!ret && loaded && !bpf_map__is_internal(map))
+			ret = bpf_map__set_max_entries(map, bpf_map__max_entries(loaded));
+	}
+	if (ret) {
+		snprintf(err, errlen, "cannot set up the attachable object: %s", strerror(-ret));
+		xdpban__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}

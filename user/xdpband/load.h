@@ -1,0 +1,35 @@
+/* load.h - the data path's object, embedded through the libbpf skeleton: map pinning (reused
+ * when pins exist, so a restart keeps every counter, ban and setting), table sizes, and the
+ * report program. Never attaches to an interface (attach.h does), never writes map contents. */
+#ifndef XDPBAND_LOAD_H
+#define XDPBAND_LOAD_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/bpf.h>
+#include "conf.h"
+#include "libxdpban.h"
+
+struct xdpban;
+
+struct xbd_loader {
+	struct xdpban *skel;   /* the state object: the maps and the report program */
+	char pin_dir[PATH_MAX];
+	bool maps_created;     /* no pinned ban table existed: this is a fresh state */
+	__u8 tag[BPF_TAG_SIZE]; /* of the xdpban program, to recognise our own attachments */
+	__u32 bans_map_id;     /* to recognise programs that use our state */
+};
+
+/* Opens, pins under conf->pin_dir and loads; fills maps with the fds (owned by the loader).
+ * 0, or -errno with one line in err. */
+int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps *maps,
+	     char *err, size_t errlen);
+void xbd_load_close(struct xbd_loader *ld);
+/* Removes the pins and the pin directory: only at a detaching exit. */
+void xbd_load_unpin(struct xbd_loader *ld);
+/* A second, unloaded instance of the object sharing the same pins and sizes, for libxdp to
+ * load as an extension of its dispatcher. NULL with a message on failure. */
+struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, size_t errlen);
+
+#endif /* XDPBAND_LOAD_H */

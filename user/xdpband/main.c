@@ -1,0 +1,531 @@
+/* main.c - xdpband, the xdpban daemon: loads the data path with its maps pinned, attaches it
+ * to the configured interfaces, and then serves the control socket, the ban events, the
+ * sweep, the state file and the metrics from one poll loop. Signals only set flags; all work
+ * happens in the loop. It must never leave a half-applied configuration, and never leave an
+ * orphaned program attached unless told to (detach-on-exit = no). */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "lists.h"
+#include "log.h"
+#include "state.h"
+#include "xdpband.h"
+
+#define POLL_MAX_MS 1000
+
+static volatile sig_atomic_t stop_signal;    /* SIGTERM or SIGINT: which one */
+static volatile sig_atomic_t reload_pending; /* SIGHUP */
+
+struct args {
+	const char *config;
+	char *ifaces[XBD_MAX_IFACES];
+	int n_ifaces;
+	bool check_only;
+	bool verbose;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: xdpband [-c FILE] [-i IFACE]... [-t] [-v]\n"
+		"The xdpban daemon: attaches the XDP firewall and serves its control socket.\n"
+		"  -c FILE   configuration file (default %s)\n"
+		"  -i IFACE  attach to IFACE instead of the configured interfaces (repeatable)\n"
+		"  -t        check the configuration and the list files, then exit\n"
+		"  -v        verbose: debug lines, and libbpf's and libxdp's messages\n"
+		"  -h        this help\n"
+		"Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n"
+		"See xdpband(8) and xdpban.conf(5).\n",
+		XBD_CONF_DEFAULT);
+}
+
+/* 0, or 2 (the usage exit status) with a message printed. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	int opt;
+
+	*a = (struct args){ .config = XBD_CONF_DEFAULT };
+	opterr = 0; /* our own one-line messages */
+	while ((opt = getopt(argc, argv, ":c:i:tvh")) != -1) {
+		switch (opt) {
+		case 'c':
+			a->config = optarg;
+			break;
+		case 'i':
+			if (a->n_ifaces == XBD_MAX_IFACES) {
+				fprintf(stderr, "xdpband: more than %d -i options\n", XBD_MAX_IFACES);
+				return 2;
+			}
+			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ) {
+				fprintf(stderr, "xdpband: -i '%s': not an interface name\n", optarg);
+				return 2;
+			}
+			a->ifaces[a->n_ifaces++] = optarg;
+			break;
+		case 't':
+			a->check_only = true;
+			break;
+		case 'v':
+			a->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			fprintf(stderr, "xdpband: option -%c needs a value (see xdpband -h)\n", optopt);
+			return 2;
+		default:
+			fprintf(stderr, "xdpband: unknown option -%c (see xdpband -h)\n", optopt);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xdpband: unexpected argument '%s' (see xdpband -h)\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reload_pending = 1;
+	else
+		stop_signal = sig;
+}
+
+/* The handled signals stay blocked except inside ppoll(), so a signal can never slip in
+ * between the flag check and the wait. *wait_mask is the mask to wait with. */
+static int setup_signals(sigset_t *wait_mask)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &block, wait_mask))
+		return -errno;
+	sigdelset(wait_mask, SIGTERM);
+	sigdelset(wait_mask, SIGINT);
+	sigdelset(wait_mask, SIGHUP);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL) ||
+	    sigaction(SIGHUP, &sa, NULL) || signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return -errno;
+	return 0;
+}
+
+/* ---- configuration ---- */
+
+static int replace_ifaces(struct xbd_conf *c, char *const *names, int n)
+{
+	for (int i = 0; i < c->n_ifaces; i++)
+		free(c->ifaces[i]);
+	c->n_ifaces = 0;
+	for (int i = 0; i < n; i++) {
+		c->ifaces[i] = strdup(names[i]);
+		if (!c->ifaces[i])
+			return -ENOMEM;
+		c->n_ifaces++;
+	}
+	return 0;
+}
+
+/* Every interface must exist before anything is loaded or pinned. */
+static int check_ifaces(const struct xbd_conf *c, char *err, size_t errlen)
+{
+	if (!c->n_ifaces) {
+		snprintf(err, errlen, "no interface to attach to: set [xdp] interfaces in %s or use -i",
+			 c->path);
+		return -EINVAL;
+	}
+	for (int i = 0; i < c->n_ifaces; i++) {
+		if (!if_nametoindex(c->ifaces[i])) {
+			snprintf(err, errlen, "interface %s: %s", c->ifaces[i],
+				 errno == ENODEV ? "no such interface in this network namespace"
+						 : strerror(errno));
+			return -ENODEV;
+		}
+	}
+	return 0;
+}
+
+static void remember_list_sizes(struct xbd *d, const struct xbd_lists *lists)
+{
+	memcpy(d->list_entries, lists->entries, sizeof(d->list_entries));
+}
+
+static void log_settings(const char *what, const struct xbd_conf *c)
+{
+	char window[32], ban[32];
+
+	xbd_format_duration(c->dp.window_s, window, sizeof(window));
+	xbd_format_duration(c->dp.ban_s, ban, sizeof(ban));
+	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, %d list file%s, escalation %s",
+		what, c->dp.limit, window, ban, c->dp.v6_prefix, c->n_lists,
+		c->n_lists == 1 ? "" : "s", c->esc.enabled ? "on" : "off");
+}
+
+/* Applies the thresholds and the lists of next; on failure puts the old thresholds back. */
+static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
+			  const struct xbd_lists *lists, char *err, size_t errlen)
+{
+	char ignored[XB_ERRLEN];
+	int ret = xb_config_write(&d->maps, &next->dp, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = xbd_lists_apply(&d->maps, lists, err, errlen);
+	if (ret)
+		xb_config_write(&d->maps, &d->conf.dp, ignored, sizeof(ignored));
+	return ret;
+}
+
+int xbd_reload(struct xbd *d, char *err, size_t errlen)
+{
+	struct xbd_lists lists;
+	struct xbd_conf next;
+	char restart_keys[256];
+	int ret = xbd_conf_load(d->conf.path, &next, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = xbd_lists_read(&next, &lists, err, errlen);
+	if (!ret && d->ifaces_from_args && replace_ifaces(&next, d->conf.ifaces, d->conf.n_ifaces)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (!ret)
+		ret = apply_reloaded(d, &next, &lists, err, errlen);
+	if (ret) {
+		xbd_lists_free(&lists);
+		xbd_conf_free(&next);
+		return ret;
+	}
+	xbd_conf_restart_keys(&d->conf, &next, restart_keys, sizeof(restart_keys));
+	if (restart_keys[0])
+		pr_warn("reload: %s changed; that takes effect at the next restart", restart_keys);
+	xbd_conf_keep_restart_keys(&next, &d->conf);
+	remember_list_sizes(d, &lists);
+	xbd_lists_free(&lists);
+	xbd_conf_free(&d->conf);
+	d->conf = next; /* in place: the events module keeps pointing at d->conf.esc */
+	log_settings("reloaded", &d->conf);
+	return 0;
+}
+
+/* At a restart on existing pins the maps' settings win, `xdpban set` changes included, so a
+ * crash or a restart changes nothing; the file's values apply to fresh maps and at reload. */
+static int apply_settings(struct xbd *d, char *err, size_t errlen)
+{
+	struct xdpban_config pinned;
+	__u32 zero = 0;
+
+	if (!d->ld.maps_created && !bpf_map_lookup_elem(d->maps.config, &zero, &pinned) &&
+	    pinned.magic == XDPBAN_CFG_MAGIC) {
+		if (memcmp(&pinned, &d->conf.dp, sizeof(pinned)))
+			pr_info("keeping the settings in the pinned maps (limit %u, window %us, ban-time %us, ipv6-prefix %u); %s says otherwise: reload (SIGHUP) to apply the file",
+				pinned.limit, pinned.window_s, pinned.ban_s, pinned.v6_prefix,
+				d->conf.path);
+		d->conf.dp = pinned;
+		return 0;
+	}
+	return xb_config_write(&d->maps, &d->conf.dp, err, errlen);
+}
+
+/* ---- state file ---- */
+
+int xbd_save_state(struct xbd *d, char *err, size_t errlen)
+{
+	struct xbd_state_counts c;
+	int ret;
+
+	if (!d->conf.state_file)
+		return 0;
+	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history, &c, err, errlen);
+	if (!ret) {
+		d->state_dirty = false;
+		pr_debug("state saved to %s: %zu bans, %zu prefix bans, %zu offences",
+			 d->conf.state_file, c.bans, c.prefixes, c.offences);
+	}
+	return ret;
+}
+
+static int restore_state(struct xbd *d, char *err, size_t errlen)
+{
+	struct xbd_state_counts c;
+	bool corrupt;
+	int ret;
+
+	if (!d->conf.state_file)
+		return 0;
+	ret = xbd_state_load(d->conf.state_file, &d->maps, &d->history, d->ld.maps_created, &c,
+			     &corrupt, err, errlen);
+	if (ret)
+		return ret;
+	if (corrupt)
+		pr_err("%s", err);
+	else if (!c.present)
+		pr_info("no state file %s yet: starting with no saved bans", d->conf.state_file);
+	else if (d->ld.maps_created)
+		pr_info("restored from %s: %zu bans, %zu prefix bans, %zu offences (%zu expired, %zu not restored)",
+			d->conf.state_file, c.bans, c.prefixes, c.offences, c.expired, c.failed);
+	else
+		pr_info("state kept in the pinned maps; %zu offences restored from %s", c.offences,
+			d->conf.state_file);
+	return 0;
+}
+
+/* ---- start and stop ---- */
+
+static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *lists, char *err,
+		       size_t errlen)
+{
+	int ret = xbd_conf_load(a->config, &d->conf, err, errlen);
+
+	if (ret)
+		return ret;
+	if (a->n_ifaces) {
+		d->ifaces_from_args = true;
+		ret = replace_ifaces(&d->conf, a->ifaces, a->n_ifaces);
+		if (ret) {
+			snprintf(err, errlen, "out of memory");
+			return ret;
+		}
+	}
+	return xbd_lists_read(&d->conf, lists, err, errlen);
+}
+
+static int start_services(struct xbd *d, char *err, size_t errlen)
+{
+	struct xb_control_ctx ctx = { .maps = &d->maps, .hooks = &d->hooks, .user = d };
+	int ret;
+
+	ret = xbd_events_open(&d->events, &d->maps, &d->history, &d->conf.esc, &d->state_dirty);
+	if (ret) {
+		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(-ret));
+		return ret;
+	}
+	xbd_hooks_init(d);
+	ret = xbd_server_open(&d->server, &d->conf, &ctx, err, errlen);
+	if (!ret)
+		ret = xbd_metrics_start(&d->metrics, &d->conf, &d->maps, &d->history, err, errlen);
+	return ret;
+}
+
+static void stop_services(struct xbd *d)
+{
+	xbd_metrics_stop(&d->metrics);
+	if (d->server.ctx.maps)
+		xbd_server_close(&d->server);
+	if (d->events.rb)
+		xbd_events_close(&d->events);
+}
+
+/* Everything up to a running daemon; on failure, undoes what it did. */
+static int start(struct xbd *d, const struct xbd_lists *lists, char *err, size_t errlen)
+{
+	int ret = xbd_pin_lock(&d->lock, d->conf.pin_dir, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = xbd_load(&d->ld, &d->conf, &d->maps, err, errlen);
+	if (ret)
+		goto unlock;
+	ret = apply_settings(d, err, errlen);
+	if (!ret)
+		ret = xbd_lists_apply(&d->maps, lists, err, errlen);
+	if (!ret)
+		ret = restore_state(d, err, errlen);
+	if (!ret)
+		ret = xbd_attach_all(&d->att, &d->ld, d->conf.ifaces, d->conf.n_ifaces,
+				     d->conf.mode, err, errlen);
+	if (ret)
+		goto unload;
+	ret = start_services(d, err, errlen);
+	if (ret)
+		goto detach;
+	remember_list_sizes(d, lists);
+	d->state_dirty = true; /* reused maps may hold bans made after the last save */
+	return 0;
+detach:
+	stop_services(d);
+	xbd_attach_close(&d->att, true);
+unload:
+	/* Pins this start created would make the next start skip the state file. */
+	if (d->ld.maps_created)
+		xbd_load_unpin(&d->ld);
+	xbd_load_close(&d->ld);
+unlock:
+	xbd_pin_unlock(&d->lock);
+	return ret;
+}
+
+static void stop(struct xbd *d)
+{
+	char err[XB_ERRLEN];
+	bool detach = d->conf.detach_on_exit;
+
+	stop_services(d);
+	if (xbd_save_state(d, err, sizeof(err)))
+		pr_err("%s", err);
+	else if (d->conf.state_file)
+		pr_info("state saved to %s", d->conf.state_file);
+	xbd_attach_close(&d->att, detach);
+	if (detach)
+		xbd_load_unpin(&d->ld);
+	else
+		pr_info("detach-on-exit = no: the program stays attached and the maps pinned under %s",
+			d->ld.pin_dir);
+	xbd_load_close(&d->ld);
+	xbd_pin_unlock(&d->lock);
+	xbd_history_free(&d->history);
+	xbd_conf_free(&d->conf);
+}
+
+/* ---- the loop ---- */
+
+enum { PFD_EVENTS, PFD_METRICS, PFD_SERVER, PFD_COUNT = PFD_SERVER + XBD_SERVER_POLLFDS };
+
+static int min_timeout(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+static int timer_ms(__u64 due, __u64 now)
+{
+	return due <= now ? 0 : (int)(due - now);
+}
+
+static void run_timers(struct xbd *d, __u64 now)
+{
+	char err[XB_ERRLEN];
+	int removed;
+
+	if (now >= d->next_sweep_ms) {
+		removed = xbd_sweep(&d->history, &d->maps, &d->conf.esc);
+		if (removed < 0)
+			pr_warn("sweep failed: %s", strerror(-removed));
+		else if (removed > 0)
+			pr_debug("sweep removed %d expired entries", removed);
+		d->next_sweep_ms = now + XBD_SWEEP_INTERVAL_MS;
+	}
+	/* Only a ban, a manual change or an offence makes the file stale; bans that merely
+	 * expired are skipped at restore anyway. */
+	if (now >= d->next_save_ms) {
+		if (d->state_dirty && xbd_save_state(d, err, sizeof(err)))
+			pr_err("%s", err);
+		d->next_save_ms = now + (__u64)d->conf.save_interval_s * 1000;
+	}
+}
+
+static void handle_reload(struct xbd *d)
+{
+	char err[XB_ERRLEN];
+
+	reload_pending = 0;
+	pr_info("SIGHUP: reloading %s", d->conf.path);
+	if (xbd_reload(d, err, sizeof(err)))
+		pr_err("reload: %s; keeping the old configuration", err);
+}
+
+static void loop(struct xbd *d, const sigset_t *wait_mask)
+{
+	struct pollfd pfds[PFD_COUNT];
+	struct timespec ts;
+	__u64 now;
+	int timeout;
+
+	d->next_sweep_ms = xbd_now_ms() + XBD_SWEEP_INTERVAL_MS;
+	d->next_save_ms = xbd_now_ms() + (__u64)d->conf.save_interval_s * 1000;
+	while (!stop_signal) {
+		if (reload_pending)
+			handle_reload(d);
+		now = xbd_now_ms();
+		run_timers(d, now);
+		pfds[PFD_EVENTS] = (struct pollfd){ .fd = xbd_events_fd(&d->events), .events = POLLIN };
+		pfds[PFD_METRICS] = (struct pollfd){ .fd = xbd_metrics_fd(&d->metrics), .events = POLLIN };
+		xbd_server_pollfds(&d->server, &pfds[PFD_SERVER]);
+		timeout = min_timeout(POLL_MAX_MS, timer_ms(d->next_sweep_ms, now));
+		timeout = min_timeout(timeout, timer_ms(d->next_save_ms, now));
+		timeout = min_timeout(timeout, xbd_server_timeout_ms(&d->server));
+		timeout = min_timeout(timeout, xbd_metrics_timeout_ms(&d->metrics));
+		ts = (struct timespec){ .tv_sec = timeout / 1000, .tv_nsec = timeout % 1000 * 1000000L };
+		if (ppoll(pfds, PFD_COUNT, &ts, wait_mask) < 0) {
+			if (errno != EINTR)
+				pr_warn("poll: %s", strerror(errno));
+			continue;
+		}
+		if (pfds[PFD_EVENTS].revents)
+			xbd_events_consume(&d->events);
+		xbd_metrics_run(&d->metrics);
+		xbd_server_serve(&d->server, &pfds[PFD_SERVER]);
+	}
+	/* Bans made just before the signal still get their escalation and their log line. */
+	xbd_events_consume(&d->events);
+	pr_info("%s: stopping", strsignal(stop_signal));
+}
+
+static int check_config(const struct xbd *d, const struct xbd_lists *lists)
+{
+	size_t entries = lists->n;
+
+	printf("%s: configuration OK (%d interface%s, %d list file%s, %zu list entries)\n",
+	       d->conf.path, d->conf.n_ifaces, d->conf.n_ifaces == 1 ? "" : "s", d->conf.n_lists,
+	       d->conf.n_lists == 1 ? "" : "s", entries);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct xbd d; /* large (the server's buffers): not on the stack */
+	struct xbd_lists lists = {};
+	char err[XB_ERRLEN] = "";
+	sigset_t wait_mask;
+	struct args a;
+	int ret = parse_args(argc, argv, &a);
+
+	if (ret)
+		return ret;
+	xbd_log_init(a.verbose);
+	if (load_config(&d, &a, &lists, err, sizeof(err)))
+		goto fail_config;
+	if (a.check_only) {
+		check_config(&d, &lists);
+		xbd_lists_free(&lists);
+		xbd_conf_free(&d.conf);
+		return 0;
+	}
+	if (check_ifaces(&d.conf, err, sizeof(err)))
+		goto fail_config;
+	ret = setup_signals(&wait_mask);
+	if (ret) {
+		snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(-ret));
+		goto fail_config;
+	}
+	d.started = time(NULL);
+	if (start(&d, &lists, err, sizeof(err)))
+		goto fail_config;
+	xbd_lists_free(&lists);
+	log_settings("running", &d.conf);
+	loop(&d, &wait_mask);
+	stop(&d);
+	return 0;
+fail_config:
+	pr_err("%s", err);
+	xbd_lists_free(&lists);
+	xbd_conf_free(&d.conf);
+	return 1;
+}

@@ -1,0 +1,190 @@
+/* metrics.c - see metrics.h. libmicrohttpd runs in epoll mode without a thread of its own:
+ * its epoll fd joins the daemon's poll, so every map read happens on the daemon's thread. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <microhttpd.h>
+#include "log.h"
+#include "metrics.h"
+
+#define METRICS_CONN_LIMIT 8
+#define METRICS_CONN_TIMEOUT_S 10
+
+static void counter_header(FILE *out, const char *name, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+}
+
+static void gauge(FILE *out, const char *name, const char *help, long long value)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name, name, value);
+}
+
+static void per_verdict(FILE *out, const char *name, const char *help,
+			const struct xdpban_stat_value *stats, int bytes)
+{
+	counter_header(out, name, help);
+	for (int i = 0; i < XDPBAN_STAT__VERDICTS; i++)
+		fprintf(out, "%s{reason=\"%s\"} %llu\n", name, xb_stat_name(i),
+			(unsigned long long)(bytes ? stats[i].bytes : stats[i].packets));
+}
+
+static void event_counter(FILE *out, const char *name, const char *help,
+			  const struct xdpban_stat_value *stats, enum xdpban_stat s)
+{
+	counter_header(out, name, help);
+	fprintf(out, "%s %llu\n", name, (unsigned long long)stats[s].packets);
+}
+
+int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_history *history)
+{
+	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
+	int tracked, banned, ret = xb_stats_read(maps, stats);
+
+	if (ret)
+		return ret;
+	tracked = xb_count_tracked(maps);
+	banned = xb_count_banned(maps, xb_boot_ns());
+	if (tracked < 0 || banned < 0)
+		return tracked < 0 ? tracked : banned;
+	per_verdict(out, "xdpban_packets_total", "Packets seen by the XDP program, by verdict.",
+		    stats, 0);
+	per_verdict(out, "xdpban_bytes_total", "Bytes (frame lengths) seen, by verdict.", stats, 1);
+	event_counter(out, "xdpban_errors_total", "Errors counted against sources.", stats,
+		      XDPBAN_STAT_ERRORS);
+	event_counter(out, "xdpban_bans_created_total", "Bans created by the data path.", stats,
+		      XDPBAN_STAT_BANS_CREATED);
+	event_counter(out, "xdpban_ban_table_full_total",
+		      "Bans that could not be stored because the ban table was full.", stats,
+		      XDPBAN_STAT_BAN_TABLE_FULL);
+	event_counter(out, "xdpban_bans_expired_total", "Expired bans lifted by the data path.",
+		      stats, XDPBAN_STAT_BANS_EXPIRED);
+	event_counter(out, "xdpban_events_lost_total",
+		      "Ban events the ring buffer had no room for.", stats,
+		      XDPBAN_STAT_EVENTS_LOST);
+	counter_header(out, "xdpban_bans_escalated_total",
+		       "Bans lengthened for repeat offenders since the daemon started.");
+	fprintf(out, "xdpban_bans_escalated_total %llu\n", (unsigned long long)history->escalated);
+	gauge(out, "xdpban_tracked_sources", "Sources with an error counter.", tracked);
+	gauge(out, "xdpban_banned_sources", "Sources under an unexpired ban, at scrape time.",
+	      banned);
+	gauge(out, "xdpban_offenders", "Sources in the offence history used for escalation.",
+	      (long long)history->n);
+	return ferror(out) ? -EIO : 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *body,
+			     size_t len, const char *type)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
+				  const char *text)
+{
+	char *body = strdup(text);
+
+	return body ? reply(conn, status, body, strlen(body), "text/plain") : MHD_NO;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req_ctx)
+{
+	const struct xbd_metrics *mt = cls;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *out;
+	int ret;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
+	if (strcmp(url, "/metrics"))
+		return reply_text(conn, MHD_HTTP_NOT_FOUND, "see /metrics\n");
+	out = open_memstream(&body, &len);
+	if (!out)
+		return MHD_NO;
+	ret = xbd_metrics_render(out, mt->maps, mt->history);
+	fclose(out);
+	if (ret) {
+		free(body);
+		pr_warn("metrics: cannot read the maps: %s", strerror(-ret));
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the maps\n");
+	}
+	return reply(conn, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4");
+}
+
+/* libmicrohttpd's own errors (a bind failure, a bad request) into the daemon's log. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	xbd_vlog(XBD_LOG_WARN, fmt, ap);
+}
+
+int xbd_metrics_start(struct xbd_metrics *mt, const struct xbd_conf *conf,
+		      const struct xb_maps *maps, const struct xbd_history *history, char *err,
+		      size_t errlen)
+{
+	unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+
+	*mt = (struct xbd_metrics){ .maps = maps, .history = history };
+	if (!conf->metrics_listen)
+		return 0;
+	if (conf->metrics_addr.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	mt->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, mt,
+				   MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first: see its doc */
+				   MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&conf->metrics_addr,
+				   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONN_LIMIT,
+				   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_CONN_TIMEOUT_S,
+				   MHD_OPTION_END);
+	if (!mt->mhd) {
+		snprintf(err, errlen, "metrics: cannot listen on %s", conf->metrics_listen);
+		return -EADDRINUSE;
+	}
+	pr_info("metrics on http://%s/metrics", conf->metrics_listen);
+	return 0;
+}
+
+int xbd_metrics_fd(const struct xbd_metrics *mt)
+{
+	const union MHD_DaemonInfo *info;
+
+	if (!mt->mhd)
+		return -1;
+	info = MHD_get_daemon_info(mt->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	return info ? info->epoll_fd : -1;
+}
+
+int xbd_metrics_timeout_ms(const struct xbd_metrics *mt)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	if (!mt->mhd || MHD_get_timeout(mt->mhd, &ms) != MHD_YES)
+		return -1;
+	return ms > 1000 ? 1000 : (int)ms;
+}
+
+void xbd_metrics_run(struct xbd_metrics *mt)
+{
+	if (mt->mhd)
+		MHD_run(mt->mhd);
+}
+
+void xbd_metrics_stop(struct xbd_metrics *mt)
+{
+	if (mt->mhd)
+		MHD_stop_daemon(mt->mhd);
+	mt->mhd = NULL;
+}

@@ -1,0 +1,37 @@
+/* metrics.h - the Prometheus text endpoint (GET /metrics) on a local address, served by
+ * libmicrohttpd from the daemon's own poll loop (no thread): per-verdict packets and bytes,
+ * events, tracked and banned sources, read from the maps at scrape time. Read-only: a scrape
+ * never changes state. */
+#ifndef XDPBAND_METRICS_H
+#define XDPBAND_METRICS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "conf.h"
+#include "libxdpban.h"
+#include "sweep.h"
+
+struct MHD_Daemon;
+
+struct xbd_metrics {
+	struct MHD_Daemon *mhd; /* NULL when metrics are off */
+	const struct xb_maps *maps;
+	const struct xbd_history *history;
+};
+
+/* Starts listening on conf->metrics_addr, unless metrics are off. 0 or -errno, message in err. */
+int xbd_metrics_start(struct xbd_metrics *mt, const struct xbd_conf *conf,
+		      const struct xb_maps *maps, const struct xbd_history *history, char *err,
+		      size_t errlen);
+/* The fd to poll for input, or -1. */
+int xbd_metrics_fd(const struct xbd_metrics *mt);
+/* How long the poll may sleep for libmicrohttpd's sake, in ms; -1 = no limit. */
+int xbd_metrics_timeout_ms(const struct xbd_metrics *mt);
+/* Serves whatever is ready. */
+void xbd_metrics_run(struct xbd_metrics *mt);
+void xbd_metrics_stop(struct xbd_metrics *mt);
+/* Writes the exposition text. 0 or -errno. */
+int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_history *history);
+
+#endif /* XDPBAND_METRICS_H */

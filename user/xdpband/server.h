@@ -1,0 +1,58 @@
+/* server.h - the control socket server: a Unix stream socket (owner-only by default) that
+ * checks each peer's credentials with SO_PEERCRED, reads request lines of at most
+ * XB_CONTROL_REQUEST_MAX bytes within a time limit, and hands each to xb_control_handle().
+ * It never interprets a request itself and never blocks the daemon: every socket is
+ * non-blocking and driven by the daemon's poll loop. */
+#ifndef XDPBAND_SERVER_H
+#define XDPBAND_SERVER_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "conf.h"
+#include "control.h"
+
+#define XBD_MAX_CLIENTS 16
+#define XBD_CLIENT_TIMEOUT_MS 5000 /* to send a whole request, and to take the whole reply */
+
+struct xbd_client {
+	int fd; /* -1 = free slot */
+	uid_t uid;
+	bool read_only;
+	bool closing;      /* close once the reply is out */
+	__u64 deadline_ms; /* CLOCK_MONOTONIC */
+	char in[XB_CONTROL_REQUEST_MAX + 1]; /* a full request and its '\n' */
+	size_t in_len;
+	char *out;
+	size_t out_len, out_off;
+};
+
+struct xbd_server {
+	int fd;
+	char path[108];
+	dev_t dev; /* of the socket file we made, so that we only ever unlink our own */
+	ino_t ino;
+	uid_t owner;
+	bool has_group, group_full;
+	gid_t group;
+	struct xb_control_ctx ctx;
+	bool serving_read_only; /* the request being handled is from a read-only peer */
+	struct xbd_client clients[XBD_MAX_CLIENTS];
+};
+
+int xbd_server_open(struct xbd_server *s, const struct xbd_conf *conf,
+		    const struct xb_control_ctx *ctx, char *err, size_t errlen);
+#define XBD_SERVER_POLLFDS (1 + XBD_MAX_CLIENTS)
+
+/* Fills XBD_SERVER_POLLFDS entries: the listening socket, then one per client slot. */
+void xbd_server_pollfds(const struct xbd_server *s, struct pollfd *pfds);
+/* Serves what poll reported in those entries, and expires clients past their deadline. */
+void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds);
+/* The poll timeout the nearest client deadline allows, in ms; -1 = none. */
+int xbd_server_timeout_ms(const struct xbd_server *s);
+void xbd_server_close(struct xbd_server *s);
+__u64 xbd_now_ms(void);
+
+#endif /* XDPBAND_SERVER_H */

@@ -1,0 +1,582 @@
+/* state.c - see state.h. The format is line-based text, easy to read and to check:
+ *
+ *   xdpban-state 1
+ *   ban 192.0.2.7 start=1764498000 expires=1764501600 count=11 reason=errors classes=1
+ *   prefix 198.51.100.0/24 expires=0
+ *   offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1
+ *   end 3
+ *
+ * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
+ * the number of records, so a truncated file is recognised. The whole file is parsed before
+ * anything is restored. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "banfilter.h"
+#include "log.h"
+#include "state.h"
+#include "xdpban_policy.h"
+
+#define MAX_TOKENS 8
+
+/* One saved ban, in wall-clock time. */
+struct saved_ban {
+	struct xdpban_key key;
+	time_t start, expires; /* expires 0 = permanent */
+	__u32 count;
+	__u8 reason, classes;
+};
+
+struct saved_prefix {
+	struct xb_prefix prefix;
+	time_t expires;
+};
+
+/* Everything a state file holds, parsed. */
+struct saved_state {
+	struct saved_ban *bans;
+	size_t n_bans, cap_bans;
+	struct saved_prefix *prefixes;
+	size_t n_prefixes, cap_prefixes;
+	struct xbd_offence *offences;
+	size_t n_offences, cap_offences;
+};
+
+/* Reasons are saved by name (xb_reason_name), the names the CLI shows. */
+static const __u8 reasons[] = {
+	XDPBAN_REASON_ERRORS,
+	XDPBAN_REASON_MANUAL,
+	XDPBAN_REASON_REPORTED,
+};
+#define N_REASONS (sizeof(reasons) / sizeof(reasons[0]))
+
+static bool known_reason(__u8 reason)
+{
+	for (size_t i = 0; i < N_REASONS; i++)
+		if (reasons[i] == reason)
+			return true;
+	return false;
+}
+
+/* ---- writing ---- */
+
+static bool expired(__u64 expires_ns, __u64 now_ns)
+{
+	return expires_ns && expires_ns <= now_ns;
+}
+
+struct ban_writer {
+	FILE *f;
+	__u64 now_ns;
+	size_t n;
+};
+
+static int write_ban(const void *k, const void *v, void *ctx)
+{
+	const struct xdpban_key *key = k;
+	const struct xdpban_ban *ban = v;
+	struct ban_writer *w = ctx;
+	char text[64];
+
+	if (expired(ban->expires_ns, w->now_ns) || !known_reason(ban->reason) ||
+	    xb_key_format(key, text, sizeof(text)))
+		return 0;
+	fprintf(w->f, "ban %s start=%lld expires=%lld count=%u reason=%s classes=%u\n", text,
+		(long long)xb_boot_to_wall(ban->start_ns),
+		ban->expires_ns ? (long long)xb_boot_to_wall(ban->expires_ns) : 0LL, ban->count,
+		xb_reason_name(ban->reason), ban->classes);
+	w->n++;
+	return 0;
+}
+
+/* Manual prefix bans live in the policy tries next to the lists; only they are state. */
+static int write_prefix(const struct xb_policy_entry *e, void *ctx)
+{
+	struct ban_writer *w = ctx;
+	char text[64];
+
+	if (e->policy.list_id != XDPBAN_LIST_MANUAL_BAN || e->policy.verdict != XDPBAN_POLICY_DENY ||
+	    e->expired || xb_prefix_format(&e->prefix, text, sizeof(text)))
+		return 0;
+	fprintf(w->f, "prefix %s expires=%lld\n", text,
+		e->policy.expires_ns ? (long long)xb_boot_to_wall(e->policy.expires_ns) : 0LL);
+	w->n++;
+	return 0;
+}
+
+struct offence_writer {
+	FILE *f;
+	size_t n;
+};
+
+static void write_offence(const struct xbd_offence *o, void *ctx)
+{
+	struct offence_writer *w = ctx;
+	char text[64];
+
+	if (xb_key_format(&o->key, text, sizeof(text)))
+		return;
+	fprintf(w->f, "offence %s last=%lld until=%lld repeats=%u\n", text, (long long)o->last_ban,
+		(long long)o->last_until, o->repeats);
+	w->n++;
+}
+
+static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history *h,
+		     struct xbd_state_counts *c)
+{
+	struct ban_writer bans = { .f = f, .now_ns = xb_boot_ns() };
+	struct ban_writer prefixes = { .f = f };
+	struct offence_writer offences = { .f = f };
+	char now[40];
+	int ret;
+
+	xbd_format_wall(time(NULL), now, sizeof(now));
+	fprintf(f, "%s %d\n# written by xdpband at %s; times are Unix seconds, 0 = permanent\n",
+		XBD_STATE_MAGIC, XBD_STATE_VERSION, now);
+	ret = xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
+			     write_ban, &bans);
+	if (!ret)
+		ret = xb_policy_foreach(m, write_prefix, &prefixes);
+	if (ret)
+		return ret;
+	xbd_history_foreach(h, write_offence, &offences);
+	c->bans = bans.n;
+	c->prefixes = prefixes.n;
+	c->offences = offences.n;
+	fprintf(f, "end %zu\n", c->bans + c->prefixes + c->offences);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int ensure_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void fsync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir ? 1 : 0] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
+		   struct xbd_state_counts *c, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	FILE *f = NULL;
+	int fd, ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = ensure_dir(path);
+	if (ret || snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "cannot save state to %s: %s", path,
+			 strerror(ret ? -ret : ENAMETOOLONG));
+		return ret ?: -ENAMETOOLONG;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	ret = write_all(f, m, h, c);
+	if (!ret && (fflush(f) || fsync(fileno(f))))
+		ret = -errno;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "cannot save state to %s: %s", path, strerror(-ret));
+		goto fail;
+	}
+	fsync_dir(path);
+	return 0;
+fail:
+	unlink(tmp);
+	return ret;
+}
+
+/* ---- reading ---- */
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *bigger;
+
+	if (n < *cap)
+		return 0;
+	bigger = realloc(*v, (*cap ? *cap * 2 : 64) * size);
+	if (!bigger)
+		return -ENOMEM;
+	*v = bigger;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+static bool parse_uint(const char *s, __u64 max, __u64 *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return !errno && !*end && *out <= max;
+}
+
+/* "name=NUMBER" with the expected name. */
+static bool parse_field(const char *tok, const char *name, __u64 max, __u64 *out)
+{
+	size_t len = strlen(name);
+
+	return tok && !strncmp(tok, name, len) && tok[len] == '=' &&
+	       parse_uint(tok + len + 1, max, out);
+}
+
+static bool parse_key(const char *text, struct xdpban_key *key)
+{
+	struct xb_prefix p;
+	char err[XB_ERRLEN];
+
+	if (!text || xb_prefix_parse(text, &p, err, sizeof(err)))
+		return false;
+	if (p.family == XDPBAN_FAMILY_INET ? p.plen != 32 : p.plen < XDPBAN_V6_PREFIX_MIN)
+		return false;
+	memset(key, 0, sizeof(*key));
+	key->family = p.family;
+	key->prefixlen = p.plen;
+	memcpy(key->addr, p.addr, sizeof(key->addr));
+	return true;
+}
+
+static bool parse_reason(const char *tok, __u8 *reason)
+{
+	if (!tok || strncmp(tok, "reason=", 7))
+		return false;
+	for (size_t i = 0; i < N_REASONS; i++) {
+		if (!strcmp(tok + 7, xb_reason_name(reasons[i]))) {
+			*reason = reasons[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+#define TIME_MAX_WALL 253402300799ull /* 9999-12-31: anything later is corruption */
+
+static int parse_ban(char **t, int n, struct saved_state *s)
+{
+	struct saved_ban b = {};
+	__u64 start, expires, count, classes;
+
+	if (n != 7 || !parse_key(t[1], &b.key) || !parse_field(t[2], "start", TIME_MAX_WALL, &start) ||
+	    !parse_field(t[3], "expires", TIME_MAX_WALL, &expires) ||
+	    !parse_field(t[4], "count", UINT32_MAX, &count) || !parse_reason(t[5], &b.reason) ||
+	    !parse_field(t[6], "classes", XDPBAN_CLASS_ALL, &classes))
+		return -EINVAL;
+	b.start = start;
+	b.expires = expires;
+	b.count = count;
+	b.classes = classes;
+	if (grow((void **)&s->bans, &s->cap_bans, s->n_bans, sizeof(b)))
+		return -ENOMEM;
+	s->bans[s->n_bans++] = b;
+	return 0;
+}
+
+static int parse_prefix(char **t, int n, struct saved_state *s)
+{
+	struct saved_prefix p = {};
+	char err[XB_ERRLEN];
+	__u64 expires;
+
+	if (n != 3 || xb_prefix_parse(t[1], &p.prefix, err, sizeof(err)) ||
+	    !parse_field(t[2], "expires", TIME_MAX_WALL, &expires))
+		return -EINVAL;
+	p.expires = expires;
+	if (grow((void **)&s->prefixes, &s->cap_prefixes, s->n_prefixes, sizeof(p)))
+		return -ENOMEM;
+	s->prefixes[s->n_prefixes++] = p;
+	return 0;
+}
+
+static int parse_offence(char **t, int n, struct saved_state *s)
+{
+	struct xbd_offence o = {};
+	__u64 last, until, repeats;
+
+	if (n != 5 || !parse_key(t[1], &o.key) || !parse_field(t[2], "last", TIME_MAX_WALL, &last) ||
+	    !parse_field(t[3], "until", TIME_MAX_WALL, &until) ||
+	    !parse_field(t[4], "repeats", UINT32_MAX, &repeats))
+		return -EINVAL;
+	o.last_ban = last;
+	o.last_until = until;
+	o.repeats = repeats;
+	if (grow((void **)&s->offences, &s->cap_offences, s->n_offences, sizeof(o)))
+		return -ENOMEM;
+	s->offences[s->n_offences++] = o;
+	return 0;
+}
+
+static int split(char *line, char **t)
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (n == MAX_TOKENS)
+			return MAX_TOKENS + 1;
+		t[n++] = tok;
+	}
+	return n;
+}
+
+/* Where a parse is: records seen so far, and whether "end" came. */
+struct parse_pos {
+	int line;
+	size_t records;
+	bool ended;
+};
+
+static int parse_header(char **t, int n)
+{
+	char version[16];
+
+	snprintf(version, sizeof(version), "%d", XBD_STATE_VERSION);
+	return n == 2 && !strcmp(t[0], XBD_STATE_MAGIC) && !strcmp(t[1], version) ? 0 : -EPROTO;
+}
+
+static int parse_end(char **t, int n, struct parse_pos *pos)
+{
+	__u64 declared;
+
+	if (n != 2 || !parse_uint(t[1], SIZE_MAX, &declared) || declared != pos->records)
+		return -EINVAL;
+	pos->ended = true;
+	return 0;
+}
+
+static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
+{
+	char *t[MAX_TOKENS];
+	int n, ret;
+
+	if (pos->line > 1 && line[0] == '#')
+		return 0;
+	n = split(line, t);
+	if (pos->line == 1)
+		return parse_header(t, n);
+	if (pos->ended || n == 0 || n > MAX_TOKENS)
+		return -EINVAL;
+	if (!strcmp(t[0], "end"))
+		return parse_end(t, n, pos);
+	if (!strcmp(t[0], "ban"))
+		ret = parse_ban(t, n, s);
+	else if (!strcmp(t[0], "prefix"))
+		ret = parse_prefix(t, n, s);
+	else if (!strcmp(t[0], "offence"))
+		ret = parse_offence(t, n, s);
+	else
+		ret = -EINVAL;
+	if (!ret)
+		pos->records++;
+	return ret;
+}
+
+/* Parses the whole file. 0, or -errno with the line and the problem in why. */
+static int parse_file(FILE *f, struct saved_state *s, char *why, size_t whylen)
+{
+	struct parse_pos pos = {};
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+
+	while (!ret && getline(&line, &cap, f) >= 0) {
+		pos.line++;
+		ret = parse_line(line, &pos, s);
+	}
+	free(line);
+	if (ret == -EPROTO)
+		snprintf(why, whylen, "line 1: not an xdpban state file of version %d",
+			 XBD_STATE_VERSION);
+	else if (ret == -ENOMEM)
+		snprintf(why, whylen, "out of memory at line %d", pos.line);
+	else if (ret)
+		snprintf(why, whylen, "line %d: not a valid record", pos.line);
+	if (!ret && !pos.ended) {
+		snprintf(why, whylen, "truncated: no end line after line %d", pos.line);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static void saved_state_free(struct saved_state *s)
+{
+	free(s->bans);
+	free(s->prefixes);
+	free(s->offences);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- restoring ---- */
+
+/* Boot-clock time of a wall-clock time; a time before this boot becomes 1 ns after it, so it
+ * never reads as 0 (permanent). */
+static __u64 boot_ns_of(time_t wall)
+{
+	time_t booted = xb_boot_to_wall(0);
+
+	return wall > booted ? xb_wall_to_boot(wall) : 1;
+}
+
+/* Through the ban filter (banfilter.h): a ban written past it could go unenforced. */
+static int restore_bans(const struct saved_state *s, const struct xb_maps *m, time_t now,
+			struct xbd_state_counts *c)
+{
+	struct xb_banfilter bf;
+	int ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < s->n_bans; i++) {
+		const struct saved_ban *b = &s->bans[i];
+		struct xdpban_ban ban = {
+			.start_ns = boot_ns_of(b->start < now ? b->start : now),
+			.expires_ns = b->expires ? boot_ns_of(b->expires) : 0,
+			.count = b->count,
+			.reason = b->reason,
+			.classes = b->classes,
+		};
+
+		if (b->expires && b->expires <= now)
+			c->expired++;
+		else if (xb_ban_insert(&bf, &b->key, &ban, BPF_NOEXIST))
+			c->failed++; /* banned again meanwhile, or the table is full */
+		else
+			c->bans++;
+	}
+	xb_banfilter_close(&bf);
+	return 0;
+}
+
+static void restore_prefixes(const struct saved_state *s, const struct xb_maps *m, time_t now,
+			     struct xbd_state_counts *c)
+{
+	for (size_t i = 0; i < s->n_prefixes; i++) {
+		const struct saved_prefix *p = &s->prefixes[i];
+		struct xdpban_policy val = {
+			.verdict = XDPBAN_POLICY_DENY,
+			.list_id = XDPBAN_LIST_MANUAL_BAN,
+			.expires_ns = p->expires ? boot_ns_of(p->expires) : 0,
+		};
+		union xb_lpm_key key;
+
+		xb_lpm_key_make(&p->prefix, &key);
+		if (p->expires && p->expires <= now)
+			c->expired++;
+		else if (bpf_map_update_elem(xb_policy_fd(m, p->prefix.family), &key, &val,
+					     BPF_NOEXIST))
+			c->failed++; /* a list holds that prefix now, or the trie is full */
+		else
+			c->prefixes++;
+	}
+}
+
+static void restore_offences(const struct saved_state *s, struct xbd_history *h,
+			     struct xbd_state_counts *c)
+{
+	for (size_t i = 0; i < s->n_offences; i++)
+		if (!xbd_history_put(h, &s->offences[i]))
+			c->offences++;
+}
+
+/* Moves a corrupt file aside, so that it is kept for a look but never read again. */
+static void set_aside(const char *path, char *err, size_t errlen, const char *why)
+{
+	char aside[PATH_MAX], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(aside, sizeof(aside), "%s.corrupt-%s", path, stamp);
+	if (rename(path, aside))
+		snprintf(err, errlen, "state file %s: %s; cannot move it aside (%s), ignoring it",
+			 path, why, strerror(errno));
+	else
+		snprintf(err, errlen, "state file %s: %s; moved aside to %s, starting without it",
+			 path, why, aside);
+}
+
+int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
+		   bool restore, struct xbd_state_counts *c, bool *corrupt, char *err,
+		   size_t errlen)
+{
+	struct saved_state s = {};
+	char why[XB_ERRLEN];
+	time_t now = time(NULL);
+	FILE *f;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	*corrupt = false;
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		ret = -errno;
+		snprintf(err, errlen, "cannot read state file %s: %s", path, strerror(errno));
+		return ret;
+	}
+	c->present = true;
+	ret = parse_file(f, &s, why, sizeof(why));
+	fclose(f);
+	if (ret == -ENOMEM) {
+		snprintf(err, errlen, "state file %s: %s", path, why);
+	} else if (ret) {
+		*corrupt = true;
+		set_aside(path, err, errlen, why);
+		ret = 0;
+	} else {
+		if (restore)
+			ret = restore_bans(&s, m, now, c);
+		if (ret)
+			snprintf(err, errlen, "cannot open the ban filter to restore bans: %s",
+				 strerror(-ret));
+		else if (restore)
+			restore_prefixes(&s, m, now, c);
+		restore_offences(&s, h, c);
+	}
+	saved_state_free(&s);
+	return ret;
+}

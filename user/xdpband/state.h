@@ -1,0 +1,32 @@
+/* state.h - the state file: bans (from the data path, manual, and timed manual prefix bans)
+ * and the offence history, saved with wall-clock times so that they survive a reboot.
+ * Saving is atomic (temp file in the same directory, fsync, rename). A file that does not
+ * parse is never half-trusted: it is reported and moved aside, and nothing of it is used. */
+#ifndef XDPBAND_STATE_H
+#define XDPBAND_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "libxdpban.h"
+#include "sweep.h"
+
+#define XBD_STATE_MAGIC "xdpban-state"
+#define XBD_STATE_VERSION 1
+
+struct xbd_state_counts {
+	bool present;                    /* at load: the file existed */
+	size_t bans, prefixes, offences; /* saved, or restored */
+	size_t expired;                  /* skipped at restore: already over */
+	size_t failed;                   /* not restored: table full, or already present */
+};
+
+int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
+		   struct xbd_state_counts *counts, char *err, size_t errlen);
+/* Reads the file; restores the offence history, and the bans too when restore_bans (the
+ * maps were created empty). A missing file is not an error. A corrupt one is moved to
+ * PATH.corrupt-TIMESTAMP; *corrupt tells, and err says why; the return is 0 then. */
+int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
+		   bool restore_bans, struct xbd_state_counts *counts, bool *corrupt, char *err,
+		   size_t errlen);
+
+#endif /* XDPBAND_STATE_H */

@@ -1,0 +1,51 @@
+/* xdpband.h - the daemon as a whole: every module's state in one struct, shared by main.c
+ * (start, the poll loop, reload, stop) and hooks.c (what the control handler may ask of the
+ * daemon). Modules never see this struct; they get only the pieces they need. */
+#ifndef XDPBAND_H
+#define XDPBAND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+#include <linux/types.h>
+#include "attach.h"
+#include "conf.h"
+#include "control.h"
+#include "events.h"
+#include "libxdpban.h"
+#include "load.h"
+#include "metrics.h"
+#include "pin.h"
+#include "server.h"
+#include "sweep.h"
+
+#define XBD_SWEEP_INTERVAL_MS 5000
+
+struct xbd {
+	struct xbd_conf conf;
+	bool ifaces_from_args;               /* -i replaced the config's interfaces */
+	size_t list_entries[XBD_MAX_LISTS + 1]; /* by list id, as last applied */
+	struct xbd_pin_lock lock;
+	struct xbd_loader ld;
+	struct xb_maps maps;
+	struct xbd_attach att;
+	struct xbd_history history;
+	struct xbd_events events;
+	struct xbd_server server;
+	struct xbd_metrics metrics;
+	struct xb_control_hooks hooks;
+	bool state_dirty;                    /* the state file is behind the maps */
+	__u64 next_sweep_ms, next_save_ms;
+	time_t started;
+};
+
+/* Rereads the config file and applies what can change at run time. 0, or -errno with one
+ * line in err, and then nothing was changed. */
+int xbd_reload(struct xbd *d, char *err, size_t errlen);
+/* Saves the state file now (if one is configured). 0 or -errno with one line in err. */
+int xbd_save_state(struct xbd *d, char *err, size_t errlen);
+
+/* The control handler's view of the daemon (hooks.c). */
+void xbd_hooks_init(struct xbd *d);
+
+#endif /* XDPBAND_H */
