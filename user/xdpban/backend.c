@@ -47,20 +47,28 @@ static int direct_status(struct json_object *reply, void *user)
 
 static const struct xb_control_hooks direct_hooks = { .status = direct_status };
 
-/* Serialises direct changes by concurrent CLIs, as xdp-tools does on its pin directory. */
+#define LOCK_TRIES 60      /* another CLI holds the lock for milliseconds: wait up to ~3 s */
+#define LOCK_TRY_US 50000
+
+/* Serialises direct changes by concurrent CLIs, as xdp-tools does on its pin directory.
+ * Bounded: a daemon holds the lock for its whole life, so waiting forever would hang. */
 static int lock_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX)) {
-		int ret = -errno;
-
-		close(fd);
-		return ret;
+	for (int i = 0; i < LOCK_TRIES; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK)
+			break;
+		usleep(LOCK_TRY_US);
 	}
-	return fd;
+	int ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+	close(fd);
+	return ret;
 }
 
 static int open_direct(struct backend *b, const struct backend_opts *opts)
@@ -80,7 +88,11 @@ static int open_direct(struct backend *b, const struct backend_opts *opts)
 		return EXIT_OK;
 	b->lock = lock_dir(b->pin_dir);
 	if (b->lock < 0) {
-		pr_warn("cannot lock %s: %s", b->pin_dir, strerror(-b->lock));
+		if (b->lock == -EBUSY)
+			pr_warn("%s is locked by another process (an xdpband whose control socket "
+				"did not answer?); not changing the maps behind its back", b->pin_dir);
+		else
+			pr_warn("cannot lock %s: %s", b->pin_dir, strerror(-b->lock));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
