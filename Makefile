@@ -49,11 +49,13 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+BENCH_HDRS := $(wildcard bench/*.h bench/bpf/*.h)
+BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/bpf/%.bpf.o,$(wildcard bench/bpf/*.bpf.c))
 
 USER_LIBS := $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null)
 
 .PHONY: all deps test demo bench bench-full install clean
-all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES)
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS)
 
 deps:
 	$(Q)./tests/deps.sh
@@ -85,7 +87,11 @@ $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lcmocka -lm
 
-$(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
+$(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(BENCH_HDRS) $(SKELS) | $(BUILD)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lm
 

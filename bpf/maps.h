@@ -8,6 +8,7 @@
 #include "xdpban_banfilter.h"
 #include "xdpban_config.h"
 #include "xdpban_event.h"
+#include "xdpban_flat.h"
 #include "xdpban_maps.h"
 #include "xdpban_policy.h"
 #include "xdpban_state.h"
@@ -41,6 +42,28 @@ struct {
 	__type(value, struct xdpban_policy);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xdpban_policy6 SEC(".maps");
+
+/* The policy tries compiled into 2-bit codes per /16 and /24 region (xdpban_flat.h): most
+ * sources are answered here with one or two inlined array loads; LOOKUP sends them on to the
+ * trie. All zero (LOOKUP) until userspace compiles the policy. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPBAN_FLAT_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_flat4 SEC(".maps");
+
+/* The same over the top 32 bits of IPv6 sources. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPBAN_FLAT_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_flat6 SEC(".maps");
 
 /* Error counters. Bounded: the least recently used source is evicted when full. */
 struct {

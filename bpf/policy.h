@@ -1,11 +1,47 @@
 /* policy.h - the policy stage: which verdict the configured lists give a source address.
- * The one entry point is policy_lookup(); how lists are stored may change behind it. */
+ * The one entry point is policy_lookup(); how lists are stored may change behind it.
+ *
+ * The flat table (include/xdpban_flat.h) answers first, once compiled (its guard word says so):
+ * level 1 (/16), then level 2 (/24) only when level 1 says LOOKUP, then the LPM trie only when
+ * level 2 says LOOKUP. Array lookups are inlined by the verifier, so the common case is two or
+ * three loads, the guard always hot; the trie is a helper call of up to 33 (IPv4) or 129 (IPv6)
+ * dependent loads. Never write a map here. */
 #ifndef XDPBAN_BPF_POLICY_H
 #define XDPBAN_BPF_POLICY_H
 
+#include <bpf/bpf_endian.h>
 #include "maps.h"
 
-static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr)
+/* One 2-bit code of a flat table. A missing word (impossible: the index is in range) reads as
+ * LOOKUP, which is always correct. */
+static __always_inline __u32 flat_code(void *flat, __u32 base, __u32 region)
+{
+	__u32 word = xdpban_flat_word(base, region);
+	__u64 *codes = bpf_map_lookup_elem(flat, &word);
+
+	if (!codes)
+		return XDPBAN_FLAT_LOOKUP;
+	return (*codes >> xdpban_flat_shift(region)) & XDPBAN_FLAT_CODE_MASK;
+}
+
+/* Level 1, then level 2 if needed; XDPBAN_FLAT_LOOKUP when the trie must decide, which is
+ * always the case for a table that was never compiled. */
+static __always_inline __u32 flat_lookup(void *flat, __u32 top)
+{
+	__u32 guard = XDPBAN_FLAT_GUARD, code;
+	__u64 *compiled = bpf_map_lookup_elem(flat, &guard);
+
+	if (!compiled || *compiled != XDPBAN_FLAT_COMPILED)
+		return XDPBAN_FLAT_LOOKUP;
+	code = flat_code(flat, 0, xdpban_flat_l1_region(top));
+
+	if (code != XDPBAN_FLAT_LOOKUP)
+		return code;
+	return flat_code(flat, XDPBAN_FLAT_L2_BASE, xdpban_flat_l2_region(top));
+}
+
+/* The longest matching prefix in the trie of the family. */
+static __always_inline __u32 trie_lookup(__u8 family, const __u8 *saddr)
 {
 	struct xdpban_policy *pol;
 
@@ -26,6 +62,23 @@ static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr)
 	if (pol->expires_ns && bpf_ktime_get_boot_ns() >= pol->expires_ns)
 		return XDPBAN_POLICY_NONE;
 	return pol->verdict;
+}
+
+static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr)
+{
+	__u32 top, code;
+
+	__builtin_memcpy(&top, saddr, sizeof(top)); /* saddr may be unaligned */
+	top = bpf_ntohl(top);
+	/* Two calls, each with its own map: a map pointer merged from two maps would make the
+	 * verifier give up inlining the lookup. */
+	if (family == XDPBAN_FAMILY_INET)
+		code = flat_lookup(&xdpban_flat4, top);
+	else
+		code = flat_lookup(&xdpban_flat6, top);
+	if (code != XDPBAN_FLAT_LOOKUP)
+		return xdpban_flat_verdict(code);
+	return trie_lookup(family, saddr);
 }
 
 #endif /* XDPBAN_BPF_POLICY_H */

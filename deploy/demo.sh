@@ -143,7 +143,7 @@ say "Everything else is the default: a source is banned when it makes more than 
 start_daemon
 echo "  What the daemon logged:"
 indent <"$TMP/daemon.log"
-say "It created its maps (the tables of counters and bans) and pinned them under the pin directory, so that they outlive the process. It attached the XDP program to $IF_SRV in native mode: the program runs in the driver, on every packet, before the kernel's network stack. (xdpband attaches through libxdp's dispatcher, so that other XDP programs can run next to it; kernels that refuse the dispatcher get the program attached directly, and the log says so.)"
+say "It created its maps (the tables of counters and bans) and pinned them under the pin directory, so that they outlive the process. It attached the XDP program to $IF_SRV in native mode: the program runs in the driver, on every packet, before the kernel's network stack. (xdpband asks libxdp for its dispatcher, with the program at priority 10, so that other XDP programs can run next to it. On kernels where the dispatcher cannot load, such as 6.18, which refuses its freplace program with EPERM, libxdp attaches the program directly instead; the 'attached' line above says which way it went.)"
 
 step "1. Good traffic: 192.0.2.10 pings the server"
 ping_from 192.0.2.10 192.0.2.1 | indent

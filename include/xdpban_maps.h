@@ -14,6 +14,8 @@
 #define XDPBAN_MAP_BANS "xdpban_bans"       /* hash xdpban_key -> xdpban_ban; never evicts */
 #define XDPBAN_MAP_STATS "xdpban_stats"     /* per-CPU array[XDPBAN_STAT__MAX] of stat_value */
 #define XDPBAN_MAP_EVENTS "xdpban_events"   /* ring buffer of struct xdpban_event */
+#define XDPBAN_MAP_FLAT4 "xdpban_flat4"   /* mmapable array of u64 codes, xdpban_flat.h */
+#define XDPBAN_MAP_FLAT6 "xdpban_flat6"   /* the same over the top 32 bits of IPv6 sources */
 #define XDPBAN_MAP_BANFILTER "xdpban_banfilt" /* mmapable array of u64, xdpban_banfilter.h */
 
 /* Where `ip link set dev X xdp obj ...` (iproute2 with libbpf) pins maps by name. */

@@ -33,7 +33,7 @@ readonly V4_TRUSTED_NET=203.0.113.128/25 V4_TRUSTED=203.0.113.130
 readonly V6_NET=2001:db8:c1::/64
 
 tmp='' recv_mac=''
-xdpban() { "$build/xdpban" --socket "$NO_DAEMON" --pin-dir "$PIN_DIR" "$@"; }
+xdpban() { "$tmp/xdpban" --socket "$NO_DAEMON" --pin-dir "$PIN_DIR" "$@"; }
 
 # Evaluates a Python expression over the JSON document in $1 (as j); true when it holds.
 json_holds() {
@@ -125,6 +125,8 @@ setup() {
 	[[ ! -e $NO_DAEMON ]] || { E2E_WHY="$NO_DAEMON exists"; return 1; }
 	tmp=$(mktemp -d /tmp/xbcli.XXXXXX) || return 1
 	e2e_defer rm -rf "$tmp"
+	# A private copy: a rebuild of the shared tree during the run cannot swap it under us.
+	install -m 755 "$build/xdpban" "$tmp/xdpban" || return 1
 	take_lock && refuse_existing_pins && make_topology && attach_xdp
 }
 
@@ -135,6 +137,7 @@ case_status_json() {
 	json_holds "$out" 'j["daemon"] is False and j["pin_dir"] == "'"$PIN_DIR"'"' &&
 		json_holds "$out" 'j["config"] == {"limit": 10, "window": 86400, "ban_time": 86400, "ipv6_prefix": 64, "errors": ["malformed", "reported"], "drop": ["malformed"], "defaults": True}' &&
 		json_holds "$out" 'j["tracked"] == 0 and j["banned"] == 0 and j["prefix_bans"] == 0' &&
+		json_holds "$out" 'j["counters_max"] == 262144 and j["bans_max"] == 65536' &&
 		json_holds "$out" 'sorted(j["stats"]) == sorted(["passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed", "drop_error", "errors", "bans_created", "ban_table_full", "bans_expired", "events_lost"])' &&
 		json_holds "$out" 'all(set(v) == {"packets", "bytes"} and v["packets"] == 0 for v in j["stats"].values())'
 }
@@ -192,6 +195,30 @@ case_unban() {
 	run_cli unban "$V4_MANUAL"
 	e2e_expect "second unban exit status" 1 "$rc" &&
 		e2e_expect "second unban error" "xdpban: no ban on $V4_MANUAL" "${err##*$'\n'}"
+}
+
+# Durations take the same suffixes everywhere: s, m, h, d and w (xb_duration_parse).
+case_durations_in_weeks() {
+	local t0
+	t0=$(date +%s)
+	cli_ok ban 192.0.2.11 --for 2w || return 1
+	e2e_expect "ban output" "banned 192.0.2.11 for 1209600 s" "$out" &&
+		cli_ok query 192.0.2.11 --json &&
+		json_holds "$out" "$(left_within 1209600 "$t0" 'j["seconds_left"]')" &&
+		cli_ok set window 1w &&
+		e2e_expect "set output" "limit 10, window 1w, ban-time 1d, ipv6-prefix /64, errors malformed,reported, drop malformed" "$out" &&
+		cli_ok status --json &&
+		json_holds "$out" 'j["config"]["window"] == 604800' &&
+		cli_ok set window 1d && cli_ok unban 192.0.2.11
+}
+
+# The text status shows each table's use against its size.
+case_status_text() {
+	cli_ok status || return 1
+	[[ $out == *$'\ntracked: '*" sources (counter table of 262144)"$'\n'* &&
+		$out == *$'\nbanned: '*" in the ban table (of 65536), "*" prefix bans"$'\n'* ]] && return 0
+	E2E_WHY="status lacks the table sizes: $(grep -E '^(tracked|banned):' <<<"$out" | tr '\n' '|')"
+	return 1
 }
 
 case_set_limit_then_malformed_bans() {
@@ -252,13 +279,13 @@ case_daemon_socket_is_used() {
 	e2e_defer e2e__kill "$!"
 	e2e_wait "$WAIT_TRIES" test -S "$FAKE_DAEMON" || { E2E_WHY="the fake daemon never listened"; return 1; }
 	before=$(dump_state | md5sum)
-	"$build/xdpban" --socket "$FAKE_DAEMON" --pin-dir "$PIN_DIR" ban 192.0.2.33 >"$tmp/out" 2>"$tmp/err"
+	"$tmp/xdpban" --socket "$FAKE_DAEMON" --pin-dir "$PIN_DIR" ban 192.0.2.33 >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	e2e_expect "exit status via the daemon" 0 "$rc" &&
 		e2e_expect "output via the daemon" "banned 192.0.2.33 until unbanned" "$(<"$tmp/out")" &&
 		e2e_expect "stderr via the daemon" "" "$(<"$tmp/err")" &&
 		e2e_expect "request sent" '{"cmd":"ban","prefix":"192.0.2.33","seconds":0}' "$(<"$tmp/request")" || return 1
-	"$build/xdpban" --socket "$FAKE_DAEMON" unban 192.0.2.33 >"$tmp/out" 2>"$tmp/err"
+	"$tmp/xdpban" --socket "$FAKE_DAEMON" unban 192.0.2.33 >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	after=$(dump_state | md5sum)
 	e2e_expect "exit status of a refused request" 1 "$rc" &&
@@ -282,7 +309,8 @@ BAD_ARGS=(
 	"2|ban 2001:db8::1/129"
 	"2|ban 192.0.2.1 --for 0"
 	"2|ban 192.0.2.1 --for 3651d"
-	"2|ban 192.0.2.1 --for 1w"
+	"2|ban 192.0.2.1 --for 522w"
+	"2|ban 192.0.2.1 --for 1y"
 	"2|ban 192.0.2.1 --for"
 	"2|ban 192.0.2.1 192.0.2.2"
 	"2|unban 192.0.2.1/24"
@@ -298,6 +326,7 @@ BAD_ARGS=(
 	"2|set limit 3 4"
 	"2|set window 0"
 	"2|set ban-time 11y"
+	"2|set window 1w2"
 	"2|set ipv6-prefix 31"
 	"2|set errors bogus"
 	"2|set drop malformed,"
@@ -338,7 +367,7 @@ case_help() {
 	cli_ok help ban || return 1
 	[[ $out == *"--for SECONDS"* && $out == *"ADDR[/LEN]"* ]] ||
 		{ E2E_WHY="help ban lacks its options: ${out:0:120}"; return 1; }
-	"$build/xdpban" --help >"$tmp/out" || { E2E_WHY="--help failed"; return 1; }
+	"$tmp/xdpban" --help >"$tmp/out" || { E2E_WHY="--help failed"; return 1; }
 	grep -q '^  lists' "$tmp/out" || { E2E_WHY="--help lacks the command list"; return 1; }
 }
 
@@ -353,6 +382,8 @@ e2e_case ban_drops_on_the_wire case_ban_drops_on_the_wire
 e2e_case ban_prefixes case_ban_prefixes
 e2e_case query_json case_query_json
 e2e_case unban case_unban
+e2e_case durations_in_weeks case_durations_in_weeks
+e2e_case status_text case_status_text
 e2e_case set_limit_then_malformed_bans case_set_limit_then_malformed_bans
 e2e_case report case_report
 e2e_case lists_and_trusted case_lists_and_trusted

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # e2e_daemon.sh - end-to-end tests of xdpband in a private pair of network namespaces joined by
-# two veths: a bad config is refused before anything is made; it starts and attaches to both
-# interfaces, which share one state; it bans through errors seen on the wire, takes `set` at
-# once, refuses a second daemon and a non-root peer, answers garbage on its control socket
-# without dying, and its metrics match the maps.
+# two veths: a bad config is refused before anything is made, and `xdpband -t` refuses what a
+# start refuses (no or unknown interfaces, a directory, a binary file); it starts and attaches
+# to both interfaces, which share one state, and reports its start time in RFC 3339; it bans
+# through errors seen on the wire, takes `set` at once, refuses a second daemon and a non-root
+# peer, answers garbage on its control socket without dying, and its metrics match the maps.
 #
 # It is also the helper library of tests/e2e_daemon_*.sh, which source it: then it only
 # defines the xbd_* functions and runs no case. Everything it creates (namespaces, veth, pin
@@ -233,7 +234,7 @@ xbd_log_has() { grep -qF -- "$1" "$XBD_LOG"; }
 # The cases below run only when this file is executed, not when it is sourced.
 [[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
 
-CASES=(bad_config_refused_at_start daemon_starts_and_attaches ban_through_errors
+CASES=(bad_config_refused_at_start check_matches_start daemon_starts_and_attaches ban_through_errors
 	interfaces_share_state set_limit_without_reload
 	second_daemon_refused control_refuses_non_root metrics_match_maps
 	malformed_control_requests daemon_commands)
@@ -266,9 +267,59 @@ case_bad_config() {
 	fi
 }
 
+# --- -t makes every check a start makes before loading: what it accepts, a start accepts ---
+# xbd_check_t NAME WANT_RC WANT_TEXT ARGS...: xdpband ARGS in the receiver namespace must exit
+# WANT_RC with one line containing WANT_TEXT; otherwise the problem goes into $bad.
+xbd_check_t() {
+	local name=$1 want_rc=$2 want=$3 out rc
+	shift 3
+	out=$(nsenter --net="/run/netns/$XBD_NS_R" timeout 20 "$XBD_BIN/xdpband" "$@" 2>&1)
+	rc=$?
+	if ((rc != want_rc)) || [[ $(wc -l <<<"$out") != 1 || $out != *"$want"* ]]; then
+		bad+=("$name: exit $rc, '${out:0:160}'")
+	fi
+}
+
+case_check_config() {
+	local dir=$XBD_TMP/t bad=()
+	mkdir -p "$dir" && mkfifo "$dir/fifo" || { xbd_fail check_matches_start "cannot set up"; return; }
+	grep -v '^interfaces = ' "$XBD_CONF" >"$dir/no-ifaces.conf"
+	sed "s/^interfaces = .*/interfaces = $XBD_IF_R, xbdnosuch$$/" "$XBD_CONF" >"$dir/no-such-iface.conf"
+	{ head -c 2000 "$XBD_BIN/xdpban"; cat "$XBD_CONF"; } >"$dir/binary.conf"
+	sed 's/^limit = 3$/limit = 3\x00junk/' "$XBD_CONF" >"$dir/nul.conf"
+	sed "s/^interfaces = \(.*\)/interfaces = \1   # the test veths/" "$XBD_CONF" >"$dir/hash.conf"
+	sed 's/^limit = 3$/  limit = 3/' "$XBD_CONF" >"$dir/indented.conf"
+	sed -e 's/^ban-time = .*/ban-time = 1w ; weeks, as in xdpban set/' \
+		-e 's/^max-ban-time = .*/max-ban-time = 2w/' "$XBD_CONF" >"$dir/weeks.conf"
+	xbd_check_t good 0 "configuration OK (2 interfaces" -t -c "$XBD_CONF"
+	xbd_check_t weeks 0 "configuration OK (2 interfaces" -t -c "$dir/weeks.conf"
+	xbd_check_t no-interfaces 1 "no interface to attach to" -t -c "$dir/no-ifaces.conf"
+	xbd_check_t -i-instead 0 "configuration OK (1 interface" -t -c "$dir/no-ifaces.conf" -i "$XBD_IF_R"
+	xbd_check_t no-such-interface 1 "interface xbdnosuch$$: no such interface" -t -c "$dir/no-such-iface.conf"
+	xbd_check_t no-such-i 1 "interface xbdnosuch$$: no such interface" -t -c "$XBD_CONF" -i "xbdnosuch$$"
+	xbd_check_t directory 1 "config $dir is a directory, not a regular file" -t -c "$dir"
+	xbd_check_t fifo 1 "config $dir/fifo is a FIFO, not a regular file" -t -c "$dir/fifo"
+	xbd_check_t device 1 "config /dev/null is a device, not a regular file" -t -c /dev/null
+	xbd_check_t binary 1 "$dir/binary.conf:1: byte 0x7f is not text" -t -c "$dir/binary.conf"
+	xbd_check_t nul 1 "$dir/nul.conf:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): byte 0x00 is not text" -t -c "$dir/nul.conf"
+	xbd_check_t inline-hash 1 "[xdp] interfaces = '$XBD_IF_R, $XBD_IF_R2   # the test veths': '#' starts a comment only at the start of a line" -t -c "$dir/hash.conf"
+	xbd_check_t indented 1 "$dir/indented.conf:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): indented line" -t -c "$dir/indented.conf"
+	# A start refuses the same files, in one line, before it makes anything.
+	xbd_check_t start-on-directory 1 "config $dir is a directory, not a regular file" -c "$dir"
+	xbd_check_t start-without-interfaces 1 "no interface to attach to" -c "$dir/no-ifaces.conf"
+	if ((${#bad[@]})); then
+		xbd_fail check_matches_start "${#bad[@]} wrong: ${bad[*]:0:3}"
+	elif [[ -e $XBD_PIN || -e $XBD_SOCK ]]; then
+		xbd_fail check_matches_start "a check or a refused start left pins or a socket"
+	else
+		xbd_pass check_matches_start
+	fi
+}
+
 # --- start and attach ---
 case_start() {
-	local id pins
+	local id pins t0
+	t0=$(date +%s)
 	if ! xbd_start; then
 		xbd_fail daemon_starts_and_attaches "xdpband did not start"
 		return 1
@@ -285,9 +336,20 @@ case_start() {
 		xbd_fail daemon_starts_and_attaches "no 'attached in native mode' log line"
 	elif ! xbd_limit_is 3; then
 		xbd_fail daemon_starts_and_attaches "the config's limit 3 is not in force"
+	elif ! xbd_started_between "$t0" "$(date +%s)"; then
+		xbd_fail daemon_starts_and_attaches "xdpband.started is not RFC 3339 UTC within the start: $(xbd_cli status --json | xbd_json 'd["xdpband"]["started"]')"
 	else
 		xbd_pass daemon_starts_and_attaches
 	fi
+}
+
+# xbd_started_between T0 T1: status' xdpband.started is RFC 3339 UTC, within [T0, T1] (Unix s).
+xbd_started_between() {
+	xbd_cli status --json | python3 -c '
+import calendar, json, sys, time
+s = json.load(sys.stdin)["xdpband"]["started"]
+t = calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+sys.exit(0 if int(sys.argv[1]) <= t <= int(sys.argv[2]) else 1)' "$1" "$2" 2>/dev/null
 }
 
 # --- limit 3: the 4th malformed frame bans; 3 do not ---
@@ -462,6 +524,10 @@ expect_error("no newline", b'{"cmd":', "", shut=True)
 expect_error("oversized", b"a" * 5000, "longer than 4096")
 expect_error("oversized then more", b"b" * 4097 + b'\n{"cmd":"status"}\n', "longer than 4096")
 expect_error("4096 bytes of junk", b"c" * 4096 + b"\n", "")
+# Replies decode as strict UTF-8 (exchange() would raise otherwise): what is quoted is escaped.
+expect_error("invalid UTF-8", b'{"cmd":"\xff\xfe"}\n', 'unknown command "\\xff\\xfe"')
+expect_error("escaped NUL", b'{"cmd":"ban","prefix":"192.0.2.45\\u0000/8"}\n',
+             'field "prefix" contains a NUL character')
 both = exchange(b'{"cmd":"status"}\n{"cmd":"stats"}\n', replies=2)
 if [r.get("ok") for r in both] != [True, True] or "daemon" not in both[0] or "daemon" in both[1]:
     sys.exit(f"two requests sent at once, not answered in order: {both}")
@@ -469,6 +535,8 @@ EOF
 	)
 	if [[ -n $out ]]; then
 		xbd_fail malformed_control_requests "$out"
+	elif ! xbd_not_banned 192.0.2.45; then
+		xbd_fail malformed_control_requests "a prefix with an escaped NUL banned 192.0.2.45"
 	elif ! xbd_alive || ! xbd_answers; then
 		xbd_fail malformed_control_requests "the daemon stopped answering"
 	else
@@ -498,6 +566,7 @@ for req in ({"cmd": "save"}, {"cmd": "reload", "now": 1}):
 }
 
 case_bad_config
+case_check_config
 if case_start; then
 	case_ban
 	case_two_ifaces
@@ -508,8 +577,8 @@ if case_start; then
 	case_garbage
 	case_daemon_commands
 else
-	for c in "${CASES[@]:2}"; do echo "FAIL: $c (the daemon did not start)"; done
-	XBD_FAILED=$((XBD_FAILED + ${#CASES[@]} - 2))
+	for c in "${CASES[@]:3}"; do echo "FAIL: $c (the daemon did not start)"; done
+	XBD_FAILED=$((XBD_FAILED + ${#CASES[@]} - 3))
 fi
 xbd_stop TERM
 ((XBD_FAILED == 0))

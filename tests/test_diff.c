@@ -5,7 +5,11 @@
  *
  * Phases: a main run with a small limit under five configs; a tiny ban table (ban_table_full);
  * injected expired bans, windows and timed policy (the expiry paths); a ring buffer left
- * undrained (events_lost); and config entries out of range. Each check also holds the ban
+ * undrained (events_lost); config entries out of range; and policy changes during the run
+ * (reloads of other lists, timed prefix bans put and lifted, recompiles). The policy is always
+ * written the way the daemon writes it, through user/lib/policy.h: each phase starts with a
+ * compile of the standard lists, so the flat table in front of the tries answers most
+ * sources. Each check also holds the ban
  * filter (include/xdpban_banfilter.h) to the model's bans. The only tolerance is time: the
  * kernel reads its clock a little after our `now`, so its times must lie between the clock
  * reads around the run (a counter's window start may be one second later).
@@ -149,29 +153,82 @@ static int policy_parse(const char *cidr, struct model_prefix *p)
 	return 0;
 }
 
-/* Writes a policy prefix, timed or not, into both sides. */
-static void policy_add(struct diff *d, const char *cidr, __u32 verdict, __u64 expires_ns)
+#define LIST_ID 7 /* of every list entry here; manual bans use XDPBAN_LIST_MANUAL_BAN */
+
+/* Writes one policy prefix, timed or not, into both sides: a single change, as a manual ban
+ * is (LOOKUP in its regions first, then the trie). */
+static void policy_put(struct diff *d, const char *cidr, __u32 verdict, __u32 list_id,
+		       __u64 expires_ns)
 {
-	struct xdpban_policy pol = { .verdict = verdict, .list_id = 7, .expires_ns = expires_ns };
+	struct xdpban_policy pol = { .verdict = verdict, .list_id = list_id,
+				     .expires_ns = expires_ns };
 	struct model_prefix p;
-	int err;
 
 	assert_int_equal(policy_parse(cidr, &p), 0);
 	p.verdict = verdict;
 	p.expires_ns = expires_ns;
 	assert_int_equal(model_policy_add(&d->model, &p), 0);
-	if (p.family == XDPBAN_FAMILY_INET) {
-		struct xdpban_lpm4_key k = { .prefixlen = p.plen };
+	assert_int_equal(dp_policy_put(&d->dp, cidr, &pol), 0);
+}
 
-		memcpy(k.addr, p.addr, 4);
-		err = bpf_map_update_elem(bpf_map__fd(d->dp.skel->maps.xdpban_policy4), &k, &pol, 0);
-	} else {
-		struct xdpban_lpm6_key k = { .prefixlen = p.plen };
+static void policy_add(struct diff *d, const char *cidr, __u32 verdict, __u64 expires_ns)
+{
+	policy_put(d, cidr, verdict, LIST_ID, expires_ns);
+}
 
-		memcpy(k.addr, p.addr, 16);
-		err = bpf_map_update_elem(bpf_map__fd(d->dp.skel->maps.xdpban_policy6), &k, &pol, 0);
+/* Deletes one prefix on both sides (an unban, or the sweep's removal of a timed entry). */
+static void policy_del(struct diff *d, const char *cidr)
+{
+	struct model_prefix p;
+
+	assert_int_equal(policy_parse(cidr, &p), 0);
+	assert_int_equal(model_policy_del(&d->model, &p), 0);
+	assert_int_equal(dp_policy_del(&d->dp, cidr), 0);
+}
+
+/* A manual prefix ban that a reload keeps (the daemon keeps list XDPBAN_LIST_MANUAL_BAN). */
+struct manual_ban {
+	const char *cidr;
+	__u64 expires_ns;
+};
+
+static bool keep_manual(const struct xb_policy_entry *old, void *ctx)
+{
+	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
+}
+
+/* Compiles lists as a reload does: the tries end up holding exactly the lists and the manual
+ * bans still in force, and the flat table is exact again. The model gets the same. */
+static void policy_compile(struct diff *d, const struct fuzz_policy *lists, size_t n,
+			   const struct manual_ban *manual, size_t n_manual)
+{
+	const struct xb_compile_opts opts = { .keep = keep_manual };
+	struct xb_policy_set set = {};
+	struct xb_compile_result res;
+
+	model_policy_clear(&d->model);
+	for (size_t i = 0; i < n_manual; i++) {
+		struct model_prefix p;
+
+		assert_int_equal(policy_parse(manual[i].cidr, &p), 0);
+		p.verdict = XDPBAN_POLICY_DENY;
+		p.expires_ns = manual[i].expires_ns;
+		assert_int_equal(model_policy_add(&d->model, &p), 0);
 	}
-	assert_int_equal(err, 0);
+	for (size_t i = 0; i < n; i++) {
+		struct xdpban_policy val = { .verdict = lists[i].verdict, .list_id = LIST_ID };
+		struct model_prefix p;
+		struct xb_prefix prefix;
+
+		assert_int_equal(policy_parse(lists[i].cidr, &p), 0);
+		p.verdict = lists[i].verdict;
+		assert_int_equal(model_policy_add(&d->model, &p), 0); /* a list entry wins */
+		assert_int_equal(dp_prefix(lists[i].cidr, &prefix), 0);
+		assert_int_equal(xb_policy_set_add(&set, &prefix, &val), 0);
+	}
+	assert_int_equal(dp_policy_compile(&d->dp, &set, &opts, &res), 0);
+	assert_int_equal(res.entries, d->model.npolicy);
+	xb_policy_set_free(&set);
 }
 
 static void set_config(struct diff *d, const struct xdpban_config *cfg)
@@ -207,8 +264,7 @@ static void phase_open(struct diff *d, const char *phase, __u32 bans_max, __u64 
 	d->ring_room = ring_capacity(&d->dp);
 	model_events_drained(&d->model, d->ring_room);
 	fuzz_gen_init(&d->gen, d->seed);
-	for (size_t i = 0; i < fuzz_policy_count; i++)
-		policy_add(d, fuzz_policy[i].cidr, fuzz_policy[i].verdict, 0);
+	policy_compile(d, fuzz_policy, fuzz_policy_count, NULL, 0);
 	printf("phase %s: seed 0x%llx, ban table %u, ring buffer %u events\n", phase,
 	       (unsigned long long)d->seed, bans_max ? bans_max : XDPBAN_DEFAULT_BANS_MAX,
 	       d->ring_room);
@@ -780,6 +836,71 @@ static void diff_events_lost(void **state)
 	assert_true(d->model.stats[XDPBAN_STAT_EVENTS_LOST].packets > 0);
 }
 
+/* Other lists a reload may bring: wide prefixes that the flat table answers on its own
+ * (192.0.2.x at level 1, 198.51.100.x at level 2, every IPv6 source at level 1), then a mix. */
+static const struct fuzz_policy lists_wide[] = {
+	{ "192.0.0.0/16", XDPBAN_POLICY_DENY },
+	{ "198.51.100.0/24", XDPBAN_POLICY_TRUSTED },
+	{ "203.0.113.0/25", XDPBAN_POLICY_DENY },
+	{ "2001::/16", XDPBAN_POLICY_TRUSTED },
+};
+
+static const struct fuzz_policy lists_mixed[] = {
+	{ "192.0.2.0/24", XDPBAN_POLICY_TRUSTED },
+	{ "198.51.0.0/16", XDPBAN_POLICY_DENY },
+	{ "198.51.100.16/28", XDPBAN_POLICY_TRUSTED },
+	{ "2001:db8::/32", XDPBAN_POLICY_DENY },
+	{ "2001:db8:0:2::/63", XDPBAN_POLICY_TRUSTED },
+	{ "2001:db8:0:9::/64", XDPBAN_POLICY_TRUSTED },
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The policy changes under the traffic as it does in the daemon: reloads of other lists (each
+ * a compile), manual prefix bans put and lifted between them (single changes: LOOKUP only) -
+ * timed and permanent ones, each inside a region the table answered on its own - a ban that
+ * ran out swept away, and recompiles. */
+static void diff_policy_changes(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(3, 86400, 86400);
+	struct manual_ban manual[4];
+	char err[XB_ERRLEN];
+	__u64 now;
+
+	if (!d)
+		skip();
+	phase_open(d, "policy-changes", 0, 5);
+	set_config(d, &cfg);
+	run_frames(d, 4000);
+	policy_compile(d, lists_wide, COUNT(lists_wide), NULL, 0);
+	run_frames(d, 4000);
+
+	now = dp_now_ns();
+	manual[0] = (struct manual_ban){ "192.0.2.64/26", now + 3600 * NS_PER_S };
+	manual[1] = (struct manual_ban){ "2001:db8:0:4::/62", 0 }; /* permanent */
+	manual[2] = (struct manual_ban){ "198.51.100.128/25", 1 }; /* ran out long ago */
+	manual[3] = (struct manual_ban){ "203.0.113.0/24", 0 };    /* a whole /24, permanent */
+	for (size_t i = 0; i < COUNT(manual); i++)
+		policy_put(d, manual[i].cidr, XDPBAN_POLICY_DENY, XDPBAN_LIST_MANUAL_BAN,
+			   manual[i].expires_ns);
+	run_frames(d, 4000);
+	policy_compile(d, lists_mixed, COUNT(lists_mixed), manual, COUNT(manual));
+	run_frames(d, 4000);
+
+	policy_del(d, manual[0].cidr); /* an unban */
+	policy_del(d, manual[2].cidr); /* the sweep's removal of a ban that ran out */
+	policy_del(d, manual[3].cidr); /* an unban where the table said DENY on its own */
+	run_frames(d, 3000);
+	assert_int_equal(xb_policy_recompile(&d->dp.maps, NULL, err, sizeof(err)), 0);
+	run_frames(d, 3000);
+	policy_compile(d, fuzz_policy, fuzz_policy_count, &manual[1], 1);
+	run_frames(d, 4000);
+	phase_close(d);
+	assert_true(d->model.stats[XDPBAN_STAT_DROP_DENY].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_PASSED_TRUSTED].packets > 0);
+}
+
 /* ---- Runner ---- */
 
 static int setup(void **state)
@@ -828,6 +949,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(diff_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_events_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_bad_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_policy_changes, setup, teardown),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -72,6 +72,8 @@ static int fixture_open(void **state, __u32 bans_max)
 		.stats = bpf_map__fd(skel->maps.xdpban_stats),
 		.events = bpf_map__fd(skel->maps.xdpban_events),
 		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
+		.flat4 = bpf_map__fd(skel->maps.xdpban_flat4),
+		.flat6 = bpf_map__fd(skel->maps.xdpban_flat6),
 		.report_prog = f->dp.report_fd,
 		.ncpus = f->dp.ncpus,
 		.owned = false,
@@ -329,6 +331,10 @@ static void config_set_accepts(void **state)
 	assert_int_equal(cfg.ban_s, XDPBAN_TIME_MAX_S);
 	assert_int_equal(xb_config_set(&cfg, "ban-time", "1s", err, sizeof(err)), 0);
 	assert_int_equal(cfg.ban_s, 1);
+	assert_int_equal(xb_config_set(&cfg, "window", "1w", err, sizeof(err)), 0);
+	assert_int_equal(cfg.window_s, 7 * 86400);
+	assert_int_equal(xb_config_set(&cfg, "ban-time", "521w", err, sizeof(err)), 0);
+	assert_int_equal(cfg.ban_s, 521 * 7 * 86400);
 	assert_int_equal(xb_config_set(&cfg, "ipv6-prefix", "48", err, sizeof(err)), 0);
 	assert_int_equal(cfg.v6_prefix, 48);
 	assert_int_equal(xb_config_set(&cfg, "errors", "reported", err, sizeof(err)), 0);
@@ -354,7 +360,10 @@ static void config_set_rejects_and_keeps(void **state)
 		{ "limit", "99999999999999999999", "bad limit" },
 		{ "window", "0", "window 0 out of range" },
 		{ "window", "3651d", "out of range" },
-		{ "window", "1w", "bad window" },
+		{ "window", "1y", "bad window" },
+		{ "window", "w", "bad window" },
+		{ "window", "1ww", "bad window" },
+		{ "ban-time", "522w", "ban-time 522w out of range" },
 		{ "window", "1.5h", "bad window" },
 		{ "window", "h", "bad window" },
 		{ "ban-time", "315360001", "out of range" },
@@ -481,6 +490,91 @@ static void control_rejects_oversized_and_nul(void **state)
 	assert_non_null(strstr(reply_error(reply), "NUL"));
 	json_object_put(reply);
 	free(line);
+}
+
+/* An escaped NUL would cut a string short where json-c hands it over: "192.0.2.45\u0000/8"
+ * would reach the parser as "192.0.2.45", and a member name "cmd\u0000x" as "cmd". */
+static void control_refuses_escaped_nul(void **state)
+{
+	static const struct {
+		const char *request, *says;
+	} rows[] = {
+		{ "{\"cmd\":\"query\",\"addr\":\"192.0.2.45\\u0000/8\"}",
+		  "field \"addr\" contains a NUL character" },
+		{ "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.45\\u0000/8\"}",
+		  "field \"prefix\" contains a NUL character" },
+		{ "{\"cmd\":\"bans\\u0000x\"}", "field \"cmd\" contains a NUL character" },
+		{ "{\"cmd\":\"set\",\"key\":\"limit\\u0000\",\"value\":\"3\"}",
+		  "field \"key\" contains a NUL character" },
+		{ "{\"cmd\":\"set\",\"key\":\"limit\",\"value\":\"3\\u0000x\"}",
+		  "field \"value\" contains a NUL character" },
+		{ "{\"cmd\":\"bans\",\"cmd\\u0000x\":\"ban\"}", "a field name contains a NUL" },
+		{ "{\"cmd\\u0000\" : \"bans\"}", "a field name contains a NUL" },
+	};
+	struct xb_maps none = { .report_prog = -1 };
+	struct xb_control_ctx ctx = { .maps = &none };
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct json_object *reply = handle(&ctx, rows[i].request);
+		const char *error = reply_error(reply);
+
+		if (!strstr(error, rows[i].says))
+			fail_msg("%s: error '%s' lacks '%s'", rows[i].request, error, rows[i].says);
+		json_object_put(reply);
+	}
+	/* An escaped backslash followed by "u0000" is no NUL: the address is just wrong. */
+	{
+		struct json_object *reply =
+			handle(&ctx, "{\"cmd\":\"query\",\"addr\":\"\\\\u0000\"}");
+
+		assert_string_equal(reply_error(reply),
+				    "not an IPv4 or IPv6 address: '\\u0000'");
+		json_object_put(reply);
+	}
+}
+
+/* Handles request and checks its error reply: every byte of the line printable ASCII (so
+ * valid UTF-8, whatever the request held), and the error exactly as expected. */
+static void expect_ascii_error(const struct xb_control_ctx *ctx, const char *request,
+			       const char *error)
+{
+	struct json_object *reply;
+	char *line = NULL;
+
+	assert_int_equal(xb_control_handle(ctx, request, strlen(request), &line), 0);
+	assert_non_null(line);
+	for (const unsigned char *c = (const unsigned char *)line; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			fail_msg("byte 0x%02x at %zu of the reply to %s: %s", *c,
+				 (size_t)((const char *)c - line), request, line);
+	reply = json_tokener_parse(line);
+	if (!reply)
+		fail_msg("reply is not JSON: %s", line);
+	assert_string_equal(reply_error(reply), error);
+	json_object_put(reply);
+	free(line);
+}
+
+/* Error replies quote what the client sent; bytes that are not printable ASCII come back as
+ * \xNN, so a reply is valid UTF-8 JSON even when the request was not valid UTF-8. */
+static void control_error_replies_escape_what_they_quote(void **state)
+{
+	struct xb_maps none = { .report_prog = -1 };
+	struct xb_control_ctx ctx = { .maps = &none };
+
+	expect_ascii_error(&ctx, "{\"cmd\":\"query\",\"addr\":\"\xff\xfe\"}",
+			   "not an IPv4 or IPv6 address: '\\xff\\xfe'");
+	expect_ascii_error(&ctx, "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.0/2\xd9\xa4\"}",
+			   "bad prefix length in '192.0.2.0/2\\xd9\\xa4': must be 0..32");
+	expect_ascii_error(&ctx, "{\"cmd\":\"\xc3\"}", "unknown command \"\\xc3\"");
+	expect_ascii_error(&ctx, "{\"cmd\":\"bans\",\"\xe2\x82\":1}",
+			   "unknown field \"\\xe2\\x82\" for \"bans\"");
+	/* a terminal escape, decoded from JSON: the CLI prints errors, so it is escaped too */
+	expect_ascii_error(&ctx, "{\"cmd\":\"query\",\"addr\":\"\\u001b[2J\"}",
+			   "not an IPv4 or IPv6 address: '\\x1b[2J'");
+	/* "%.40s" cuts a two-byte character in half: the half is escaped, not sent raw */
+	expect_ascii_error(&ctx, "{\"cmd\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9\"}",
+			   "unknown command \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\xc3\"");
 }
 
 static void control_read_only_refuses_changes(void **state)
@@ -1191,6 +1285,8 @@ static void handler_on_maps(void **state)
 	assert_string_equal(json_object_get_string(get(r, "config_file")), "/etc/xb.conf");
 	assert_int_equal(json_object_get_int64(get(r, "tracked")), 1);
 	assert_int_equal(json_object_get_int64(get(r, "banned")), 0);
+	assert_int_equal(json_object_get_int64(get(r, "counters_max")), XDPBAN_DEFAULT_COUNTERS_MAX);
+	assert_int_equal(json_object_get_int64(get(r, "bans_max")), XDPBAN_DEFAULT_BANS_MAX);
 	cfg = get(r, "config");
 	assert_int_equal(json_object_get_int64(get(cfg, "limit")), 10);
 	assert_true(json_object_get_boolean(get(cfg, "defaults")));
@@ -1256,6 +1352,44 @@ static void handler_ban_unban_and_hooks(void **state)
 	json_object_put(r);
 }
 
+/* The audit's request: before the fix it banned 192.0.2.45. Now it changes nothing. */
+static void handler_nul_in_prefix_bans_nothing(void **state)
+{
+	struct fixture *f = need_maps(state);
+	char banned = 0;
+	struct xb_control_hooks hooks = { .banned = banned_hook };
+	struct xb_control_ctx ctx = { .maps = &f->m, .hooks = &hooks, .user = &banned };
+	struct json_object *r;
+
+	r = handle(&ctx, "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.45\\u0000/8\"}");
+	assert_string_equal(reply_error(r),
+			    "field \"prefix\" contains a NUL character (\\u0000)");
+	json_object_put(r);
+	assert_int_equal(ban_count(f), 0);
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 0);
+	assert_int_equal(banned, 0);
+}
+
+/* `set` reads the config in force before it parses the value, so it needs the maps. */
+static void handler_set_errors_escape_what_they_quote(void **state)
+{
+	struct fixture *f = need_maps(state);
+	struct xb_control_ctx ctx = { .maps = &f->m };
+	struct xdpban_config cfg;
+
+	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"limit\xff\",\"value\":\"3\"}",
+			   "unknown setting 'limit\\xff' (known: limit, window, ban-time, "
+			   "ipv6-prefix, errors, drop)");
+	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"window\",\"value\":\"1\xc3\xa9\"}",
+			   "bad window '1\\xc3\\xa9': expected seconds, or a number with s, m, h, d "
+			   "or w");
+	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"errors\",\"value\":\"\xff\"}",
+			   "bad errors '\\xff': '\\xff' is not an error class (malformed, reported, "
+			   "or none alone)");
+	assert_int_equal(xb_config_read(&f->m, &cfg), 0);
+	assert_int_equal(cfg.window_s, XDPBAN_DEFAULT_WINDOW_S); /* nothing was set */
+}
+
 #define MAPS_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1272,6 +1406,8 @@ int main(void)
 		cmocka_unit_test(time_formats_rfc3339_utc),
 		cmocka_unit_test(control_rejects_bad_requests),
 		cmocka_unit_test(control_rejects_oversized_and_nul),
+		cmocka_unit_test(control_refuses_escaped_nul),
+		cmocka_unit_test(control_error_replies_escape_what_they_quote),
 		cmocka_unit_test(control_read_only_refuses_changes),
 		cmocka_unit_test(control_unknown_commands_go_to_the_daemon),
 		cmocka_unit_test(client_reads_one_line),
@@ -1297,6 +1433,8 @@ int main(void)
 		MAPS_TEST(json_bans_fields),
 		MAPS_TEST(handler_on_maps),
 		MAPS_TEST(handler_ban_unban_and_hooks),
+		MAPS_TEST(handler_nul_in_prefix_bans_nothing),
+		MAPS_TEST(handler_set_errors_escape_what_they_quote),
 	};
 
 	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);

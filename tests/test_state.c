@@ -2,12 +2,14 @@
  * (docs/datapath.md sections 4, 6 and 7): windows and bans that run out (state injected with
  * old times, plus one real second-long window and ban), IPv6 prefix aggregation, config changes
  * at the next packet, manual bans, a full ban table, counter churn that must never evict a ban,
- * and every status of the report program.
+ * every status of the report program, and no increment lost when two CPUs count one source.
  *
  * Each test loads its own copy of the program (unpinned) with the table sizes it needs, so no
  * test sees another's state. Needs root; never pins, never attaches.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -745,6 +747,169 @@ static void report_lifts_an_expired_ban(void **state)
 	assert_int_equal(stat_packets(dp, XDPBAN_STAT_BANS_EXPIRED), 1);
 }
 
+/* --- no increment lost between CPUs -------------------------------------------------------- */
+
+/* Two threads, pinned to CPU 0 and CPU 1 and released together by a barrier, count errors of
+ * one source at the same time, with a limit no count reaches. Every error must be counted
+ * exactly once: the counter's compare-and-swap (xdpban_state.h) is what makes that so, and a
+ * plain read-add-write would lose increments here. */
+#define RACE_CPUS 2
+#define RACE_FRAMES 500000  /* per thread, in one BPF_PROG_TEST_RUN with repeat */
+#define RACE_REPORTS 100000 /* per thread, one report program run each */
+
+struct racer {
+	struct dp *dp;
+	pthread_barrier_t *start;
+	const __u8 *frame; /* frames: the malformed frame, run RACE_FRAMES times */
+	__u32 len;
+	const __u8 *addr;  /* reports: the IPv4 source */
+	__u32 *counts;     /* reports: the new_count of each report, RACE_REPORTS of them */
+	__u32 retval;      /* frames: the XDP action */
+	int err;           /* 0, -errno, or -EPROTO for a report that was not just counted */
+};
+
+/* True, after saying why not, when CPU 0 and CPU 1 are online and this process may use them. */
+static bool two_cpus_usable(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t allowed;
+
+	if (online < RACE_CPUS) {
+		printf("test_state: %ld CPU online; the cross-CPU tests need %d\n", online,
+		       RACE_CPUS);
+		return false;
+	}
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) || !CPU_ISSET(0, &allowed) ||
+	    !CPU_ISSET(1, &allowed)) {
+		printf("test_state: this process may not run on both CPU 0 and CPU 1\n");
+		return false;
+	}
+	return true;
+}
+
+static void *race_frames(void *arg)
+{
+	struct racer *r = arg;
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = r->frame, .data_size_in = r->len,
+		    .repeat = RACE_FRAMES);
+
+	pthread_barrier_wait(r->start);
+	r->err = bpf_prog_test_run_opts(r->dp->prog_fd, &run) ? -errno : 0;
+	r->retval = run.retval;
+	return NULL;
+}
+
+static void *race_reports(void *arg)
+{
+	struct racer *r = arg;
+	struct xdpban_report_req out;
+
+	pthread_barrier_wait(r->start);
+	for (int i = 0; i < RACE_REPORTS && !r->err; i++) {
+		r->err = dp_report(r->dp, XDPBAN_FAMILY_INET, r->addr, 1, &out);
+		if (!r->err && out.status != XDPBAN_REPORT_COUNTED)
+			r->err = -EPROTO;
+		r->counts[i] = out.new_count;
+	}
+	return NULL;
+}
+
+/* Runs fn in one thread per CPU, 0 and 1, started together; returns when both are done. */
+static void race(void *(*fn)(void *), struct racer racers[RACE_CPUS])
+{
+	pthread_barrier_t start;
+	pthread_t threads[RACE_CPUS];
+
+	assert_int_equal(pthread_barrier_init(&start, NULL, RACE_CPUS), 0);
+	for (int cpu = 0; cpu < RACE_CPUS; cpu++) {
+		pthread_attr_t attr;
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		racers[cpu].start = &start;
+		assert_int_equal(pthread_attr_init(&attr), 0);
+		assert_int_equal(pthread_attr_setaffinity_np(&attr, sizeof(one), &one), 0);
+		assert_int_equal(pthread_create(&threads[cpu], &attr, fn, &racers[cpu]), 0);
+		pthread_attr_destroy(&attr);
+	}
+	for (int cpu = 0; cpu < RACE_CPUS; cpu++)
+		assert_int_equal(pthread_join(threads[cpu], NULL), 0);
+	pthread_barrier_destroy(&start);
+}
+
+static void set_unreachable_limit(struct dp *dp)
+{
+	struct xdpban_config cfg = config();
+
+	cfg.limit = XDPBAN_LIMIT_MAX;
+	assert_int_equal(dp_set_config(dp, &cfg), 0);
+}
+
+static void frames_on_two_cpus_lose_no_increment(void **state)
+{
+	struct dp *dp = loaded(state);
+	const struct pkt_spec spec = { .src = "192.0.2.90", .l4 = PKT_L4_TCP,
+				       .tcp.flags = PKT_SET(PKT_SYN | PKT_FIN) };
+	struct racer racers[RACE_CPUS] = { 0 };
+	struct pkt_layout at;
+	__u8 frame[256];
+
+	if (!two_cpus_usable())
+		skip();
+	set_unreachable_limit(dp);
+	assert_int_equal(pkt_build(&spec, frame, sizeof(frame), &at), 0);
+	for (int cpu = 0; cpu < RACE_CPUS; cpu++)
+		racers[cpu] = (struct racer){ .dp = dp, .frame = frame, .len = at.len };
+	race(race_frames, racers);
+	for (int cpu = 0; cpu < RACE_CPUS; cpu++) {
+		assert_int_equal(racers[cpu].err, 0);
+		assert_int_equal(racers[cpu].retval, XDP_DROP);
+	}
+	assert_int_equal(count_of(dp, "192.0.2.90", V6_64), RACE_CPUS * RACE_FRAMES);
+	assert_int_equal(stat_packets(dp, XDPBAN_STAT_ERRORS), RACE_CPUS * RACE_FRAMES);
+	assert_int_equal(stat_packets(dp, XDPBAN_STAT_DROP_MALFORMED), RACE_CPUS * RACE_FRAMES);
+	assert_int_equal(stat_packets(dp, XDPBAN_STAT_BANS_CREATED), 0);
+}
+
+/* Reports return the count they produced: with no increment lost, the two threads together
+ * see every count from 1 to 2 * RACE_REPORTS exactly once. */
+static void reports_on_two_cpus_lose_no_increment(void **state)
+{
+	struct dp *dp = loaded(state);
+	const __u8 addr[4] = { 192, 0, 2, 91 };
+	const __u32 total = RACE_CPUS * RACE_REPORTS;
+	struct racer racers[RACE_CPUS] = { 0 };
+	__u32 *counts = calloc(total, sizeof(*counts));
+	bool *seen = calloc(total + 1, sizeof(*seen));
+
+	assert_non_null(counts);
+	assert_non_null(seen);
+	if (!two_cpus_usable()) {
+		free(counts);
+		free(seen);
+		skip();
+	}
+	set_unreachable_limit(dp);
+	for (int cpu = 0; cpu < RACE_CPUS; cpu++)
+		racers[cpu] = (struct racer){ .dp = dp, .addr = addr,
+					      .counts = counts + cpu * RACE_REPORTS };
+	race(race_reports, racers);
+	for (int cpu = 0; cpu < RACE_CPUS; cpu++)
+		assert_int_equal(racers[cpu].err, 0);
+	for (__u32 i = 0; i < total; i++) {
+		if (counts[i] < 1 || counts[i] > total || seen[counts[i]])
+			fail_msg("report %u got count %u: out of 1..%u, or seen twice", i,
+				 counts[i], total);
+		seen[counts[i]] = true;
+	}
+	free(counts);
+	free(seen);
+	assert_int_equal(count_of(dp, "192.0.2.91", V6_64), total);
+	assert_int_equal(stat_packets(dp, XDPBAN_STAT_ERRORS), total);
+	assert_int_equal(stat_packets(dp, XDPBAN_STAT_BANS_CREATED), 0);
+}
+
 #define STATE_TEST(f) cmocka_unit_test_setup_teardown(f, load, unload)
 #define STATE_TEST_WITH(f, opts) cmocka_unit_test_prestate_setup_teardown(f, load, unload, \
 									   (void *)&opts)
@@ -772,6 +937,8 @@ int main(void)
 		STATE_TEST(report_saturates_the_count),
 		STATE_TEST(report_statuses_that_count_nothing),
 		STATE_TEST(report_lifts_an_expired_ban),
+		STATE_TEST(frames_on_two_cpus_lose_no_increment),
+		STATE_TEST(reports_on_two_cpus_lose_no_increment),
 	};
 
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);

@@ -25,6 +25,27 @@ bool dp_can_load(void)
 	return false;
 }
 
+static void fill_maps(struct dp *dp)
+{
+	const struct xdpban *skel = dp->skel;
+
+	dp->maps = (struct xb_maps){
+		.config = bpf_map__fd(skel->maps.xdpban_config),
+		.policy4 = bpf_map__fd(skel->maps.xdpban_policy4),
+		.policy6 = bpf_map__fd(skel->maps.xdpban_policy6),
+		.counts = bpf_map__fd(skel->maps.xdpban_counts),
+		.bans = bpf_map__fd(skel->maps.xdpban_bans),
+		.stats = bpf_map__fd(skel->maps.xdpban_stats),
+		.events = bpf_map__fd(skel->maps.xdpban_events),
+		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
+		.flat4 = bpf_map__fd(skel->maps.xdpban_flat4),
+		.flat6 = bpf_map__fd(skel->maps.xdpban_flat6),
+		.report_prog = dp->report_fd,
+		.ncpus = dp->ncpus,
+		.owned = false,
+	};
+}
+
 int dp_open(struct dp *dp, const struct dp_opts *opts)
 {
 	struct bpf_map *map;
@@ -56,6 +77,8 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 				bpf_map__fd(dp->skel->maps.xdpban_bans));
 	if (err)
 		dp_close(dp);
+	else
+		fill_maps(dp);
 	return err;
 }
 
@@ -162,27 +185,49 @@ static int parse_cidr(const char *text, __u8 *family, __u8 addr[16], __u32 *plen
 	return 0;
 }
 
+int dp_prefix(const char *cidr, struct xb_prefix *p)
+{
+	__u32 plen;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	err = parse_cidr(cidr, &p->family, p->addr, &plen);
+	p->plen = (__u8)plen;
+	return err;
+}
+
+int dp_policy_put(struct dp *dp, const char *cidr, const struct xdpban_policy *val)
+{
+	struct xb_prefix p;
+	int err = dp_prefix(cidr, &p);
+
+	return err ? err : xb_policy_put(&dp->maps, &p, val, BPF_ANY);
+}
+
 int dp_policy_add(struct dp *dp, const char *cidr, __u32 verdict)
 {
 	struct xdpban_policy pol = { .verdict = verdict, .list_id = 1 };
-	__u8 family, addr[16];
-	__u32 plen;
-	int err = parse_cidr(cidr, &family, addr, &plen);
 
-	if (err)
-		return err;
-	if (family == XDPBAN_FAMILY_INET) {
-		struct xdpban_lpm4_key k = { .prefixlen = plen };
+	return dp_policy_put(dp, cidr, &pol);
+}
 
-		memcpy(k.addr, addr, 4);
-		err = bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_policy4), &k, &pol, 0);
-	} else {
-		struct xdpban_lpm6_key k = { .prefixlen = plen };
+int dp_policy_del(struct dp *dp, const char *cidr)
+{
+	struct xb_prefix p;
+	int err = dp_prefix(cidr, &p);
 
-		memcpy(k.addr, addr, 16);
-		err = bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_policy6), &k, &pol, 0);
-	}
-	return err ? -errno : 0;
+	return err ? err : xb_policy_delete(&dp->maps, &p);
+}
+
+int dp_policy_compile(struct dp *dp, const struct xb_policy_set *set,
+		      const struct xb_compile_opts *opts, struct xb_compile_result *res)
+{
+	char err[XB_ERRLEN] = "";
+	int ret = xb_policy_compile(&dp->maps, set, opts, res, err, sizeof(err));
+
+	if (ret)
+		fprintf(stderr, "policy compile: %s\n", err);
+	return ret;
 }
 
 int dp_report(struct dp *dp, __u8 family, const __u8 *addr, __u32 count,

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "banfilter.h"
+#include "libxdpban.h"
+#include "policy.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 #include "xdpban_policy.h"
@@ -21,6 +23,7 @@ struct dp {
 	int report_fd; /* the report program */
 	int ncpus;     /* possible CPUs, for per-CPU maps */
 	struct xb_banfilter banfilter; /* bans are written through it, never directly */
+	struct xb_maps maps; /* the loaded maps, as the daemon fills them (not owned) */
 };
 
 /* Table sizes for the load; 0 keeps the compiled-in size. */
@@ -41,8 +44,19 @@ int dp_set_config(struct dp *dp, const struct xdpban_config *cfg);
 int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX]);
 int dp_stats_reset(struct dp *dp);
 
-/* Adds a policy prefix given as text ("192.0.2.0/24", "2001:db8::/32", or a bare address). */
+/* Policy changes go through user/lib/policy.h, as every writer's must, so that the flat
+ * table stays right. Prefixes are text ("192.0.2.0/24", "2001:db8::/32", or a bare address). */
+/* Adds a permanent prefix of list 1. */
 int dp_policy_add(struct dp *dp, const char *cidr, __u32 verdict);
+/* Adds or replaces a prefix with any value (a timed one, say). */
+int dp_policy_put(struct dp *dp, const char *cidr, const struct xdpban_policy *val);
+/* Deletes the prefix; -ENOENT if it was not there. */
+int dp_policy_del(struct dp *dp, const char *cidr);
+/* Compiles a complete set (xb_policy_compile): prints the error line on failure. */
+int dp_policy_compile(struct dp *dp, const struct xb_policy_set *set,
+		      const struct xb_compile_opts *opts, struct xb_compile_result *res);
+/* Parses a prefix given as text, as dp_policy_add reads it. 0 or -EINVAL. */
+int dp_prefix(const char *cidr, struct xb_prefix *p);
 
 /* Runs the report program; *out gets the completed request. */
 int dp_report(struct dp *dp, __u8 family, const __u8 *addr, __u32 count,

@@ -413,6 +413,22 @@ int model_policy_add(struct model *m, const struct model_prefix *prefix)
 	return 0;
 }
 
+int model_policy_del(struct model *m, const struct model_prefix *prefix)
+{
+	for (size_t i = 0; i < m->npolicy; i++) {
+		if (prefix_equal(&m->policy[i], prefix)) {
+			m->policy[i] = m->policy[--m->npolicy];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void model_policy_clear(struct model *m)
+{
+	m->npolicy = 0;
+}
+
 int model_counter(const struct model *m, const struct xdpban_key *key, struct model_counter *c)
 {
 	struct model_slot *s = table_find(&m->counters, key);

@@ -105,6 +105,11 @@ void model_effective_config(const struct model *m, struct xdpban_config *out);
 
 /* Adds or replaces a policy prefix. 0, -EINVAL (bad family or length) or -ENOMEM. */
 int model_policy_add(struct model *m, const struct model_prefix *prefix);
+/* Removes the prefix equal to `prefix` (family, length, address; verdict ignored). 0 or
+ * -ENOENT. */
+int model_policy_del(struct model *m, const struct model_prefix *prefix);
+/* Removes every policy prefix. */
+void model_policy_clear(struct model *m);
 
 /* Parses a frame per section 1. Never fails. */
 void model_parse(const __u8 *frame, __u32 len, struct model_parsed *out);

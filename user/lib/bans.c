@@ -6,7 +6,8 @@
  * "no entry" without falling back to a shorter prefix, so a manual prefix ban must never leave
  * a hole when it expires: it is refused inside a deny prefix that outlasts it, and it replaces
  * the manual bans inside it that would expire first. It never overrides a trusted prefix and
- * never touches a list's own entries.
+ * never touches a list's own entries. Prefix bans are written through policy.h, which keeps the
+ * flat table in front of the tries right; never write the tries directly.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <bpf/bpf.h>
 #include "banfilter.h"
 #include "libxdpban.h"
+#include "policy.h"
 
 #define NS_PER_SEC 1000000000ull
 
@@ -220,21 +222,15 @@ static int ban_in_policy(const struct xb_maps *m, const struct survey *s, const 
 {
 	struct xdpban_policy pol = { .verdict = XDPBAN_POLICY_DENY,
 				     .list_id = XDPBAN_LIST_MANUAL_BAN, .expires_ns = s->expires };
-	int fd = xb_policy_fd(m, s->target.family);
-	union xb_lpm_key key;
-	int ret;
+	int ret = xb_policy_put(m, &s->target, &pol, BPF_ANY);
 
-	xb_lpm_key_make(&s->target, &key);
-	if (bpf_map_update_elem(fd, &key, &pol, BPF_ANY)) {
-		ret = -errno;
+	if (ret) {
 		snprintf(err, errlen, "cannot ban %s: policy trie: %s", text, strerror(-ret));
 		return ret;
 	}
 	/* Only now: the new entry already covers what the doomed ones covered. */
-	for (size_t i = 0; i < s->n_doomed; i++) {
-		xb_lpm_key_make(&s->doomed[i], &key);
-		bpf_map_delete_elem(fd, &key); /* gone already is fine */
-	}
+	for (size_t i = 0; i < s->n_doomed; i++)
+		xb_policy_delete(m, &s->doomed[i]); /* gone already is fine */
 	return 0;
 }
 
@@ -317,9 +313,7 @@ static int unban_policy(const struct xb_maps *m, const struct xb_prefix *p,
 		return -ENOENT;
 	if (seen->list_id != XDPBAN_LIST_MANUAL_BAN)
 		return -ENOENT;
-	if (bpf_map_delete_elem(fd, &key))
-		return -errno;
-	return 0;
+	return xb_policy_delete(m, p);
 }
 
 int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size_t errlen)

@@ -1,7 +1,8 @@
 /* config.c - the runtime configuration: reading the entry in force, validating and writing it,
- * and `set KEY VALUE` with its value parsers (numbers, durations, class lists). A bad key or
- * value is refused with a one-line message naming it, and nothing is changed. Never writes an
- * entry that xdpban_config_valid() rejects.
+ * and `set KEY VALUE` with its value parsers (numbers, durations, class lists). The daemon's
+ * config file parses its durations with xb_duration_parse too, so the file, `set` and `--for`
+ * accept the same text. A bad key or value is refused with a one-line message naming it, and
+ * nothing is changed. Never writes an entry that xdpban_config_valid() rejects.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,6 +96,8 @@ static unsigned long long unit_seconds(char suffix)
 		return 3600;
 	case 'd':
 		return 86400;
+	case 'w':
+		return 7 * 86400;
 	}
 	return 0;
 }
@@ -110,8 +113,9 @@ int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *
 		n--;
 	}
 	if (!unit || !all_digits(text, n) || n > 12) {
-		snprintf(err, errlen, "bad %s '%s': expected seconds, or a number with s, m, h or d",
-			 what, text ? text : "");
+		snprintf(err, errlen,
+			 "bad %s '%s': expected seconds, or a number with s, m, h, d or w", what,
+			 text ? text : "");
 		return -EINVAL;
 	}
 	v = strtoull(text, NULL, 10) * unit;

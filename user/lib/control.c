@@ -1,7 +1,8 @@
 /* control.c - the request handler of the control protocol (docs/control.md): one JSON request
  * in, one JSON reply out, for the daemon's socket server and for tests. Every request is
  * checked completely (size, JSON, fields, types, values) before anything is changed, and every
- * failure becomes an {"ok": false, "error": "..."} reply. It never reads or writes a socket.
+ * failure becomes an {"ok": false, "error": "..."} reply, whose text never holds a byte that
+ * is not printable ASCII, whatever the request held. It never reads or writes a socket.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -40,6 +41,12 @@ static int field_string(struct request *r, const char *name, bool required, cons
 	}
 	if (!json_object_is_type(v, json_type_string)) {
 		snprintf(r->err, r->errlen, "field \"%s\" must be a string", name);
+		return -EINVAL;
+	}
+	/* An escaped NUL would cut the string short: "192.0.2.45\u0000/8" is not 192.0.2.45. */
+	if ((size_t)json_object_get_string_len(v) != strlen(json_object_get_string(v))) {
+		snprintf(r->err, r->errlen, "field \"%s\" contains a NUL character (\\u0000)",
+			 name);
 		return -EINVAL;
 	}
 	*out = json_object_get_string(v);
@@ -340,6 +347,31 @@ static int check_fields(struct request *r, const struct command *c)
 	return 0;
 }
 
+/* json-c cuts a member name at an escaped NUL: "cmd\u0000x" arrives as "cmd", and may then
+ * replace an earlier "cmd". So member names are checked in the text, which is valid JSON by
+ * now: a backslash occurs only inside a string, and a string followed by ':' is a name. */
+static bool name_has_nul(const char *text, size_t len)
+{
+	bool in_string = false, nul = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!in_string) {
+			in_string = text[i] == '"';
+			nul = false;
+		} else if (text[i] == '\\') {
+			nul = nul || (i + 5 < len && !memcmp(text + i + 1, "u0000", 5));
+			i++; /* the escaped character, which may be a '"' */
+		} else if (text[i] == '"') {
+			size_t next = i + 1 + strspn(text + i + 1, " \t\r\n");
+
+			in_string = false;
+			if (nul && next < len && text[next] == ':')
+				return true;
+		}
+	}
+	return false;
+}
+
 static int parse_request(const char *text, size_t len, struct json_object **out, char *err,
 			 size_t errlen)
 {
@@ -380,6 +412,11 @@ static int parse_request(const char *text, size_t len, struct json_object **out,
 		json_object_put(obj);
 		return -EINVAL;
 	}
+	if (name_has_nul(text, len)) {
+		snprintf(err, errlen, "a field name contains a NUL character (\\u0000)");
+		json_object_put(obj);
+		return -EINVAL;
+	}
 	*out = obj;
 	return 0;
 }
@@ -415,15 +452,34 @@ static int dispatch(struct request *r)
 	return c->run(r);
 }
 
+/* Error messages quote what the client sent, and json-c copies bytes >= 0x80 into a reply as
+ * they are: a client's invalid UTF-8 (or a character cut in half by "%.40s") would make the
+ * reply invalid JSON, and control characters would reach the CLI's terminal. So every byte of
+ * a message that is not printable ASCII is written as \xNN; our own text is plain ASCII. */
+static void escape_message(const char *in, char *out, size_t outlen)
+{
+	size_t used = 0;
+
+	for (const unsigned char *c = (const unsigned char *)in; *c && used + 5 <= outlen; c++) {
+		if (*c >= 0x20 && *c <= 0x7e)
+			out[used++] = (char)*c;
+		else
+			used += snprintf(out + used, outlen - used, "\\x%02x", *c);
+	}
+	out[used] = '\0';
+}
+
 static char *error_reply(const char *message)
 {
 	struct json_object *obj = json_object_new_object();
+	char escaped[4 * XB_ERRLEN + 1];
 	char *line;
 
 	if (!obj)
 		return NULL;
+	escape_message(message, escaped, sizeof(escaped));
 	json_object_object_add(obj, "ok", json_object_new_boolean(false));
-	json_object_object_add(obj, "error", json_object_new_string(message));
+	json_object_object_add(obj, "error", json_object_new_string(escaped));
 	line = strdup(xb_json_line(obj));
 	json_object_put(obj);
 	return line;

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "libxdpban.h"
 
 #ifndef JSON_C_TO_STRING_NOSLASHESCAPE
@@ -111,15 +112,32 @@ static int tally_policy(const struct xb_policy_entry *e, void *ctx)
 	return 0;
 }
 
+/* A table's capacity, fixed when it was created: status shows use against it. */
+static int map_capacity(int fd, __u32 *max_entries)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*max_entries = info.max_entries;
+	return 0;
+}
+
 int xb_json_status(const struct xb_maps *m, struct json_object **out)
 {
 	struct json_object *obj, *config = NULL, *stats = NULL;
 	struct policy_tally tally = {};
+	__u32 counters_max = 0, bans_max = 0;
 	int tracked, banned, ret;
 
 	tracked = xb_count_tracked(m);
 	banned = xb_count_banned(m, xb_boot_ns());
 	ret = tracked < 0 ? tracked : banned < 0 ? banned : 0;
+	if (!ret)
+		ret = map_capacity(m->counts, &counters_max);
+	if (!ret)
+		ret = map_capacity(m->bans, &bans_max);
 	if (!ret)
 		ret = xb_policy_foreach(m, tally_policy, &tally);
 	if (!ret)
@@ -138,7 +156,9 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 	}
 	json_object_object_add(obj, "config", config);
 	json_object_object_add(obj, "tracked", json_object_new_int(tracked));
+	json_object_object_add(obj, "counters_max", json_object_new_int64(counters_max));
 	json_object_object_add(obj, "banned", json_object_new_int(banned));
+	json_object_object_add(obj, "bans_max", json_object_new_int64(bans_max));
 	json_object_object_add(obj, "prefix_bans", json_object_new_int(tally.prefix_bans));
 	json_object_object_add(obj, "policy_ipv4", json_object_new_int(tally.ipv4));
 	json_object_object_add(obj, "policy_ipv6", json_object_new_int(tally.ipv6));

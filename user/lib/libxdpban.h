@@ -27,6 +27,8 @@ struct xb_maps {
 	int config, policy4, policy6, counts, bans, stats, events;
 	int banfilt;     /* xdpban_banfilt: required, every write of `bans` keeps it exact
 			  * (banfilter.h); ban, unban and sweep fail without it */
+	int flat4, flat6; /* xdpban_flat4/6: required, every write of the policy tries keeps
+			   * them right (policy.h); policy writes fail without them */
 	int report_prog; /* -1 when not loaded */
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */

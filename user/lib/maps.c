@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "libxdpban.h"
+#include "xdpban_flat.h"
 #include "xdpban_policy.h"
 
 #define BATCH_ENTRIES 16384u /* entries per batch syscall: ~700 KiB of buffers for bans */
@@ -39,6 +40,8 @@ static const struct map_spec map_specs[] = {
 	     stats),
 	SPEC(XDPBAN_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, 0, 0, events),
 	SPEC(XDPBAN_MAP_BANFILTER, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), banfilt),
+	SPEC(XDPBAN_MAP_FLAT4, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), flat4),
+	SPEC(XDPBAN_MAP_FLAT6, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), flat6),
 };
 
 static int *map_fd_slot(struct xb_maps *m, const struct map_spec *spec)

@@ -1,11 +1,19 @@
-/* policy.c - reading the policy tries: every prefix with its verdict and list, and the counts
- * per list that `xdpban lists` shows. Read-only: lists are written by the daemon, manual
- * prefix bans by bans.c.
+/* policy.c - the policy: reading the tries (every prefix with its verdict and list, the counts
+ * per list that `xdpban lists` shows) and writing them together with the flat table in front
+ * of them (policy.h). The only place that writes xdpban_policy4/6 or xdpban_flat4/6: lists
+ * (xdpband), manual prefix bans (bans.c), the sweep and the state file all come through here.
+ * It must never store a pure code that the tries do not back at that instant (policy.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
 #include "libxdpban.h"
+#include "policy.h"
 
 const char *xb_verdict_name(__u32 verdict)
 {
@@ -149,4 +157,835 @@ int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *
 	*out = t.rows;
 	*n = t.n;
 	return 0;
+}
+
+/* ==== writing: prefixes ==================================================================== */
+
+#define ENOMEM_RETRIES 5      /* an LPM trie update can fail with ENOMEM while it grows */
+#define DEFAULT_BATCH 4096u   /* trie updates per syscall in a compile */
+#define ENOTSUPP_ERRNO 524    /* the kernel-internal ENOTSUPP */
+#define CODES_ALL(code) ((__u64)(code) * 0x5555555555555555ull) /* the code in all 32 slots */
+#define FAMILIES 2
+
+static unsigned int family_bits(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? 32 : 128;
+}
+
+static int family_index(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? 0 : 1;
+}
+
+static bool prefix_valid(const struct xb_prefix *p)
+{
+	return (p->family == XDPBAN_FAMILY_INET || p->family == XDPBAN_FAMILY_INET6) &&
+	       p->plen <= family_bits(p->family);
+}
+
+/* Clears the bits past the length, so that equal prefixes compare equal whatever a writer
+ * left there (the trie ignores those bits too). */
+static void prefix_canonical(struct xb_prefix *p)
+{
+	unsigned int bytes = family_bits(p->family) / 8;
+
+	for (unsigned int i = 0; i < 16; i++) {
+		unsigned int first = i * 8;
+
+		if (i >= bytes || first >= p->plen)
+			p->addr[i] = 0;
+		else if (first + 8 > p->plen)
+			p->addr[i] &= (__u8)(0xff00 >> (p->plen - first));
+	}
+}
+
+static int prefix_cmp(const struct xb_prefix *a, const struct xb_prefix *b)
+{
+	int c = memcmp(a->addr, b->addr, sizeof(a->addr));
+
+	if (c)
+		return c;
+	return a->plen < b->plen ? -1 : a->plen > b->plen;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return prefix_cmp(&((const struct xb_policy_entry *)a)->prefix,
+			  &((const struct xb_policy_entry *)b)->prefix);
+}
+
+__u32 xb_prefix_top(const struct xb_prefix *p)
+{
+	__u32 top = (__u32)p->addr[0] << 24 | (__u32)p->addr[1] << 16 | (__u32)p->addr[2] << 8 |
+		    p->addr[3];
+
+	if (p->plen >= 32)
+		return top;
+	return p->plen ? top & ~0u << (32 - p->plen) : 0;
+}
+
+/* ==== writing: codes ======================================================================= */
+
+/* Every store into a live table is one aligned 8-byte store of a whole word, so the data path
+ * reads either the old word or the new one, never a mix. The caller is the only writer. */
+static __u64 word_load(const __u64 *w)
+{
+	return __atomic_load_n(w, __ATOMIC_RELAXED);
+}
+
+static void word_store(__u64 *w, __u64 v)
+{
+	__atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
+/* Sets codes [first, first + count) of one level to `code`. */
+static void codes_fill(__u64 *level, __u32 first, __u32 count, __u32 code)
+{
+	const __u64 pattern = CODES_ALL(code);
+	const __u32 end = first + count;
+
+	while (first < end) {
+		__u32 slot = first % XDPBAN_FLAT_CODES_PER_WORD;
+		__u32 n = XDPBAN_FLAT_CODES_PER_WORD - slot;
+		__u64 *word = &level[first / XDPBAN_FLAT_CODES_PER_WORD];
+		__u64 mask, old, new;
+
+		if (n > end - first)
+			n = end - first;
+		mask = n == XDPBAN_FLAT_CODES_PER_WORD ? ~0ull
+						       : ((1ull << (2 * n)) - 1) << (2 * slot);
+		old = word_load(word);
+		new = (old & ~mask) | (pattern & mask);
+		if (new != old)
+			word_store(word, new);
+		first += n;
+	}
+}
+
+__u32 xb_flat_code(const __u64 *words, int level, __u32 top)
+{
+	__u32 region = level == 1 ? xdpban_flat_l1_region(top) : xdpban_flat_l2_region(top);
+	__u32 base = level == 1 ? 0 : XDPBAN_FLAT_L2_BASE;
+
+	return (words[xdpban_flat_word(base, region)] >> xdpban_flat_shift(region)) &
+	       XDPBAN_FLAT_CODE_MASK;
+}
+
+/* The regions of one level that a prefix covers or lies in. */
+static void level_touch(__u64 *level, unsigned int bits, __u32 top, unsigned int plen)
+{
+	__u32 first = top >> (32 - bits);
+
+	codes_fill(level, first, plen < bits ? 1u << (bits - plen) : 1, XDPBAN_FLAT_LOOKUP);
+}
+
+/* LOOKUP in every region whose code a change of the entry at p could make wrong. */
+static void flat_touch(__u64 *words, const struct xb_prefix *p)
+{
+	__u32 top = xb_prefix_top(p);
+
+	level_touch(words, XDPBAN_FLAT_L1_BITS, top, p->plen);
+	level_touch(words + XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_BITS, top, p->plen);
+}
+
+/* Pure codes in a level: a code is pure when either of its two bits is set. */
+static __u32 count_pure(const __u64 *level, __u32 nwords)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < nwords; i++)
+		n += __builtin_popcountll((level[i] | level[i] >> 1) & CODES_ALL(1));
+	return n;
+}
+
+/* ==== the code computation ================================================================= */
+
+/* An entry as the computation sees it: its place in the top 32 bits and its code. */
+struct flat_item {
+	__u32 top;
+	__u32 plen;  /* 0..128 */
+	__u32 code;  /* the pure code of its verdict; LOOKUP for a verdict the data path does
+		      * not know, which only the trie can answer for exactly */
+	bool timed;  /* expires_ns != 0: only the trie knows whether it still applies */
+};
+
+static int item_cmp(const void *pa, const void *pb)
+{
+	const struct flat_item *a = pa, *b = pb;
+
+	if (a->top != b->top)
+		return a->top < b->top ? -1 : 1;
+	return a->plen < b->plen ? -1 : a->plen > b->plen;
+}
+
+/* A prefix whose range of regions is still open during the sweep over a level. */
+struct open_prefix {
+	__u32 end;    /* first region past it */
+	__u32 code;   /* what its regions get where no longer prefix lies */
+	bool tainted; /* it or a prefix around it is timed */
+};
+
+#define OPEN_MAX (XDPBAN_FLAT_L2_BITS + 1) /* nested distinct prefixes of length 0..24 */
+
+/* Closes the open prefixes that end at or before `until`, filling their remaining regions. */
+static __u32 close_until(struct open_prefix *stack, int *depth, __u64 *level, __u32 pos,
+			 __u32 until)
+{
+	while (*depth && stack[*depth - 1].end <= until) {
+		const struct open_prefix *o = &stack[--*depth];
+
+		codes_fill(level, pos, o->end - pos, o->code);
+		pos = o->end;
+	}
+	return pos;
+}
+
+/* One level in one sweep over the items sorted by (top, plen), which puts every prefix before
+ * the prefixes inside it: a stack of the open prefixes gives each region its longest covering
+ * prefix. Then every region with a longer prefix inside becomes LOOKUP. */
+static int level_build(const struct flat_item *items, size_t n, unsigned int bits, __u64 *level)
+{
+	struct open_prefix stack[OPEN_MAX];
+	const __u32 regions = 1u << bits;
+	__u32 pos = 0;
+	int depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct flat_item *it = &items[i];
+		__u32 start = it->top >> (32 - bits);
+		bool tainted;
+
+		if (it->plen > bits)
+			continue;
+		pos = close_until(stack, &depth, level, pos, start);
+		codes_fill(level, pos, start - pos, depth ? stack[depth - 1].code : XDPBAN_FLAT_NONE);
+		pos = start;
+		if (depth == OPEN_MAX)
+			return -EINVAL; /* only a repeated prefix nests this deep */
+		tainted = it->timed || (depth && stack[depth - 1].tainted);
+		stack[depth++] = (struct open_prefix){
+			.end = start + (1u << (bits - it->plen)),
+			.code = tainted ? XDPBAN_FLAT_LOOKUP : it->code,
+			.tainted = tainted,
+		};
+	}
+	pos = close_until(stack, &depth, level, pos, regions);
+	codes_fill(level, pos, regions - pos, XDPBAN_FLAT_NONE);
+	for (size_t i = 0; i < n; i++)
+		if (items[i].plen > bits)
+			codes_fill(level, items[i].top >> (32 - bits), 1, XDPBAN_FLAT_LOOKUP);
+	return 0;
+}
+
+static __u32 entry_code(const struct xdpban_policy *pol)
+{
+	if (pol->verdict > XDPBAN_POLICY_TRUSTED)
+		return XDPBAN_FLAT_LOOKUP;
+	return xdpban_flat_code_of_verdict(pol->verdict);
+}
+
+/* The family's entries as items, sorted. *out is malloc'ed (NULL when there are none). */
+static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 family,
+		      struct flat_item **out, size_t *count)
+{
+	struct flat_item *items = NULL;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += entries[i].prefix.family == family;
+	*out = NULL;
+	*count = 0;
+	if (!k)
+		return 0;
+	items = malloc(k * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct xb_policy_entry *e = &entries[i];
+
+		if (e->prefix.family != family)
+			continue;
+		items[k++] = (struct flat_item){
+			.top = xb_prefix_top(&e->prefix),
+			.plen = e->prefix.plen,
+			.code = entry_code(&e->policy),
+			.timed = e->policy.expires_ns != 0,
+		};
+	}
+	qsort(items, k, sizeof(*items), item_cmp);
+	*out = items;
+	*count = k;
+	return 0;
+}
+
+int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, __u64 *words)
+{
+	struct flat_item *items;
+	size_t k;
+	int ret = items_make(entries, n, family, &items, &k);
+
+	if (ret)
+		return ret;
+	for (size_t i = 1; i < k && !ret; i++)
+		if (items[i].plen <= 32 && !item_cmp(&items[i - 1], &items[i]))
+			ret = -EINVAL;
+	if (!ret)
+		ret = level_build(items, k, XDPBAN_FLAT_L1_BITS, words);
+	if (!ret)
+		ret = level_build(items, k, XDPBAN_FLAT_L2_BITS, words + XDPBAN_FLAT_L2_BASE);
+	free(items);
+	return ret;
+}
+
+/* ==== the live table ======================================================================= */
+
+int xb_flat_open(struct xb_flat *t, const struct xb_maps *m, __u8 family)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	void *p;
+
+	t->words = NULL;
+	t->fd = family == XDPBAN_FAMILY_INET ? m->flat4 : family == XDPBAN_FAMILY_INET6 ? m->flat6 : -1;
+	if (t->fd < 0)
+		return -EBADF;
+	if (bpf_obj_get_info_by_fd(t->fd, &info, &len))
+		return -errno;
+	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(__u64) ||
+	    info.max_entries != XDPBAN_FLAT_ENTRIES || !(info.map_flags & BPF_F_MMAPABLE))
+		return -EPROTO;
+	p = mmap(NULL, XDPBAN_FLAT_ENTRIES * sizeof(__u64), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 t->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->words = p;
+	return 0;
+}
+
+void xb_flat_close(struct xb_flat *t)
+{
+	if (t->words)
+		munmap(t->words, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
+	t->words = NULL;
+}
+
+static const char *flat_name(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_FLAT4 : XDPBAN_MAP_FLAT6;
+}
+
+static const char *trie_name(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_POLICY4 : XDPBAN_MAP_POLICY6;
+}
+
+/* ==== single changes ======================================================================= */
+
+static int trie_update(int fd, const void *key, const void *value, __u64 flags)
+{
+	for (int i = 0;; i++) {
+		if (!bpf_map_update_elem(fd, key, value, flags))
+			return 0;
+		if (errno != ENOMEM || i == ENOMEM_RETRIES)
+			return -errno;
+		usleep(1000 << i);
+	}
+}
+
+/* LOOKUP in every region the entry at p touches: the step before any trie change. */
+static int touch_prefix(const struct xb_maps *m, const struct xb_prefix *p)
+{
+	struct xb_flat t;
+	int ret = xb_flat_open(&t, m, p->family);
+
+	if (ret)
+		return ret;
+	flat_touch(t.words, p);
+	xb_flat_close(&t);
+	return 0;
+}
+
+int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
+		  const struct xdpban_policy *val, __u64 flags)
+{
+	union xb_lpm_key key;
+	int ret;
+
+	if (!prefix_valid(p) || val->verdict > XDPBAN_POLICY_TRUSTED)
+		return -EINVAL;
+	ret = touch_prefix(m, p);
+	if (ret)
+		return ret;
+	xb_lpm_key_make(p, &key);
+	return trie_update(xb_policy_fd(m, p->family), &key, val, flags);
+}
+
+int xb_policy_delete(const struct xb_maps *m, const struct xb_prefix *p)
+{
+	union xb_lpm_key key;
+	int ret;
+
+	if (!prefix_valid(p))
+		return -EINVAL;
+	ret = touch_prefix(m, p);
+	if (ret)
+		return ret;
+	xb_lpm_key_make(p, &key);
+	if (bpf_map_delete_elem(xb_policy_fd(m, p->family), &key))
+		return -errno;
+	return 0;
+}
+
+/* ==== compiling ============================================================================ */
+
+int xb_policy_set_add(struct xb_policy_set *s, const struct xb_prefix *p,
+		      const struct xdpban_policy *val)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		struct xb_policy_entry *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct xb_policy_entry){ .prefix = *p, .policy = *val };
+	return 0;
+}
+
+void xb_policy_set_free(struct xb_policy_set *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* A growing array of entries. */
+struct entry_list {
+	struct xb_policy_entry *v;
+	size_t n, cap;
+};
+
+static int list_push(struct entry_list *l, const struct xb_policy_entry *e)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 1024;
+		struct xb_policy_entry *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n] = *e;
+	prefix_canonical(&l->v[l->n].prefix);
+	l->n++;
+	return 0;
+}
+
+static void list_sort(struct entry_list *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
+}
+
+/* What one family's compile does: the sets before and after, and the changes between. */
+struct plan {
+	__u8 family;
+	struct entry_list old;     /* in the trie now, sorted */
+	struct entry_list next;    /* what the trie will hold, sorted */
+	struct entry_list write;   /* entries of `next` that are new or changed */
+	struct entry_list remove;  /* entries of `old` that are not in `next` */
+	struct entry_list touch;   /* prefixes whose codes may change: LOOKUP first */
+	size_t kept;
+};
+
+static void plan_free(struct plan *p)
+{
+	free(p->old.v);
+	free(p->next.v);
+	free(p->write.v);
+	free(p->remove.v);
+	free(p->touch.v);
+	memset(p, 0, sizeof(*p));
+}
+
+static void describe(const struct xb_prefix *p, char *buf, size_t len)
+{
+	if (xb_prefix_format(p, buf, len))
+		snprintf(buf, len, "(a bad prefix)");
+}
+
+/* Refuses the set as a whole, before anything changes. */
+static int check_set(const struct xb_policy_set *set, char *err, size_t errlen)
+{
+	char text[64];
+
+	for (size_t i = 0; i < set->n; i++) {
+		const struct xb_policy_entry *e = &set->v[i];
+
+		if (e->prefix.family != XDPBAN_FAMILY_INET && e->prefix.family != XDPBAN_FAMILY_INET6) {
+			snprintf(err, errlen, "policy entry %zu: bad address family %u", i,
+				 e->prefix.family);
+			return -EINVAL;
+		}
+		describe(&e->prefix, text, sizeof(text));
+		if (e->prefix.plen > family_bits(e->prefix.family)) {
+			snprintf(err, errlen, "policy entry %s: prefix length %u out of range", text,
+				 e->prefix.plen);
+			return -EINVAL;
+		}
+		if (e->policy.verdict > XDPBAN_POLICY_TRUSTED) {
+			snprintf(err, errlen, "policy entry %s: bad verdict %u", text,
+				 e->policy.verdict);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int collect_old(const struct xb_policy_entry *e, void *ctx)
+{
+	return list_push(ctx, e);
+}
+
+/* The set's entries of the plan's family, sorted; a prefix twice is refused. */
+static int plan_take_set(struct plan *p, const struct xb_policy_set *set, char *err,
+			 size_t errlen)
+{
+	char text[64];
+	int ret;
+
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->v[i].prefix.family != p->family)
+			continue;
+		ret = list_push(&p->next, &set->v[i]);
+		if (ret)
+			return ret;
+	}
+	list_sort(&p->next);
+	for (size_t i = 1; i < p->next.n; i++) {
+		if (entry_cmp(&p->next.v[i - 1], &p->next.v[i]))
+			continue;
+		describe(&p->next.v[i].prefix, text, sizeof(text));
+		snprintf(err, errlen, "policy entry %s is in the set twice", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Adds the old entries opts->keep keeps and the set does not name. */
+static int plan_keep_old(struct plan *p, const struct xb_compile_opts *opts)
+{
+	size_t named = p->next.n;
+	int ret;
+
+	for (size_t i = 0; opts && opts->keep && i < p->old.n; i++) {
+		const struct xb_policy_entry *e = &p->old.v[i];
+		struct xb_policy_entry probe = { .prefix = e->prefix };
+
+		if (!opts->keep(e, opts->ctx) ||
+		    (named && bsearch(&probe, p->next.v, named, sizeof(probe), entry_cmp)))
+			continue;
+		ret = list_push(&p->next, e);
+		if (ret)
+			return ret;
+		p->kept++;
+	}
+	list_sort(&p->next);
+	return 0;
+}
+
+/* A change that moves a verdict (not only the list id) can change codes. */
+static bool verdict_changes(const struct xdpban_policy *a, const struct xdpban_policy *b)
+{
+	return a->verdict != b->verdict || a->expires_ns != b->expires_ns;
+}
+
+/* Walks old and next in step: what to write, what to delete, which prefixes to touch. */
+static int plan_diff(struct plan *p)
+{
+	size_t i = 0, j = 0;
+	int ret = 0;
+
+	while (!ret && (i < p->old.n || j < p->next.n)) {
+		const struct xb_policy_entry *o = i < p->old.n ? &p->old.v[i] : NULL;
+		const struct xb_policy_entry *n = j < p->next.n ? &p->next.v[j] : NULL;
+		int c = !o ? 1 : !n ? -1 : entry_cmp(o, n);
+
+		if (c < 0) {
+			ret = list_push(&p->remove, o);
+			if (!ret)
+				ret = list_push(&p->touch, o);
+			i++;
+		} else if (c > 0) {
+			ret = list_push(&p->write, n);
+			if (!ret)
+				ret = list_push(&p->touch, n);
+			j++;
+		} else {
+			if (memcmp(&o->policy, &n->policy, sizeof(o->policy)))
+				ret = list_push(&p->write, n);
+			if (!ret && verdict_changes(&o->policy, &n->policy))
+				ret = list_push(&p->touch, n);
+			i++;
+			j++;
+		}
+	}
+	return ret;
+}
+
+static int plan_make(struct plan *p, const struct xb_maps *m, const struct xb_policy_set *set,
+		     const struct xb_compile_opts *opts, char *err, size_t errlen)
+{
+	int ret = plan_take_set(p, set, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = xb_policy_foreach_family(m, p->family, collect_old, &p->old);
+	if (ret) {
+		snprintf(err, errlen, "cannot read %s: %s", trie_name(p->family), strerror(-ret));
+		return ret;
+	}
+	list_sort(&p->old);
+	ret = plan_keep_old(p, opts);
+	if (!ret)
+		ret = plan_diff(p);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory compiling %zu policy entries", p->next.n);
+	return ret;
+}
+
+static void observe(const struct xb_compile_opts *opts, __u8 family, enum xb_compile_step step)
+{
+	if (opts && opts->observe)
+		opts->observe(family, step, opts->ctx);
+}
+
+/* Keys (and values, unless values is NULL) of entries laid out for a batch syscall. */
+static int batch_layout(const struct entry_list *l, size_t key_size, char **keys,
+			struct xdpban_policy **values)
+{
+	*keys = malloc(l->n * key_size + 1);
+	if (values)
+		*values = malloc(l->n * sizeof(**values) + 1);
+	if (!*keys || (values && !*values))
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		union xb_lpm_key key;
+
+		xb_lpm_key_make(&l->v[i].prefix, &key);
+		memcpy(*keys + i * key_size, &key, key_size);
+		if (values)
+			(*values)[i] = l->v[i].policy;
+	}
+	return 0;
+}
+
+/* One batch syscall: writes (values) or deletes (values NULL) count entries; *done gets how
+ * many went through. 0 or -errno for the entry after them. */
+static int batch_once(int fd, const char *keys, const struct xdpban_policy *values, __u32 count,
+		      __u32 *done)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	int ret;
+
+	*done = count;
+	ret = values ? bpf_map_update_batch(fd, keys, values, done, &opts)
+		     : bpf_map_delete_batch(fd, keys, done, &opts);
+	if (ret && *done > count)
+		*done = 0;
+	return ret ? -errno : 0;
+}
+
+/* The same, one entry at a time, for kernels without batch operations on the trie. */
+static int single_once(int fd, const char *keys, const struct xdpban_policy *values,
+		       size_t key_size, __u32 count, __u32 *done)
+{
+	for (*done = 0; *done < count; (*done)++) {
+		const char *key = keys + *done * key_size;
+		int ret = values ? bpf_map_update_elem(fd, key, &values[*done], BPF_ANY)
+				 : bpf_map_delete_elem(fd, key);
+
+		if (ret)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Applies a list to the trie in batches, retrying ENOMEM (a trie that grows can fail an
+ * insert, REFERENCE.md section 4); a delete of an entry already gone is skipped. *failed gets
+ * the index of the entry that failed. */
+static int trie_apply(int fd, const struct entry_list *l, bool write, size_t key_size,
+		      const struct xb_compile_opts *opts, __u8 family, size_t *failed)
+{
+	__u32 batch = opts && opts->batch ? opts->batch : DEFAULT_BATCH;
+	struct xdpban_policy *values = NULL;
+	bool batches = true;
+	char *keys = NULL;
+	int ret = batch_layout(l, key_size, &keys, write ? &values : NULL), retries = 0;
+	size_t i = 0;
+
+	while (!ret && i < l->n) {
+		__u32 count = l->n - i < batch ? (__u32)(l->n - i) : batch, done;
+
+		ret = batches ? batch_once(fd, keys + i * key_size, values ? values + i : NULL, count,
+					   &done)
+			      : single_once(fd, keys + i * key_size, values ? values + i : NULL,
+					    key_size, count, &done);
+		i += done;
+		if (ret && batches && i == 0 && done == 0 &&
+		    (ret == -EOPNOTSUPP || ret == -ENOTSUPP_ERRNO)) {
+			batches = false;
+			ret = 0;
+		} else if (ret == -ENOMEM && retries < ENOMEM_RETRIES) {
+			usleep(1000 << retries++);
+			ret = 0;
+		} else if (ret == -ENOENT && !write) {
+			i++; /* deleted meanwhile */
+			ret = 0;
+		} else if (!ret) {
+			retries = 0;
+			observe(opts, family, XB_COMPILE_TRIE_STEP);
+		}
+	}
+	*failed = i;
+	free(keys);
+	free(values);
+	return ret;
+}
+
+static int plan_apply_trie(const struct plan *p, const struct xb_maps *m,
+			   const struct xb_compile_opts *opts, char *err, size_t errlen)
+{
+	size_t key_size = p->family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
+							    : sizeof(struct xdpban_lpm6_key);
+	int fd = xb_policy_fd(m, p->family);
+	char text[64];
+	size_t failed;
+	int ret = trie_apply(fd, &p->write, true, key_size, opts, p->family, &failed);
+
+	if (ret) {
+		if (failed < p->write.n)
+			describe(&p->write.v[failed].prefix, text, sizeof(text));
+		else
+			snprintf(text, sizeof(text), "entries");
+		snprintf(err, errlen, "cannot add %s to %s (%zu of %zu written): %s", text,
+			 trie_name(p->family), failed, p->write.n,
+			 ret == -ENOSPC || ret == -E2BIG ? "the table is full" : strerror(-ret));
+		return ret;
+	}
+	ret = trie_apply(fd, &p->remove, false, key_size, opts, p->family, &failed);
+	if (ret) {
+		if (failed < p->remove.n)
+			describe(&p->remove.v[failed].prefix, text, sizeof(text));
+		else
+			snprintf(text, sizeof(text), "entries");
+		snprintf(err, errlen, "cannot remove %s from %s: %s", text, trie_name(p->family),
+			 strerror(-ret));
+	}
+	return ret;
+}
+
+/* Copies the exact table into the live one, level 2 first: a level-1 code turns pure only
+ * when level 2 below it is exact already. Only words that differ are stored. */
+static void table_store(__u64 *live, const __u64 *exact, __u32 first, __u32 nwords)
+{
+	for (__u32 i = first; i < first + nwords; i++)
+		if (word_load(&live[i]) != exact[i])
+			word_store(&live[i], exact[i]);
+}
+
+static int plan_write_codes(const struct plan *p, struct xb_flat *t,
+			    const struct xb_compile_opts *opts, struct xb_compile_result *res,
+			    char *err, size_t errlen)
+{
+	__u64 *exact = malloc(XDPBAN_FLAT_WORDS * sizeof(*exact));
+	int ret = exact ? xb_flat_build(p->next.v, p->next.n, p->family, exact) : -ENOMEM;
+
+	if (ret) {
+		snprintf(err, errlen, "cannot compute the %s codes: %s", flat_name(p->family),
+			 strerror(-ret));
+		free(exact);
+		return ret;
+	}
+	table_store(t->words, exact, XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_WORDS);
+	observe(opts, p->family, XB_COMPILE_L2_DONE);
+	table_store(t->words, exact, 0, XDPBAN_FLAT_L1_WORDS);
+	/* Last: from now on the data path reads the codes, which are exact. */
+	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) != XDPBAN_FLAT_COMPILED)
+		word_store(&t->words[XDPBAN_FLAT_GUARD], XDPBAN_FLAT_COMPILED);
+	res->pure_l1[family_index(p->family)] = count_pure(exact, XDPBAN_FLAT_L1_WORDS);
+	res->pure_l2[family_index(p->family)] =
+		count_pure(exact + XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_WORDS);
+	free(exact);
+	return 0;
+}
+
+/* One family: LOOKUP where anything changes, the trie, then the exact codes. */
+static int compile_family(struct plan *p, const struct xb_maps *m,
+			  const struct xb_compile_opts *opts, struct xb_compile_result *res,
+			  char *err, size_t errlen)
+{
+	struct xb_flat t;
+	int ret = xb_flat_open(&t, m, p->family);
+
+	if (ret) {
+		snprintf(err, errlen, "cannot map the flat table %s: %s", flat_name(p->family),
+			 ret == -EPROTO ? "not an xdpban flat table" : strerror(-ret));
+		return ret;
+	}
+	for (size_t i = 0; i < p->touch.n; i++)
+		flat_touch(t.words, &p->touch.v[i].prefix);
+	observe(opts, p->family, XB_COMPILE_TOUCHED);
+	ret = plan_apply_trie(p, m, opts, err, errlen);
+	if (!ret) {
+		observe(opts, p->family, XB_COMPILE_TRIE_DONE);
+		ret = plan_write_codes(p, &t, opts, res, err, errlen);
+	}
+	xb_flat_close(&t);
+	res->written += p->write.n;
+	res->removed += p->remove.n;
+	res->kept += p->kept;
+	res->entries += p->next.n;
+	return ret;
+}
+
+int xb_policy_compile(const struct xb_maps *m, const struct xb_policy_set *set,
+		      const struct xb_compile_opts *opts, struct xb_compile_result *res,
+		      char *err, size_t errlen)
+{
+	static const __u8 families[FAMILIES] = { XDPBAN_FAMILY_INET, XDPBAN_FAMILY_INET6 };
+	struct xb_compile_result ignored;
+	struct plan plans[FAMILIES] = {};
+	int ret = check_set(set, err, errlen);
+
+	if (!res)
+		res = &ignored;
+	memset(res, 0, sizeof(*res));
+	/* Both plans are made before either family changes: a bad set changes nothing. */
+	for (int f = 0; f < FAMILIES && !ret; f++) {
+		plans[f].family = families[f];
+		ret = plan_make(&plans[f], m, set, opts, err, errlen);
+	}
+	for (int f = 0; f < FAMILIES && !ret; f++)
+		ret = compile_family(&plans[f], m, opts, res, err, errlen);
+	for (int f = 0; f < FAMILIES; f++)
+		plan_free(&plans[f]);
+	return ret;
+}
+
+static bool keep_all(const struct xb_policy_entry *old, void *ctx)
+{
+	return true;
+}
+
+int xb_policy_recompile(const struct xb_maps *m, struct xb_compile_result *res, char *err,
+			size_t errlen)
+{
+	const struct xb_policy_set none = {};
+	const struct xb_compile_opts opts = { .keep = keep_all };
+
+	return xb_policy_compile(m, &none, &opts, res, err, errlen);
 }

@@ -69,6 +69,8 @@ static int reuse_map(struct bpf_map *map, const struct xb_maps *m)
 		{ XDPBAN_MAP_STATS, offsetof(struct xb_maps, stats) },
 		{ XDPBAN_MAP_EVENTS, offsetof(struct xb_maps, events) },
 		{ XDPBAN_MAP_BANFILTER, offsetof(struct xb_maps, banfilt) },
+		{ XDPBAN_MAP_FLAT4, offsetof(struct xb_maps, flat4) },
+		{ XDPBAN_MAP_FLAT6, offsetof(struct xb_maps, flat6) },
 	};
 	const char *name = bpf_map__name(map);
 

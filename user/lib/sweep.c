@@ -1,7 +1,9 @@
 /* sweep.c - removes state whose time is over: expired bans, expired timed deny entries (manual
  * prefix bans) and counters whose window has passed. The data path would ignore or restart
  * them anyway; sweeping frees the room. Never removes anything that still has effect: each
- * ban and counter is looked up again right before it is deleted.
+ * ban and counter is looked up again right before it is deleted. Timed entries go through
+ * policy.h, and once some have gone the flat table is recompiled, so that their regions are
+ * answered without the trie again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <bpf/bpf.h>
 #include "banfilter.h"
 #include "libxdpban.h"
+#include "policy.h"
 
 #define NS_PER_SEC 1000000000ull
 
@@ -120,22 +123,24 @@ static int doom_expired_entry(const struct xb_policy_entry *e, void *ctx)
 }
 
 /* Timed entries are manual prefix bans; a re-ban of the same prefix between the walk and the
- * delete is the one race left here, and it only ends that ban early. */
+ * delete is the one race left here, and it only ends that ban early. Each delete only sets
+ * LOOKUP; the recompile after them makes the regions pure again where they now can be. */
 static int sweep_policy(const struct xb_maps *m, __u64 now_ns)
 {
 	struct doomed d = { .now_ns = now_ns, .key_size = sizeof(struct xb_prefix) };
+	char err[XB_ERRLEN];
 	int ret, removed = 0;
 
 	ret = xb_policy_foreach(m, doom_expired_entry, &d);
 	for (size_t i = 0; !ret && i < d.n; i++) {
 		const struct xb_prefix *p = (const void *)(d.keys + i * d.key_size);
-		union xb_lpm_key key;
 
-		xb_lpm_key_make(p, &key);
-		if (bpf_map_delete_elem(xb_policy_fd(m, p->family), &key) == 0)
+		if (xb_policy_delete(m, p) == 0)
 			removed++;
 	}
 	free(d.keys);
+	if (!ret && removed)
+		ret = xb_policy_recompile(m, NULL, err, sizeof(err));
 	return ret ? ret : removed;
 }
 

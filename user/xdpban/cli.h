@@ -33,7 +33,7 @@ enum param_type {
 	P_STRING,   /* any text */
 	P_PREFIX,   /* ADDR or ADDR/LEN, strict (struct xb_prefix) */
 	P_ADDRESS,  /* one address (struct xb_prefix with full length) */
-	P_DURATION, /* seconds, or with s/m/h/d; 1 s..10 years (__u32) */
+	P_DURATION, /* seconds, or with s/m/h/d/w (xb_duration_parse); 1 s..10 years (__u32) */
 	P_COUNT,    /* 1..1000000000 (__u32) */
 };
 

@@ -197,7 +197,8 @@ static const struct param ban_params[] = {
 	{ "ADDR[/LEN]", 0, P_PREFIX, true, ARGS(struct ban_args, prefix), NULL,
 	  "an address or prefix; a prefix wider than the counting key becomes a prefix ban" },
 	{ "--for", 0, P_DURATION, false, ARGS(struct ban_args, seconds), "SECONDS",
-	  "how long (s, or with s/m/h/d; at most 10 years); default permanent" },
+	  "how long: seconds, or a number with s, m, h, d or w (at most 10 years); default "
+	  "permanent" },
 	{ NULL },
 };
 
@@ -297,7 +298,7 @@ struct set_args {
 
 static const struct param set_params[] = {
 	{ "KEY", 0, P_STRING, true, ARGS(struct set_args, key), NULL,
-	  "limit (0..1000000000), window, ban-time (1s..10 years, suffix s/m/h/d), "
+	  "limit (0..1000000000), window, ban-time (1s..10 years, suffix s/m/h/d/w), "
 	  "ipv6-prefix (32..128), errors, drop (malformed,reported or none)" },
 	{ "VALUE", 0, P_STRING, true, ARGS(struct set_args, value), NULL, "the new value" },
 	{ NULL },
@@ -326,7 +327,7 @@ static int do_set(const struct cli *cli, const void *args)
 #define COMMAND(n, params, args, summary) { #n, do_##n, params, sizeof(args), summary }
 const struct command cli_commands[] = {
 	COMMAND(status, json_params, struct json_args,
-		"Show the daemon, the config in force, table sizes and statistics."),
+		"Show the daemon, the config in force, table use and sizes, and statistics."),
 	COMMAND(bans, json_params, struct json_args, "List every active ban."),
 	COMMAND(query, query_params, struct query_args,
 		"Show the counter, ban and policy of one address."),

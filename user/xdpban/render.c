@@ -43,6 +43,25 @@ static const char *duration(int64_t s, char *buf, size_t len)
 	return buf;
 }
 
+/* A setting as it can be written back: the largest unit that divides it ("1w", "90m", "45s"),
+ * with the suffixes xb_duration_parse() accepts. */
+static const char *setting_duration(int64_t s, char *buf, size_t len)
+{
+	static const struct {
+		char suffix;
+		int64_t seconds;
+	} units[] = { { 'w', 7 * 86400 }, { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 } };
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (s > 0 && s % units[i].seconds == 0) {
+			snprintf(buf, len, "%" PRId64 "%c", s / units[i].seconds, units[i].suffix);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%" PRId64 "s", s);
+	return buf;
+}
+
 /* A JSON array of strings as "a,b", or "none". */
 static const char *joined(struct json_object *arr, char *buf, size_t len)
 {
@@ -69,8 +88,8 @@ void render_config(struct json_object *c)
 
 	printf("limit %" PRId64 ", window %s, ban-time %s, ipv6-prefix /%" PRId64
 	       ", errors %s, drop %s%s\n",
-	       num(c, "limit"), duration(num(c, "window"), win, sizeof(win)),
-	       duration(num(c, "ban_time"), ban, sizeof(ban)), num(c, "ipv6_prefix"),
+	       num(c, "limit"), setting_duration(num(c, "window"), win, sizeof(win)),
+	       setting_duration(num(c, "ban_time"), ban, sizeof(ban)), num(c, "ipv6_prefix"),
 	       joined(member(c, "errors"), errors, sizeof(errors)),
 	       joined(member(c, "drop"), drop, sizeof(drop)),
 	       json_object_get_boolean(member(c, "defaults")) ? " (defaults)" : "");
@@ -113,9 +132,10 @@ void render_status(struct json_object *r)
 		printf("%-13s %s\n", "config file:", str(r, "config_file"));
 	printf("%-13s ", "config:");
 	render_config(member(r, "config"));
-	printf("%-13s %" PRId64 " sources\n", "tracked:", num(r, "tracked"));
-	printf("%-13s %" PRId64 " in the ban table, %" PRId64 " prefix bans\n", "banned:",
-	       num(r, "banned"), num(r, "prefix_bans"));
+	printf("%-13s %" PRId64 " sources (counter table of %" PRId64 ")\n", "tracked:",
+	       num(r, "tracked"), num(r, "counters_max"));
+	printf("%-13s %" PRId64 " in the ban table (of %" PRId64 "), %" PRId64 " prefix bans\n",
+	       "banned:", num(r, "banned"), num(r, "bans_max"), num(r, "prefix_bans"));
 	printf("%-13s %" PRId64 " IPv4 and %" PRId64 " IPv6 prefixes\n", "policy:",
 	       num(r, "policy_ipv4"), num(r, "policy_ipv6"));
 	printf("\n");

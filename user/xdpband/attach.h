@@ -1,5 +1,6 @@
-/* attach.h - attaching the data path to interfaces through libxdp's dispatcher, so that it
- * coexists with other XDP programs: native mode first, generic (skb) mode as the fallback.
+/* attach.h - attaching the data path to interfaces through libxdp, which puts it behind its
+ * dispatcher (priority 10) so that it coexists with other XDP programs, or attaches it directly
+ * where the kernel refuses the dispatcher; native mode first, generic (skb) mode as fallback.
  * An attachment of our own program that uses our pinned state is reused at a restart; an
  * outdated one (another build of the program) is replaced. Never touches programs that are
  * not ours, and never an interface the caller did not name. */

@@ -1,9 +1,11 @@
 /* conf.c - see conf.h. One table row per key: its section, its parser and whether it may be
  * repeated; parsing, the error messages and the man page's key list follow that table.
- * inih reads the file through a line-counting reader, so every error names its line. */
+ * inih reads the file, a regular text file only, through our reader, which counts lines (every
+ * error names its line) and refuses bytes that are not text and indented keys. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <math.h>
@@ -14,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 #include <ini.h>
 #include "conf.h"
 #include "libxdpban.h"
@@ -46,6 +50,10 @@ struct conf_parse {
 	FILE *file;
 	int line;
 	bool line_too_long;
+	int bad_byte;                  /* a byte that is not text, on line bad_byte_line */
+	int bad_byte_line;
+	int read_errno;                /* the read failed */
+	int indented_line;             /* a key or section that does not start the line */
 	int first_line[64];            /* per table row: line it was first set on, 0 = not yet */
 	char err[XB_ERRLEN];
 	int err_line;
@@ -66,39 +74,6 @@ static bool parse_u64_digits(const char *s, __u64 *out, const char **end)
 	*out = v;
 	*end = s;
 	return true;
-}
-
-/* "90", "90s", "15m", "2h", "1d", "1w" -> seconds, 1..XDPBAN_TIME_MAX_S. */
-static int parse_duration(const char *value, __u32 *seconds, char *why)
-{
-	static const struct {
-		char suffix;
-		__u64 mult;
-	} units[] = {
-		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 },
-	};
-	const char *end;
-	__u64 n, mult = 1;
-
-	if (!parse_u64_digits(value, &n, &end))
-		goto bad;
-	if (*end) {
-		mult = 0;
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (*end == units[i].suffix)
-				mult = units[i].mult;
-		if (!mult || end[1])
-			goto bad;
-	}
-	if (n == 0 || n > XDPBAN_TIME_MAX_S / mult) {
-		snprintf(why, WHY_LEN, "out of range (1s to %us)", XDPBAN_TIME_MAX_S);
-		return -ERANGE;
-	}
-	*seconds = n * mult;
-	return 0;
-bad:
-	snprintf(why, WHY_LEN, "not a duration (seconds, or a number with s, m, h, d or w)");
-	return -EINVAL;
 }
 
 #define FIELD(p, k, type) ((type *)((char *)(p)->conf + (k)->off))
@@ -137,24 +112,17 @@ static int parse_threshold(struct conf_parse *p, const struct conf_key *k, const
 	return set_threshold(p, k->name, value, why);
 }
 
-/* window and ban-time also take the file's duration suffixes. */
-static int parse_threshold_duration(struct conf_parse *p, const struct conf_key *k,
-				    const char *value, char *why)
-{
-	char seconds[16];
-	__u32 s;
-	int ret = parse_duration(value, &s, why);
-
-	if (ret)
-		return ret;
-	snprintf(seconds, sizeof(seconds), "%u", s);
-	return set_threshold(p, k->name, seconds, why);
-}
-
+/* The same parser as `xdpban set` and `xdpban ban --for`, so that a duration written in one
+ * place is accepted everywhere. */
 static int parse_duration_field(struct conf_parse *p, const struct conf_key *k,
 				const char *value, char *why)
 {
-	return parse_duration(value, FIELD(p, k, __u32), why);
+	char err[XB_ERRLEN] = "";
+	int ret = xb_duration_parse(k->name, value, FIELD(p, k, __u32), err, sizeof(err));
+
+	if (ret)
+		snprintf(why, WHY_LEN, "%s", err[0] ? err : strerror(-ret));
+	return ret;
 }
 
 static int parse_table_size(struct conf_parse *p, const struct conf_key *k, const char *value,
@@ -439,8 +407,8 @@ static const struct conf_key conf_keys[] = {
 	{ "xdp", "pin-dir", parse_path, F(pin_dir), false },
 	{ "xdp", "detach-on-exit", parse_bool, F(detach_on_exit), false },
 	{ "bans", "limit", parse_threshold, 0, false },
-	{ "bans", "window", parse_threshold_duration, 0, false },
-	{ "bans", "ban-time", parse_threshold_duration, 0, false },
+	{ "bans", "window", parse_threshold, 0, false },
+	{ "bans", "ban-time", parse_threshold, 0, false },
 	{ "bans", "ipv6-prefix", parse_threshold, 0, false },
 	{ "bans", "errors", parse_threshold, 0, false },
 	{ "bans", "drop", parse_threshold, 0, false },
@@ -494,6 +462,16 @@ __attribute__((format(printf, 2, 3))) static int parse_error(struct conf_parse *
 	return 0;
 }
 
+/* '#' starts a comment only at the start of a line. inih keeps a '#' after a value in the
+ * value, where "eth1  # uplink" would name a second interface "#": refused, not guessed at. */
+static bool has_inline_hash(const char *value)
+{
+	for (const char *h = strchr(value, '#'); h; h = strchr(h + 1, '#'))
+		if (h == value || isspace((unsigned char)h[-1]))
+			return true;
+	return false;
+}
+
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct conf_parse *p = user;
@@ -517,23 +495,62 @@ static int on_key(void *user, const char *section, const char *name, const char 
 				   value, *first);
 	if (!*first)
 		*first = p->line;
+	if (has_inline_hash(value))
+		return parse_error(p, "[%s] %s = '%s': '#' starts a comment only at the start of a line; after a value write ' ;' instead",
+				   section, name, value);
 	if (k->parse(p, k, value, why))
 		return parse_error(p, "[%s] %s = '%s': %s", section, name, value,
 				   why[0] ? why : "invalid value");
 	return 1;
 }
 
-/* Counts lines for the error messages, refuses lines inih would silently cut, and stops
- * the parse at the first error. */
+/* True for a byte no text file holds: NUL and the other control characters, except tab and
+ * the CR of CRLF line ends. Bytes from 0x80 up are left alone (UTF-8 in comments). */
+static bool not_text(int c)
+{
+	return (c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f;
+}
+
+/* inih joins a line that starts with a space or a tab to the previous value (a continuation
+ * line), so "  mode = skb" would become a second value of the key above it. Only comments and
+ * blank lines may be indented. */
+static bool indented_entry(const char *line)
+{
+	const char *first = line + strspn(line, " \t");
+
+	return first != line && !strchr("#;\r\n", *first);
+}
+
+/* inih's reader: one line into buf, like fgets, but it counts lines for the error messages,
+ * stops at a byte that is not text (fgets would hand inih a line cut at a NUL), refuses a line
+ * inih would silently cut, and stops the parse at the first error. */
 static char *read_line(char *buf, int size, void *stream)
 {
 	struct conf_parse *p = stream;
+	int n = 0, c = 0;
 
-	if (p->failed || !fgets(buf, size, p->file))
+	if (p->failed)
 		return NULL;
+	while (n < size - 1 && c != '\n' && (c = getc(p->file)) != EOF) {
+		if (not_text(c)) {
+			p->bad_byte = c;
+			p->bad_byte_line = p->line + 1;
+			return NULL;
+		}
+		buf[n++] = (char)c;
+	}
+	if (c == EOF && ferror(p->file))
+		p->read_errno = errno ?: EIO;
+	if (n == 0)
+		return NULL;
+	buf[n] = '\0';
 	p->line++;
-	if (!strchr(buf, '\n') && !feof(p->file)) {
+	if (c != '\n' && c != EOF && (c = getc(p->file)) != '\n' && c != EOF) {
 		p->line_too_long = true;
+		return NULL;
+	}
+	if (indented_entry(buf)) {
+		p->indented_line = p->line;
 		return NULL;
 	}
 	return buf;
@@ -604,50 +621,113 @@ static int config_dir(const char *path, char *dir)
 	return realpath(buf, dir) ? 0 : -errno;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "a special file";
+}
+
+/* Only a regular file: a directory would read as an empty file (a config of defaults), and a
+ * FIFO or a device could block or never end. O_NONBLOCK keeps the open from waiting on a FIFO;
+ * it changes nothing for a regular file. */
+static int open_config(const char *path, FILE **file, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "config %s is %s, not a regular file", path,
+			 file_kind(st.st_mode));
+		ret = -EINVAL;
+		goto fail;
+	}
+	*file = fdopen(fd, "r");
+	if (*file)
+		return 0;
+	ret = -errno;
+	snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
+fail:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* The first problem of a parse as one line in err, or 0. A byte that is not text is named
+ * before anything else: a binary file makes a syntax error of nearly every line. */
+static int parse_outcome(struct conf_parse *p, int ini_ret, char *err, size_t errlen)
+{
+	if (p->read_errno) {
+		snprintf(err, errlen, "cannot read config %s: %s", p->path, strerror(p->read_errno));
+		return -p->read_errno;
+	}
+	if (p->bad_byte_line) {
+		snprintf(err, errlen, "%s:%d: byte 0x%02x is not text (a binary file?)", p->path,
+			 p->bad_byte_line, p->bad_byte);
+		return -EINVAL;
+	}
+	if (ini_ret > 0 && p->failed && ini_ret < p->err_line)
+		p->failed = false; /* a syntax error came first: report that one */
+	if (p->failed) {
+		snprintf(err, errlen, "%s", p->err);
+		return -EINVAL;
+	}
+	if (p->line_too_long) {
+		snprintf(err, errlen, "%s:%d: line longer than %d characters", p->path, p->line,
+			 INI_MAX_LINE - 1);
+		return -EINVAL;
+	}
+	if (ini_ret) {
+		snprintf(err, errlen, "%s:%d: syntax error: expected 'key = value' or '[section]'",
+			 p->path, ini_ret > 0 ? ini_ret : p->line);
+		return -EINVAL;
+	}
+	if (p->indented_line) {
+		snprintf(err, errlen, "%s:%d: indented line: start keys and sections at the first column (only comments may be indented)",
+			 p->path, p->indented_line);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen)
 {
 	struct conf_parse p = { .conf = conf, .path = path };
 	int ret;
 
 	ret = set_defaults(conf, path);
-	if (ret)
-		goto fail_msg;
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		goto fail;
+	}
 	ret = config_dir(path, p.dir);
-	p.file = ret ? NULL : fopen(path, "re");
-	if (!p.file) {
-		ret = ret ?: -errno;
+	if (ret) {
 		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
 		goto fail;
 	}
+	ret = open_config(path, &p.file, err, errlen);
+	if (ret)
+		goto fail;
 	ret = ini_parse_stream(read_line, &p, on_key, &p);
 	fclose(p.file);
-	if (ret > 0 && p.failed && ret < p.err_line)
-		p.failed = false; /* a syntax error came first: report that one */
-	if (p.failed) {
+	ret = parse_outcome(&p, ret, err, errlen);
+	if (!ret && check_cross_keys(&p)) {
 		snprintf(err, errlen, "%s", p.err);
 		ret = -EINVAL;
-		goto fail;
 	}
-	if (p.line_too_long) {
-		snprintf(err, errlen, "%s:%d: line longer than %d characters", path, p.line,
-			 INI_MAX_LINE - 1);
-		ret = -EINVAL;
-		goto fail;
-	}
-	if (ret) {
-		snprintf(err, errlen, "%s:%d: syntax error: expected 'key = value' or '[section]'",
-			 path, ret > 0 ? ret : p.line);
-		ret = -EINVAL;
-		goto fail;
-	}
-	ret = check_cross_keys(&p);
-	if (ret) {
-		snprintf(err, errlen, "%s", p.err);
-		goto fail;
-	}
-	return 0;
-fail_msg:
-	snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+	if (!ret)
+		return 0;
 fail:
 	xbd_conf_free(conf);
 	return ret;

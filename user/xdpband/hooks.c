@@ -82,12 +82,17 @@ static struct json_object *escalation_json(const struct xbd *d)
 static int on_status(struct json_object *reply, void *user)
 {
 	const struct xbd *d = user;
-	struct json_object *daemon = json_object_new_object();
+	struct json_object *daemon;
+	char started[32];
+	int ret = xb_time_format(d->started, started, sizeof(started)); /* RFC 3339, as all times */
 
+	if (ret)
+		return ret;
+	daemon = json_object_new_object();
 	if (!daemon)
 		return -ENOMEM;
 	json_object_object_add(daemon, "pid", json_object_new_int(getpid()));
-	json_object_object_add(daemon, "started", json_object_new_int64(d->started));
+	json_object_object_add(daemon, "started", json_object_new_string(started));
 	json_object_object_add(daemon, "pin_dir", json_object_new_string(d->ld.pin_dir));
 	json_object_object_add(daemon, "state_file", d->conf.state_file
 							    ? json_object_new_string(d->conf.state_file)

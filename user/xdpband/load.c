@@ -110,6 +110,8 @@ static void fill_maps(const struct xdpban *skel, struct xb_maps *m)
 		.stats = bpf_map__fd(skel->maps.xdpban_stats),
 		.events = bpf_map__fd(skel->maps.xdpban_events),
 		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
+		.flat4 = bpf_map__fd(skel->maps.xdpban_flat4),
+		.flat6 = bpf_map__fd(skel->maps.xdpban_flat6),
 		.report_prog = bpf_program__fd(skel->progs.xdpban_report),
 		.ncpus = libbpf_num_possible_cpus(),
 		.owned = false,

@@ -37,7 +37,7 @@ static void usage(FILE *out)
 		"The xdpban daemon: attaches the XDP firewall and serves its control socket.\n"
 		"  -c FILE   configuration file (default %s)\n"
 		"  -i IFACE  attach to IFACE instead of the configured interfaces (repeatable)\n"
-		"  -t        check the configuration and the list files, then exit\n"
+		"  -t        check the configuration, the list files and the interfaces, then exit\n"
 		"  -v        verbose: debug lines, and libbpf's and libxdp's messages\n"
 		"  -h        this help\n"
 		"Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n"
@@ -500,7 +500,10 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	xbd_log_init(a.verbose);
-	if (load_config(&d, &a, &lists, err, sizeof(err)))
+	/* -t stops after the checks a start makes before it loads anything, so that a
+	 * configuration -t accepts does not then fail at start for a reason -t could see. */
+	if (load_config(&d, &a, &lists, err, sizeof(err)) ||
+	    check_ifaces(&d.conf, err, sizeof(err)))
 		goto fail_config;
 	if (a.check_only) {
 		check_config(&d, &lists);
@@ -508,8 +511,6 @@ int main(int argc, char **argv)
 		xbd_conf_free(&d.conf);
 		return 0;
 	}
-	if (check_ifaces(&d.conf, err, sizeof(err)))
-		goto fail_config;
 	ret = setup_signals(&wait_mask);
 	if (ret) {
 		snprintf(err, sizeof(err), "cannot set up signals: %s", strerror(-ret));

@@ -8,7 +8,8 @@
  *
  * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
  * the number of records, so a truncated file is recognised. The whole file is parsed before
- * anything is restored. */
+ * anything is restored. Prefix bans are restored through policy.h, never into the tries
+ * directly, and the flat table is recompiled after them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include <bpf/bpf.h>
 #include "banfilter.h"
 #include "log.h"
+#include "policy.h"
 #include "state.h"
 #include "xdpban_policy.h"
 
@@ -492,6 +494,8 @@ static int restore_bans(const struct saved_state *s, const struct xb_maps *m, ti
 static void restore_prefixes(const struct saved_state *s, const struct xb_maps *m, time_t now,
 			     struct xbd_state_counts *c)
 {
+	char why[XB_ERRLEN];
+
 	for (size_t i = 0; i < s->n_prefixes; i++) {
 		const struct saved_prefix *p = &s->prefixes[i];
 		struct xdpban_policy val = {
@@ -499,17 +503,17 @@ static void restore_prefixes(const struct saved_state *s, const struct xb_maps *
 			.list_id = XDPBAN_LIST_MANUAL_BAN,
 			.expires_ns = p->expires ? boot_ns_of(p->expires) : 0,
 		};
-		union xb_lpm_key key;
 
-		xb_lpm_key_make(&p->prefix, &key);
 		if (p->expires && p->expires <= now)
 			c->expired++;
-		else if (bpf_map_update_elem(xb_policy_fd(m, p->prefix.family), &key, &val,
-					     BPF_NOEXIST))
+		else if (xb_policy_put(m, &p->prefix, &val, BPF_NOEXIST))
 			c->failed++; /* a list holds that prefix now, or the trie is full */
 		else
 			c->prefixes++;
 	}
+	/* Each put left its regions on LOOKUP: correct, but slower until compiled. */
+	if (c->prefixes && xb_policy_recompile(m, NULL, why, sizeof(why)))
+		pr_warn("restored prefix bans are enforced through the trie only: %s", why);
 }
 
 static void restore_offences(const struct saved_state *s, struct xbd_history *h,

@@ -1,0 +1,432 @@
+/* bench_addr.h - the addresses and frames the benchmarks feed the data path: random prefix
+ * lists, sets of source addresses drawn from a seeded generator, a reference longest-prefix
+ * lookup to know each source's expected verdict, and Ethernet/IP/UDP frames.
+ *
+ * Addresses are host byte order in here (so that they sort and mask naturally) and converted
+ * to network order only where they enter a frame or a map. Header-only (see bench.h); nothing
+ * here touches the kernel.
+ */
+#ifndef XDPBAN_BENCH_ADDR_H
+#define XDPBAN_BENCH_ADDR_H
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include "bench.h"
+
+/* An IPv4 prefix; the bits past len are zero. */
+struct bench_prefix4 {
+	uint32_t addr; /* host byte order */
+	uint8_t len;
+};
+
+static inline uint32_t bench_hostmask4(uint8_t len)
+{
+	return len == 0 ? 0xffffffffu : len >= 32 ? 0 : 0xffffffffu >> len;
+}
+
+static inline uint32_t bench_prefix4_last(const struct bench_prefix4 *p)
+{
+	return p->addr | bench_hostmask4(p->len);
+}
+
+/* Prefix lengths shaped like a real blocklist: half single hosts, 30% /24s, the rest /20 to
+ * /31. With a million prefixes this covers about 5% of the IPv4 space, so random sources
+ * mostly miss but still walk deep into the trie. */
+static inline uint8_t bench_random_plen(struct bench_rng *r)
+{
+	uint32_t pick = bench_rng_below(r, 10);
+
+	if (pick < 5)
+		return 32;
+	if (pick < 8)
+		return 24;
+	return 20 + bench_rng_below(r, 12);
+}
+
+static inline int bench_prefix4_cmp(const void *a, const void *b)
+{
+	const struct bench_prefix4 *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (int)x->len - (int)y->len;
+}
+
+/* Sorts p[0..n) and keeps only prefixes that overlap none kept before them. Returns the count
+ * kept. Two prefixes either nest or are disjoint, so in start order a prefix overlaps the kept
+ * set exactly when it starts inside the last kept one. */
+static inline uint32_t bench_prefix4_disjoint(struct bench_prefix4 *p, uint32_t n)
+{
+	uint32_t kept = 0;
+
+	qsort(p, n, sizeof(*p), bench_prefix4_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		if (kept && p[i].addr <= bench_prefix4_last(&p[kept - 1]))
+			continue;
+		p[kept++] = p[i];
+	}
+	return kept;
+}
+
+#define BENCH_PLEN_GONE 0xff /* marks a prefix being dropped */
+
+/* n random disjoint prefixes, sorted by address, in *out (free() it). Disjoint, so every
+ * filter (LPM trie, nftables interval set, ipset hash:net) holds exactly the same list and a
+ * source's verdict does not depend on precedence rules. 0 or -ENOMEM. */
+static inline int bench_prefix4_random(struct bench_rng *r, uint32_t n, struct bench_prefix4 **out)
+{
+	uint32_t have = 0, cap = n + n / 8 + 64;
+	struct bench_prefix4 *p = malloc(cap * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	while (have < n) {
+		uint32_t want = n - have + (n - have) / 16 + 16;
+
+		if (have + want > cap)
+			want = cap - have;
+		for (uint32_t i = 0; i < want; i++) {
+			uint8_t len = bench_random_plen(r);
+
+			p[have + i].len = len;
+			p[have + i].addr = (uint32_t)bench_rng_next(r) & ~bench_hostmask4(len);
+		}
+		have = bench_prefix4_disjoint(p, have + want);
+	}
+	/* Drop random extras; removing prefixes keeps the rest disjoint and sorted. */
+	for (uint32_t extra = have - n; extra;) {
+		uint32_t victim = bench_rng_below(r, have);
+
+		if (p[victim].len != BENCH_PLEN_GONE) {
+			p[victim].len = BENCH_PLEN_GONE;
+			extra--;
+		}
+	}
+	for (uint32_t i = 0, kept = 0; i < have; i++)
+		if (p[i].len != BENCH_PLEN_GONE)
+			p[kept++] = p[i];
+	*out = p;
+	return 0;
+}
+
+/* The reference longest-prefix lookup over a sorted disjoint list: the index of the prefix
+ * holding addr, or -1. */
+static inline long bench_prefix4_find(const struct bench_prefix4 *p, uint32_t n, uint32_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) { /* first prefix starting after addr */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr > bench_prefix4_last(&p[lo - 1]))
+		return -1;
+	return lo - 1;
+}
+
+/* Reads a file of one IPv4 prefix ("A.B.C.D/LEN") or address a line into *out (free() it);
+ * *n gets the count. 0, or -errno after one line naming the file and line. */
+static inline int bench_prefix4_read(const char *path, struct bench_prefix4 **out, uint32_t *n)
+{
+	FILE *f = fopen(path, "r");
+	uint32_t cap = 1024, have = 0;
+	struct bench_prefix4 *p = malloc(cap * sizeof(*p));
+	char line[128];
+
+	if (!f || !p) {
+		fprintf(stderr, "bench: cannot read %s: %s\n", path, strerror(errno));
+		if (f)
+			fclose(f);
+		free(p);
+		return -EIO;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *slash = strchr(line, '/');
+		struct in_addr a;
+		unsigned len = 32;
+
+		line[strcspn(line, "\r\n")] = '\0';
+		if (slash) {
+			*slash = '\0';
+			if (sscanf(slash + 1, "%u", &len) != 1 || len > 32)
+				len = 99;
+		}
+		if (inet_pton(AF_INET, line, &a) != 1 || len > 32) {
+			fprintf(stderr, "bench: %s: line %u is not an IPv4 prefix\n", path, have + 1);
+			fclose(f);
+			free(p);
+			return -EINVAL;
+		}
+		if (have == cap) {
+			struct bench_prefix4 *more = realloc(p, 2 * cap * sizeof(*p));
+
+			if (!more) {
+				fclose(f);
+				free(p);
+				return -ENOMEM;
+			}
+			p = more;
+			cap *= 2;
+		}
+		p[have].addr = ntohl(a.s_addr);
+		p[have++].len = len;
+	}
+	fclose(f);
+	*out = p;
+	*n = have;
+	return 0;
+}
+
+/* A random address inside prefix p. */
+static inline uint32_t bench_addr_in_prefix(struct bench_rng *r, const struct bench_prefix4 *p)
+{
+	return p->addr | ((uint32_t)bench_rng_next(r) & bench_hostmask4(p->len));
+}
+
+/* Sources the IPv4 stack drops as martians before any filter or socket sees them (0/8,
+ * 127/8, multicast and 240/4), and the bench's own veth subnet 198.51.100.0/24. */
+static inline bool bench_addr4_unroutable(uint32_t addr)
+{
+	uint8_t first = addr >> 24;
+
+	return first == 0 || first == 127 || first >= 224 || (addr >> 8) == 0xc63364;
+}
+
+/* A sorted set of distinct IPv4 addresses. */
+struct bench_set4 {
+	uint32_t *addr; /* host byte order, ascending */
+	uint32_t n;
+};
+
+static inline int bench_u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static inline bool bench_set4_has(const struct bench_set4 *s, uint32_t addr)
+{
+	return s && s->n && bsearch(&addr, s->addr, s->n, sizeof(uint32_t), bench_u32_cmp);
+}
+
+static inline void bench_set4_free(struct bench_set4 *s)
+{
+	free(s->addr);
+	s->addr = NULL;
+	s->n = 0;
+}
+
+/* What a random "clean" source must stay out of: a deny list and sets already handed out. */
+struct bench_avoid4 {
+	const struct bench_prefix4 *prefixes;
+	uint32_t n_prefixes;
+	const struct bench_set4 *sets[4];
+};
+
+static inline bool bench_avoided(const struct bench_avoid4 *a, uint32_t addr)
+{
+	if (!a)
+		return false;
+	if (a->n_prefixes && bench_prefix4_find(a->prefixes, a->n_prefixes, addr) >= 0)
+		return true;
+	for (int i = 0; i < 4; i++)
+		if (bench_set4_has(a->sets[i], addr))
+			return true;
+	return false;
+}
+
+/* A random address that nothing in *a covers. */
+static inline uint32_t bench_clean_addr4(struct bench_rng *r, const struct bench_avoid4 *a)
+{
+	uint32_t addr;
+
+	do
+		addr = (uint32_t)bench_rng_next(r);
+	while (bench_avoided(a, addr));
+	return addr;
+}
+
+static inline uint32_t bench_unique_sorted(uint32_t *v, uint32_t n)
+{
+	uint32_t kept = 0;
+
+	qsort(v, n, sizeof(*v), bench_u32_cmp);
+	for (uint32_t i = 0; i < n; i++)
+		if (!kept || v[i] != v[kept - 1])
+			v[kept++] = v[i];
+	return kept;
+}
+
+/* n distinct random addresses outside *a, sorted. 0 or -ENOMEM. */
+static inline int bench_set4_random(struct bench_rng *r, uint32_t n, const struct bench_avoid4 *a,
+				    struct bench_set4 *out)
+{
+	uint32_t have = 0, cap = n + n / 8 + 64;
+	uint32_t *v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	while (have < n) {
+		uint32_t want = n - have + 16;
+
+		if (have + want > cap)
+			want = cap - have;
+		for (uint32_t i = 0; i < want; i++)
+			v[have + i] = bench_clean_addr4(r, a);
+		have = bench_unique_sorted(v, have + want);
+	}
+	/* Drop random extras: pick their indexes, then keep the rest in order. */
+	if (have > n) {
+		uint8_t *gone = calloc(have, 1);
+
+		if (!gone) {
+			free(v);
+			return -ENOMEM;
+		}
+		for (uint32_t extra = have - n; extra;) {
+			uint32_t victim = bench_rng_below(r, have);
+
+			if (!gone[victim]) {
+				gone[victim] = 1;
+				extra--;
+			}
+		}
+		for (uint32_t i = 0, kept = 0; i < have; i++)
+			if (!gone[i])
+				v[kept++] = v[i];
+		free(gone);
+	}
+	out->addr = v;
+	out->n = n;
+	return 0;
+}
+
+/* A random 128-bit address; the top 64 bits are random, so distinct sources also differ under
+ * xdpban's default /64 keying. */
+static inline void bench_random_addr6(struct bench_rng *r, uint8_t addr[16])
+{
+	uint64_t hi = bench_rng_next(r), lo = bench_rng_next(r);
+
+	for (int i = 0; i < 8; i++) {
+		addr[i] = hi >> (56 - 8 * i);
+		addr[8 + i] = lo >> (56 - 8 * i);
+	}
+}
+
+/* Frames. */
+#define BENCH_FRAME_MAX 128
+#define BENCH_UDP_SPORT 40000
+#define BENCH_UDP_DPORT 6969 /* a BitTorrent tracker's port */
+
+struct bench_frame {
+	unsigned char data[BENCH_FRAME_MAX];
+	uint32_t len;
+};
+
+enum bench_frame_kind {
+	BENCH_FRAME_VALID = 0,     /* a well-formed UDP datagram: an xdpban pass */
+	BENCH_FRAME_MALFORMED = 1, /* UDP length past the datagram: an xdpban error */
+};
+
+struct bench_frame_addrs {
+	uint8_t dst_mac[ETH_ALEN]; /* all zero: 02:00:00:00:00:02 */
+	uint8_t src_mac[ETH_ALEN]; /* all zero: 02:00:00:00:00:01 */
+	uint32_t saddr4, daddr4;   /* host byte order; 0: 192.0.2.1 and 198.51.100.2 */
+	uint8_t saddr6[16], daddr6[16]; /* all zero: 2001:db8::1 and 2001:db8:1::2 */
+};
+
+static inline uint16_t bench_ip_csum(const void *hdr, uint32_t len)
+{
+	const uint16_t *w = hdr;
+	uint32_t sum = 0;
+
+	for (uint32_t i = 0; i < len / 2; i++)
+		sum += w[i];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+static inline bool bench_all_zero(const uint8_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
+static inline void bench_frame_eth(struct bench_frame *f, const struct bench_frame_addrs *a,
+				   uint16_t proto)
+{
+	static const uint8_t dst[ETH_ALEN] = { 2, 0, 0, 0, 0, 2 }, src[ETH_ALEN] = { 2, 0, 0, 0, 0, 1 };
+	struct ethhdr *eth = (struct ethhdr *)f->data;
+
+	memcpy(eth->h_dest, a && !bench_all_zero(a->dst_mac, ETH_ALEN) ? a->dst_mac : dst, ETH_ALEN);
+	memcpy(eth->h_source, a && !bench_all_zero(a->src_mac, ETH_ALEN) ? a->src_mac : src,
+	       ETH_ALEN);
+	eth->h_proto = htons(proto);
+}
+
+/* UDP payload bytes: a 60-byte IPv4 frame (the Ethernet minimum without FCS) and a 64-byte
+ * IPv6 one. */
+#define BENCH_UDP4_PAYLOAD 18
+#define BENCH_UDP6_PAYLOAD 2
+
+static inline void bench_frame_udp(struct udphdr *udp, uint32_t payload, enum bench_frame_kind k)
+{
+	udp->source = htons(BENCH_UDP_SPORT);
+	udp->dest = htons(BENCH_UDP_DPORT);
+	/* A malformed datagram claims more bytes than the IP packet holds. */
+	udp->len = htons(sizeof(*udp) + payload + (k == BENCH_FRAME_MALFORMED ? 100 : 0));
+	udp->check = 0; /* no checksum: allowed for IPv4, and xdpban never checks it */
+}
+
+static inline void bench_frame4(struct bench_frame *f, const struct bench_frame_addrs *a,
+				enum bench_frame_kind k)
+{
+	struct iphdr *ip = (struct iphdr *)(f->data + sizeof(struct ethhdr));
+	struct udphdr *udp = (struct udphdr *)(ip + 1);
+
+	memset(f, 0, sizeof(*f));
+	bench_frame_eth(f, a, ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons(sizeof(*ip) + sizeof(*udp) + BENCH_UDP4_PAYLOAD);
+	ip->saddr = htonl(a && a->saddr4 ? a->saddr4 : 0xc0000201u);
+	ip->daddr = htonl(a && a->daddr4 ? a->daddr4 : 0xc6336402u);
+	ip->check = bench_ip_csum(ip, sizeof(*ip));
+	bench_frame_udp(udp, BENCH_UDP4_PAYLOAD, k);
+	f->len = sizeof(struct ethhdr) + sizeof(*ip) + sizeof(*udp) + BENCH_UDP4_PAYLOAD;
+}
+
+static inline void bench_frame6(struct bench_frame *f, const struct bench_frame_addrs *a,
+				enum bench_frame_kind k)
+{
+	static const uint8_t src[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	static const uint8_t dst[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 2 };
+	struct ipv6hdr *ip6 = (struct ipv6hdr *)(f->data + sizeof(struct ethhdr));
+	struct udphdr *udp = (struct udphdr *)(ip6 + 1);
+
+	memset(f, 0, sizeof(*f));
+	bench_frame_eth(f, a, ETH_P_IPV6);
+	ip6->version = 6;
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = 64;
+	ip6->payload_len = htons(sizeof(*udp) + BENCH_UDP6_PAYLOAD);
+	memcpy(&ip6->saddr, a && !bench_all_zero(a->saddr6, 16) ? a->saddr6 : src, 16);
+	memcpy(&ip6->daddr, a && !bench_all_zero(a->daddr6, 16) ? a->daddr6 : dst, 16);
+	bench_frame_udp(udp, BENCH_UDP6_PAYLOAD, k);
+	f->len = sizeof(struct ethhdr) + sizeof(*ip6) + sizeof(*udp) + BENCH_UDP6_PAYLOAD;
+}
+
+#endif /* XDPBAN_BENCH_ADDR_H */

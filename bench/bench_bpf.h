@@ -1,0 +1,714 @@
+/* bench_bpf.h - the benchmarks' side of the kernel: opening BPF objects from the build, timing
+ * BPF_PROG_TEST_RUN, the source driver (bench/bpf/srcdrv.bpf.c), filling xdpban's maps in bulk
+ * and checking the verdicts a run left in xdpban_stats.
+ *
+ * Every program here is loaded unpinned and dies with the benchmark process; nothing here
+ * attaches to an interface. Header-only (see bench.h); functions return 0 or -errno.
+ */
+#ifndef XDPBAN_BENCH_BPF_H
+#define XDPBAN_BENCH_BPF_H
+
+#include <limits.h>
+#include <sched.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bench.h"
+#include "bench_addr.h"
+#include "dp.h"
+#include "policy.h"
+#include "xdpban_maps.h"
+#include "bpf/srcdrv.h"
+
+/* Opens BUILD/REL (e.g. "bare_drop.bpf.o" or "bench/bpf/srcdrv.bpf.o"), unloaded. */
+static inline int bench_obj_open(const char *build, const char *rel, struct bpf_object **out)
+{
+	char path[PATH_MAX];
+	struct bpf_object *obj;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", build, rel) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if (access(path, R_OK))
+		return -errno;
+	obj = bpf_object__open_file(path, NULL);
+	if (!obj)
+		return -errno;
+	*out = obj;
+	return 0;
+}
+
+/* Opens and loads an object with a single program; *prog_fd gets it. */
+static inline int bench_obj_load(const char *build, const char *rel, struct bpf_object **out,
+				 int *prog_fd)
+{
+	struct bpf_program *prog;
+	int err = bench_obj_open(build, rel, out);
+
+	if (err)
+		return err;
+	err = bpf_object__load(*out);
+	if (err) {
+		bpf_object__close(*out);
+		*out = NULL;
+		return err;
+	}
+	prog = bpf_object__next_program(*out, NULL);
+	*prog_fd = prog ? bpf_program__fd(prog) : -ENOENT;
+	return *prog_fd < 0 ? *prog_fd : 0;
+}
+
+static inline int bench_map_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
+
+	return map ? bpf_map__fd(map) : -ENOENT;
+}
+
+/* One timed BPF_PROG_TEST_RUN call. */
+struct bench_timed {
+	uint64_t packets;   /* program runs */
+	uint64_t cpu_ns;    /* thread CPU time of the call, less the fixed cost of a call */
+	uint32_t retval;    /* the verdict of the last run */
+	uint32_t kernel_ns; /* the kernel's own average per run, truncated: for sizing only */
+};
+
+static inline double bench_ns_per_packet(const struct bench_timed *t)
+{
+	return t->packets ? (double)t->cpu_ns / t->packets : 0;
+}
+
+/* The fixed CPU cost of one XDP test run call, whatever its repeat: the kernel registers the
+ * program with the XDP dispatcher and unregisters it afterwards (about 250 us of CPU and two RCU
+ * grace periods here). Measured once by bench_calibrate_call(). */
+static inline uint64_t *bench_call_cost_ns(void)
+{
+	static uint64_t cost;
+
+	return &cost;
+}
+
+static inline int bench_run_once(int prog_fd, const void *frame, uint32_t len, uint32_t repeat,
+				 uint64_t *cpu_ns, uint32_t *retval, uint32_t *kernel_ns)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = len,
+		    .repeat = (int)repeat);
+	uint64_t start;
+
+	if (repeat == 0 || repeat > INT_MAX)
+		return -EINVAL;
+	start = bench_thread_ns();
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	*cpu_ns = bench_thread_ns() - start;
+	*retval = opts.retval;
+	if (kernel_ns)
+		*kernel_ns = opts.duration;
+	return 0;
+}
+
+/* Runs prog over one frame `repeat` times. The kernel's own per-run average is truncated to
+ * whole nanoseconds, so the time is the calling thread's CPU time around the call (the call
+ * runs in this thread; time the CPU gave to other tasks is not counted), less the fixed cost
+ * of a call. Callers size `repeat` so that a call lasts tens of milliseconds. */
+static inline int bench_test_run(int prog_fd, const void *frame, uint32_t len, uint32_t repeat,
+				 struct bench_timed *t)
+{
+	uint64_t cpu_ns = 0, cost = *bench_call_cost_ns();
+	int err = bench_run_once(prog_fd, frame, len, repeat, &cpu_ns, &t->retval, &t->kernel_ns);
+
+	if (err)
+		return err;
+	t->cpu_ns = cpu_ns > cost ? cpu_ns - cost : 0;
+	t->packets = repeat;
+	return 0;
+}
+
+/* Measures the fixed cost of a call: the median CPU time of calls with repeat 2 (the kernel
+ * registers the dispatcher only when repeat > 1). prog_fd must be the program the measured
+ * calls run (the driver): a program already attached to a device is in the dispatcher and
+ * costs almost nothing to register. */
+static inline int bench_calibrate_call(int prog_fd, const struct bench_frame *f)
+{
+	struct bench_samples s = { .n = 0 };
+	uint32_t retval;
+
+	for (int i = 0; i < 9; i++) {
+		uint64_t cpu_ns = 0;
+		int err = bench_run_once(prog_fd, f->data, f->len, 2, &cpu_ns, &retval, NULL);
+
+		if (err)
+			return err;
+		bench_sample_add(&s, cpu_ns);
+	}
+	*bench_call_cost_ns() = (uint64_t)bench_median(&s);
+	return 0;
+}
+
+/* Repeats of a `count`-source table that make one call last about target_ns, given a cost per
+ * packet measured before; at least one pass. */
+static inline uint32_t bench_packets_for(double ns_per_packet, uint32_t count, uint64_t target_ns)
+{
+	double passes = ns_per_packet > 0 ? target_ns / (ns_per_packet * count) : 1;
+	uint64_t n;
+
+	if (passes < 1)
+		passes = 1;
+	n = (uint64_t)passes * count;
+	return n > INT_MAX ? (INT_MAX / count) * count : (uint32_t)n;
+}
+
+/* Batch updates, retried where the kernel runs short: an LPM trie allocates its nodes from a
+ * cache refilled in the background, so a large batch into a fresh trie can fail with ENOMEM
+ * half way (REFERENCE.md section 4). *retries counts the ENOMEM retries. */
+#define BENCH_BATCH 65536
+#define BENCH_ENOMEM_TRIES 2000
+
+static inline int bench_update_batch(int fd, const void *keys, size_t key_size, const void *vals,
+				     size_t val_size, uint32_t n, uint32_t *retries)
+{
+	uint32_t done = 0, stuck = 0;
+
+	while (done < n) {
+		uint32_t count = n - done < BENCH_BATCH ? n - done : BENCH_BATCH;
+		int err = bpf_map_update_batch(fd, (const char *)keys + (size_t)done * key_size,
+					       (const char *)vals + (size_t)done * val_size, &count,
+					       NULL);
+
+		if (err)
+			err = -errno;
+		done += count;
+		if (!err) {
+			stuck = 0;
+			continue;
+		}
+		if (err != -ENOMEM || ++stuck > BENCH_ENOMEM_TRIES)
+			return err;
+		if (retries)
+			(*retries)++;
+		usleep(100); /* let the allocator's refill work run */
+	}
+	return 0;
+}
+
+/* Loads the prefixes into xdpban's policy the way the product does: one compile of the whole
+ * set (user/lib/policy.h), which fills the trie in batches and writes the flat table in front
+ * of it. *res (may be NULL) gets what the compile did. 0 or -errno. */
+static inline int bench_xdpban_policy4(struct dp *dp, const struct bench_prefix4 *p, uint32_t n,
+				       uint32_t verdict, struct xb_compile_result *res)
+{
+	struct xdpban_policy val = { .verdict = verdict, .list_id = 1 };
+	struct xb_policy_set set = { 0 };
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < n; i++) {
+		struct xb_prefix pre = { .family = XDPBAN_FAMILY_INET, .plen = p[i].len };
+		uint32_t be = htonl(p[i].addr);
+
+		memcpy(pre.addr, &be, 4);
+		err = xb_policy_set_add(&set, &pre, &val);
+	}
+	if (!err)
+		err = dp_policy_compile(dp, &set, NULL, res);
+	xb_policy_set_free(&set);
+	return err;
+}
+
+/* Fills an IPv4 LPM trie keyed like xdpban_policy4 with the prefixes, all with one verdict:
+ * the bare trie, for the baselines (never xdpban's own trie: that goes through the compile). */
+static inline int bench_lpm4_load(int fd, const struct bench_prefix4 *p, uint32_t n,
+				  uint32_t verdict, uint32_t *retries)
+{
+	struct xdpban_lpm4_key *keys = calloc(n ? n : 1, sizeof(*keys));
+	struct xdpban_policy *vals = calloc(n ? n : 1, sizeof(*vals));
+	int err = -ENOMEM;
+
+	if (keys && vals) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t be = htonl(p[i].addr);
+
+			keys[i].prefixlen = p[i].len;
+			memcpy(keys[i].addr, &be, 4);
+			vals[i].verdict = verdict;
+			vals[i].list_id = 1;
+		}
+		err = bench_update_batch(fd, keys, sizeof(*keys), vals, sizeof(*vals), n, retries);
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* The xdpban key of an IPv4 address given in host order. */
+static inline void bench_key4(uint32_t addr, struct xdpban_key *key)
+{
+	uint32_t be = htonl(addr);
+
+	memset(key, 0, sizeof(*key));
+	key->family = XDPBAN_FAMILY_INET;
+	key->prefixlen = 32;
+	memcpy(key->addr, &be, 4);
+}
+
+/* The xdpban key of an IPv6 address at the given prefix length. */
+static inline void bench_key6(const uint8_t addr[16], uint8_t prefixlen, struct xdpban_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->family = XDPBAN_FAMILY_INET6;
+	key->prefixlen = prefixlen;
+	for (int bit = 0; bit < prefixlen && bit < 128; bit++)
+		key->addr[bit / 8] |= addr[bit / 8] & (0x80 >> (bit % 8));
+}
+
+/* Gives each key a counter in the current window with count_of(i) errors. */
+static inline int bench_fill_counters(struct dp *dp, const struct xdpban_key *keys, uint32_t n,
+				      uint32_t (*count_of)(uint32_t i))
+{
+	struct xdpban_counter *vals = calloc(n ? n : 1, sizeof(*vals));
+	uint32_t now_s = dp_now_ns() / 1000000000ull;
+	int err;
+
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		vals[i].state = XDPBAN_COUNTER_PACK(now_s, count_of(i));
+	err = bench_update_batch(bpf_map__fd(dp->skel->maps.xdpban_counts), keys, sizeof(*keys),
+				 vals, sizeof(*vals), n, NULL);
+	free(vals);
+	return err;
+}
+
+static inline uint32_t bench_count_below_limit(uint32_t i)
+{
+	return 1 + i % XDPBAN_DEFAULT_LIMIT;
+}
+
+/* Tracks every address with 1..limit errors (never over the limit: none is banned). */
+static inline int bench_fill_counters4(struct dp *dp, const struct bench_set4 *s)
+{
+	struct xdpban_key *keys = calloc(s->n ? s->n : 1, sizeof(*keys));
+	int err = -ENOMEM;
+
+	if (keys) {
+		for (uint32_t i = 0; i < s->n; i++)
+			bench_key4(s->addr[i], &keys[i]);
+		err = bench_fill_counters(dp, keys, s->n, bench_count_below_limit);
+	}
+	free(keys);
+	return err;
+}
+
+/* Bans each key for a day, as the data path does after the 11th error. Written one by one
+ * through the ban filter's protocol (user/lib/banfilter.h), as every userspace writer must. */
+static inline int bench_fill_bans(struct dp *dp, const struct xdpban_key *keys, uint32_t n)
+{
+	uint64_t now = dp_now_ns();
+	struct xdpban_ban ban = {
+		.start_ns = now,
+		.expires_ns = now + 86400ull * 1000000000ull,
+		.count = XDPBAN_DEFAULT_LIMIT + 1,
+		.reason = XDPBAN_REASON_ERRORS,
+		.classes = XDPBAN_CLASS_MALFORMED,
+	};
+
+	for (uint32_t i = 0; i < n; i++) {
+		int err = xb_ban_insert(&dp->banfilter, &keys[i], &ban, BPF_NOEXIST);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static inline int bench_fill_bans4(struct dp *dp, const struct bench_set4 *s)
+{
+	struct xdpban_key *keys = calloc(s->n ? s->n : 1, sizeof(*keys));
+	int err = -ENOMEM;
+
+	if (keys) {
+		for (uint32_t i = 0; i < s->n; i++)
+			bench_key4(s->addr[i], &keys[i]);
+		err = bench_fill_bans(dp, keys, s->n);
+	}
+	free(keys);
+	return err;
+}
+
+/* The memory the kernel reports for a map ("memlock" in /proc/self/fdinfo, which is the
+ * map's own accounting of what it holds since Linux 6.5). -errno if it cannot be read. */
+static inline long long bench_map_memory(int fd)
+{
+	char path[64], line[256];
+	long long bytes = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lld", &bytes) == 1)
+			break;
+	fclose(f);
+	return bytes;
+}
+
+/* The source driver. */
+struct srcdrv {
+	struct bpf_object *obj;
+	int tail_fd, redirect_fd;
+	int state_fd, src4_fd, src6_fd, target_fd;
+	uint32_t cap4, cap6;
+};
+
+static inline void srcdrv_close(struct srcdrv *d)
+{
+	if (d->obj)
+		bpf_object__close(d->obj);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Loads the driver with room for cap4 IPv4 and cap6 IPv6 sources. */
+static inline int srcdrv_open(struct srcdrv *d, const char *build, uint32_t cap4, uint32_t cap6)
+{
+	struct bpf_map *map;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	err = bench_obj_open(build, "bench/bpf/srcdrv.bpf.o", &d->obj);
+	if (err)
+		return err;
+	d->cap4 = cap4 ? cap4 : 1;
+	d->cap6 = cap6 ? cap6 : 1;
+	map = bpf_object__find_map_by_name(d->obj, SRCDRV_MAP_SRC4);
+	err = map ? bpf_map__set_max_entries(map, d->cap4) : -ENOENT;
+	map = bpf_object__find_map_by_name(d->obj, SRCDRV_MAP_SRC6);
+	if (!err)
+		err = map ? bpf_map__set_max_entries(map, d->cap6) : -ENOENT;
+	if (!err)
+		err = bpf_object__load(d->obj);
+	if (err) {
+		srcdrv_close(d);
+		return err;
+	}
+	d->tail_fd = bpf_program__fd(bpf_object__find_program_by_name(d->obj, SRCDRV_PROG_TAIL));
+	d->redirect_fd =
+		bpf_program__fd(bpf_object__find_program_by_name(d->obj, SRCDRV_PROG_REDIRECT));
+	d->state_fd = bench_map_fd(d->obj, SRCDRV_MAP_STATE);
+	d->src4_fd = bench_map_fd(d->obj, SRCDRV_MAP_SRC4);
+	d->src6_fd = bench_map_fd(d->obj, SRCDRV_MAP_SRC6);
+	d->target_fd = bench_map_fd(d->obj, SRCDRV_MAP_TARGET);
+	return 0;
+}
+
+/* Starts the table over at index 0 with `count` sources; ifindex is for srcdrv_redirect. */
+static inline int srcdrv_reset(struct srcdrv *d, uint32_t count, uint32_t ifindex)
+{
+	struct srcdrv_state st = { .count = count, .ifindex = ifindex };
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(d->state_fd, &zero, &st, BPF_ANY) ? -errno : 0;
+}
+
+static inline int srcdrv_runs(struct srcdrv *d, uint64_t *runs)
+{
+	struct srcdrv_state st;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(d->state_fd, &zero, &st))
+		return -errno;
+	*runs = st.runs;
+	return 0;
+}
+
+/* Loads IPv4 sources (host order) into the table; the next run starts at the first. */
+static inline int srcdrv_sources4(struct srcdrv *d, const uint32_t *addr, uint32_t n)
+{
+	uint32_t *keys, *vals;
+	int err = -ENOMEM;
+
+	if (n == 0 || n > d->cap4)
+		return -EINVAL;
+	keys = malloc(n * sizeof(*keys));
+	vals = malloc(n * sizeof(*vals));
+	if (keys && vals) {
+		for (uint32_t i = 0; i < n; i++) {
+			keys[i] = i;
+			vals[i] = htonl(addr[i]);
+		}
+		err = bench_update_batch(d->src4_fd, keys, sizeof(*keys), vals, sizeof(*vals), n,
+					 NULL);
+	}
+	free(keys);
+	free(vals);
+	return err ? err : srcdrv_reset(d, n, 0);
+}
+
+/* Loads IPv6 sources (network order, 16 bytes each). */
+static inline int srcdrv_sources6(struct srcdrv *d, const struct srcdrv_addr6 *addr, uint32_t n)
+{
+	uint32_t *keys;
+	int err = -ENOMEM;
+
+	if (n == 0 || n > d->cap6)
+		return -EINVAL;
+	keys = malloc(n * sizeof(*keys));
+	if (keys) {
+		for (uint32_t i = 0; i < n; i++)
+			keys[i] = i;
+		err = bench_update_batch(d->src6_fd, keys, sizeof(*keys), addr, sizeof(*addr), n,
+					 NULL);
+	}
+	free(keys);
+	return err ? err : srcdrv_reset(d, n, 0);
+}
+
+/* Makes prog_fd the program the driver tail-calls. */
+static inline int srcdrv_target(struct srcdrv *d, int prog_fd)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(d->target_fd, &zero, &prog_fd, BPF_ANY) ? -errno : 0;
+}
+
+/* Runs the target behind the driver: `packets` runs over the first `count` sources, starting
+ * at the first. Fails with -EPROTO if the driver did not run exactly `packets` times or the
+ * tail call did not happen (the driver's own XDP_ABORTED). */
+static inline int srcdrv_run(struct srcdrv *d, int target_fd, const struct bench_frame *f,
+			     uint32_t count, uint32_t packets, struct bench_timed *t)
+{
+	uint64_t runs = 0;
+	int err = srcdrv_target(d, target_fd);
+
+	if (!err)
+		err = srcdrv_reset(d, count, 0);
+	if (!err)
+		err = bench_test_run(d->tail_fd, f->data, f->len, packets, t);
+	if (!err)
+		err = srcdrv_runs(d, &runs);
+	if (err)
+		return err;
+	if (runs != packets || t->retval == XDP_ABORTED)
+		return -EPROTO;
+	return 0;
+}
+
+/* xdpban's statistics slots, by the names docs/datapath.md uses. */
+static const char *const bench_stat_names[XDPBAN_STAT__MAX] = {
+	"passed",         "passed_trusted", "drop_deny",    "drop_banned",
+	"drop_malformed", "drop_error",     "errors",       "bans_created",
+	"ban_table_full", "bans_expired",   "events_lost",
+};
+
+/* What a run must leave in xdpban_stats: packets per slot. */
+struct bench_expect {
+	uint64_t n[XDPBAN_STAT__MAX];
+	uint32_t ignore; /* 1 << slot for slots not checked (events_lost, when bans fill the ring) */
+};
+
+/* Compares the stats now with `before` plus `want`. Records one failure line naming every
+ * slot that differs. 0 or -EPROTO. */
+static inline int bench_expect_stats(struct dp *dp, const struct xdpban_stat_value *before,
+				     const struct bench_expect *want, struct bench_check *c,
+				     const char *what)
+{
+	struct xdpban_stat_value now[XDPBAN_STAT__MAX];
+	char diff[512] = "";
+	size_t used = 0;
+	int err = dp_stats(dp, now);
+
+	if (err) {
+		bench_check_fail(c, what, "reading xdpban_stats: %s", strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < XDPBAN_STAT__MAX; i++) {
+		uint64_t got = now[i].packets - before[i].packets;
+
+		if (want->ignore & (1u << i))
+			continue;
+		if (got != want->n[i] && used < sizeof(diff))
+			used += snprintf(diff + used, sizeof(diff) - used, "%s%s %llu, expected %llu",
+					 used ? "; " : "", bench_stat_names[i],
+					 (unsigned long long)got, (unsigned long long)want->n[i]);
+	}
+	if (used) {
+		bench_check_fail(c, what, "%s", diff);
+		return -EPROTO;
+	}
+	c->checks++;
+	return 0;
+}
+
+/* Checks a call of the program xdpban is compared with: phase 0 just before the call, 1 just
+ * after it (retval: the verdict of its last run). 0, or -1 after recording a failure in *c. */
+typedef int (*bench_other_check)(void *ctx, int phase, uint32_t packets, uint32_t retval,
+				 struct bench_check *c, const char *what);
+
+/* Runs `packets` frames through the driver (its first `count` sources) into target_fd and
+ * checks the verdicts: when target_fd is xdpban's, its stats must grow by exactly *want; any
+ * other target is checked by check_other, or (NULL) must be a bare XDP_DROP. ns per packet,
+ * or -1 after recording the failure in *c. */
+static inline double bench_measure(struct srcdrv *d, struct dp *dp, int target_fd,
+				   const struct bench_frame *f, uint32_t count, uint32_t packets,
+				   const struct bench_expect *want, bench_other_check check_other,
+				   void *ctx, struct bench_check *c, const char *what,
+				   uint32_t *kernel_ns)
+{
+	struct xdpban_stat_value before[XDPBAN_STAT__MAX];
+	bool xdpban = target_fd == dp->prog_fd;
+	struct bench_timed t = { 0 };
+	int err = dp_stats(dp, before);
+
+	if (err) {
+		bench_check_fail(c, what, "reading xdpban_stats: %s", strerror(-err));
+		return -1;
+	}
+	if (!xdpban && check_other && check_other(ctx, 0, packets, 0, c, what))
+		return -1;
+	err = srcdrv_run(d, target_fd, f, count, packets, &t);
+	if (err) {
+		bench_check_fail(c, what, "%s run: %s", xdpban ? "xdpban" : "baseline",
+				 strerror(-err));
+		return -1;
+	}
+	if (kernel_ns)
+		*kernel_ns = t.kernel_ns;
+	if (xdpban) {
+		if (bench_expect_stats(dp, before, want, c, what))
+			return -1;
+	} else if (check_other) {
+		if (check_other(ctx, 1, packets, t.retval, c, what))
+			return -1;
+		c->checks++;
+	} else {
+		if (t.retval != XDP_DROP) {
+			bench_check_fail(c, what, "bare_drop returned %u", t.retval);
+			return -1;
+		}
+		c->checks++;
+	}
+	return bench_ns_per_packet(&t);
+}
+
+/* A measurement of xdpban against another program (bare_drop unless stated) behind the same
+ * driver, sample by sample. */
+struct bench_pair {
+	struct srcdrv *drv;
+	struct dp *dp;
+	int other_fd;                  /* the program xdpban is compared with */
+	bench_other_check check_other; /* NULL: other_fd is a bare XDP_DROP */
+	const struct bench_frame *frame;
+	uint32_t count;     /* sources in the driver's table */
+	uint32_t packets;   /* per call; 0: whole passes sized to target_ns */
+	uint64_t target_ns; /* CPU time a call should take when sized */
+	int runs;
+	/* Readies the state and the driver's sources before each sample (every_sample) or
+	 * once, and fills *want with the stats one pass over the sources must add. 0 or -1. */
+	int (*prepare)(void *ctx, struct bench_expect *want);
+	bool every_sample;
+	/* Optional: the stats a call of `packets` must add, when they are not whole passes of
+	 * the same verdicts (a source that gets banned part way). */
+	void (*expect_total)(void *ctx, uint32_t packets, struct bench_expect *total);
+	void *ctx;
+};
+
+struct bench_result {
+	struct bench_samples xdpban, other, ratio;
+	bool broken;
+};
+
+static inline double bench_pair_one(const struct bench_pair *pp, int fd, uint32_t packets,
+				    const struct bench_expect *per_pass, struct bench_check *c,
+				    const char *what, uint32_t *kernel_ns)
+{
+	struct bench_expect total = { .ignore = 0 };
+
+	if (packets % pp->count) {
+		bench_check_fail(c, what, "%u packets are not whole passes over %u sources",
+				 packets, pp->count);
+		return -1;
+	}
+	total.ignore = per_pass->ignore;
+	if (pp->expect_total)
+		pp->expect_total(pp->ctx, packets, &total);
+	else
+		for (int i = 0; i < XDPBAN_STAT__MAX; i++)
+			total.n[i] = per_pass->n[i] * (packets / pp->count);
+	return bench_measure(pp->drv, pp->dp, fd, pp->frame, pp->count, packets, &total,
+			     pp->check_other, pp->ctx, c, what, kernel_ns);
+}
+
+/* How many packets make one call of fd last about target_ns: a checked warm-up call of at
+ * least 10,000 packets, sized from the kernel's own per-run average (good enough to size,
+ * too coarse to report). 0 after a failed check. */
+static inline uint32_t bench_pair_size(const struct bench_pair *pp, int fd,
+				       const struct bench_expect *want, struct bench_check *c,
+				       const char *what)
+{
+	uint32_t warm = pp->packets ? pp->packets : pp->count * ((10000 + pp->count - 1) / pp->count);
+	uint32_t kernel_ns = 0;
+
+	if (bench_pair_one(pp, fd, warm, want, c, what, &kernel_ns) < 0)
+		return 0;
+	if (pp->packets)
+		return pp->packets;
+	return bench_packets_for(kernel_ns ? kernel_ns : 1, pp->count, pp->target_ns);
+}
+
+/* Checked warm-up calls size the samples; then each sample runs the other program and xdpban
+ * over the same sources, in alternating order so neither always runs on a cache the other warmed. The
+ * ratio is taken per sample. r->broken when any check failed. */
+static inline void bench_pair_run(const struct bench_pair *pp, struct bench_check *c,
+				  const char *what, struct bench_result *r)
+{
+	struct bench_expect want = { .ignore = 0 };
+	uint32_t px = 0, pb = 0;
+	double x = 0, b = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (pp->prepare(pp->ctx, &want))
+		goto out;
+	px = bench_pair_size(pp, pp->dp->prog_fd, &want, c, what);
+	if (px && pp->every_sample && pp->prepare(pp->ctx, &want))
+		goto out;
+	pb = px ? bench_pair_size(pp, pp->other_fd, &want, c, what) : 0;
+	for (int run = 0; run < pp->runs && px && pb; run++) {
+		if (pp->every_sample && pp->prepare(pp->ctx, &want))
+			break;
+		if (run % 2 == 0) {
+			b = bench_pair_one(pp, pp->other_fd, pb, &want, c, what, NULL);
+			x = b >= 0 ? bench_pair_one(pp, pp->dp->prog_fd, px, &want, c, what, NULL) : -1;
+		} else {
+			x = bench_pair_one(pp, pp->dp->prog_fd, px, &want, c, what, NULL);
+			b = x >= 0 ? bench_pair_one(pp, pp->other_fd, pb, &want, c, what, NULL) : -1;
+		}
+		if (x < 0 || b < 0)
+			break;
+		if (x == 0 || b == 0) {
+			bench_check_fail(c, what, "a call took less CPU time than the fixed cost of a "
+					 "call: too few packets to measure");
+			break;
+		}
+		bench_sample_add(&r->xdpban, x);
+		bench_sample_add(&r->other, b);
+		bench_sample_add(&r->ratio, x / b);
+	}
+out:
+	r->broken = r->xdpban.n < pp->runs;
+}
+
+/* A table row for a result: "median (min-max)" cells, or the failure. */
+static inline void bench_result_cells(const struct bench_result *r, char *x, char *b, char *ratio,
+				      size_t len)
+{
+	if (r->broken) {
+		snprintf(x, len, "verdict check failed");
+		snprintf(b, len, "-");
+		snprintf(ratio, len, "-");
+		return;
+	}
+	bench_cell(&r->xdpban, 1, x, len);
+	bench_cell(&r->other, 1, b, len);
+	bench_cell(&r->ratio, 2, ratio, len);
+}
+
+#endif /* XDPBAN_BENCH_BPF_H */

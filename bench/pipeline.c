@@ -1,0 +1,419 @@
+/* pipeline.c - issue 2 item 6: what xdpban's full pipeline costs per packet beside a bare
+ * XDP_DROP, measured in the same run, with a realistic state loaded: a million tracked
+ * sources, tens of thousands of bans and a million-prefix deny list, and random sources drawn
+ * from a fixed seed over the tracked, untracked, banned and denied sets.
+ *
+ * Prints a markdown section on stdout. Every sample checks the verdicts xdpban recorded
+ * against what each source must get; a case that fails its check prints no number. It never
+ * attaches to an interface and never pins anything.
+ */
+#include "bench_bpf.h"
+
+struct sizes {
+	uint32_t prefixes; /* deny prefixes in xdpban_policy4 */
+	uint32_t tracked;  /* sources with a counter in xdpban_counts */
+	uint32_t bans;     /* banned sources in xdpban_bans */
+	uint32_t sources;  /* distinct sources per case, each run once per pass */
+};
+
+static const struct sizes sizes_by_mode[] = {
+	[BENCH_SMOKE] = { 2000, 2000, 500, 4096 },
+	[BENCH_QUICK] = { 1000000, 1000000, 32768, 131072 },
+	[BENCH_FULL] = { 1000000, 1000000, 60000, 1048576 },
+};
+
+struct pipe {
+	struct bench_opts o;
+	struct sizes sz;
+	int runs;
+	uint64_t target_ns; /* CPU time one sample's call should take */
+	struct bench_rng rng;
+	struct bench_prefix4 *deny;
+	struct bench_set4 tracked, banned;
+	struct dp dp;
+	bool dp_open;
+	struct xb_compile_result compiled; /* what the policy compile did */
+	struct srcdrv drv;
+	struct bpf_object *bare_obj;
+	int bare_fd;
+	uint32_t *src; /* the sources of the case being measured */
+	struct bench_check check;
+};
+
+/* One row of the table: which sources, which frame, which verdicts they must get. */
+struct pipe_case {
+	const char *traffic;
+	const char *verdict;
+	enum bench_frame_kind frame;
+	bool fresh_sources; /* new sources every sample (the case creates state) */
+	bool raise_limit;   /* errors must stay counted increments: no ban may cut them short */
+	void (*pick)(struct pipe *p, struct bench_expect *want);
+};
+
+static uint32_t random_tracked(struct pipe *p)
+{
+	return p->tracked.addr[bench_rng_below(&p->rng, p->tracked.n)];
+}
+
+static uint32_t random_untracked(struct pipe *p)
+{
+	struct bench_avoid4 avoid = { p->deny, p->sz.prefixes, { &p->tracked, &p->banned } };
+
+	return bench_clean_addr4(&p->rng, &avoid);
+}
+
+static uint32_t random_denied(struct pipe *p)
+{
+	return bench_addr_in_prefix(&p->rng, &p->deny[bench_rng_below(&p->rng, p->sz.prefixes)]);
+}
+
+static uint32_t random_banned(struct pipe *p)
+{
+	return p->banned.addr[bench_rng_below(&p->rng, p->banned.n)];
+}
+
+static void pick_clean(struct pipe *p, struct bench_expect *want)
+{
+	for (uint32_t i = 0; i < p->sz.sources; i++)
+		p->src[i] = bench_rng_below(&p->rng, 2) ? random_tracked(p) : random_untracked(p);
+	want->n[XDPBAN_STAT_PASSED] = p->sz.sources;
+}
+
+static void pick_denied(struct pipe *p, struct bench_expect *want)
+{
+	for (uint32_t i = 0; i < p->sz.sources; i++)
+		p->src[i] = random_denied(p);
+	want->n[XDPBAN_STAT_DROP_DENY] = p->sz.sources;
+}
+
+static void pick_banned(struct pipe *p, struct bench_expect *want)
+{
+	for (uint32_t i = 0; i < p->sz.sources; i++)
+		p->src[i] = random_banned(p);
+	want->n[XDPBAN_STAT_DROP_BANNED] = p->sz.sources;
+}
+
+/* 80% clean (half of them tracked), 10% denied, 10% banned. */
+static void pick_mix(struct pipe *p, struct bench_expect *want)
+{
+	for (uint32_t i = 0; i < p->sz.sources; i++) {
+		uint32_t roll = bench_rng_below(&p->rng, 10);
+
+		if (roll == 0) {
+			p->src[i] = random_denied(p);
+			want->n[XDPBAN_STAT_DROP_DENY]++;
+		} else if (roll == 1) {
+			p->src[i] = random_banned(p);
+			want->n[XDPBAN_STAT_DROP_BANNED]++;
+		} else {
+			p->src[i] = bench_rng_below(&p->rng, 2) ? random_tracked(p)
+								: random_untracked(p);
+			want->n[XDPBAN_STAT_PASSED]++;
+		}
+	}
+}
+
+static void pick_tracked_errors(struct pipe *p, struct bench_expect *want)
+{
+	for (uint32_t i = 0; i < p->sz.sources; i++)
+		p->src[i] = random_tracked(p);
+	want->n[XDPBAN_STAT_DROP_MALFORMED] = want->n[XDPBAN_STAT_ERRORS] = p->sz.sources;
+}
+
+static void pick_new_errors(struct pipe *p, struct bench_expect *want)
+{
+	for (uint32_t i = 0; i < p->sz.sources; i++)
+		p->src[i] = random_untracked(p);
+	want->n[XDPBAN_STAT_DROP_MALFORMED] = want->n[XDPBAN_STAT_ERRORS] = p->sz.sources;
+}
+
+/* The last case fills the counter table past its size with new sources, so it runs last. */
+static const struct pipe_case cases[] = {
+	{ "clean sources, half tracked, half untracked", "pass", BENCH_FRAME_VALID, false, false,
+	  pick_clean },
+	{ "sources inside a deny prefix", "drop_deny", BENCH_FRAME_VALID, false, false,
+	  pick_denied },
+	{ "banned sources", "drop_banned", BENCH_FRAME_VALID, false, false, pick_banned },
+	{ "mix: 80% clean, 10% denied, 10% banned", "mixed", BENCH_FRAME_VALID, false, false,
+	  pick_mix },
+	{ "malformed, tracked sources (counter increment)", "drop_malformed", BENCH_FRAME_MALFORMED,
+	  false, true, pick_tracked_errors },
+	{ "malformed, new sources (counter created, LRU evicts)", "drop_malformed",
+	  BENCH_FRAME_MALFORMED, true, true, pick_new_errors },
+};
+
+static int set_limit(struct pipe *p, uint32_t limit)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+
+	cfg.limit = limit;
+	return dp_set_config(&p->dp, &cfg);
+}
+
+/* Loads xdpban unpinned with the whole state, and checks the maps hold what was put in. */
+static int load_state(struct pipe *p)
+{
+	struct dp_opts dopts = {
+		.counters_max = p->sz.tracked + p->sz.tracked / 4, /* room: no eviction at fill */
+		.bans_max = p->sz.bans * 2 > XDPBAN_DEFAULT_BANS_MAX ? p->sz.bans * 2
+								    : XDPBAN_DEFAULT_BANS_MAX,
+	};
+	uint64_t t0;
+	int err, n;
+
+	err = dp_open(&p->dp, &dopts);
+	if (err)
+		return fprintf(stderr, "pipeline: loading %s/xdpban.bpf.o: %s\n", p->o.build,
+			       strerror(-err)), err;
+	p->dp_open = true;
+	t0 = bench_mono_ns();
+	err = bench_xdpban_policy4(&p->dp, p->deny, p->sz.prefixes, XDPBAN_POLICY_DENY,
+				   &p->compiled);
+	if (err)
+		return fprintf(stderr, "pipeline: loading %u deny prefixes: %s\n", p->sz.prefixes,
+			       strerror(-err)), err;
+	bench_note(&p->o, "%u deny prefixes compiled in %.2f s", p->sz.prefixes,
+		   (bench_mono_ns() - t0) / 1e9);
+	err = bench_fill_counters4(&p->dp, &p->tracked);
+	if (!err)
+		err = bench_fill_bans4(&p->dp, &p->banned);
+	if (err)
+		return fprintf(stderr, "pipeline: filling counters and bans: %s\n", strerror(-err)),
+		       err;
+	n = dp_map_count(bpf_map__fd(p->dp.skel->maps.xdpban_counts), sizeof(struct xdpban_key));
+	if (n != (int)p->tracked.n)
+		return fprintf(stderr, "pipeline: xdpban_counts holds %d sources, expected %u\n", n,
+			       p->tracked.n), -EPROTO;
+	n = dp_map_count(bpf_map__fd(p->dp.skel->maps.xdpban_bans), sizeof(struct xdpban_key));
+	if (n != (int)p->banned.n)
+		return fprintf(stderr, "pipeline: xdpban_bans holds %d bans, expected %u\n", n,
+			       p->banned.n), -EPROTO;
+	return 0;
+}
+
+static int setup(struct pipe *p)
+{
+	struct bench_avoid4 avoid = { NULL, 0, { NULL } };
+	struct bench_frame f;
+	int err;
+
+	bench_rng_init(&p->rng, p->o.seed);
+	err = bench_prefix4_random(&p->rng, p->sz.prefixes, &p->deny);
+	avoid.prefixes = p->deny;
+	avoid.n_prefixes = p->sz.prefixes;
+	if (!err)
+		err = bench_set4_random(&p->rng, p->sz.tracked, &avoid, &p->tracked);
+	avoid.sets[0] = &p->tracked;
+	if (!err)
+		err = bench_set4_random(&p->rng, p->sz.bans, &avoid, &p->banned);
+	p->src = malloc(p->sz.sources * sizeof(*p->src));
+	if (err || !p->src)
+		return fprintf(stderr, "pipeline: generating addresses: out of memory\n"), -ENOMEM;
+	err = load_state(p);
+	if (err)
+		return err;
+	err = srcdrv_open(&p->drv, p->o.build, p->sz.sources, 1);
+	if (err)
+		return fprintf(stderr, "pipeline: loading %s/bench/bpf/srcdrv.bpf.o: %s\n",
+			       p->o.build, strerror(-err)), err;
+	err = bench_obj_load(p->o.build, "bare_drop.bpf.o", &p->bare_obj, &p->bare_fd);
+	if (err)
+		return fprintf(stderr, "pipeline: loading %s/bare_drop.bpf.o: %s\n", p->o.build,
+			       strerror(-err)), err;
+	bench_frame4(&f, NULL, BENCH_FRAME_VALID);
+	err = bench_calibrate_call(p->drv.tail_fd, &f);
+	if (err)
+		return fprintf(stderr, "pipeline: test run of the driver: %s\n", strerror(-err)), err;
+	bench_note(&p->o, "fixed cost of a test run call: %.0f us", *bench_call_cost_ns() / 1e3);
+	return 0;
+}
+
+struct case_ctx {
+	struct pipe *p;
+	const struct pipe_case *c;
+};
+
+/* Draws the case's sources and loads them into the driver. */
+static int prepare_case(void *ctx, struct bench_expect *want)
+{
+	struct case_ctx *cc = ctx;
+
+	memset(want, 0, sizeof(*want));
+	cc->c->pick(cc->p, want);
+	if (srcdrv_sources4(&cc->p->drv, cc->p->src, cc->p->sz.sources)) {
+		bench_check_fail(&cc->p->check, cc->c->traffic, "loading the driver's sources");
+		return -1;
+	}
+	return 0;
+}
+
+static void run_case(struct pipe *p, const struct pipe_case *c, struct bench_result *r)
+{
+	struct case_ctx cc = { p, c };
+	struct bench_frame f;
+	struct bench_pair pp = {
+		.drv = &p->drv,
+		.dp = &p->dp,
+		.other_fd = p->bare_fd,
+		.frame = &f,
+		.count = p->sz.sources,
+		.target_ns = p->target_ns,
+		.runs = p->runs,
+		.prepare = prepare_case,
+		.every_sample = c->fresh_sources,
+		.ctx = &cc,
+	};
+
+	bench_frame4(&f, NULL, c->frame);
+	if (c->raise_limit && set_limit(p, XDPBAN_LIMIT_MAX)) {
+		memset(r, 0, sizeof(*r));
+		r->broken = true;
+		return;
+	}
+	bench_pair_run(&pp, &p->check, c->traffic, r);
+	if (c->raise_limit && set_limit(p, XDPBAN_DEFAULT_LIMIT))
+		r->broken = true;
+}
+
+static void print_row(const char *traffic, const char *verdict, const struct bench_result *r)
+{
+	char x[64], b[64], ratio[64];
+
+	bench_result_cells(r, x, b, ratio, sizeof(x));
+	printf("| %s | %s | %s | %s | %s |\n", traffic, verdict, x, b, ratio);
+}
+
+/* Runs one program over the hot frame and checks its verdict. ns per packet, or -1. */
+static double measure_hot(struct pipe *p, int fd, const struct bench_frame *f, uint32_t repeat)
+{
+	struct xdpban_stat_value before[XDPBAN_STAT__MAX];
+	struct bench_expect want = { .ignore = 0 };
+	bool xdpban = fd == p->dp.prog_fd;
+	struct bench_timed t = { 0 };
+
+	want.n[XDPBAN_STAT_PASSED] = xdpban ? repeat : 0;
+	if (dp_stats(&p->dp, before) || bench_test_run(fd, f->data, f->len, repeat, &t)) {
+		bench_check_fail(&p->check, "one hot source", "test run failed");
+		return -1;
+	}
+	if (bench_expect_stats(&p->dp, before, &want, &p->check, "one hot source"))
+		return -1;
+	if (t.retval != (xdpban ? XDP_PASS : XDP_DROP)) {
+		bench_check_fail(&p->check, "one hot source", "verdict %u", t.retval);
+		return -1;
+	}
+	return bench_ns_per_packet(&t);
+}
+
+/* The classic single-frame figure (one hot source, no driver), for comparison with
+ * REFERENCE.md section 6. */
+static void run_hot(struct pipe *p, struct bench_result *r)
+{
+	struct bench_frame_addrs a = { .saddr4 = random_untracked(p) };
+	const uint32_t warm = 100000;
+	uint32_t repeat_x, repeat_b;
+	struct bench_frame f;
+	double x, b;
+
+	memset(r, 0, sizeof(*r));
+	bench_frame4(&f, &a, BENCH_FRAME_VALID);
+	x = measure_hot(p, p->dp.prog_fd, &f, warm);
+	b = measure_hot(p, p->bare_fd, &f, warm);
+	repeat_x = bench_packets_for(x, 1, p->target_ns);
+	repeat_b = bench_packets_for(b, 1, p->target_ns);
+	for (int run = 0; run < p->runs && x >= 0 && b > 0; run++) {
+		x = measure_hot(p, p->dp.prog_fd, &f, repeat_x);
+		b = x >= 0 ? measure_hot(p, p->bare_fd, &f, repeat_b) : -1;
+		if (x < 0 || b <= 0)
+			break;
+		bench_sample_add(&r->xdpban, x);
+		bench_sample_add(&r->other, b);
+		bench_sample_add(&r->ratio, x / b);
+	}
+	r->broken = r->xdpban.n < p->runs;
+}
+
+static void print_header(struct pipe *p)
+{
+	long long lpm = bench_map_memory(bpf_map__fd(p->dp.skel->maps.xdpban_policy4));
+
+	printf("## Pipeline against a bare XDP_DROP (issue 2, item 6)\n\n");
+	printf("State loaded: %u random disjoint deny prefixes compiled into the policy "
+	       "(user/lib/policy.h: the trie, %.0f MiB reported, and the flat table in front of it, "
+	       "which answers %u of 65,536 /16 regions and %u of 16,777,216 /24 regions without the "
+	       "trie), %u tracked sources in xdpban_counts (size %u), %u bans. Seed %llu.\n\n",
+	       p->sz.prefixes, lpm > 0 ? lpm / 1048576.0 : 0, p->compiled.pure_l1[0],
+	       p->compiled.pure_l2[0], p->tracked.n, p->sz.tracked + p->sz.tracked / 4,
+	       p->banned.n, (unsigned long long)p->o.seed);
+	printf("Method: a driver program (bench/bpf/srcdrv.bpf.c) writes the next of %u random "
+	       "IPv4 sources into a 60-byte UDP frame and tail-calls the program under test: the "
+	       "real xdpban program (build/xdpban.bpf.o through the skeleton, unpinned) or "
+	       "build/bare_drop.bpf.o. One BPF_PROG_TEST_RUN call per sample makes whole passes "
+	       "over the sources, sized to about %.0f ms; ns/packet = the thread's CPU time for "
+	       "the call, less the fixed cost of a call (%.0f us, measured), / packets. Both "
+	       "columns include the driver and the tail call; the first row runs one frame with "
+	       "no driver, as in REFERENCE.md section 6. Every call checks xdpban_stats against "
+	       "the verdict each source must get. Medians of %d samples (min-max); the ratio is "
+	       "taken per sample, bare_drop and xdpban alternating.\n\n",
+	       p->sz.sources, p->target_ns / 1e6, *bench_call_cost_ns() / 1e3, p->runs);
+	printf("| traffic (IPv4) | verdict | xdpban ns/pkt | bare_drop ns/pkt | ratio |\n");
+	printf("|---|---|---|---|---|\n");
+}
+
+/* Issue 4's first target, for the report: clean traffic with the full state loaded. */
+static void report_target(struct pipe *p, const struct bench_result *clean)
+{
+	double ratio = bench_median(&clean->ratio);
+
+	if (clean->broken || p->sz.prefixes < 1000000 || p->sz.tracked < 1000000)
+		return; /* the target is defined at a million of each */
+	fprintf(stderr, "bench-target: full pipeline with 1M tracked sources and 1M prefixes, at "
+		"most 1.5x a bare XDP_DROP = %.2fx (%.1f vs %.1f ns/pkt, clean random sources): "
+		"%s\n", ratio, bench_median(&clean->xdpban), bench_median(&clean->other),
+		ratio <= 1.5 ? "met" : "not met");
+}
+
+static void cleanup(struct pipe *p)
+{
+	if (p->bare_obj)
+		bpf_object__close(p->bare_obj);
+	srcdrv_close(&p->drv);
+	if (p->dp_open)
+		dp_close(&p->dp);
+	bench_set4_free(&p->tracked);
+	bench_set4_free(&p->banned);
+	free(p->deny);
+	free(p->src);
+}
+
+int main(int argc, char **argv)
+{
+	static struct pipe p = { .o = { .name = "pipeline" }, .check = { .bench = "pipeline" } };
+	struct bench_result rows[sizeof(cases) / sizeof(cases[0])], hot;
+	int rc = 1;
+
+	if (bench_parse_args(&p.o, argc, argv))
+		return 2;
+	if (!dp_can_load())
+		return 77;
+	p.sz = sizes_by_mode[p.o.mode];
+	p.runs = bench_runs(&p.o, 2, 5, 11);
+	p.target_ns = BENCH_BY_MODE(&p.o, 5000000ull, 40000000ull, 100000000ull);
+	if (setup(&p))
+		goto out;
+	run_hot(&p, &hot);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bench_note(&p.o, "%s", cases[i].traffic);
+		run_case(&p, &cases[i], &rows[i]);
+	}
+	print_header(&p);
+	print_row("one clean source, repeated (no driver)", "pass", &hot);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		print_row(cases[i].traffic, cases[i].verdict, &rows[i]);
+	printf("\n");
+	report_target(&p, &rows[0]);
+	rc = bench_finish(&p.check);
+out:
+	cleanup(&p);
+	return rc;
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# run.sh - runs the xdpban benchmarks (issue 4) and writes their report.
+#
+#   bench/run.sh BUILD quick    `make bench`: every workload, a few minutes; writes bench/RESULTS.md
+#   bench/run.sh BUILD full     `make bench-full`: more sources, samples and frames; same report
+#   bench/run.sh BUILD smoke    a few iterations of every workload, for tests/e2e_bench_smoke.sh;
+#                               writes BUILD/bench/RESULTS.smoke.md, never bench/RESULTS.md
+#   bench/run.sh BUILD MODE NAME...   only the named workloads (see WORKLOADS below)
+#   bench/run.sh --list         the workload names
+#
+# Prints each workload's tables as they come, then one line per workload:
+# "bench: NAME: ok", "bench: NAME: FAILED (why)" or "bench: NAME: skipped (why)", and exits
+# non-zero if any failed. The workloads check their own verdicts and clean up every namespace,
+# attachment and pin they make; this script never touches an interface it did not create.
+set -uo pipefail
+
+WORKLOADS=(pipeline matrix policy xdp-filter wire control)
+
+usage() {
+	echo "usage: $0 BUILD quick|full|smoke [${WORKLOADS[*]}]" >&2
+	echo "       $0 --list" >&2
+	exit 2
+}
+
+if [[ ${1:-} == --list ]]; then
+	printf '%s\n' "${WORKLOADS[@]}"
+	exit 0
+fi
+(($# >= 2)) || usage
+build=$1 mode=$2
+shift 2
+case $mode in quick | full | smoke) ;; *)
+	echo "bench: mode '$mode' is not quick, full or smoke" >&2
+	usage
+	;;
+esac
+cd "$(dirname "$0")/.." || exit 1
+selected=("${@:-${WORKLOADS[@]}}")
+for w in "${selected[@]}"; do
+	[[ " ${WORKLOADS[*]} " == *" $w "* ]] || {
+		echo "bench: unknown workload '$w' (known: ${WORKLOADS[*]})" >&2
+		exit 2
+	}
+done
+
+if [[ $mode == smoke ]]; then
+	results=$build/bench/RESULTS.smoke.md
+else
+	results=bench/RESULTS.md
+fi
+work=$(mktemp -d /tmp/xbbench-run.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# The bench's own BPF objects, built with the Makefile's BPF_CFLAGS (BUILD/bench/bpf/*.bpf.o).
+build_bpf() {
+	local arch multiarch src obj
+	arch=$(uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+	multiarch=$(${CC:-gcc} -print-multiarch 2>/dev/null)
+	mkdir -p "$build/bench/bpf" || return 1
+	for src in bench/bpf/*.bpf.c; do
+		obj=$build/bench/bpf/$(basename "${src%.c}").o
+		if [[ -f $obj && $obj -nt $src ]] &&
+			! find bench/bpf include -name '*.h' -newer "$obj" | grep -q .; then
+			continue
+		fi
+		printf '  %-8s %s\n' BPF "$obj"
+		# Built aside and renamed: a concurrent run (make test beside make bench) never
+		# loads a half-written object.
+		${CLANG:-clang} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_"$arch" -Wall -Werror \
+			-Iinclude -I/usr/include/"$multiarch" -c "$src" -o "$obj.$$" &&
+			mv "$obj.$$" "$obj" || {
+			rm -f "$obj.$$"
+			return 1
+		}
+	done
+}
+
+# The command of a workload.
+workload_cmd() {
+	case $1 in
+	pipeline | matrix | policy) echo "$build/bench/$1 --build $build --mode $mode" ;;
+	xdp-filter) echo "bash bench/xdp_filter.sh $build $mode" ;;
+	wire) echo "bash bench/wire.sh $build $mode" ;;
+	control) echo "bash bench/control.sh $build $mode" ;;
+	esac
+}
+
+# Runs one workload: its tables to $work/NAME.md, its messages to the terminal and
+# $work/NAME.log, its status to $work/NAME.status. Exit 77 means skipped.
+run_workload() {
+	local name=$1 cmd limit rc why
+	cmd=$(workload_cmd "$name")
+	limit=$([[ $mode == full ]] && echo 1800 || echo 900)
+	echo "== $name: $cmd" >&2
+	timeout --foreground "$limit" $cmd >"$work/$name.md" 2> >(tee "$work/$name.log" >&2)
+	rc=$?
+	wait
+	cat "$work/$name.md"
+	case $rc in
+	0) echo ok >"$work/$name.status" ;;
+	77)
+		why=$(grep -m1 -o 'skipped (.*)' "$work/$name.log" | sed 's/^skipped (//;s/)$//')
+		echo "skipped (${why:-no reason given})" >"$work/$name.status"
+		;;
+	124) echo "FAILED (no result within ${limit} s)" >"$work/$name.status" ;;
+	*)
+		why=$(grep -E 'failed|error|cannot|: [A-Z][a-z]+ ' "$work/$name.log" | tail -1)
+		echo "FAILED (exit $rc${why:+: $why})" >"$work/$name.status"
+		;;
+	esac
+}
+
+version_of() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+
+write_results() {
+	local w status
+	{
+		echo "# xdpban benchmarks"
+		echo
+		echo "Written by \`bench/run.sh $build $mode\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
+		echo "Every number below was measured in that one run; ratios compare programs measured"
+		echo "side by side in the same run. Figures from elsewhere are labelled as such."
+		echo
+		echo "## Machine"
+		echo
+		echo "| CPU | cores | kernel | clang | libbpf | libxdp | xdp-tools | nftables | iptables | ipset |"
+		echo "|---|---|---|---|---|---|---|---|---|---|"
+		echo "| $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) | $(nproc) |" \
+			"$(uname -r) | $(${CLANG:-clang} --version | head -1 | sed 's/.*version //;s/ .*//') |" \
+			"$(version_of libbpf1) | $(version_of libxdp1) | $(version_of xdp-tools) |" \
+			"$(version_of nftables) | $(version_of iptables) | $(version_of ipset) |"
+		echo
+		echo "## Reproduce"
+		echo
+		echo '```'
+		echo "make bench        # quick: bench/run.sh build quick"
+		echo "make bench-full   # full:  bench/run.sh build full"
+		echo "bench/run.sh build quick pipeline matrix   # some workloads only"
+		echo '```'
+		echo
+		echo "Random addresses come from the fixed seed 0x78647062 (\"xdpb\"), so runs compare."
+		echo "Each binary takes --seed, --runs and --mode; see \`build/bench/NAME --help\`."
+		echo
+		echo "## Summary"
+		echo
+		echo "| workload | status |"
+		echo "|---|---|"
+		for w in "${selected[@]}"; do
+			status=$(cat "$work/$w.status" 2>/dev/null || echo "FAILED (did not run)")
+			echo "| $w | $status |"
+		done
+		echo
+		if cat "$work"/*.log 2>/dev/null | grep -q '^bench-target: '; then
+			echo "## Targets (issue 4: goals the benchmark reports, not tests)"
+			echo
+			echo "| target | measured | verdict |"
+			echo "|---|---|---|"
+			for w in "${selected[@]}"; do
+				sed -n 's/^bench-target: \(.*\) = \(.*\): \(met\|not met\)$/| \1 | \2 | \3 |/p' \
+					"$work/$w.log" 2>/dev/null
+			done
+			echo
+		fi
+		for w in "${selected[@]}"; do
+			cat "$work/$w.md" 2>/dev/null
+		done
+	} >"$results.$$" && mv "$results.$$" "$results"
+}
+
+if [[ $(id -u) -ne 0 ]]; then
+	for w in "${selected[@]}"; do echo "bench: $w: skipped (needs root to load BPF programs)"; done
+	exit 77
+fi
+if ! build_bpf; then
+	echo "bench: building bench/bpf/*.bpf.c failed" >&2
+	exit 1
+fi
+
+for w in "${selected[@]}"; do
+	run_workload "$w"
+done
+mkdir -p "$(dirname "$results")"
+write_results
+echo
+echo "bench: report written to $results"
+failed=0
+for w in "${selected[@]}"; do
+	status=$(cat "$work/$w.status")
+	echo "bench: $w: $status"
+	[[ $status == FAILED* ]] && failed=1
+done
+exit $failed

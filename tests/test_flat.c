@@ -1,0 +1,428 @@
+/* test_flat.c - the code computation of the flat policy table (xb_flat_build, user/lib/policy.c)
+ * against a brute force written from the definition in include/xdpban_flat.h, over fixed and
+ * seeded random prefix sets: every /16 and every /24 region, then random addresses looked up the
+ * way the data path does (level 1, level 2, then longest prefix match) against a plain longest
+ * prefix match with the expiry rule of docs/datapath.md. No kernel: it runs as any user.
+ *
+ * The brute force paints each entry over the regions it covers (longest wins) and marks the
+ * regions that hold a longer or a timed entry; the code under test sweeps a sorted copy with a
+ * stack. Reproduce a failure with the seed it prints (XDPBAN_FLAT_SEED overrides the base).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "fuzz.h"
+#include "policy.h"
+#include "pset.h"
+#include "xdpban_flat.h"
+
+#define BASE_SEED 0x78626c617431ull /* "xblat1" */
+#define NOW_NS 5000000000000ull     /* the `now` of every expiry check here */
+#define SHOWN 8                     /* mismatches printed per check */
+#define NONE_LEN 0xff               /* no covering entry yet */
+
+static __u64 base_seed(void)
+{
+	const char *env = getenv("XDPBAN_FLAT_SEED");
+
+	return env ? strtoull(env, NULL, 0) : BASE_SEED;
+}
+
+/* ---- the brute force ---- */
+
+/* The first 32 bits of an address, host order. */
+static __u32 top_bits(const __u8 *addr)
+{
+	return (__u32)addr[0] << 24 | (__u32)addr[1] << 16 | (__u32)addr[2] << 8 | addr[3];
+}
+
+static bool bit_matches(const __u8 *addr, const struct xb_prefix *p)
+{
+	for (unsigned int bit = 0; bit < p->plen; bit++) {
+		__u8 mask = 0x80 >> (bit % 8);
+
+		if ((addr[bit / 8] & mask) != (p->addr[bit / 8] & mask))
+			return false;
+	}
+	return true;
+}
+
+/* The data path's rule: the longest prefix holding the address; a timed one whose time has
+ * come counts as no entry, and no shorter prefix is consulted then. */
+static __u32 lpm_verdict(const struct xb_policy_set *s, __u8 family, const __u8 *addr)
+{
+	const struct xb_policy_entry *best = NULL;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct xb_policy_entry *e = &s->v[i];
+
+		if (e->prefix.family == family && bit_matches(addr, &e->prefix) &&
+		    (!best || e->prefix.plen > best->prefix.plen))
+			best = e;
+	}
+	if (!best || (best->policy.expires_ns && NOW_NS >= best->policy.expires_ns))
+		return XDPBAN_POLICY_NONE;
+	return best->policy.verdict;
+}
+
+/* Scratch for the painting: per region, the longest covering length and its code, and
+ * whether the region must be left to the trie. */
+struct paint {
+	__u8 *len, *code, *lookup;
+};
+
+static struct paint paint;
+
+/* The definition, entry by entry: a region is LOOKUP when a longer entry lies inside it or a
+ * timed entry covers it or lies inside it; otherwise the longest covering entry's verdict. */
+static void brute_level(const struct xb_policy_set *s, __u8 family, unsigned int bits,
+			__u8 *codes)
+{
+	__u32 regions = 1u << bits;
+
+	memset(paint.len, NONE_LEN, regions);
+	memset(paint.lookup, 0, regions);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct xb_policy_entry *e = &s->v[i];
+		__u32 top = top_bits(e->prefix.addr), first, count;
+
+		if (e->prefix.family != family)
+			continue;
+		if (e->prefix.plen > bits) {
+			paint.lookup[top >> (32 - bits)] = 1;
+			continue;
+		}
+		first = top >> (32 - bits);
+		count = 1u << (bits - e->prefix.plen);
+		for (__u32 r = first; r < first + count; r++) {
+			if (e->policy.expires_ns)
+				paint.lookup[r] = 1;
+			if (paint.len[r] == NONE_LEN || e->prefix.plen > paint.len[r]) {
+				paint.len[r] = e->prefix.plen;
+				paint.code[r] = e->policy.verdict <= XDPBAN_POLICY_TRUSTED ?
+							e->policy.verdict + 1 :
+							XDPBAN_FLAT_LOOKUP;
+			}
+		}
+	}
+	for (__u32 r = 0; r < regions; r++)
+		codes[r] = paint.lookup[r] ? XDPBAN_FLAT_LOOKUP
+					   : paint.len[r] == NONE_LEN ? XDPBAN_FLAT_NONE : paint.code[r];
+}
+
+/* ---- checks ---- */
+
+static const char *code_name(__u32 code)
+{
+	static const char *const names[] = { "LOOKUP", "NONE", "DENY", "TRUSTED" };
+
+	return code < 4 ? names[code] : "?";
+}
+
+static void region_text(__u8 family, __u32 top, unsigned int bits, char *buf, size_t len)
+{
+	__u8 addr[16] = { top >> 24, top >> 16, top >> 8, top };
+	char text[INET6_ADDRSTRLEN];
+
+	inet_ntop(family == XDPBAN_FAMILY_INET ? AF_INET : AF_INET6, addr, text, sizeof(text));
+	snprintf(buf, len, "%s/%u", text, bits);
+}
+
+/* Every region of one level: the built table against the brute force. */
+static unsigned long check_level(const struct xb_policy_set *s, __u8 family, const __u64 *words,
+				 int level, const char *what)
+{
+	unsigned int bits = level == 1 ? XDPBAN_FLAT_L1_BITS : XDPBAN_FLAT_L2_BITS;
+	__u8 *want = malloc(1u << bits);
+	unsigned long bad = 0;
+
+	assert_non_null(want);
+	brute_level(s, family, bits, want);
+	for (__u32 r = 0; r < 1u << bits; r++) {
+		__u32 top = r << (32 - bits), got = xb_flat_code(words, level, top);
+		char text[64];
+
+		if (got == want[r])
+			continue;
+		if (bad++ < SHOWN) {
+			region_text(family, top, bits, text, sizeof(text));
+			printf("MISMATCH [%s] region %s: table %s, definition %s\n", what, text,
+			       code_name(got), code_name(want[r]));
+		}
+	}
+	free(want);
+	return bad;
+}
+
+/* A pure level-1 code speaks for its whole /16, so level 2 below it must agree. */
+static unsigned long check_levels_agree(const __u64 *words, const char *what)
+{
+	unsigned long bad = 0;
+
+	for (__u32 r1 = 0; r1 < 1u << XDPBAN_FLAT_L1_BITS; r1++) {
+		__u32 top = r1 << 16, l1 = xb_flat_code(words, 1, top);
+
+		if (l1 == XDPBAN_FLAT_LOOKUP)
+			continue;
+		for (__u32 sub = 0; sub < 256; sub++) {
+			__u32 l2 = xb_flat_code(words, 2, top | sub << 8);
+
+			if (l2 != l1 && bad++ < SHOWN)
+				printf("MISMATCH [%s] /16 %u is %s but its /24 %u is %s\n", what, r1,
+				       code_name(l1), sub, code_name(l2));
+		}
+	}
+	return bad;
+}
+
+/* What the data path does with the table: level 1, level 2, then the trie. */
+static __u32 flat_verdict(const __u64 *words, const struct xb_policy_set *s, __u8 family,
+			  const __u8 *addr)
+{
+	__u32 top = top_bits(addr), code = xb_flat_code(words, 1, top);
+
+	if (code == XDPBAN_FLAT_LOOKUP)
+		code = xb_flat_code(words, 2, top);
+	if (code == XDPBAN_FLAT_LOOKUP)
+		return lpm_verdict(s, family, addr);
+	return xdpban_flat_verdict(code);
+}
+
+static unsigned long check_addresses(const struct xb_policy_set *s, __u8 family,
+				     const __u64 *words, struct fuzz_rng *rng, unsigned int n,
+				     const char *what)
+{
+	unsigned long bad = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		__u8 addr[16];
+		__u32 got, want;
+		char text[INET6_ADDRSTRLEN];
+
+		pset_address(rng, s, family, addr);
+		got = flat_verdict(words, s, family, addr);
+		want = lpm_verdict(s, family, addr);
+		if (got != want && bad++ < SHOWN) {
+			inet_ntop(family == XDPBAN_FAMILY_INET ? AF_INET : AF_INET6, addr, text,
+				  sizeof(text));
+			printf("MISMATCH [%s] address %s: through the table %u, longest match %u\n",
+			       what, text, got, want);
+		}
+	}
+	return bad;
+}
+
+/* Builds the table of a set and holds it to the brute force everywhere. */
+static void check_set(const struct xb_policy_set *s, __u8 family, struct fuzz_rng *rng,
+		      unsigned int addresses, const char *what)
+{
+	__u64 *words = malloc(XDPBAN_FLAT_WORDS * sizeof(*words));
+	unsigned long bad;
+
+	assert_non_null(words);
+	memset(words, 0xa5, XDPBAN_FLAT_WORDS * sizeof(*words)); /* no help from a zero table */
+	assert_int_equal(xb_flat_build(s->v, s->n, family, words), 0);
+	bad = check_level(s, family, words, 1, what);
+	bad += check_level(s, family, words, 2, what);
+	bad += check_levels_agree(words, what);
+	bad += check_addresses(s, family, words, rng, addresses, what);
+	free(words);
+	if (bad)
+		fail_msg("%s: %lu mismatches", what, bad);
+}
+
+/* ---- sets ---- */
+
+static void add(struct xb_policy_set *s, const char *cidr, __u32 verdict, __u64 expires_ns)
+{
+	struct xdpban_policy val = { .verdict = verdict, .list_id = 1, .expires_ns = expires_ns };
+	char err[XB_ERRLEN];
+	struct xb_prefix p;
+
+	if (xb_prefix_parse(cidr, &p, err, sizeof(err)))
+		fail_msg("test prefix '%s': %s", cidr, err);
+	assert_int_equal(xb_policy_set_add(s, &p, &val), 0);
+}
+
+/* ---- tests ---- */
+
+static int setup(void **state)
+{
+	paint.len = malloc(1u << XDPBAN_FLAT_L2_BITS);
+	paint.code = malloc(1u << XDPBAN_FLAT_L2_BITS);
+	paint.lookup = malloc(1u << XDPBAN_FLAT_L2_BITS);
+	return paint.len && paint.code && paint.lookup ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	free(paint.len);
+	free(paint.code);
+	free(paint.lookup);
+	return 0;
+}
+
+static __u32 code_at(const __u64 *words, int level, const char *addr)
+{
+	__u8 bytes[4];
+
+	assert_int_equal(inet_pton(AF_INET, addr, bytes), 1);
+	return xb_flat_code(words, level, top_bits(bytes));
+}
+
+/* A readable case: each rule of the definition once, with the codes written out. */
+static void codes_of_a_small_set(void **state)
+{
+	struct xb_policy_set s = {};
+	__u64 *words = malloc(XDPBAN_FLAT_WORDS * sizeof(*words));
+
+	assert_non_null(words);
+	add(&s, "10.0.0.0/8", XDPBAN_POLICY_DENY, 0);
+	add(&s, "10.1.0.0/16", XDPBAN_POLICY_TRUSTED, 0);     /* a whole /16 */
+	add(&s, "10.2.3.0/24", XDPBAN_POLICY_TRUSTED, 0);     /* a whole /24 */
+	add(&s, "10.4.5.6", XDPBAN_POLICY_TRUSTED, 0);        /* inside a /24 */
+	add(&s, "11.0.0.0/8", XDPBAN_POLICY_DENY, NOW_NS);   /* timed: the trie decides */
+	add(&s, "12.0.0.0/8", XDPBAN_POLICY_DENY, 0);
+	add(&s, "12.7.0.0/16", XDPBAN_POLICY_TRUSTED, NOW_NS); /* timed, inside */
+	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), 0);
+
+	assert_int_equal(code_at(words, 1, "10.0.0.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, 1, "10.1.200.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, 2, "10.1.200.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, 1, "10.2.3.4"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 2, "10.2.3.4"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, 2, "10.2.4.4"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, 1, "10.4.5.6"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 2, "10.4.5.6"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 2, "10.4.6.6"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, 1, "11.9.9.9"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 2, "11.9.9.9"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 1, "12.6.0.0"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, 1, "12.7.0.0"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 2, "12.7.255.0"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 1, "9.255.255.255"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, 2, "13.0.0.0"), XDPBAN_FLAT_NONE);
+	/* IPv4 entries say nothing about IPv6 */
+	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET6, words), 0);
+	assert_int_equal(code_at(words, 1, "10.0.0.1"), XDPBAN_FLAT_NONE);
+	free(words);
+	xb_policy_set_free(&s);
+}
+
+/* The edges: no entry, the whole space, a timed whole space, a verdict the data path does not
+ * know (left to the trie), the last region, and a prefix named twice (refused). */
+static void edge_sets(void **state)
+{
+	struct fuzz_rng rng;
+	struct xb_policy_set s = {};
+	__u64 *words = malloc(XDPBAN_FLAT_WORDS * sizeof(*words));
+
+	assert_non_null(words);
+	fuzz_rng_seed(&rng, base_seed());
+	check_set(&s, XDPBAN_FAMILY_INET, &rng, 1000, "empty");
+	assert_int_equal(xb_flat_build(NULL, 0, XDPBAN_FAMILY_INET, words), 0);
+	assert_int_equal(code_at(words, 2, "255.255.255.255"), XDPBAN_FLAT_NONE);
+
+	add(&s, "0.0.0.0/0", XDPBAN_POLICY_DENY, 0);
+	check_set(&s, XDPBAN_FAMILY_INET, &rng, 1000, "0/0 deny");
+	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), 0);
+	assert_int_equal(code_at(words, 1, "255.255.0.0"), XDPBAN_FLAT_DENY);
+	xb_policy_set_free(&s);
+
+	add(&s, "0.0.0.0/0", XDPBAN_POLICY_TRUSTED, NOW_NS + 1);
+	add(&s, "255.255.255.0/24", XDPBAN_POLICY_DENY, 0);
+	check_set(&s, XDPBAN_FAMILY_INET, &rng, 1000, "timed 0/0");
+	xb_policy_set_free(&s);
+
+	add(&s, "192.0.2.0/24", 7, 0); /* unknown verdict */
+	add(&s, "198.51.100.0/24", XDPBAN_POLICY_DENY, 0);
+	add(&s, "198.51.0.0/16", 9, 0); /* unknown, but a longer entry covers part of it */
+	check_set(&s, XDPBAN_FAMILY_INET, &rng, 1000, "unknown verdicts");
+	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), 0);
+	assert_int_equal(code_at(words, 2, "192.0.2.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, 2, "198.51.100.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, 2, "198.51.101.1"), XDPBAN_FLAT_LOOKUP);
+	xb_policy_set_free(&s);
+
+	add(&s, "203.0.113.0/24", XDPBAN_POLICY_DENY, 0);
+	add(&s, "203.0.113.0/24", XDPBAN_POLICY_TRUSTED, 0);
+	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), -EINVAL);
+	xb_policy_set_free(&s);
+	free(words);
+}
+
+static void run_shapes(const struct pset_shape *shapes, size_t n, __u64 seed_offset,
+		       unsigned int addresses)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct pset_shape shape = shapes[i];
+		struct xb_policy_set s = {};
+		struct fuzz_rng rng;
+		__u64 seed = base_seed() + seed_offset + i;
+		char what[128];
+
+		shape.expired_ns = NOW_NS - 1;
+		shape.live_ns = NOW_NS + 1;
+		fuzz_rng_seed(&rng, seed);
+		assert_int_equal(pset_random(&rng, &shape, &s), 0);
+		snprintf(what, sizeof(what), "IPv%u, %zu prefixes /%u../%u in '%s', seed 0x%llx",
+			 shape.family, s.n, shape.min_len, shape.max_len, shape.within,
+			 (unsigned long long)seed);
+		check_set(&s, shape.family, &rng, addresses, what);
+		printf("ok: %s\n", what);
+		xb_policy_set_free(&s);
+	}
+}
+
+/* Random IPv4 sets of several sizes, spread over the space or crowded into one prefix, where
+ * prefixes nest deeply and share regions. */
+static void random_ipv4_sets(void **state)
+{
+	static const struct pset_shape shapes[] = {
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 1, 0, 32, "", 10),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 5, 0, 32, "", 10),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 16, 0, 32, "", 10),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 40, 0, 32, "", 10),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 16, 8, 32, "", 0),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 300, 8, 32, "", 5),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 3000, 10, 32, "", 2),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 500, 12, 32, "10.16.0.0/12", 5),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 2000, 14, 30, "10.16.0.0/12", 0),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 400, 16, 32, "172.16.0.0/16", 10),
+	};
+
+	run_shapes(shapes, sizeof(shapes) / sizeof(shapes[0]), 0, 4000);
+}
+
+/* IPv6: the table sees only the top 32 bits; longer prefixes make their region LOOKUP. */
+static void random_ipv6_sets(void **state)
+{
+	static const struct pset_shape shapes[] = {
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 16, 0, 128, "", 10),
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 200, 4, 48, "", 5),
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 500, 16, 40, "2001::/16", 5),
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 300, 24, 128, "2001:d00::/24", 10),
+	};
+
+	run_shapes(shapes, sizeof(shapes) / sizeof(shapes[0]), 100, 3000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(codes_of_a_small_set),
+		cmocka_unit_test(edge_sets),
+		cmocka_unit_test(random_ipv4_sets),
+		cmocka_unit_test(random_ipv6_sets),
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return cmocka_run_group_tests_name("flat", tests, setup, teardown);
+}

@@ -1,0 +1,757 @@
+/* test_flat_kernel.c - the flat policy table in the real kernel: the XDP program and the report
+ * program, loaded unpinned, with the policy written through user/lib/policy.h, against the
+ * reference model (tests/harness/model.c), source by source.
+ *
+ *   - a table never compiled (all zero: a plain `ip link` load with bpftool-written policy)
+ *     gives exactly the trie's verdicts, and so does a compiled one whose codes are all LOOKUP;
+ *   - compiled random sets of several sizes, one after another (each compile a reload);
+ *   - single changes after a compile (LOOKUP only), then a recompile;
+ *   - the table really answers first: an entry written behind the module's back is not seen
+ *     where a pure code covers it, and is seen once written through the module;
+ *   - a reload observed at every step, with one trie update per syscall: at each step the data
+ *     path agrees with the longest match over what the tries hold at that moment;
+ *   - a bad set is refused with one line and changes nothing.
+ * Sources are random addresses (packet contents in BPF_PROG_TEST_RUN; nothing leaves the
+ * machine). Every frame is a valid UDP datagram and reports are disabled in the config, so no
+ * source is ever counted: only the policy decides. Needs root; never pins or attaches.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include "dp.h"
+#include "model.h"
+#include "pkt.h"
+#include "pset.h"
+
+#define NS_PER_S 1000000000ull
+#define BASE_SEED 0x78626b6c6174ull /* "xbklat" */
+#define SHOWN 8
+
+struct fx {
+	struct dp dp;
+	struct model model;
+	struct fuzz_rng rng;
+	__u64 seed;
+	__u64 expired_ns, live_ns; /* times for timed entries, far from any boundary */
+};
+
+static struct xdpban_config quiet_config(void)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+
+	cfg.class_mask = XDPBAN_CLASS_MALFORMED; /* reports answer "disabled", count nothing */
+	return cfg;
+}
+
+static int setup(void **state)
+{
+	struct xdpban_config cfg = quiet_config();
+	const char *env = getenv("XDPBAN_FLAT_SEED");
+	struct fx *f;
+
+	*state = NULL;
+	if (!dp_can_load())
+		return 0; /* dp_can_load said why; each test skips */
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	if (dp_open(&f->dp, NULL) || model_init(&f->model, 0) || dp_set_config(&f->dp, &cfg)) {
+		free(f);
+		return -1;
+	}
+	model_set_config(&f->model, &cfg);
+	f->seed = env ? strtoull(env, NULL, 0) : BASE_SEED;
+	fuzz_rng_seed(&f->rng, f->seed);
+	f->expired_ns = 1;                             /* ran out just after boot */
+	f->live_ns = dp_now_ns() + 3600 * NS_PER_S;    /* outlasts the test */
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	if (f) {
+		dp_close(&f->dp);
+		model_free(&f->model);
+		free(f);
+	}
+	return 0;
+}
+
+static struct fx *need_fx(void **state)
+{
+	if (!*state)
+		skip();
+	return *state;
+}
+
+/* ---- one source through both programs ---- */
+
+static void addr_text(__u8 family, const __u8 *addr, char *buf, size_t len)
+{
+	inet_ntop(family == XDPBAN_FAMILY_INET ? AF_INET : AF_INET6, addr, buf, len);
+}
+
+/* A valid UDP datagram from the source through the XDP program, and a report of it through
+ * the report program; both must do what the model does. */
+static bool check_source(struct fx *f, struct model *m, __u8 family, const __u8 *addr,
+			 const char *what, unsigned long *bad)
+{
+	char src[INET6_ADDRSTRLEN];
+	struct pkt_spec spec = { .src = src, .l4 = PKT_L4_UDP, .payload_len = 8 };
+	unsigned char frame[256];
+	struct pkt_layout at;
+	struct model_verdict want;
+	struct model_report_result want_rep;
+	struct xdpban_report_req rep;
+	__u32 action;
+	__u64 now;
+
+	addr_text(family, addr, src, sizeof(src));
+	assert_int_equal(pkt_build(&spec, frame, sizeof(frame), &at), 0);
+	now = dp_now_ns();
+	assert_int_equal(dp_run(&f->dp, frame, at.len, &action), 0);
+	assert_int_equal(model_packet(m, frame, at.len, now, &want), 0);
+	assert_int_equal(dp_report(&f->dp, family, addr, 1, &rep), 0);
+	assert_int_equal(model_report(m, family, addr, 1, now, &want_rep), 0);
+	if (action == want.action && rep.status == want_rep.status)
+		return true;
+	if ((*bad)++ < SHOWN)
+		printf("MISMATCH [%s, seed 0x%llx] source %s: XDP action %u, model %u; report "
+		       "status %u, model %u\n",
+		       what, (unsigned long long)f->seed, src, action, want.action, rep.status,
+		       want_rep.status);
+	return false;
+}
+
+/* The verdict slots of the statistics must have grown exactly as the model's. */
+static void check_stats(struct fx *f, const struct model *m, const char *what,
+			unsigned long *bad)
+{
+	struct xdpban_stat_value got[XDPBAN_STAT__MAX];
+
+	assert_int_equal(dp_stats(&f->dp, got), 0);
+	for (int i = 0; i < XDPBAN_STAT__VERDICTS; i++)
+		if (got[i].packets != m->stats[i].packets && (*bad)++ < SHOWN)
+			printf("MISMATCH [%s] stat %d: kernel %llu packets, model %llu\n", what, i,
+			       (unsigned long long)got[i].packets,
+			       (unsigned long long)m->stats[i].packets);
+}
+
+/* n random sources (half inside entries of s), both families unless `family` names one. */
+static unsigned long check_sources(struct fx *f, struct model *m, const struct xb_policy_set *s,
+				   __u8 family, unsigned int n, const char *what)
+{
+	unsigned long bad = 0;
+
+	assert_int_equal(dp_stats_reset(&f->dp), 0);
+	memset(m->stats, 0, sizeof(m->stats));
+	for (unsigned int i = 0; i < n; i++) {
+		__u8 fam = family ? family
+				  : fuzz_rng_percent(&f->rng, 50) ? XDPBAN_FAMILY_INET
+								  : XDPBAN_FAMILY_INET6;
+		__u8 addr[16];
+
+		pset_address(&f->rng, s, fam, addr);
+		check_source(f, m, fam, addr, what, &bad);
+	}
+	check_stats(f, m, what, &bad);
+	return bad;
+}
+
+/* ---- sets and tables ---- */
+
+static void draw(struct fx *f, struct pset_shape shape, struct xb_policy_set *s)
+{
+	shape.expired_ns = f->expired_ns;
+	shape.live_ns = f->live_ns;
+	assert_int_equal(pset_random(&f->rng, &shape, s), 0);
+}
+
+static void mirror(struct fx *f, const struct xb_policy_set *s)
+{
+	assert_int_equal(pset_to_model(s, &f->model), 0);
+}
+
+/* Copies the live table of a family: XDPBAN_FLAT_ENTRIES words, the codes and the guard. */
+static void read_table(struct fx *f, __u8 family, __u64 *words)
+{
+	struct xb_flat t;
+
+	assert_int_equal(xb_flat_open(&t, &f->dp.maps, family), 0);
+	memcpy(words, t.words, XDPBAN_FLAT_ENTRIES * sizeof(*words));
+	xb_flat_close(&t);
+}
+
+/* Live codes of a family against the exact codes of s: every pure live code must be exact;
+ * with `exact`, every code must be, and the guard must let the data path read them. Returns
+ * the codes that break that. */
+static unsigned long compare_table(struct fx *f, const struct xb_policy_set *s, __u8 family,
+				   bool exact, const char *what)
+{
+	__u64 *live = malloc(XDPBAN_FLAT_ENTRIES * sizeof(*live));
+	__u64 *want = malloc(XDPBAN_FLAT_WORDS * sizeof(*want));
+	unsigned long bad = 0;
+
+	assert_non_null(live);
+	assert_non_null(want);
+	read_table(f, family, live);
+	assert_int_equal(xb_flat_build(s->v, s->n, family, want), 0);
+	if (exact && live[XDPBAN_FLAT_GUARD] != XDPBAN_FLAT_COMPILED && bad++ < SHOWN)
+		printf("MISMATCH [%s] IPv%u guard %llx: the codes are not in force\n", what, family,
+		       (unsigned long long)live[XDPBAN_FLAT_GUARD]);
+	for (__u32 w = 0; w < XDPBAN_FLAT_WORDS; w++) {
+		for (__u32 slot = 0; slot < XDPBAN_FLAT_CODES_PER_WORD; slot++) {
+			__u32 got = (live[w] >> (2 * slot)) & 3, code = (want[w] >> (2 * slot)) & 3;
+
+			if (got == code || (!exact && got == XDPBAN_FLAT_LOOKUP))
+				continue;
+			if (bad++ < SHOWN)
+				printf("MISMATCH [%s] IPv%u word %u slot %u: live code %u, exact %u\n",
+				       what, family, w, slot, got, code);
+		}
+	}
+	free(live);
+	free(want);
+	return bad;
+}
+
+static bool table_is_zero(struct fx *f, __u8 family)
+{
+	__u64 *live = malloc(XDPBAN_FLAT_ENTRIES * sizeof(*live));
+	bool zero = true;
+
+	assert_non_null(live);
+	read_table(f, family, live);
+	for (__u32 w = 0; w < XDPBAN_FLAT_ENTRIES && zero; w++)
+		zero = live[w] == 0;
+	free(live);
+	return zero;
+}
+
+/* ---- tests ---- */
+
+/* As `ip link` plus bpftool would leave it: entries straight in the tries, the table never
+ * compiled. LOOKUP everywhere sends every source to the trie. */
+static void uncompiled_table_gives_the_lpm_verdicts(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set s = {};
+	unsigned long bad;
+
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 3000, 8, 32, "", 5), &s);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 1000, 8, 64, "", 5), &s);
+	for (size_t i = 0; i < s.n; i++) {
+		union xb_lpm_key key;
+
+		xb_lpm_key_make(&s.v[i].prefix, &key);
+		assert_int_equal(bpf_map_update_elem(xb_policy_fd(&f->dp.maps, s.v[i].prefix.family),
+						     &key, &s.v[i].policy, BPF_ANY), 0);
+	}
+	mirror(f, &s);
+	assert_true(table_is_zero(f, XDPBAN_FAMILY_INET));
+	assert_true(table_is_zero(f, XDPBAN_FAMILY_INET6));
+	bad = check_sources(f, &f->model, &s, 0, 6000, "never compiled");
+	printf("never compiled: %zu prefixes, 6000 sources, %lu mismatches\n", s.n, bad);
+	assert_int_equal(bad, 0);
+	xb_policy_set_free(&s);
+}
+
+/* LOOKUP itself, with the guard set: a compiled table whose codes are all LOOKUP (as every
+ * code may be at any time) sends every source through level 1, level 2 and the trie. */
+static void lookup_codes_give_the_lpm_verdicts(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set s = {};
+	unsigned long bad;
+
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 3000, 8, 32, "", 5), &s);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 1000, 8, 64, "", 5), &s);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		__u8 family = i ? XDPBAN_FAMILY_INET6 : XDPBAN_FAMILY_INET;
+		struct xb_flat t;
+
+		assert_int_equal(xb_flat_open(&t, &f->dp.maps, family), 0);
+		assert_true(t.words[XDPBAN_FLAT_GUARD] == XDPBAN_FLAT_COMPILED);
+		memset(t.words, 0, XDPBAN_FLAT_WORDS * sizeof(__u64)); /* the codes, not the guard */
+		xb_flat_close(&t);
+	}
+	mirror(f, &s);
+	bad = check_sources(f, &f->model, &s, 0, 6000, "all LOOKUP");
+	printf("all LOOKUP: %zu prefixes, 6000 sources, %lu mismatches\n", s.n, bad);
+	assert_int_equal(bad, 0);
+	xb_policy_set_free(&s);
+}
+
+/* Compiles a set (a reload of whatever the tries held) and holds it to the model. */
+static void compile_and_check(struct fx *f, const struct xb_policy_set *s, __u8 family,
+			      unsigned int sources, const char *what)
+{
+	struct xb_compile_result res;
+	unsigned long bad;
+	int fi = family == XDPBAN_FAMILY_INET ? 0 : 1;
+
+	assert_int_equal(dp_policy_compile(&f->dp, s, NULL, &res), 0);
+	assert_int_equal(res.entries, s->n);
+	mirror(f, s);
+	bad = compare_table(f, s, XDPBAN_FAMILY_INET, true, what);
+	bad += compare_table(f, s, XDPBAN_FAMILY_INET6, true, what);
+	bad += check_sources(f, &f->model, s, family, sources, what);
+	printf("%s: %zu prefixes (%zu written, %zu removed), pure regions %u of 65536 /16 and "
+	       "%u of 16777216 /24, %u sources, %lu mismatches\n",
+	       what, s->n, res.written, res.removed, res.pure_l1[fi], res.pure_l2[fi], sources,
+	       bad);
+	assert_int_equal(bad, 0);
+	/* the table must be in play, or this test would only test the trie */
+	assert_true(res.pure_l1[fi] + res.pure_l2[fi] > 0);
+}
+
+/* Random sets of several sizes, each compiled over the one before. */
+static void compiled_sets_match_the_model(void **state)
+{
+	static const struct {
+		struct pset_shape shape;
+		const char *what;
+	} rounds[] = {
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 16, 8, 32, "", 10), "IPv4, 16" },
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 1000, 8, 32, "", 5), "IPv4, 1000" },
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 20000, 8, 32, "", 2), "IPv4, 20000" },
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 2000, 12, 32, "10.16.0.0/12", 5), "IPv4, crowded" },
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET6, 16, 8, 64, "", 10), "IPv6, 16" },
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET6, 2000, 16, 64, "2001::/16", 5), "IPv6, 2000" },
+	};
+	struct fx *f = need_fx(state);
+
+	for (size_t i = 0; i < sizeof(rounds) / sizeof(rounds[0]); i++) {
+		struct xb_policy_set s = {};
+
+		draw(f, rounds[i].shape, &s);
+		compile_and_check(f, &s, rounds[i].shape.family, 3000, rounds[i].what);
+		xb_policy_set_free(&s);
+	}
+}
+
+/* Replaces s's entry at p (or adds it) in the set. */
+static void set_put(struct xb_policy_set *s, const struct xb_prefix *p,
+		    const struct xdpban_policy *val)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].prefix.family == p->family && s->v[i].prefix.plen == p->plen &&
+		    !memcmp(s->v[i].prefix.addr, p->addr, sizeof(p->addr))) {
+			s->v[i].policy = *val;
+			return;
+		}
+	}
+	assert_int_equal(xb_policy_set_add(s, p, val), 0);
+}
+
+static void set_del(struct xb_policy_set *s, size_t i)
+{
+	s->v[i] = s->v[--s->n];
+}
+
+/* After a compile, ban-like single changes (put, replace, delete) only ever set LOOKUP: the
+ * verdicts stay right, and every code still pure is exact; a recompile makes it all exact. */
+static void single_changes_then_recompile(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set s = {}, extra = {};
+	char err[XB_ERRLEN];
+	unsigned long bad;
+
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 2000, 8, 32, "", 0), &s);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 500, 8, 64, "", 0), &s);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, NULL), 0);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 150, 8, 32, "", 30), &extra);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 50, 8, 64, "", 30), &extra);
+	for (size_t i = 0; i < extra.n; i++) { /* new entries, or new values of old ones */
+		assert_int_equal(xb_policy_put(&f->dp.maps, &extra.v[i].prefix, &extra.v[i].policy,
+					       BPF_ANY), 0);
+		set_put(&s, &extra.v[i].prefix, &extra.v[i].policy);
+	}
+	for (int i = 0; i < 200 && s.n; i++) { /* and deletes */
+		size_t victim = fuzz_rng_below(&f->rng, (__u32)s.n);
+
+		assert_int_equal(xb_policy_delete(&f->dp.maps, &s.v[victim].prefix), 0);
+		set_del(&s, victim);
+	}
+	/* a delete of what is gone already is refused, and harmless */
+	assert_int_equal(xb_policy_delete(&f->dp.maps, &s.v[0].prefix), 0);
+	assert_int_equal(xb_policy_delete(&f->dp.maps, &s.v[0].prefix), -ENOENT);
+	set_del(&s, 0);
+	mirror(f, &s);
+	bad = compare_table(f, &s, XDPBAN_FAMILY_INET, false, "after single changes");
+	bad += compare_table(f, &s, XDPBAN_FAMILY_INET6, false, "after single changes");
+	bad += check_sources(f, &f->model, &s, 0, 5000, "after single changes");
+	assert_int_equal(bad, 0);
+
+	/* the tries are the truth: a recompile makes every code exact for them */
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, NULL, err, sizeof(err)), 0);
+	bad = compare_table(f, &s, XDPBAN_FAMILY_INET, true, "recompiled");
+	bad += compare_table(f, &s, XDPBAN_FAMILY_INET6, true, "recompiled");
+	bad += check_sources(f, &f->model, &s, 0, 5000, "recompiled");
+	assert_int_equal(bad, 0);
+	xb_policy_set_free(&s);
+	xb_policy_set_free(&extra);
+}
+
+/* ---- the table answers first ---- */
+
+static void add(struct xb_policy_set *s, const char *cidr, __u32 verdict, __u32 list_id)
+{
+	struct xdpban_policy val = { .verdict = verdict, .list_id = list_id };
+	struct xb_prefix p;
+
+	assert_int_equal(dp_prefix(cidr, &p), 0);
+	assert_int_equal(xb_policy_set_add(s, &p, &val), 0);
+}
+
+/* What the report program says of an address: the policy verdict, or NONE. The XDP program
+ * must agree on the action for a valid datagram. */
+static __u32 verdict_of(struct fx *f, const char *text)
+{
+	char src[INET6_ADDRSTRLEN];
+	struct pkt_spec spec = { .src = src, .l4 = PKT_L4_UDP, .payload_len = 8 };
+	struct xdpban_report_req rep;
+	struct xb_prefix p;
+	unsigned char frame[256];
+	struct pkt_layout at;
+	__u32 action, verdict;
+
+	snprintf(src, sizeof(src), "%s", text);
+	assert_int_equal(dp_prefix(text, &p), 0);
+	assert_int_equal(dp_report(&f->dp, p.family, p.addr, 1, &rep), 0);
+	verdict = rep.status == XDPBAN_REPORT_TRUSTED  ? XDPBAN_POLICY_TRUSTED
+		  : rep.status == XDPBAN_REPORT_DENIED ? XDPBAN_POLICY_DENY
+						       : XDPBAN_POLICY_NONE;
+	assert_int_equal(pkt_build(&spec, frame, sizeof(frame), &at), 0);
+	assert_int_equal(dp_run(&f->dp, frame, at.len, &action), 0);
+	assert_int_equal(action, verdict == XDPBAN_POLICY_DENY ? XDP_DROP : XDP_PASS);
+	return verdict;
+}
+
+/* Writes straight into a trie, as bpftool would: unsupported once the table is compiled. */
+static void write_behind_the_back(struct fx *f, const char *cidr, __u32 verdict)
+{
+	struct xdpban_policy val = { .verdict = verdict, .list_id = 1 };
+	union xb_lpm_key key;
+	struct xb_prefix p;
+
+	assert_int_equal(dp_prefix(cidr, &p), 0);
+	xb_lpm_key_make(&p, &key);
+	assert_int_equal(bpf_map_update_elem(xb_policy_fd(&f->dp.maps, p.family), &key, &val,
+					     BPF_ANY), 0);
+}
+
+/* Proof that the data path reads the table before the trie: a pure code hides an entry that
+ * bypassed policy.h; the same entry written through policy.h is seen at once (LOOKUP first),
+ * its delete too, and a recompile restores the pure code. */
+static void table_answers_before_the_trie(void **state)
+{
+	static const struct {
+		const char *covering, *host;
+	} cases[] = {
+		{ "198.51.100.0/24", "198.51.100.7" }, /* level 2 answers */
+		{ "2001::/16", "2001:db8::1" },        /* level 1 answers */
+	};
+	struct fx *f = need_fx(state);
+	struct xb_policy_set s = {};
+	char err[XB_ERRLEN];
+
+	for (size_t i = 0; i < 2; i++)
+		add(&s, cases[i].covering, XDPBAN_POLICY_DENY, 1);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, NULL), 0);
+	for (size_t i = 0; i < 2; i++) {
+		const char *host = cases[i].host;
+
+		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY);
+		write_behind_the_back(f, host, XDPBAN_POLICY_TRUSTED);
+		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY); /* the table answered */
+		assert_int_equal(dp_policy_add(&f->dp, host, XDPBAN_POLICY_TRUSTED), 0);
+		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_TRUSTED);
+		assert_int_equal(dp_policy_del(&f->dp, host), 0);
+		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY); /* the trie's /24 or /16 */
+		assert_int_equal(xb_policy_recompile(&f->dp.maps, NULL, err, sizeof(err)), 0);
+		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY);
+	}
+	assert_int_equal(verdict_of(f, "203.0.113.9"), XDPBAN_POLICY_NONE);
+	assert_int_equal(compare_table(f, &s, XDPBAN_FAMILY_INET, true, "restored"), 0);
+	assert_int_equal(compare_table(f, &s, XDPBAN_FAMILY_INET6, true, "restored"), 0);
+	xb_policy_set_free(&s);
+}
+
+/* ---- a reload at every step ---- */
+
+static int collect_entry(const struct xb_policy_entry *e, void *ctx)
+{
+	return xb_policy_set_add(ctx, &e->prefix, &e->policy);
+}
+
+struct reload_watch {
+	struct fx *f;
+	const struct xb_policy_set *probe; /* entries whose addresses are checked */
+	unsigned long bad, steps;
+};
+
+/* At each step: what the data path says of an address inside every entry of either set must
+ * be the longest match over what the tries hold right now. */
+static void watch_step(__u8 family, enum xb_compile_step step, void *ctx)
+{
+	struct reload_watch *w = ctx;
+	struct xdpban_config cfg = quiet_config();
+	struct xb_policy_set now = {};
+	struct model m;
+	char what[64];
+
+	snprintf(what, sizeof(what), "reload IPv%u step %d (#%lu)", family, step, w->steps);
+	assert_int_equal(xb_policy_foreach(&w->f->dp.maps, collect_entry, &now), 0);
+	assert_int_equal(model_init(&m, 0), 0);
+	model_set_config(&m, &cfg);
+	assert_int_equal(pset_to_model(&now, &m), 0);
+	for (size_t i = 0; i < w->probe->n; i++) {
+		const struct xb_policy_entry *e = &w->probe->v[i];
+		__u8 addr[16];
+
+		pset_address_in(&w->f->rng, &e->prefix, addr);
+		check_source(w->f, &m, e->prefix.family, addr, what, &w->bad);
+	}
+	model_free(&m);
+	xb_policy_set_free(&now);
+	w->steps++;
+}
+
+static bool keep_manual(const struct xb_policy_entry *old, void *ctx)
+{
+	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
+}
+
+static bool same_prefix(const struct xb_prefix *a, const struct xb_prefix *b)
+{
+	return a->family == b->family && a->plen == b->plen &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static bool set_names(const struct xb_policy_set *s, const struct xb_prefix *p)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (same_prefix(&s->v[i].prefix, p))
+			return true;
+	return false;
+}
+
+/* The lists of the next reload: some of a's list entries go, some change verdict, expiry or
+ * only their list, new ones come; a's manual bans are not the lists' and are left out. */
+static void next_lists(struct fx *f, const struct xb_policy_set *a, struct xb_policy_set *b)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct xdpban_policy val = a->v[i].policy;
+		__u32 r = fuzz_rng_below(&f->rng, 100);
+
+		if (val.list_id == XDPBAN_LIST_MANUAL_BAN || r < 20)
+			continue;
+		if (r < 40)
+			val.verdict = val.verdict == XDPBAN_POLICY_DENY ? XDPBAN_POLICY_TRUSTED
+									 : XDPBAN_POLICY_DENY;
+		else if (r < 50)
+			val.expires_ns = val.expires_ns ? 0 : f->live_ns;
+		else if (r < 55)
+			val.list_id = 2; /* written again, but no code can change */
+		assert_int_equal(xb_policy_set_add(b, &a->v[i].prefix, &val), 0);
+	}
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 20, 12, 32, "10.16.0.0/12", 10), b);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 10, 16, 40, "2001::/16", 10), b);
+}
+
+/* A reload with one trie update per syscall, watched at every step (reload_watch). */
+static void reload_is_right_at_every_step(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set a = {}, b = {}, final = {}, probe = {};
+	struct reload_watch w = { .f = f, .probe = &probe };
+	const struct xb_compile_opts opts = { .keep = keep_manual, .observe = watch_step,
+					      .ctx = &w, .batch = 1 };
+	struct xb_compile_result res;
+	char err[XB_ERRLEN] = "";
+	size_t kept = 0;
+	unsigned long bad;
+
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 60, 12, 32, "10.16.0.0/12", 10), &a);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 20, 16, 40, "2001::/16", 10), &a);
+	for (size_t i = 0; i < a.n; i += 8) { /* some are manual bans, which a reload keeps */
+		a.v[i].policy.list_id = XDPBAN_LIST_MANUAL_BAN;
+		a.v[i].policy.verdict = XDPBAN_POLICY_DENY;
+	}
+	assert_int_equal(dp_policy_compile(&f->dp, &a, NULL, NULL), 0);
+	next_lists(f, &a, &b);
+	for (size_t i = 0; i < b.n; i++)
+		assert_int_equal(xb_policy_set_add(&final, &b.v[i].prefix, &b.v[i].policy), 0);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_int_equal(xb_policy_set_add(&probe, &a.v[i].prefix, &a.v[i].policy), 0);
+		if (a.v[i].policy.list_id == XDPBAN_LIST_MANUAL_BAN && !set_names(&b, &a.v[i].prefix)) {
+			assert_int_equal(xb_policy_set_add(&final, &a.v[i].prefix, &a.v[i].policy), 0);
+			kept++;
+		}
+	}
+	for (size_t i = 0; i < b.n; i++)
+		assert_int_equal(xb_policy_set_add(&probe, &b.v[i].prefix, &b.v[i].policy), 0);
+
+	assert_int_equal(xb_policy_compile(&f->dp.maps, &b, &opts, &res, err, sizeof(err)), 0);
+	printf("reload: %zu entries before, %zu after (%zu written, %zu removed, %zu kept), %lu "
+	       "steps watched, %lu mismatches\n",
+	       a.n, final.n, res.written, res.removed, res.kept, w.steps, w.bad);
+	assert_int_equal(w.bad, 0);
+	assert_int_equal(w.steps, res.written + res.removed + 3 * 2);
+	assert_true(res.written + res.removed >= 20);
+	assert_int_equal(res.kept, kept);
+	assert_int_equal(res.entries, final.n);
+	mirror(f, &final);
+	bad = compare_table(f, &final, XDPBAN_FAMILY_INET, true, "reloaded");
+	bad += compare_table(f, &final, XDPBAN_FAMILY_INET6, true, "reloaded");
+	bad += check_sources(f, &f->model, &final, 0, 3000, "reloaded");
+	assert_int_equal(bad, 0);
+	xb_policy_set_free(&a);
+	xb_policy_set_free(&b);
+	xb_policy_set_free(&final);
+	xb_policy_set_free(&probe);
+}
+
+/* ---- bad input ---- */
+
+/* The tries' contents (sorted) and both tables, to show that nothing changed. */
+struct snapshot {
+	struct xb_policy_set tries;
+	__u64 *t4, *t6;
+};
+
+static void snapshot_take(struct fx *f, struct snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	assert_int_equal(xb_policy_foreach(&f->dp.maps, collect_entry, &snap->tries), 0);
+	pset_dedup(&snap->tries); /* sorts; nothing repeats in a trie */
+	snap->t4 = malloc(XDPBAN_FLAT_ENTRIES * sizeof(__u64));
+	snap->t6 = malloc(XDPBAN_FLAT_ENTRIES * sizeof(__u64));
+	assert_non_null(snap->t4);
+	assert_non_null(snap->t6);
+	read_table(f, XDPBAN_FAMILY_INET, snap->t4);
+	read_table(f, XDPBAN_FAMILY_INET6, snap->t6);
+}
+
+static void snapshot_free(struct snapshot *snap)
+{
+	xb_policy_set_free(&snap->tries);
+	free(snap->t4);
+	free(snap->t6);
+}
+
+static void assert_unchanged(struct fx *f, const struct snapshot *before)
+{
+	struct snapshot now;
+
+	snapshot_take(f, &now);
+	assert_int_equal(now.tries.n, before->tries.n);
+	for (size_t i = 0; i < now.tries.n; i++) {
+		const struct xb_policy_entry *x = &now.tries.v[i], *y = &before->tries.v[i];
+
+		assert_true(same_prefix(&x->prefix, &y->prefix));
+		assert_int_equal(x->policy.verdict, y->policy.verdict);
+		assert_int_equal(x->policy.list_id, y->policy.list_id);
+		assert_int_equal(x->policy.expires_ns, y->policy.expires_ns);
+	}
+	assert_memory_equal(now.t4, before->t4, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
+	assert_memory_equal(now.t6, before->t6, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
+	snapshot_free(&now);
+}
+
+/* A good set plus one bad entry: refused with one line naming what is wrong. */
+static void refuse_with(struct fx *f, const struct xb_policy_set *good,
+			const struct xb_policy_entry *bad, const char *needle)
+{
+	struct xb_policy_set s = {};
+	char err[XB_ERRLEN] = "";
+
+	for (size_t i = 0; i < good->n; i++)
+		assert_int_equal(xb_policy_set_add(&s, &good->v[i].prefix, &good->v[i].policy), 0);
+	assert_int_equal(xb_policy_set_add(&s, &bad->prefix, &bad->policy), 0);
+	assert_int_equal(xb_policy_compile(&f->dp.maps, &s, NULL, NULL, err, sizeof(err)), -EINVAL);
+	printf("refused: %s\n", err);
+	if (!strstr(err, needle) || strchr(err, '\n'))
+		fail_msg("error '%s' should be one line naming '%s'", err, needle);
+	xb_policy_set_free(&s);
+}
+
+static void bad_input_changes_nothing(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set good = {}, next = {};
+	struct xb_policy_entry bad;
+	struct snapshot before;
+
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 300, 8, 32, "", 5), &good);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 100, 8, 64, "", 5), &good);
+	assert_int_equal(dp_policy_compile(&f->dp, &good, NULL, NULL), 0);
+	snapshot_take(f, &before);
+	/* the next set would change a lot, were it not refused */
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 300, 8, 32, "", 5), &next);
+
+	bad = next.v[0];
+	bad.policy.verdict = bad.policy.verdict == XDPBAN_POLICY_DENY ? XDPBAN_POLICY_TRUSTED
+								      : XDPBAN_POLICY_DENY;
+	refuse_with(f, &next, &bad, "twice");
+	bad = next.v[1];
+	bad.prefix.plen = 33;
+	refuse_with(f, &next, &bad, "prefix length 33");
+	bad.prefix.family = XDPBAN_FAMILY_INET6;
+	bad.prefix.plen = 129;
+	refuse_with(f, &next, &bad, "prefix length 129");
+	bad.prefix.family = 5;
+	refuse_with(f, &next, &bad, "bad address family 5");
+	bad = next.v[2];
+	bad.policy.verdict = 3;
+	refuse_with(f, &next, &bad, "bad verdict 3");
+	assert_unchanged(f, &before);
+
+	bad = next.v[3];
+	bad.policy.verdict = 4;
+	assert_int_equal(xb_policy_put(&f->dp.maps, &bad.prefix, &bad.policy, BPF_ANY), -EINVAL);
+	bad = next.v[3];
+	bad.prefix.plen = 40;
+	assert_int_equal(xb_policy_put(&f->dp.maps, &bad.prefix, &bad.policy, BPF_ANY), -EINVAL);
+	assert_int_equal(xb_policy_delete(&f->dp.maps, &bad.prefix), -EINVAL);
+	bad.prefix.family = 9;
+	assert_int_equal(xb_policy_delete(&f->dp.maps, &bad.prefix), -EINVAL);
+	assert_unchanged(f, &before);
+	snapshot_free(&before);
+	xb_policy_set_free(&good);
+	xb_policy_set_free(&next);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(uncompiled_table_gives_the_lpm_verdicts, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(lookup_codes_give_the_lpm_verdicts, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(compiled_sets_match_the_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(single_changes_then_recompile, setup, teardown),
+		cmocka_unit_test_setup_teardown(table_answers_before_the_trie, setup, teardown),
+		cmocka_unit_test_setup_teardown(reload_is_right_at_every_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_input_changes_nothing, setup, teardown),
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return cmocka_run_group_tests_name("flat-kernel", tests, NULL, NULL);
+}

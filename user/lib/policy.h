@@ -1,0 +1,110 @@
+/* policy.h - the one writer of the policy: the LPM tries and the flat table in front of them
+ * (include/xdpban_flat.h). Every userspace write or delete of a policy entry goes through
+ * here; never write xdpban_policy4/6 directly (a prefix written past this module may go
+ * unenforced where the table holds a pure code).
+ *
+ * The rule that keeps the data path right at every instant: a code goes from pure to LOOKUP
+ * only before the trie changes, and from LOOKUP to pure only after the trie holds the entries
+ * the code stands for. So:
+ *   - put/delete of one entry first sets LOOKUP in every region the entry touches, then changes
+ *     the trie; the table stays correct, only slower there until the next compile;
+ *   - compile makes the tries hold exactly a given set (LOOKUP first where the set changes
+ *     anything), then writes exact codes for every region, level 2 before level 1, computed
+ *     from a sorted copy of the set, never from lookups in the trie; then the guard word, which
+ *     tells the data path to read the codes at all.
+ * Writers must be serialised by the caller: while xdpband runs it is the only writer; the CLI
+ * writes directly only under the pin-directory lock.
+ */
+#ifndef XB_POLICY_H
+#define XB_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "libxdpban.h"
+#include "xdpban_flat.h"
+
+/* ---- the flat table as plain memory (no kernel needed) ---- */
+
+/* Computes the exact codes of one family's entries (others in the array are skipped) into
+ * words[XDPBAN_FLAT_WORDS], both levels. Entries need no order. 0, -EINVAL (a prefix of length
+ * 32 or less named twice) or -ENOMEM. */
+int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, __u64 *words);
+/* The code of the region holding `top` (an address's top 32 bits, host order) at level 1
+ * (/16) or 2 (/24). */
+__u32 xb_flat_code(const __u64 *words, int level, __u32 top);
+/* The top 32 bits of a prefix's address, host order, bits past the length cleared. */
+__u32 xb_prefix_top(const struct xb_prefix *p);
+
+/* A flat map mmapped for writing. */
+struct xb_flat {
+	__u64 *words; /* XDPBAN_FLAT_ENTRIES words shared with the data path: the codes, then the
+		       * guard */
+	int fd;
+};
+/* Maps the flat table of a family after checking that fd really is one. 0 or -errno
+ * (-EPROTO: not a flat table). */
+int xb_flat_open(struct xb_flat *t, const struct xb_maps *m, __u8 family);
+void xb_flat_close(struct xb_flat *t);
+
+/* ---- single changes ---- */
+
+/* Adds or replaces one entry (flags: BPF_ANY, BPF_NOEXIST, BPF_EXIST), LOOKUP first. 0 or
+ * -errno: -EINVAL for a bad prefix or verdict, the trie's error otherwise. */
+int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
+		  const struct xdpban_policy *val, __u64 flags);
+/* Deletes the entry at exactly p, LOOKUP first. 0, -ENOENT or -errno. */
+int xb_policy_delete(const struct xb_maps *m, const struct xb_prefix *p);
+
+/* ---- compiling a whole set ---- */
+
+struct xb_policy_set {
+	struct xb_policy_entry *v;
+	size_t n, cap;
+};
+/* Appends an entry (no check: xb_policy_compile checks the whole set). 0 or -ENOMEM. */
+int xb_policy_set_add(struct xb_policy_set *s, const struct xb_prefix *p,
+		      const struct xdpban_policy *val);
+void xb_policy_set_free(struct xb_policy_set *s);
+
+/* Where a compile is; an observer sees each point (tests hold the data path to the tries). */
+enum xb_compile_step {
+	XB_COMPILE_TOUCHED,   /* LOOKUP set where the set changes anything; tries unchanged */
+	XB_COMPILE_TRIE_STEP, /* one batch of trie writes or deletes done */
+	XB_COMPILE_TRIE_DONE, /* the trie holds the new set; codes not yet written */
+	XB_COMPILE_L2_DONE,   /* level 2 exact; level 1 not yet written */
+};
+
+struct xb_compile_opts {
+	/* Entries already in the tries to keep when the set does not name their prefix (the
+	 * daemon keeps manual bans); NULL keeps none. */
+	bool (*keep)(const struct xb_policy_entry *old, void *ctx);
+	void (*observe)(__u8 family, enum xb_compile_step step, void *ctx); /* NULL: none */
+	void *ctx;
+	__u32 batch; /* trie updates per syscall; 0: a default */
+};
+
+struct xb_compile_result {
+	size_t written;   /* entries added or changed in the tries */
+	size_t removed;   /* entries deleted */
+	size_t kept;      /* entries kept by opts->keep */
+	size_t entries;   /* in the tries now, both families */
+	__u32 pure_l1[2]; /* [0] IPv4, [1] IPv6: regions answered at level 1, of 65,536 */
+	__u32 pure_l2[2]; /* ... at level 2, of 16,777,216 */
+};
+
+/* Makes the tries of both families hold exactly `set` (plus what opts->keep keeps; an entry
+ * of the set wins over a kept one with the same prefix), then writes exact codes. A bad set (a
+ * prefix twice, a bad length, family or verdict) is refused with one line in err before
+ * anything changes. A trie that fails midway (full, out of memory) is left holding part of the
+ * change, with LOOKUP wherever it may differ from before: right, only slower until the next
+ * compile. opts and res may be NULL. 0 or -errno. */
+int xb_policy_compile(const struct xb_maps *m, const struct xb_policy_set *set,
+		      const struct xb_compile_opts *opts, struct xb_compile_result *res,
+		      char *err, size_t errlen);
+/* Writes exact codes for the tries as they are (after single changes, e.g. when timed entries
+ * have gone). 0 or -errno with one line in err. */
+int xb_policy_recompile(const struct xb_maps *m, struct xb_compile_result *res, char *err,
+			size_t errlen);
+
+#endif /* XB_POLICY_H */
