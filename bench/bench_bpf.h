@@ -614,6 +614,7 @@ struct bench_pair {
 struct bench_result {
 	struct bench_samples xdpban, other, ratio;
 	bool broken;
+	bool unmeasurable; /* verdicts were right, but a call was too short to time */
 };
 
 static inline double bench_pair_one(const struct bench_pair *pp, int fd, uint32_t packets,
@@ -684,8 +685,9 @@ static inline void bench_pair_run(const struct bench_pair *pp, struct bench_chec
 		if (x < 0 || b < 0)
 			break;
 		if (x == 0 || b == 0) {
-			bench_check_fail(c, what, "a call took less CPU time than the fixed cost of a "
-					 "call: too few packets to measure");
+			/* Not a verdict failure: the row prints no number and says why. Rows
+			 * with a fixed packet count hit this in smoke mode on a busy machine. */
+			r->unmeasurable = true;
 			break;
 		}
 		bench_sample_add(&r->xdpban, x);
@@ -700,6 +702,12 @@ out:
 static inline void bench_result_cells(const struct bench_result *r, char *x, char *b, char *ratio,
 				      size_t len)
 {
+	if (r->broken && r->unmeasurable) {
+		snprintf(x, len, "not measured: a call took less CPU than its fixed cost");
+		snprintf(b, len, "-");
+		snprintf(ratio, len, "-");
+		return;
+	}
 	if (r->broken) {
 		snprintf(x, len, "verdict check failed");
 		snprintf(b, len, "-");
