@@ -341,9 +341,9 @@ static void print_header(struct pipe *p)
 	printf("State loaded: %u random disjoint deny prefixes compiled into the policy "
 	       "(user/lib/policy.h: the trie, %.0f MiB reported, and the flat table in front of it, "
 	       "which answers %u of 65,536 /16 regions and %u of 16,777,216 /24 regions without the "
-	       "trie), %u tracked sources in xdpban_counts (size %u), %u bans. Seed %llu.\n\n",
+	       "trie, and %u more /24s by a level-3 line of /32 codes, %u left to the trie for room), %u tracked sources in xdpban_counts (size %u), %u bans. Seed %llu.\n\n",
 	       p->sz.prefixes, lpm > 0 ? lpm / 1048576.0 : 0, p->compiled.pure_l1[0],
-	       p->compiled.pure_l2[0], p->tracked.n, p->sz.tracked + p->sz.tracked / 4,
+	       p->compiled.pure_l2[0], p->compiled.lines4, p->compiled.lines4_full, p->tracked.n, p->sz.tracked + p->sz.tracked / 4,
 	       p->banned.n, (unsigned long long)p->o.seed);
 	printf("Method: a driver program (bench/bpf/srcdrv.bpf.c) writes the next of %u random "
 	       "IPv4 sources into a 60-byte UDP frame and tail-calls the program under test: the "

@@ -195,9 +195,9 @@ static void run_table(struct policy_bench *pb, uint32_t prefixes)
 	bench_result_cells(&res, x, l, ratio, sizeof(x));
 	if (reference_lpm_ns(prefixes))
 		snprintf(ref, sizeof(ref), "%.0f", reference_lpm_ns(prefixes));
-	printf("| %s | %.1f%% | %.2f%% | %s | %s | %s | %s |\n", count,
-	       100.0 * t.denied / pb->sz.sources, 100.0 * t.compiled.pure_l2[0] / (1u << 24), x, l,
-	       ratio, ref);
+	printf("| %s | %.1f%% | %.2f%% | %u (%u full) | %s | %s | %s | %s |\n", count,
+	       100.0 * t.denied / pb->sz.sources, 100.0 * t.compiled.pure_l2[0] / (1u << 24),
+	       t.compiled.lines4, t.compiled.lines4_full, x, l, ratio, ref);
 	free(p);
 	unload_table(&t);
 }
@@ -211,7 +211,9 @@ static void print_header(struct policy_bench *pb)
 	       "the trie of bench/bpf/lpm_only.bpf.o, a program that only parses Ethernet and IPv4 "
 	       "and looks the source up (same key and value types). The third column is the share "
 	       "of /24 regions the flat table answers without the trie (level 2; level 1 answers "
-	       "whole /16s before it). %u random IPv4 sources, drawn "
+	       "whole /16s before it); the fourth, the /24 regions answered by a level-3 line of /32 codes "
+	       "(regions holding /25../32 entries; in parentheses, those left to the trie because "
+	       "level 3 was full). %u random IPv4 sources, drawn "
 	       "once per size, go through each program behind the driver (bench/bpf/srcdrv.bpf.c), "
 	       "calls sized to about %.0f ms; ns/packet = thread CPU time less the fixed cost of a "
 	       "call (%.0f us), / packets. Both programs' verdicts (xdpban_stats, lpm_only_stats) "
@@ -220,9 +222,9 @@ static void print_header(struct policy_bench *pb)
 	       pb->sz.sources, pb->target_ns / 1e6, *bench_call_cost_ns() / 1e3, pb->runs);
 	printf("The last column is REFERENCE.md section 4 (xdp-project bench02, AMD EPYC 9684X, "
 	       "random keys), **measured elsewhere**: context only.\n\n");
-	printf("| prefixes | sources denied | /24s answered flat | xdpban ns/pkt | lpm_only ns/pkt | "
-	       "ratio | LPM lookup ns, measured elsewhere |\n");
-	printf("|---|---|---|---|---|---|---|\n");
+	printf("| prefixes | sources denied | /24s answered flat | /24 lines (level 3) | "
+	       "xdpban ns/pkt | lpm_only ns/pkt | ratio | LPM lookup ns, measured elsewhere |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
 }
 
 int main(int argc, char **argv)

@@ -65,6 +65,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xdpban_flat6 SEC(".maps");
 
+/* Level 3 of the IPv4 table: the 256 /32 codes of a /24 whose level-2 code is LOOKUP only
+ * because permanent entries longer than /24 lie in it (xdpban_flat.h), so that real
+ * blocklists of /25../32 entries are answered without the trie. Preallocated: a lookup never
+ * allocates; a full table leaves the remaining regions to the trie. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDPBAN_DEFAULT_FLAT4X_MAX);
+	__type(key, __u32);
+	__type(value, struct xdpban_flat_line);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xdpban_flat4x SEC(".maps");
+
 /* Error counters. Bounded: the least recently used source is evicted when full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

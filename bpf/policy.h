@@ -2,13 +2,16 @@
  * The one entry point is policy_lookup(); how lists are stored may change behind it.
  *
  * The flat table (include/xdpban_flat.h) answers first, once compiled (its guard word says so):
- * level 1 (/16), then level 2 (/24) only when level 1 says LOOKUP, then the LPM trie only when
- * level 2 says LOOKUP. Array lookups are inlined by the verifier, so the common case is two or
- * three loads, the guard always hot; the trie is a helper call of up to 33 (IPv4) or 129 (IPv6)
- * dependent loads. Never write a map here. */
+ * level 1 (/16), then level 2 (/24) only when level 1 says LOOKUP; when level 2 says LOOKUP
+ * too, for IPv4 the line of the /24 in level 3 (a hash, when the guard says lines are in
+ * force), and the LPM trie only when there is no line or its code is LOOKUP. Array lookups
+ * are inlined by the verifier, so the common case is two or three loads, the guard always hot;
+ * a line is one inlined hash lookup and one cache line; the trie is a helper call of up to 33
+ * (IPv4) or 129 (IPv6) dependent loads. Never write a map here. */
 #ifndef XDPBAN_BPF_POLICY_H
 #define XDPBAN_BPF_POLICY_H
 
+#include <stdbool.h>
 #include <bpf/bpf_endian.h>
 #include "maps.h"
 
@@ -24,20 +27,38 @@ static __always_inline __u32 flat_code(void *flat, __u32 base, __u32 region)
 	return (*codes >> xdpban_flat_shift(region)) & XDPBAN_FLAT_CODE_MASK;
 }
 
-/* Level 1, then level 2 if needed; XDPBAN_FLAT_LOOKUP when the trie must decide, which is
- * always the case for a table that was never compiled. */
-static __always_inline __u32 flat_lookup(void *flat, __u32 top)
+/* Level 1, then level 2 if needed; XDPBAN_FLAT_LOOKUP when a later level must decide, which is
+ * always the case for a table that was never compiled. *lines is set when level 2 said
+ * LOOKUP and the guard puts level 3 in force. */
+static __always_inline __u32 flat_lookup(void *flat, __u32 top, bool *lines)
 {
 	__u32 guard = XDPBAN_FLAT_GUARD, code;
 	__u64 *compiled = bpf_map_lookup_elem(flat, &guard);
+	__u64 state;
 
-	if (!compiled || *compiled != XDPBAN_FLAT_COMPILED)
+	*lines = false;
+	if (!compiled)
+		return XDPBAN_FLAT_LOOKUP;
+	state = *(volatile __u64 *)compiled; /* one read: both tests below see the same word */
+	if (state != XDPBAN_FLAT_COMPILED && state != XDPBAN_FLAT_COMPILED_L3)
 		return XDPBAN_FLAT_LOOKUP;
 	code = flat_code(flat, 0, xdpban_flat_l1_region(top));
-
 	if (code != XDPBAN_FLAT_LOOKUP)
 		return code;
-	return flat_code(flat, XDPBAN_FLAT_L2_BASE, xdpban_flat_l2_region(top));
+	code = flat_code(flat, XDPBAN_FLAT_L2_BASE, xdpban_flat_l2_region(top));
+	*lines = code == XDPBAN_FLAT_LOOKUP && state == XDPBAN_FLAT_COMPILED_L3;
+	return code;
+}
+
+/* Level 3: the code of an IPv4 address in the line of its /24; LOOKUP when it has none. */
+static __always_inline __u32 line_lookup(__u32 addr)
+{
+	__u32 region = xdpban_flat_l2_region(addr);
+	struct xdpban_flat_line *line = bpf_map_lookup_elem(&xdpban_flat4x, &region);
+
+	if (!line)
+		return XDPBAN_FLAT_LOOKUP;
+	return xdpban_flat_line_code(line, addr);
 }
 
 /* The longest matching prefix in the trie of the family. */
@@ -66,16 +87,20 @@ static __always_inline __u32 trie_lookup(__u8 family, const __u8 *saddr)
 
 static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr)
 {
+	bool lines;
 	__u32 top, code;
 
 	__builtin_memcpy(&top, saddr, sizeof(top)); /* saddr may be unaligned */
 	top = bpf_ntohl(top);
 	/* Two calls, each with its own map: a map pointer merged from two maps would make the
 	 * verifier give up inlining the lookup. */
-	if (family == XDPBAN_FAMILY_INET)
-		code = flat_lookup(&xdpban_flat4, top);
-	else
-		code = flat_lookup(&xdpban_flat6, top);
+	if (family == XDPBAN_FAMILY_INET) {
+		code = flat_lookup(&xdpban_flat4, top, &lines);
+		if (lines)
+			code = line_lookup(top);
+	} else {
+		code = flat_lookup(&xdpban_flat6, top, &lines); /* IPv6 has no level 3 */
+	}
 	if (code != XDPBAN_FLAT_LOOKUP)
 		return xdpban_flat_verdict(code);
 	return trie_lookup(family, saddr);

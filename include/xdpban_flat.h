@@ -18,6 +18,15 @@
  * all-zero table of a fresh map (a plain `ip link` load) is always correct, and LOOKUP is the
  * code any writer may set at any time. Userspace writes the table only through
  * user/lib/policy.h; never store a pure code a trie does not back.
+ *
+ * Level 3 (IPv4 only): a hash (XDPBAN_MAP_FLAT4X) from a /24 region (u32, host order: the
+ * address >> 8) to a line of its 256 /32 codes, 64 bytes, one cache line. Only a region whose
+ * level-2 code is LOOKUP because permanent entries longer than /24 lie in it gets a line; a
+ * timed entry keeps its regions out. Lines are read only when the IPv4 guard holds
+ * XDPBAN_FLAT_COMPILED_L3: then level-2 LOOKUP means "the line of the /24 if there is one, else
+ * the trie", and a line code LOOKUP means the trie. Every line in the map is exact for the
+ * trie at every instant (policy.h says how writers keep it so), whatever level 2 says; a
+ * writer that cannot reach the lines first turns the guard back to XDPBAN_FLAT_COMPILED.
  */
 #ifndef XDPBAN_FLAT_H
 #define XDPBAN_FLAT_H
@@ -45,6 +54,18 @@ enum xdpban_flat_code {
 #define XDPBAN_FLAT_GUARD XDPBAN_FLAT_WORDS           /* index of the guard word */
 #define XDPBAN_FLAT_ENTRIES (XDPBAN_FLAT_WORDS + 1)   /* the map's max_entries */
 #define XDPBAN_FLAT_COMPILED 0x78646270666c6174ull  /* "xdbpflat": the codes are in force */
+#define XDPBAN_FLAT_COMPILED_L3 0x78646270666c3378ull /* "xdbpfl3x": codes and IPv4 lines */
+
+/* Level 3: the line of /32 codes of one IPv4 /24 region. */
+#define XDPBAN_MAP_FLAT4X "xdpban_flat4x"  /* hash: /24 region -> struct xdpban_flat_line */
+#define XDPBAN_DEFAULT_FLAT4X_MAX 262144   /* regions; 35.7 MB preallocated (docs/datapath.md) */
+#define XDPBAN_FLAT_L3_BITS 8              /* /32s per /24: 256 codes */
+#define XDPBAN_FLAT_LINE_CODES (1u << XDPBAN_FLAT_L3_BITS)
+#define XDPBAN_FLAT_LINE_WORDS (XDPBAN_FLAT_LINE_CODES / XDPBAN_FLAT_CODES_PER_WORD) /* 8 */
+
+struct xdpban_flat_line {
+	__u64 codes[XDPBAN_FLAT_LINE_WORDS]; /* code of /32 i: word i / 32, bits 2 * (i % 32) */
+};
 
 /* Pure codes are verdicts plus one. */
 static inline __u32 xdpban_flat_code_of_verdict(__u32 verdict)
@@ -77,6 +98,15 @@ static inline __u32 xdpban_flat_l1_region(__u32 top)
 static inline __u32 xdpban_flat_l2_region(__u32 top)
 {
 	return top >> (32 - XDPBAN_FLAT_L2_BITS);
+}
+
+/* The code of an IPv4 address (host order) in the line of its /24. */
+static inline __u32 xdpban_flat_line_code(const struct xdpban_flat_line *line, __u32 addr)
+{
+	__u32 slot = addr & (XDPBAN_FLAT_LINE_CODES - 1);
+
+	return (line->codes[slot / XDPBAN_FLAT_CODES_PER_WORD] >> xdpban_flat_shift(slot)) &
+	       XDPBAN_FLAT_CODE_MASK;
 }
 
 #endif /* XDPBAN_FLAT_H */

@@ -177,6 +177,35 @@ case_ban_prefixes() {
 		json_holds "$out" 'len(j["bans"]) == 3'
 }
 
+# The text listing and the JSON listing are written by two fast paths: row for row, they
+# must show the same bans (prefix, reason, count, started or "-").
+case_bans_text_matches_json() {
+	local json
+	cli_ok bans --json || return 1
+	json=$out
+	cli_ok bans || return 1
+	"$PY" -c '
+import json, sys
+bans = json.loads(sys.argv[1])["bans"]
+lines = sys.argv[2].split("\n")
+assert lines[0].split() == ["PREFIX", "REASON", "COUNT", "LEFT", "STARTED"], lines[0]
+rows = sorted(tuple(l.split()[:3] + l.split()[4:]) for l in lines[1:])
+want = sorted((b["prefix"], b["reason"], str(b["count"]), b["started"] or "-") for b in bans)
+sys.exit(0 if rows == want and len(bans) == 3 else 1)' "$json" "$out" && return 0
+	E2E_WHY="bans and bans --json differ: ${out:0:300} / ${json:0:300}"
+	return 1
+}
+
+# A listing that cannot be written (a full disk) fails with one line, not a silent exit 0.
+case_bans_write_error() {
+	xdpban bans --json >/dev/full 2>"$tmp/err"
+	rc=$? err=$(<"$tmp/err")
+	((rc == 1)) && [[ $(wc -l <"$tmp/err") -eq 1 && $err == "xdpban: cannot list the bans: "* ]] &&
+		return 0
+	E2E_WHY="bans --json >/dev/full exited $rc: ${err:0:120}"
+	return 1
+}
+
 case_query_json() {
 	cli_ok query "$V4_MANUAL" --json || return 1
 	json_holds "$out" 'j["address"] == "'"$V4_MANUAL"'" and j["key"] == "'"$V4_MANUAL"'" and j["banned"] is True and j["ban_reason"] == "manual" and j["policy"] == "none" and j["policy_match"] is None and j["count"] == 0' &&
@@ -380,6 +409,8 @@ e2e_case status_json case_status_json
 e2e_case ban_address case_ban_address
 e2e_case ban_drops_on_the_wire case_ban_drops_on_the_wire
 e2e_case ban_prefixes case_ban_prefixes
+e2e_case bans_text_matches_json case_bans_text_matches_json
+e2e_case bans_write_error case_bans_write_error
 e2e_case query_json case_query_json
 e2e_case unban case_unban
 e2e_case durations_in_weeks case_durations_in_weeks

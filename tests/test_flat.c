@@ -1,8 +1,10 @@
-/* test_flat.c - the code computation of the flat policy table (xb_flat_build, user/lib/policy.c)
- * against a brute force written from the definition in include/xdpban_flat.h, over fixed and
- * seeded random prefix sets: every /16 and every /24 region, then random addresses looked up the
- * way the data path does (level 1, level 2, then longest prefix match) against a plain longest
- * prefix match with the expiry rule of docs/datapath.md. No kernel: it runs as any user.
+/* test_flat.c - the code computation of the flat policy table (xb_flat_build and
+ * xb_flat_lines_build, user/lib/policy.c) against a brute force written from the definition in
+ * include/xdpban_flat.h, over fixed and seeded random prefix sets: every /16 and every /24
+ * region, which IPv4 /24s get a level-3 line and every /32 code of each line, then random
+ * addresses looked up the way the data path does (level 1, level 2, the line, then longest
+ * prefix match) against a plain longest prefix match with the expiry rule of
+ * docs/datapath.md. No kernel: it runs as any user.
  *
  * The brute force paints each entry over the regions it covers (longest wins) and marks the
  * regions that hold a longer or a timed entry; the code under test sweeps a sorted copy with a
@@ -182,22 +184,103 @@ static unsigned long check_levels_agree(const __u64 *words, const char *what)
 	return bad;
 }
 
-/* What the data path does with the table: level 1, level 2, then the trie. */
-static __u32 flat_verdict(const __u64 *words, const struct xb_policy_set *s, __u8 family,
-			  const __u8 *addr)
+/* The IPv4 level-3 lines of a set (none for IPv6). */
+struct lines {
+	struct xb_flat_line *v;
+	size_t n;
+};
+
+/* What the data path does with the table: level 1, level 2, the line (IPv4), then the trie. */
+static __u32 flat_verdict(const __u64 *words, const struct lines *l, const struct xb_policy_set *s,
+			  __u8 family, const __u8 *addr)
 {
 	__u32 top = top_bits(addr), code = xb_flat_code(words, 1, top);
 
 	if (code == XDPBAN_FLAT_LOOKUP)
 		code = xb_flat_code(words, 2, top);
+	if (code == XDPBAN_FLAT_LOOKUP && family == XDPBAN_FAMILY_INET)
+		code = xb_flat_lines_code(l->v, l->n, top);
 	if (code == XDPBAN_FLAT_LOOKUP)
 		return lpm_verdict(s, family, addr);
 	return xdpban_flat_verdict(code);
 }
 
+/* The definition of level 3: a /24 gets a line when an entry longer than /24 lies in it and no
+ * timed entry covers it or lies in it; code i of the line is the longest match of the /32 i
+ * (all permanent there). Checks which regions have lines, and every code of every line. */
+static unsigned long check_lines(const struct xb_policy_set *s, const struct lines *l,
+				 const char *what)
+{
+	__u8 *has_long = paint.len, *timed = paint.lookup;
+	struct xb_policy_set near = {};
+	const __u32 regions = 1u << XDPBAN_FLAT_L2_BITS;
+	unsigned long bad = 0;
+	size_t want = 0, at = 0;
+
+	memset(has_long, 0, regions);
+	memset(timed, 0, regions);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct xb_policy_entry *e = &s->v[i];
+		__u32 first = top_bits(e->prefix.addr) >> 8, count;
+
+		if (e->prefix.family != XDPBAN_FAMILY_INET)
+			continue;
+		count = e->prefix.plen < 24 ? 1u << (24 - e->prefix.plen) : 1;
+		if (e->prefix.plen > 24)
+			has_long[first] = 1;
+		if (e->policy.expires_ns)
+			memset(timed + first, 1, count);
+	}
+	for (size_t i = 1; i < l->n; i++)
+		if (l->v[i - 1].region >= l->v[i].region && bad++ < SHOWN)
+			printf("MISMATCH [%s] lines not sorted at %zu\n", what, i);
+	for (__u32 r = 0; r < regions; r++) {
+		bool line = at < l->n && l->v[at].region == r;
+
+		if (has_long[r] && !timed[r])
+			want++;
+		if (line != (has_long[r] && !timed[r]) && bad++ < SHOWN)
+			printf("MISMATCH [%s] /24 %u.%u.%u.0: line %s, definition %s\n", what, r >> 16,
+			       (r >> 8) & 0xff, r & 0xff, line ? "present" : "absent",
+			       has_long[r] && !timed[r] ? "present" : "absent");
+		if (!line)
+			continue;
+		near.n = 0; /* the entries that cover the region or lie in it: the only candidates */
+		for (size_t i = 0; i < s->n; i++) {
+			const struct xb_policy_entry *e = &s->v[i];
+			__u8 base[16] = { r >> 16, r >> 8, r };
+			struct xb_prefix region = { .family = XDPBAN_FAMILY_INET, .plen = 24 };
+
+			memcpy(region.addr, base, sizeof(base));
+			if (e->prefix.family == XDPBAN_FAMILY_INET &&
+			    (bit_matches(base, &e->prefix) || bit_matches(e->prefix.addr, &region)))
+				assert_int_equal(xb_policy_set_add(&near, &e->prefix, &e->policy), 0);
+		}
+		for (__u32 host = 0; host < XDPBAN_FLAT_LINE_CODES; host++) {
+			__u32 addr32 = r << 8 | host, code = xdpban_flat_line_code(&l->v[at].line, addr32);
+			__u8 addr[16] = { addr32 >> 24, addr32 >> 16, addr32 >> 8, addr32 };
+			__u32 verdict = lpm_verdict(&near, XDPBAN_FAMILY_INET, addr);
+
+			__u32 want_code = verdict <= XDPBAN_POLICY_TRUSTED
+						  ? xdpban_flat_code_of_verdict(verdict)
+						  : XDPBAN_FLAT_LOOKUP;
+
+			if (code != want_code && bad++ < SHOWN)
+				printf("MISMATCH [%s] %u.%u.%u.%u: line code %s, longest match %u\n",
+				       what, addr[0], addr[1], addr[2], addr[3], code_name(code),
+				       verdict);
+		}
+		at++;
+	}
+	if (want != l->n && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu lines, definition %zu\n", what, l->n, want);
+	xb_policy_set_free(&near);
+	return bad;
+}
+
 static unsigned long check_addresses(const struct xb_policy_set *s, __u8 family,
-				     const __u64 *words, struct fuzz_rng *rng, unsigned int n,
-				     const char *what)
+				     const __u64 *words, const struct lines *l,
+				     struct fuzz_rng *rng, unsigned int n, const char *what)
 {
 	unsigned long bad = 0;
 
@@ -207,7 +290,7 @@ static unsigned long check_addresses(const struct xb_policy_set *s, __u8 family,
 		char text[INET6_ADDRSTRLEN];
 
 		pset_address(rng, s, family, addr);
-		got = flat_verdict(words, s, family, addr);
+		got = flat_verdict(words, l, s, family, addr);
 		want = lpm_verdict(s, family, addr);
 		if (got != want && bad++ < SHOWN) {
 			inet_ntop(family == XDPBAN_FAMILY_INET ? AF_INET : AF_INET6, addr, text,
@@ -224,16 +307,23 @@ static void check_set(const struct xb_policy_set *s, __u8 family, struct fuzz_rn
 		      unsigned int addresses, const char *what)
 {
 	__u64 *words = malloc(XDPBAN_FLAT_WORDS * sizeof(*words));
+	struct lines l = {};
 	unsigned long bad;
 
 	assert_non_null(words);
 	memset(words, 0xa5, XDPBAN_FLAT_WORDS * sizeof(*words)); /* no help from a zero table */
 	assert_int_equal(xb_flat_build(s->v, s->n, family, words), 0);
+	assert_int_equal(xb_flat_lines_build(s->v, s->n, &l.v, &l.n), 0);
 	bad = check_level(s, family, words, 1, what);
 	bad += check_level(s, family, words, 2, what);
 	bad += check_levels_agree(words, what);
-	bad += check_addresses(s, family, words, rng, addresses, what);
+	if (family == XDPBAN_FAMILY_INET)
+		bad += check_lines(s, &l, what);
+	else if (l.n && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu IPv4 lines from an IPv6 set\n", what, l.n);
+	bad += check_addresses(s, family, words, &l, rng, addresses, what);
 	free(words);
+	free(l.v);
 	if (bad)
 		fail_msg("%s: %lu mismatches", what, bad);
 }
@@ -313,6 +403,57 @@ static void codes_of_a_small_set(void **state)
 	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET6, words), 0);
 	assert_int_equal(code_at(words, 1, "10.0.0.1"), XDPBAN_FLAT_NONE);
 	free(words);
+	xb_policy_set_free(&s);
+}
+
+static __u32 line_code_at(const struct lines *l, const char *addr)
+{
+	__u8 bytes[4];
+
+	assert_int_equal(inet_pton(AF_INET, addr, bytes), 1);
+	return xb_flat_lines_code(l->v, l->n, top_bits(bytes));
+}
+
+/* Level 3 in a readable case: which /24s get a line, and the /32 codes written out. */
+static void lines_of_a_small_set(void **state)
+{
+	struct xb_policy_set s = {};
+	struct lines l = {};
+
+	add(&s, "198.51.100.0/24", XDPBAN_POLICY_DENY, 0);
+	add(&s, "198.51.100.128/25", XDPBAN_POLICY_TRUSTED, 0); /* inside the /24 */
+	add(&s, "198.51.100.200/30", XDPBAN_POLICY_NONE, 0);    /* inside the /25 */
+	add(&s, "203.0.113.7", XDPBAN_POLICY_DENY, 0);          /* alone in its /24 */
+	add(&s, "192.0.2.0/23", XDPBAN_POLICY_TRUSTED, 0);      /* covers 192.0.2.0/24 */
+	add(&s, "192.0.3.64/26", XDPBAN_POLICY_DENY, 0);        /* and lies in 192.0.3.0/24 */
+	add(&s, "10.9.0.0/16", XDPBAN_POLICY_DENY, NOW_NS);     /* timed, covering: no line */
+	add(&s, "10.9.1.1", XDPBAN_POLICY_TRUSTED, 0);
+	add(&s, "10.10.1.1", XDPBAN_POLICY_TRUSTED, NOW_NS);    /* timed, inside: no line */
+	add(&s, "10.10.1.128/25", XDPBAN_POLICY_DENY, 0);
+	add(&s, "10.11.0.0/24", XDPBAN_POLICY_DENY, 0);         /* nothing longer: level 2 */
+	assert_int_equal(xb_flat_lines_build(s.v, s.n, &l.v, &l.n), 0);
+
+	assert_int_equal(l.n, 3);
+	assert_int_equal(line_code_at(&l, "198.51.100.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line_code_at(&l, "198.51.100.127"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line_code_at(&l, "198.51.100.128"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(line_code_at(&l, "198.51.100.199"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(line_code_at(&l, "198.51.100.201"), XDPBAN_FLAT_NONE);
+	assert_int_equal(line_code_at(&l, "198.51.100.204"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(line_code_at(&l, "203.0.113.7"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line_code_at(&l, "203.0.113.8"), XDPBAN_FLAT_NONE);
+	assert_int_equal(line_code_at(&l, "192.0.3.63"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(line_code_at(&l, "192.0.3.64"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line_code_at(&l, "192.0.2.64"), XDPBAN_FLAT_LOOKUP); /* no line */
+	assert_int_equal(line_code_at(&l, "10.9.1.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(line_code_at(&l, "10.10.1.129"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(line_code_at(&l, "10.11.0.1"), XDPBAN_FLAT_LOOKUP);
+	free(l.v);
+
+	add(&s, "203.0.113.7/32", XDPBAN_POLICY_TRUSTED, 0); /* named twice: refused */
+	assert_int_equal(xb_flat_lines_build(s.v, s.n, &l.v, &l.n), -EINVAL);
+	assert_null(l.v);
+	assert_int_equal(l.n, 0);
 	xb_policy_set_free(&s);
 }
 
@@ -396,6 +537,11 @@ static void random_ipv4_sets(void **state)
 		PSET_SHAPE(XDPBAN_FAMILY_INET, 500, 12, 32, "10.16.0.0/12", 5),
 		PSET_SHAPE(XDPBAN_FAMILY_INET, 2000, 14, 30, "10.16.0.0/12", 0),
 		PSET_SHAPE(XDPBAN_FAMILY_INET, 400, 16, 32, "172.16.0.0/16", 10),
+		/* blocklist-like: mostly /25../32, where level 3 answers */
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 3000, 25, 32, "", 3),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 2000, 20, 32, "10.16.0.0/16", 5),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 600, 22, 32, "198.51.100.0/22", 10),
+		PSET_SHAPE(XDPBAN_FAMILY_INET, 1500, 24, 32, "203.0.113.0/24", 0),
 	};
 
 	run_shapes(shapes, sizeof(shapes) / sizeof(shapes[0]), 0, 4000);
@@ -419,6 +565,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(codes_of_a_small_set),
 		cmocka_unit_test(edge_sets),
+		cmocka_unit_test(lines_of_a_small_set),
 		cmocka_unit_test(random_ipv4_sets),
 		cmocka_unit_test(random_ipv6_sets),
 	};

@@ -10,7 +10,12 @@
  *     where a pure code covers it, and is seen once written through the module;
  *   - a reload observed at every step, with one trie update per syscall: at each step the data
  *     path agrees with the longest match over what the tries hold at that moment;
- *   - a bad set is refused with one line and changes nothing.
+ *   - a bad set is refused with one line and changes nothing;
+ *   - level 3 (IPv4 lines of /32 codes): sets heavy in /25../32 entries compiled, changed one
+ *     entry at a time, recompiled and reloaded (also watched at every step); every line in the
+ *     kernel must be exact for the tries at every check, and exactly the computed lines after
+ *     a compile; a full level 3 leaves regions to the trie; a writer without the level-3 map
+ *     turns level 3 off rather than leave a line stale.
  * Sources are random addresses (packet contents in BPF_PROG_TEST_RUN; nothing leaves the
  * machine). Every frame is a valid UDP datagram and reports are disabled in the config, so no
  * source is ever counted: only the policy decides. Needs root; never pins or attaches.
@@ -195,6 +200,70 @@ static void read_table(struct fx *f, __u8 family, __u64 *words)
 	xb_flat_close(&t);
 }
 
+/* The guard a compile through the full maps leaves: IPv4 has level 3. */
+static __u64 guard_of(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? XDPBAN_FLAT_COMPILED_L3 : XDPBAN_FLAT_COMPILED;
+}
+
+struct live_lines {
+	struct xb_flat_line *v;
+	size_t n, cap;
+};
+
+static int collect_line(const void *key, const void *value, void *ctx)
+{
+	struct live_lines *l = ctx;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			return -ENOMEM;
+	}
+	l->v[l->n].region = *(const __u32 *)key;
+	memcpy(&l->v[l->n].line, value, sizeof(l->v[l->n].line));
+	l->n++;
+	return 0;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	__u32 x = ((const struct xb_flat_line *)a)->region, y = ((const struct xb_flat_line *)b)->region;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The lines in the kernel against the lines of s: each must be exact at every instant (the
+ * data path trusts any line it finds); with `exact`, the kernel must hold all of them (and no
+ * other). Returns the lines that break that. */
+static unsigned long compare_lines(struct fx *f, const struct xb_policy_set *s, bool exact,
+				   const char *what)
+{
+	struct live_lines live = {};
+	struct xb_flat_line *want;
+	size_t nwant;
+	unsigned long bad = 0;
+
+	assert_int_equal(xb_map_foreach(f->dp.maps.flat4x, sizeof(__u32),
+					sizeof(struct xdpban_flat_line), collect_line, &live), 0);
+	assert_int_equal(xb_flat_lines_build(s->v, s->n, &want, &nwant), 0);
+	for (size_t i = 0; i < live.n; i++) {
+		const struct xb_flat_line *w =
+			nwant ? bsearch(&live.v[i], want, nwant, sizeof(*want), line_cmp) : NULL;
+
+		if ((!w || memcmp(&w->line, &live.v[i].line, sizeof(w->line))) && bad++ < SHOWN)
+			printf("MISMATCH [%s] line of %u.%u.%u.0/24: %s\n", what,
+			       live.v[i].region >> 16, (live.v[i].region >> 8) & 0xff,
+			       live.v[i].region & 0xff, w ? "codes differ" : "should not be there");
+	}
+	if (exact && live.n != nwant && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu lines in the kernel, %zu computed\n", what, live.n, nwant);
+	free(live.v);
+	free(want);
+	return bad;
+}
+
 /* Live codes of a family against the exact codes of s: every pure live code must be exact;
  * with `exact`, every code must be, and the guard must let the data path read them. Returns
  * the codes that break that. */
@@ -209,7 +278,7 @@ static unsigned long compare_table(struct fx *f, const struct xb_policy_set *s, 
 	assert_non_null(want);
 	read_table(f, family, live);
 	assert_int_equal(xb_flat_build(s->v, s->n, family, want), 0);
-	if (exact && live[XDPBAN_FLAT_GUARD] != XDPBAN_FLAT_COMPILED && bad++ < SHOWN)
+	if (exact && live[XDPBAN_FLAT_GUARD] != guard_of(family) && bad++ < SHOWN)
 		printf("MISMATCH [%s] IPv%u guard %llx: the codes are not in force\n", what, family,
 		       (unsigned long long)live[XDPBAN_FLAT_GUARD]);
 	for (__u32 w = 0; w < XDPBAN_FLAT_WORDS; w++) {
@@ -285,7 +354,7 @@ static void lookup_codes_give_the_lpm_verdicts(void **state)
 		struct xb_flat t;
 
 		assert_int_equal(xb_flat_open(&t, &f->dp.maps, family), 0);
-		assert_true(t.words[XDPBAN_FLAT_GUARD] == XDPBAN_FLAT_COMPILED);
+		assert_true(t.words[XDPBAN_FLAT_GUARD] == guard_of(family));
 		memset(t.words, 0, XDPBAN_FLAT_WORDS * sizeof(__u64)); /* the codes, not the guard */
 		xb_flat_close(&t);
 	}
@@ -309,11 +378,12 @@ static void compile_and_check(struct fx *f, const struct xb_policy_set *s, __u8 
 	mirror(f, s);
 	bad = compare_table(f, s, XDPBAN_FAMILY_INET, true, what);
 	bad += compare_table(f, s, XDPBAN_FAMILY_INET6, true, what);
+	bad += compare_lines(f, s, true, what);
 	bad += check_sources(f, &f->model, s, family, sources, what);
 	printf("%s: %zu prefixes (%zu written, %zu removed), pure regions %u of 65536 /16 and "
-	       "%u of 16777216 /24, %u sources, %lu mismatches\n",
-	       what, s->n, res.written, res.removed, res.pure_l1[fi], res.pure_l2[fi], sources,
-	       bad);
+	       "%u of 16777216 /24, %u lines, %u sources, %lu mismatches\n",
+	       what, s->n, res.written, res.removed, res.pure_l1[fi], res.pure_l2[fi], res.lines4,
+	       sources, bad);
 	assert_int_equal(bad, 0);
 	/* the table must be in play, or this test would only test the trie */
 	assert_true(res.pure_l1[fi] + res.pure_l2[fi] > 0);
@@ -330,6 +400,8 @@ static void compiled_sets_match_the_model(void **state)
 		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 1000, 8, 32, "", 5), "IPv4, 1000" },
 		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 20000, 8, 32, "", 2), "IPv4, 20000" },
 		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 2000, 12, 32, "10.16.0.0/12", 5), "IPv4, crowded" },
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 5000, 25, 32, "", 2), "IPv4, 5000 /25../32" },
+		{ PSET_SHAPE(XDPBAN_FAMILY_INET, 3000, 22, 32, "10.16.0.0/16", 3), "IPv4, /22../32 crowded" },
 		{ PSET_SHAPE(XDPBAN_FAMILY_INET6, 16, 8, 64, "", 10), "IPv6, 16" },
 		{ PSET_SHAPE(XDPBAN_FAMILY_INET6, 2000, 16, 64, "2001::/16", 5), "IPv6, 2000" },
 	};
@@ -395,6 +467,7 @@ static void single_changes_then_recompile(void **state)
 	mirror(f, &s);
 	bad = compare_table(f, &s, XDPBAN_FAMILY_INET, false, "after single changes");
 	bad += compare_table(f, &s, XDPBAN_FAMILY_INET6, false, "after single changes");
+	bad += compare_lines(f, &s, false, "after single changes");
 	bad += check_sources(f, &f->model, &s, 0, 5000, "after single changes");
 	assert_int_equal(bad, 0);
 
@@ -402,6 +475,7 @@ static void single_changes_then_recompile(void **state)
 	assert_int_equal(xb_policy_recompile(&f->dp.maps, NULL, err, sizeof(err)), 0);
 	bad = compare_table(f, &s, XDPBAN_FAMILY_INET, true, "recompiled");
 	bad += compare_table(f, &s, XDPBAN_FAMILY_INET6, true, "recompiled");
+	bad += compare_lines(f, &s, true, "recompiled");
 	bad += check_sources(f, &f->model, &s, 0, 5000, "recompiled");
 	assert_int_equal(bad, 0);
 	xb_policy_set_free(&s);
@@ -575,10 +649,10 @@ static void next_lists(struct fx *f, const struct xb_policy_set *a, struct xb_po
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 10, 16, 40, "2001::/16", 10), b);
 }
 
-/* A reload with one trie update per syscall, watched at every step (reload_watch). */
-static void reload_is_right_at_every_step(void **state)
+/* A reload with one trie update per syscall, watched at every step (reload_watch), from a
+ * first IPv4 set of the given shape. */
+static void reload_watched(struct fx *f, struct pset_shape first4)
 {
-	struct fx *f = need_fx(state);
 	struct xb_policy_set a = {}, b = {}, final = {}, probe = {};
 	struct reload_watch w = { .f = f, .probe = &probe };
 	const struct xb_compile_opts opts = { .keep = keep_manual, .observe = watch_step,
@@ -588,7 +662,7 @@ static void reload_is_right_at_every_step(void **state)
 	size_t kept = 0;
 	unsigned long bad;
 
-	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 60, 12, 32, "10.16.0.0/12", 10), &a);
+	draw(f, first4, &a);
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 20, 16, 40, "2001::/16", 10), &a);
 	for (size_t i = 0; i < a.n; i += 8) { /* some are manual bans, which a reload keeps */
 		a.v[i].policy.list_id = XDPBAN_LIST_MANUAL_BAN;
@@ -620,12 +694,204 @@ static void reload_is_right_at_every_step(void **state)
 	mirror(f, &final);
 	bad = compare_table(f, &final, XDPBAN_FAMILY_INET, true, "reloaded");
 	bad += compare_table(f, &final, XDPBAN_FAMILY_INET6, true, "reloaded");
+	bad += compare_lines(f, &final, true, "reloaded");
 	bad += check_sources(f, &f->model, &final, 0, 3000, "reloaded");
 	assert_int_equal(bad, 0);
 	xb_policy_set_free(&a);
 	xb_policy_set_free(&b);
 	xb_policy_set_free(&final);
 	xb_policy_set_free(&probe);
+}
+
+static void reload_is_right_at_every_step(void **state)
+{
+	reload_watched(need_fx(state),
+		       (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 60, 12, 32, "10.16.0.0/12", 10));
+}
+
+/* The same from a set of /24../32 entries packed into a /20: most regions have lines, and the
+ * reload's changes land in them. */
+static void reload_of_long_prefixes_is_right_at_every_step(void **state)
+{
+	reload_watched(need_fx(state),
+		       (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 80, 24, 32, "10.16.0.0/20", 10));
+}
+
+/* ---- level 3 ---- */
+
+/* A blocklist-like IPv4 set: mostly /25../32, a few shorter prefixes around them. */
+static void draw_long(struct fx *f, struct xb_policy_set *s, const char *within)
+{
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 3000, 25, 32, within, 0), s);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 100, 16, 24, within, 5), s);
+	pset_dedup(s);
+}
+
+static unsigned long check_all(struct fx *f, const struct xb_policy_set *s, bool exact,
+			       const char *what)
+{
+	unsigned long bad;
+
+	mirror(f, s);
+	bad = compare_table(f, s, XDPBAN_FAMILY_INET, exact, what);
+	bad += compare_lines(f, s, exact, what);
+	bad += check_sources(f, &f->model, s, XDPBAN_FAMILY_INET, 4000, what);
+	printf("%s: %zu prefixes, 4000 sources, %lu mismatches\n", what, s->n, bad);
+	return bad;
+}
+
+/* One entry through policy.h and into s, then everything held to the model. */
+static void put_one(struct fx *f, struct xb_policy_set *s, const char *cidr, __u32 verdict,
+		    __u64 expires_ns, const char *what)
+{
+	struct xdpban_policy val = { .verdict = verdict, .list_id = 1, .expires_ns = expires_ns };
+	struct xb_prefix p;
+
+	assert_int_equal(dp_prefix(cidr, &p), 0);
+	assert_int_equal(xb_policy_put(&f->dp.maps, &p, &val, BPF_ANY), 0);
+	set_put(s, &p, &val);
+	assert_int_equal(check_all(f, s, false, what), 0);
+}
+
+static __u32 lines_in_kernel(struct fx *f)
+{
+	return (__u32)dp_map_count(f->dp.maps.flat4x, sizeof(__u32));
+}
+
+/* Compile, then single changes of every kind in regions that have lines (a /32 beside one, a
+ * longer prefix inside one, covering prefixes of /20, /16 and /8 that take many lines at once,
+ * a timed entry, deletes), each checked at once; then a recompile and a reload. */
+static void long_prefixes_answered_at_level_3(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set s = {}, next = {};
+	struct xb_compile_result res;
+	char err[XB_ERRLEN], cidr[64];
+	__u32 before;
+
+	draw_long(f, &s, "10.0.0.0/8");
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, &res), 0);
+	printf("compiled: %u lines, %u left to the trie for room\n", res.lines4, res.lines4_full);
+	assert_true(res.lines4 > 1000);
+	assert_int_equal(res.lines4_full, 0);
+	assert_int_equal(lines_in_kernel(f), res.lines4);
+	assert_int_equal(check_all(f, &s, true, "compiled /25../32"), 0);
+
+	/* next to and inside entries that have lines */
+	for (int i = 0; i < 20; i++) {
+		const struct xb_prefix *p = &s.v[fuzz_rng_below(&f->rng, (__u32)s.n)].prefix;
+
+		if (p->plen <= 24)
+			continue;
+		snprintf(cidr, sizeof(cidr), "%u.%u.%u.%u/%u", p->addr[0], p->addr[1], p->addr[2],
+			 p->addr[3] ^ 1, 32);
+		put_one(f, &s, cidr, i % 2 ? XDPBAN_POLICY_TRUSTED : XDPBAN_POLICY_NONE, 0,
+			"a /32 beside a line's entry");
+	}
+	before = lines_in_kernel(f);
+	put_one(f, &s, "10.1.16.0/20", XDPBAN_POLICY_DENY, 0, "a /20 over lines");
+	put_one(f, &s, "10.2.0.0/16", XDPBAN_POLICY_TRUSTED, 0, "a /16 over lines");
+	put_one(f, &s, "10.0.0.0/8", XDPBAN_POLICY_NONE, 0, "a /8 over every line");
+	assert_true(lines_in_kernel(f) < before);
+	put_one(f, &s, "10.3.3.16/28", XDPBAN_POLICY_DENY, f->live_ns, "a timed /28");
+	for (int i = 0; i < 30 && s.n; i++) {
+		size_t victim = fuzz_rng_below(&f->rng, (__u32)s.n);
+
+		assert_int_equal(xb_policy_delete(&f->dp.maps, &s.v[victim].prefix), 0);
+		set_del(&s, victim);
+	}
+	assert_int_equal(check_all(f, &s, false, "after deletes"), 0);
+
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, &res, err, sizeof(err)), 0);
+	assert_int_equal(lines_in_kernel(f), res.lines4);
+	assert_int_equal(check_all(f, &s, true, "recompiled"), 0);
+
+	draw_long(f, &next, "10.0.0.0/9"); /* a reload: half the lines go, new ones come */
+	assert_int_equal(dp_policy_compile(&f->dp, &next, NULL, &res), 0);
+	assert_int_equal(lines_in_kernel(f), res.lines4);
+	assert_int_equal(check_all(f, &next, true, "reloaded"), 0);
+	xb_policy_set_free(&s);
+	xb_policy_set_free(&next);
+}
+
+/* A level 3 of 16 lines: the compile fills it, leaves the other regions to the trie, says how
+ * many, and every verdict stays right. */
+static void full_level_3_leaves_regions_to_the_trie(void **state)
+{
+	struct fx *f = need_fx(state);
+	const struct dp_opts small = { .flat4x_max = 16 };
+	struct xb_policy_set s = {};
+	struct xb_compile_result res;
+	struct xb_flat_line *want;
+	size_t nwant;
+
+	dp_close(&f->dp);
+	assert_int_equal(dp_open(&f->dp, &small), 0);
+	{
+		struct xdpban_config cfg = quiet_config();
+
+		assert_int_equal(dp_set_config(&f->dp, &cfg), 0);
+	}
+	draw_long(f, &s, "");
+	assert_int_equal(xb_flat_lines_build(s.v, s.n, &want, &nwant), 0);
+	free(want);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, &res), 0);
+	printf("full: %u lines written, %u regions left to the trie, %zu computed\n", res.lines4,
+	       res.lines4_full, nwant);
+	assert_true(res.lines4 <= 16 && res.lines4 > 0);
+	assert_int_equal(res.lines4 + res.lines4_full, nwant);
+	assert_int_equal(lines_in_kernel(f), res.lines4);
+	mirror(f, &s);
+	assert_int_equal(compare_table(f, &s, XDPBAN_FAMILY_INET, true, "full"), 0);
+	assert_int_equal(compare_lines(f, &s, false, "full"), 0);
+	assert_int_equal(check_sources(f, &f->model, &s, XDPBAN_FAMILY_INET, 4000, "full"), 0);
+	xb_policy_set_free(&s);
+}
+
+/* A writer whose maps lack the level-3 fd (-1, or an fd that is not the map) cannot delete a
+ * line: it turns level 3 off first, so a line made stale by its change is never read; the
+ * next full compile turns it back on with exact lines. */
+static void writer_without_level_3_turns_it_off(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_maps blind = f->dp.maps;
+	struct xb_policy_set s = {};
+	struct xdpban_policy trusted = { .verdict = XDPBAN_POLICY_TRUSTED, .list_id = 1 };
+	struct xb_prefix p;
+	struct xb_flat t;
+	char err[XB_ERRLEN];
+
+	add(&s, "198.51.100.0/24", XDPBAN_POLICY_DENY, 1);
+	add(&s, "198.51.100.128/25", XDPBAN_POLICY_NONE, 1);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, NULL), 0);
+	assert_int_equal(lines_in_kernel(f), 1);
+	assert_int_equal(verdict_of(f, "198.51.100.7"), XDPBAN_POLICY_DENY);
+
+	for (int i = 0; i < 2; i++) {
+		blind.flat4x = i ? f->dp.maps.flat6 : -1; /* missing, then the wrong map */
+		assert_int_equal(dp_prefix(i ? "198.51.100.9" : "198.51.100.7", &p), 0);
+		assert_int_equal(xb_policy_put(&blind, &p, &trusted, BPF_ANY), 0);
+		set_put(&s, &p, &trusted);
+		assert_int_equal(lines_in_kernel(f), 1); /* stale now, but no longer read */
+		assert_int_equal(xb_flat_open(&t, &f->dp.maps, XDPBAN_FAMILY_INET), 0);
+		assert_true(t.words[XDPBAN_FLAT_GUARD] == XDPBAN_FLAT_COMPILED);
+		xb_flat_close(&t);
+		assert_int_equal(verdict_of(f, i ? "198.51.100.9" : "198.51.100.7"),
+				 XDPBAN_POLICY_TRUSTED);
+		assert_int_equal(verdict_of(f, "198.51.100.8"), XDPBAN_POLICY_DENY);
+		/* and its compile leaves level 3 off */
+		assert_int_equal(xb_policy_recompile(&blind, NULL, err, sizeof(err)), 0);
+		assert_int_equal(verdict_of(f, i ? "198.51.100.9" : "198.51.100.7"),
+				 XDPBAN_POLICY_TRUSTED);
+		assert_int_equal(xb_flat_open(&t, &f->dp.maps, XDPBAN_FAMILY_INET), 0);
+		assert_true(t.words[XDPBAN_FLAT_GUARD] == XDPBAN_FLAT_COMPILED);
+		xb_flat_close(&t);
+	}
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, NULL, err, sizeof(err)), 0);
+	assert_int_equal(check_all(f, &s, true, "level 3 back on"), 0);
+	assert_int_equal(verdict_of(f, "198.51.100.7"), XDPBAN_POLICY_TRUSTED);
+	assert_int_equal(verdict_of(f, "198.51.100.200"), XDPBAN_POLICY_NONE);
+	xb_policy_set_free(&s);
 }
 
 /* ---- bad input ---- */
@@ -749,6 +1015,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(single_changes_then_recompile, setup, teardown),
 		cmocka_unit_test_setup_teardown(table_answers_before_the_trie, setup, teardown),
 		cmocka_unit_test_setup_teardown(reload_is_right_at_every_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(reload_of_long_prefixes_is_right_at_every_step, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(long_prefixes_answered_at_level_3, setup, teardown),
+		cmocka_unit_test_setup_teardown(full_level_3_leaves_regions_to_the_trie, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(writer_without_level_3_turns_it_off, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(bad_input_changes_nothing, setup, teardown),
 	};
 

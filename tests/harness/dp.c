@@ -27,23 +27,8 @@ bool dp_can_load(void)
 
 static void fill_maps(struct dp *dp)
 {
-	const struct xdpban *skel = dp->skel;
-
-	dp->maps = (struct xb_maps){
-		.config = bpf_map__fd(skel->maps.xdpban_config),
-		.policy4 = bpf_map__fd(skel->maps.xdpban_policy4),
-		.policy6 = bpf_map__fd(skel->maps.xdpban_policy6),
-		.counts = bpf_map__fd(skel->maps.xdpban_counts),
-		.bans = bpf_map__fd(skel->maps.xdpban_bans),
-		.stats = bpf_map__fd(skel->maps.xdpban_stats),
-		.events = bpf_map__fd(skel->maps.xdpban_events),
-		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
-		.flat4 = bpf_map__fd(skel->maps.xdpban_flat4),
-		.flat6 = bpf_map__fd(skel->maps.xdpban_flat6),
-		.report_prog = dp->report_fd,
-		.ncpus = dp->ncpus,
-		.owned = false,
-	};
+	xb_maps_from_skel(&dp->maps, dp->skel);
+	dp->maps.report_prog = dp->report_fd;
 }
 
 int dp_open(struct dp *dp, const struct dp_opts *opts)
@@ -63,6 +48,8 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_counts, opts->counters_max);
 	if (opts && opts->bans_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_bans, opts->bans_max);
+	if (opts && opts->flat4x_max)
+		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat4x, opts->flat4x_max);
 	bpf_program__set_autoload(dp->skel->progs.xdpban_report, true);
 	err = xdpban__load(dp->skel);
 	if (err) {

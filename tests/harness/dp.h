@@ -30,6 +30,7 @@ struct dp {
 struct dp_opts {
 	__u32 counters_max;
 	__u32 bans_max;
+	__u32 flat4x_max; /* level-3 lines of the IPv4 flat table */
 };
 
 /* 0 or -errno. */

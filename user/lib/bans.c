@@ -7,9 +7,11 @@
  * a hole when it expires: it is refused inside a deny prefix that outlasts it, and it replaces
  * the manual bans inside it that would expire first. It never overrides a trusted prefix and
  * never touches a list's own entries. Prefix bans are written through policy.h, which keeps the
- * flat table in front of the tries right; never write the tries directly.
+ * flat table in front of the tries right; never write the tries directly. The listing reads
+ * the ban table in a thread of its own, but calls its callback only from the caller's thread.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,7 +368,7 @@ int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size
  * clock reads, and every entry is judged against the same "now". */
 struct ban_walk {
 	__u64 now_ns;
-	time_t wall_now;
+	__s64 wall_minus_boot_ns; /* added to a boot time, gives the wall time */
 	xb_ban_cb cb;
 	void *ctx;
 };
@@ -392,7 +394,9 @@ static int ban_entry(const void *key, const void *value, void *ctx)
 	info.count = ban->count;
 	info.reason = xb_reason_name(ban->reason);
 	info.seconds_left = seconds_left(ban->expires_ns, w->now_ns);
-	info.started = w->wall_now - (time_t)((__s64)(w->now_ns - ban->start_ns) / (__s64)NS_PER_SEC);
+	/* As xb_boot_to_wall() converts it: the same ban shows the same second in every listing
+	 * (subtracting whole elapsed seconds from a wall "now" jittered by one). */
+	info.started = (time_t)(((__s64)ban->start_ns + w->wall_minus_boot_ns) / (__s64)NS_PER_SEC);
 	info.classes = ban->classes;
 	info.table = "bans";
 	return w->cb(&info, w->ctx);
@@ -415,13 +419,152 @@ static int prefix_ban_entry(const struct xb_policy_entry *e, void *ctx)
 	return w->cb(&info, w->ctx);
 }
 
-int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx)
+/* The ban table is read in a thread of its own while the caller's thread turns what was
+ * already read into bans: the kernel's walk of a big hash table is bound by memory misses
+ * (~300 ms for a million bans) and would otherwise add up with the caller's formatting and
+ * writing instead of overlapping it. The reader copies entries into a ring of chunks; the
+ * caller's callback always runs in the caller's thread, in the order the table was read. */
+#define READ_CHUNK_BANS 16384
+#define READ_CHUNKS 3
+
+struct read_chunk {
+	__u32 n;
+	struct xdpban_key keys[READ_CHUNK_BANS];
+	struct xdpban_ban bans[READ_CHUNK_BANS];
+};
+
+struct ban_reader {
+	int fd;
+	struct read_chunk *chunks; /* READ_CHUNKS; [head % READ_CHUNKS] is being filled */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	unsigned long head, tail; /* chunks published / consumed; the gap is what waits */
+	bool done, stop;
+	int walk_ret;
+};
+
+/* Hands the filled chunk over and waits for the next one to be free; -ECANCELED once the
+ * consumer has stopped. */
+static int reader_publish(struct ban_reader *r)
 {
-	struct ban_walk w = { .now_ns = xb_boot_ns(), .wall_now = time(NULL), .cb = cb, .ctx = ctx };
 	int ret;
 
-	ret = xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
-			     ban_entry, &w);
+	pthread_mutex_lock(&r->lock);
+	r->head++;
+	pthread_cond_signal(&r->changed);
+	while (r->head - r->tail == READ_CHUNKS && !r->stop)
+		pthread_cond_wait(&r->changed, &r->lock);
+	ret = r->stop ? -ECANCELED : 0;
+	pthread_mutex_unlock(&r->lock);
+	r->chunks[r->head % READ_CHUNKS].n = 0;
+	return ret;
+}
+
+static int reader_collect(const void *key, const void *value, void *ctx)
+{
+	struct ban_reader *r = ctx;
+	struct read_chunk *c = &r->chunks[r->head % READ_CHUNKS]; /* head is only ours to move */
+
+	memcpy(&c->keys[c->n], key, sizeof(c->keys[0]));
+	memcpy(&c->bans[c->n], value, sizeof(c->bans[0]));
+	return ++c->n == READ_CHUNK_BANS ? reader_publish(r) : 0;
+}
+
+static void *reader_run(void *arg)
+{
+	struct ban_reader *r = arg;
+	int ret = xb_map_foreach(r->fd, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
+				 reader_collect, r);
+
+	if (!ret && r->chunks[r->head % READ_CHUNKS].n)
+		ret = reader_publish(r);
+	pthread_mutex_lock(&r->lock);
+	r->done = true;
+	r->walk_ret = ret;
+	pthread_cond_signal(&r->changed);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* The next published chunk, or NULL when the walk is over. */
+static struct read_chunk *reader_next(struct ban_reader *r)
+{
+	struct read_chunk *c = NULL;
+
+	pthread_mutex_lock(&r->lock);
+	while (r->head == r->tail && !r->done)
+		pthread_cond_wait(&r->changed, &r->lock);
+	if (r->head != r->tail)
+		c = &r->chunks[r->tail % READ_CHUNKS];
+	pthread_mutex_unlock(&r->lock);
+	return c;
+}
+
+/* Gives the chunk back; stop tells the reader to end its walk. */
+static void reader_release(struct ban_reader *r, bool stop)
+{
+	pthread_mutex_lock(&r->lock);
+	r->tail++;
+	r->stop = r->stop || stop;
+	pthread_cond_signal(&r->changed);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static int consume_chunks(struct ban_reader *r, struct ban_walk *w)
+{
+	struct read_chunk *c;
+	int ret = 0;
+
+	while (!ret && (c = reader_next(r))) {
+		for (__u32 i = 0; !ret && i < c->n; i++)
+			ret = ban_entry(&c->keys[i], &c->bans[i], w);
+		reader_release(r, ret != 0);
+	}
+	return ret;
+}
+
+/* -EAGAIN (nothing read, nothing called) when no reader thread can be had. */
+static int foreach_table_ban_threaded(const struct xb_maps *m, struct ban_walk *w)
+{
+	struct ban_reader r = { .fd = m->bans, .lock = PTHREAD_MUTEX_INITIALIZER,
+				.changed = PTHREAD_COND_INITIALIZER };
+	pthread_t thread;
+	int ret;
+
+	r.chunks = malloc(READ_CHUNKS * sizeof(*r.chunks));
+	if (!r.chunks)
+		return -EAGAIN;
+	r.chunks[0].n = 0;
+	if (pthread_create(&thread, NULL, reader_run, &r)) {
+		free(r.chunks);
+		return -EAGAIN;
+	}
+	ret = consume_chunks(&r, w);
+	pthread_join(thread, NULL);
+	free(r.chunks);
+	return ret ? ret : r.walk_ret;
+}
+
+static int foreach_table_ban(const struct xb_maps *m, struct ban_walk *w)
+{
+	int ret = foreach_table_ban_threaded(m, w);
+
+	if (ret != -EAGAIN)
+		return ret;
+	return xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
+			      ban_entry, w);
+}
+
+int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx)
+{
+	struct ban_walk w = { .now_ns = xb_boot_ns(), .cb = cb, .ctx = ctx };
+	struct timespec wall;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	w.wall_minus_boot_ns = (__s64)wall.tv_sec * (__s64)NS_PER_SEC + wall.tv_nsec -
+			       (__s64)w.now_ns;
+	ret = foreach_table_ban(m, &w);
 	if (ret)
 		return ret;
 	return xb_policy_foreach(m, prefix_ban_entry, &w);

@@ -1,9 +1,12 @@
 /* json.c - JSON renderings of the state with json-c, shared by the CLI's --json output and the
  * control protocol's replies so that both speak the same fields. The field names are a
- * contract (deploy/xdpban.8): add fields, never rename or retype one. Never prints.
+ * contract (deploy/xdpban.8): add fields, never rename or retype one. Never prints on its own:
+ * xb_json_bans_write writes only to the stream its caller hands it.
  */
 #include <errno.h>
 #include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -166,16 +169,19 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 	return finish(obj, out);
 }
 
-/* Bans are written straight into one text rather than built as json-c objects: a million
- * objects cost seconds to build and serialise, the text a fraction of that. Every
- * string written is ours and needs no escaping: addresses from xb_key_format/xb_prefix_format
- * (hex digits, '.', ':', '/'), fixed names, and RFC 3339 stamps. test_lib parses the text
- * back with json-c, field by field. */
+/* Bans are written straight as text rather than built as json-c objects: a million objects
+ * cost seconds to build and serialise, the text a fraction of that. The text is exactly what
+ * json-c prints for the same object (PLAIN, '/' not escaped: test_lib holds the two to each
+ * other byte for byte). Every string written is ours and needs no escaping: addresses from
+ * xb_key_format/xb_prefix_format (hex digits, '.', ':', '/'), fixed names, RFC 3339 stamps. */
+#define BAN_TEXT_MAX 384 /* one ban's object: prefix (< 64) + fixed text + numbers + stamp */
+
 struct ban_writer {
-	struct printbuf *text;
-	time_t last_started;
-	char stamp[32]; /* last_started as text: bans made in the same second share it */
-	size_t n;
+	FILE *out;
+	time_t stamp_of;  /* the second `stamp` holds; 0: none yet */
+	char stamp[32];   /* bans started in the same second share one formatting */
+	size_t stamp_len;
+	size_t n;         /* bans written */
 };
 
 static const char *const classes_text[XDPBAN_CLASS_ALL + 1] = {
@@ -185,94 +191,159 @@ static const char *const classes_text[XDPBAN_CLASS_ALL + 1] = {
 	[XDPBAN_CLASS_ALL] = "[\"malformed\",\"reported\"]",
 };
 
-/* Appends literal text, or a decimal number, to a printbuf without going through printf. */
-static void put_text(struct printbuf *pb, const char *text, int *err)
+/* Appends len bytes at *p; the callers size the line so that everything fits. */
+static void put_bytes(char **p, const char *text, size_t len)
 {
-	if (printbuf_memappend(pb, text, (int)strlen(text)) < 0)
-		*err = -ENOMEM;
+	memcpy(*p, text, len);
+	*p += len;
 }
 
-static void put_int(struct printbuf *pb, long long v, int *err)
+#define PUT_LITERAL(p, lit) put_bytes(p, lit, sizeof(lit) - 1)
+
+static void put_str(char **p, const char *text, size_t max)
 {
-	char digits[24], *p = digits + sizeof(digits);
+	put_bytes(p, text, strnlen(text, max));
+}
+
+/* A decimal number without printf: two of them per ban. */
+static void put_int(char **p, long long v)
+{
+	char digits[24], *d = digits + sizeof(digits);
 	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
 
-	*--p = '\0';
 	do
-		*--p = '0' + u % 10;
+		*--d = '0' + u % 10;
 	while ((u /= 10));
 	if (v < 0)
-		*--p = '-';
-	put_text(pb, p, err);
+		*--d = '-';
+	put_bytes(p, d, digits + sizeof(digits) - d);
+}
+
+static int update_stamp(struct ban_writer *w, time_t started)
+{
+	if (started == w->stamp_of)
+		return 0;
+	if (xb_time_format(started, w->stamp, sizeof(w->stamp)))
+		return -EOVERFLOW;
+	w->stamp_of = started;
+	w->stamp_len = strlen(w->stamp);
+	return 0;
+}
+
+/* One ban's object, preceded by a comma unless it is the first; returns its length. */
+static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
+			 char line[BAN_TEXT_MAX])
+{
+	char *p = line;
+
+	if (w->n)
+		PUT_LITERAL(&p, ",");
+	PUT_LITERAL(&p, "{\"prefix\":\"");
+	put_str(&p, ban->prefix, sizeof(ban->prefix) - 1);
+	PUT_LITERAL(&p, "\",\"count\":");
+	put_int(&p, ban->count);
+	PUT_LITERAL(&p, ",\"reason\":\"");
+	put_str(&p, ban->reason, 16);
+	PUT_LITERAL(&p, "\",\"seconds_left\":");
+	put_int(&p, ban->seconds_left);
+	PUT_LITERAL(&p, ",\"started\":");
+	if (ban->started) {
+		PUT_LITERAL(&p, "\"");
+		put_bytes(&p, w->stamp, w->stamp_len);
+		PUT_LITERAL(&p, "\"");
+	} else {
+		PUT_LITERAL(&p, "null");
+	}
+	PUT_LITERAL(&p, ",\"classes\":");
+	put_str(&p, classes_text[ban->classes & XDPBAN_CLASS_ALL], 32);
+	PUT_LITERAL(&p, ",\"table\":\"");
+	put_str(&p, ban->table, 16);
+	PUT_LITERAL(&p, "\"}");
+	return p - line;
 }
 
 static int write_ban(const struct xb_ban_info *ban, void *ctx)
 {
 	struct ban_writer *w = ctx;
-	struct printbuf *pb = w->text;
-	int err = 0;
+	char line[BAN_TEXT_MAX];
+	size_t len;
 
-	if (ban->started && ban->started != w->last_started) {
-		if (xb_time_format(ban->started, w->stamp, sizeof(w->stamp)))
-			return -EOVERFLOW;
-		w->last_started = ban->started;
-	}
-	put_text(pb, w->n++ ? ",{\"prefix\":\"" : "{\"prefix\":\"", &err);
-	put_text(pb, ban->prefix, &err);
-	put_text(pb, "\",\"count\":", &err);
-	put_int(pb, ban->count, &err);
-	put_text(pb, ",\"reason\":\"", &err);
-	put_text(pb, ban->reason, &err);
-	put_text(pb, "\",\"seconds_left\":", &err);
-	put_int(pb, ban->seconds_left, &err);
-	put_text(pb, ",\"started\":", &err);
-	if (ban->started) {
-		put_text(pb, "\"", &err);
-		put_text(pb, w->stamp, &err);
-		put_text(pb, "\"", &err);
-	} else {
-		put_text(pb, "null", &err);
-	}
-	put_text(pb, ",\"classes\":", &err);
-	put_text(pb, classes_text[ban->classes & XDPBAN_CLASS_ALL], &err);
-	put_text(pb, ",\"table\":\"", &err);
-	put_text(pb, ban->table, &err);
-	put_text(pb, "\"}", &err);
-	return err;
+	if (ban->started && update_stamp(w, ban->started))
+		return -EOVERFLOW;
+	len = format_ban(w, ban, line);
+	if (fwrite_unlocked(line, 1, len, w->out) != len)
+		return -EIO;
+	w->n++;
+	return 0;
+}
+
+int xb_json_bans_write(const struct xb_maps *m, FILE *out)
+{
+	struct ban_writer w = { .out = out };
+	int ret;
+
+	if (fputs_unlocked("[", out) == EOF)
+		return -EIO;
+	ret = xb_ban_foreach(m, write_ban, &w);
+	if (ret)
+		return ret;
+	if (fputs_unlocked("]", out) == EOF)
+		return -EIO;
+	return 0;
 }
 
 /* The array's text, rendered in advance, is what the placeholder serialises to. */
+struct bans_text {
+	char *buf;
+	size_t len;
+};
+
 static int bans_serialize(struct json_object *jso, struct printbuf *pb, int level, int flags)
 {
-	struct printbuf *text = json_object_get_userdata(jso);
+	struct bans_text *text = json_object_get_userdata(jso);
 
-	return printbuf_memappend(pb, text->buf, text->bpos);
+	return printbuf_memappend(pb, text->buf, (int)text->len);
 }
 
 static void bans_text_free(struct json_object *jso, void *userdata)
 {
-	printbuf_free(userdata);
+	struct bans_text *text = userdata;
+
+	free(text->buf);
+	free(text);
+}
+
+static int render_bans_text(const struct xb_maps *m, struct bans_text *text)
+{
+	FILE *out = open_memstream(&text->buf, &text->len);
+	int ret;
+
+	if (!out)
+		return -ENOMEM;
+	ret = xb_json_bans_write(m, out);
+	if (fclose(out) && !ret)
+		ret = -ENOMEM;
+	if (!ret && text->len > INT_MAX) /* what a printbuf can take */
+		ret = -E2BIG;
+	return ret;
 }
 
 int xb_json_bans(const struct xb_maps *m, struct json_object **out)
 {
-	struct ban_writer w = { .text = printbuf_new() };
+	struct bans_text *text = calloc(1, sizeof(*text));
 	struct json_object *arr;
 	int ret;
 
-	if (!w.text)
+	if (!text)
 		return -ENOMEM;
-	ret = printbuf_memappend(w.text, "[", 1) < 0 ? -ENOMEM : 0;
-	if (!ret)
-		ret = xb_ban_foreach(m, write_ban, &w);
-	if (!ret && printbuf_memappend(w.text, "]", 1) < 0)
-		ret = -ENOMEM;
+	ret = render_bans_text(m, text);
 	arr = ret ? NULL : json_object_new_array();
 	if (!arr) {
-		printbuf_free(w.text);
+		free(text->buf);
+		free(text);
 		return ret ? ret : -ENOMEM;
 	}
-	json_object_set_serializer(arr, bans_serialize, w.text, bans_text_free);
+	json_object_set_serializer(arr, bans_serialize, text, bans_text_free);
 	*out = arr;
 	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 #include <linux/types.h>
 #include "xdpban_config.h"
@@ -29,6 +30,8 @@ struct xb_maps {
 			  * (banfilter.h); ban, unban and sweep fail without it */
 	int flat4, flat6; /* xdpban_flat4/6: required, every write of the policy tries keeps
 			   * them right (policy.h); policy writes fail without them */
+	int flat4x;      /* xdpban_flat4x, level 3 of the IPv4 table: policy writes keep its lines
+			  * exact; a writer whose fd is not that map turns level 3 off instead */
 	int report_prog; /* -1 when not loaded */
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */
@@ -40,6 +43,9 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 /* The directory xb_maps_open_pinned(NULL) would use, or NULL when neither holds the maps. */
 const char *xb_pin_dir_find(void);
 void xb_maps_close(struct xb_maps *m);
+struct xdpban; /* the skeleton, build/xdpban.skel.h */
+/* Fills m with the fds of a loaded skeleton (not owned: the skeleton closes them). */
+void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel);
 
 /* An address or prefix as the operator writes it: "192.0.2.1", "192.0.2.0/24", "2001:db8::/48".
  * Strict: no hostnames, no host bits set past the length, length in range. */
@@ -187,6 +193,10 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out); /* config
 /* The array of every active ban. Rendered in advance and streamed when serialised (a million
  * bans without a million objects): serialise it, do not walk it (it has no elements). */
 int xb_json_bans(const struct xb_maps *m, struct json_object **out);
+/* Writes the JSON array of every active ban, the same text xb_json_bans() serialises to,
+ * straight to out as it is read: 0 or -errno (-EIO when out fails; out may then hold part of
+ * the array). */
+int xb_json_bans_write(const struct xb_maps *m, FILE *out);
 int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 		  struct json_object **out);
 int xb_json_lists(const struct xb_maps *m, struct json_object **out); /* array of lists */

@@ -13,6 +13,8 @@
 #include "libxdpban.h"
 #include "xdpban_flat.h"
 #include "xdpban_policy.h"
+#include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
+#include "xdpban.skel.h"
 
 #define BATCH_ENTRIES 16384u /* entries per batch syscall: ~700 KiB of buffers for bans */
 #define ENOTSUPP_ERRNO 524 /* the kernel-internal ENOTSUPP some map types return */
@@ -42,6 +44,7 @@ static const struct map_spec map_specs[] = {
 	SPEC(XDPBAN_MAP_BANFILTER, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), banfilt),
 	SPEC(XDPBAN_MAP_FLAT4, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), flat4),
 	SPEC(XDPBAN_MAP_FLAT6, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), flat6),
+	SPEC(XDPBAN_MAP_FLAT4X, BPF_MAP_TYPE_HASH, 4, sizeof(struct xdpban_flat_line), flat4x),
 };
 
 static int *map_fd_slot(struct xb_maps *m, const struct map_spec *spec)
@@ -282,4 +285,24 @@ int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, v
 	if (unsupported)
 		return foreach_next_key(fd, key_size, value_size, cb, ctx);
 	return ret;
+}
+
+void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel)
+{
+	*m = (struct xb_maps){
+		.config = bpf_map__fd(skel->maps.xdpban_config),
+		.policy4 = bpf_map__fd(skel->maps.xdpban_policy4),
+		.policy6 = bpf_map__fd(skel->maps.xdpban_policy6),
+		.counts = bpf_map__fd(skel->maps.xdpban_counts),
+		.bans = bpf_map__fd(skel->maps.xdpban_bans),
+		.stats = bpf_map__fd(skel->maps.xdpban_stats),
+		.events = bpf_map__fd(skel->maps.xdpban_events),
+		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
+		.flat4 = bpf_map__fd(skel->maps.xdpban_flat4),
+		.flat6 = bpf_map__fd(skel->maps.xdpban_flat6),
+		.flat4x = bpf_map__fd(skel->maps.xdpban_flat4x),
+		.report_prog = bpf_program__fd(skel->progs.xdpban_report),
+		.ncpus = libbpf_num_possible_cpus(),
+		.owned = false,
+	};
 }

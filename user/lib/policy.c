@@ -1,7 +1,8 @@
 /* policy.c - the policy: reading the tries (every prefix with its verdict and list, the counts
  * per list that `xdpban lists` shows) and writing them together with the flat table in front
- * of them (policy.h). The only place that writes xdpban_policy4/6 or xdpban_flat4/6: lists
- * (xdpband), manual prefix bans (bans.c), the sweep and the state file all come through here.
+ * of them (policy.h). The only place that writes xdpban_policy4/6, xdpban_flat4/6 or the IPv4
+ * level-3 lines in xdpban_flat4x: lists (xdpband), manual prefix bans (bans.c), the sweep and
+ * the state file all come through here.
  * It must never store a pure code that the tries do not back at that instant (policy.h).
  */
 #include <errno.h>
@@ -438,6 +439,136 @@ int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, 
 	return ret;
 }
 
+/* ==== level 3: lines of /32 codes for IPv4 /24 regions ==================================== */
+
+#define L3_SHIFT (32 - XDPBAN_FLAT_L2_BITS) /* address >> L3_SHIFT: its /24 region */
+#define COVER_MAX 33                          /* nested prefixes of lengths 0..32 */
+
+/* A prefix of /24 or shorter that covers the regions being swept. */
+struct cover {
+	__u64 end;  /* first address past it */
+	__u32 code;
+	bool timed; /* it or a prefix around it is timed */
+};
+
+/* Paints the line of one region: the code of the longest covering prefix (base), then the
+ * region's own entries (all longer than /24) in (top, plen) order, which puts every prefix
+ * before the prefixes inside it, so each /32 ends with the code of its longest prefix.
+ * False when a timed entry covers or lies in the region: only the trie can answer there. */
+static bool line_paint(struct xdpban_flat_line *line, const struct flat_item *items,
+		       size_t first, size_t end, const struct cover *base)
+{
+	bool timed = base && base->timed;
+
+	memset(line, 0, sizeof(*line));
+	codes_fill(line->codes, 0, XDPBAN_FLAT_LINE_CODES, base ? base->code : XDPBAN_FLAT_NONE);
+	for (size_t i = first; i < end; i++) {
+		timed |= items[i].timed;
+		codes_fill(line->codes, items[i].top & (XDPBAN_FLAT_LINE_CODES - 1),
+			   1u << (32 - items[i].plen), items[i].code);
+	}
+	return !timed;
+}
+
+/* Room for one more line at (*v)[*n]. */
+static int lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
+{
+	if (*n == *cap) {
+		size_t grown = *cap ? 2 * *cap : 256;
+		struct xb_flat_line *p = realloc(*v, grown * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = grown;
+	}
+	return 0;
+}
+
+/* One sweep over the sorted items: a stack of the open prefixes of /24 and shorter gives each
+ * region holding longer entries its base code; the region's entries follow it in the order. */
+static int lines_sweep(const struct flat_item *items, size_t n, struct xb_flat_line **out,
+		       size_t *count)
+{
+	struct cover stack[COVER_MAX];
+	size_t cap = 0, i = 0;
+	int depth = 0;
+
+	while (i < n) {
+		const struct flat_item *it = &items[i];
+		__u32 region = it->top >> L3_SHIFT;
+		size_t end = i;
+
+		while (depth && stack[depth - 1].end <= it->top)
+			depth--;
+		if (it->plen <= XDPBAN_FLAT_L2_BITS) {
+			if (depth == COVER_MAX)
+				return -EINVAL; /* only a repeated prefix nests this deep */
+			stack[depth] = (struct cover){
+				.end = (__u64)it->top + (1ull << (32 - it->plen)),
+				.code = it->code,
+				.timed = it->timed || (depth && stack[depth - 1].timed),
+			};
+			depth++;
+			i++;
+			continue;
+		}
+		while (end < n && items[end].plen > XDPBAN_FLAT_L2_BITS &&
+		       items[end].top >> L3_SHIFT == region)
+			end++;
+		if (lines_push(out, count, &cap))
+			return -ENOMEM;
+		(*out)[*count].region = region;
+		if (line_paint(&(*out)[*count].line, items, i, end, depth ? &stack[depth - 1] : NULL))
+			(*count)++;
+		i = end;
+	}
+	return 0;
+}
+
+int xb_flat_lines_build(const struct xb_policy_entry *entries, size_t n,
+			struct xb_flat_line **lines, size_t *count)
+{
+	struct flat_item *items;
+	size_t k;
+	int ret = items_make(entries, n, XDPBAN_FAMILY_INET, &items, &k);
+
+	*lines = NULL;
+	*count = 0;
+	if (ret)
+		return ret;
+	for (size_t i = 1; i < k && !ret; i++)
+		if (!item_cmp(&items[i - 1], &items[i]))
+			ret = -EINVAL;
+	if (!ret)
+		ret = lines_sweep(items, k, lines, count);
+	if (ret) {
+		free(*lines);
+		*lines = NULL;
+		*count = 0;
+	}
+	free(items);
+	return ret;
+}
+
+__u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 addr)
+{
+	size_t lo = 0, hi = count;
+	__u32 region = addr >> L3_SHIFT;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (lines[mid].region < region)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < count && lines[lo].region == region)
+		return xdpban_flat_line_code(&lines[lo].line, addr);
+	return XDPBAN_FLAT_LOOKUP;
+}
+
 /* ==== the live table ======================================================================= */
 
 int xb_flat_open(struct xb_flat *t, const struct xb_maps *m, __u8 family)
@@ -480,6 +611,231 @@ static const char *trie_name(__u8 family)
 	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_POLICY4 : XDPBAN_MAP_POLICY6;
 }
 
+/* ==== level 3 live: the lines in xdpban_flat4x ============================================= *
+ *
+ * Why the lines are right at every instant. The data path reads a line only when the IPv4
+ * guard is XDPBAN_FLAT_COMPILED_L3 and level 2 says LOOKUP, and then trusts its pure codes.
+ * Level 2 says LOOKUP in many places (every touched region), so a line must never depend on
+ * level 2 to be hidden: the invariant is that every line in the map, while the guard is
+ * COMPILED_L3, holds codes exact for the trie as it is at that instant. Writers keep it so:
+ *   1. before the trie changes anywhere in a /24 (a single change, or a compile's trie writes
+ *      and deletes), the line of that /24 is deleted; a delete is always safe (a missing line
+ *      means the trie) and, once it returns, no new lookup finds the old line;
+ *   2. a line is inserted or rewritten only after the trie holds every entry it stands for
+ *      (a compile, after its trie writes), computed from the sorted set, never from lookups;
+ *   3. a writer that cannot reach the lines (no usable fd), or fails to delete one, first
+ *      turns the guard back to XDPBAN_FLAT_COMPILED: no line is read from then on, so lines
+ *      it leaves behind cannot be wrong where they are read; a compile that can reach them
+ *      reconciles every line (deletes all it does not write) before it sets COMPILED_L3 again.
+ * Level 2 and level 1 keep their own rule (policy.h) unchanged: a region with a line is
+ * LOOKUP at level 2 already, and LOOKUP is always correct there.
+ * One limit comes from the kernel, not from this order: a preallocated hash may hand a
+ * deleted element to the very next insert, so a reader that looked up a line and stalled
+ * across two of our syscalls could read the codes of another /24 (docs/datapath.md). */
+
+#define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a dump */
+
+static bool l3_usable(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return false;
+	return info.type == BPF_MAP_TYPE_HASH && info.key_size == sizeof(__u32) &&
+	       info.value_size == sizeof(struct xdpban_flat_line);
+}
+
+/* Rule 3: from now on the data path reads no line. */
+static void l3_disable(struct xb_flat *t)
+{
+	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) == XDPBAN_FLAT_COMPILED_L3)
+		word_store(&t->words[XDPBAN_FLAT_GUARD], XDPBAN_FLAT_COMPILED);
+}
+
+static int line_delete(int fd, __u32 region)
+{
+	if (bpf_map_delete_elem(fd, &region) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+struct line_dump {
+	struct xb_flat_line *v;
+	size_t n, cap;
+};
+
+static int line_collect(const void *key, const void *value, void *ctx)
+{
+	struct line_dump *d = ctx;
+
+	if (lines_push(&d->v, &d->n, &d->cap))
+		return -ENOMEM;
+	d->v[d->n].region = *(const __u32 *)key;
+	memcpy(&d->v[d->n].line, value, sizeof(d->v[d->n].line));
+	d->n++;
+	return 0;
+}
+
+static int line_region_cmp(const void *a, const void *b)
+{
+	__u32 x = ((const struct xb_flat_line *)a)->region, y = ((const struct xb_flat_line *)b)->region;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every line in the map, sorted by region. */
+static int lines_dump(int fd, struct line_dump *d)
+{
+	int ret = xb_map_foreach(fd, sizeof(__u32), sizeof(struct xdpban_flat_line), line_collect,
+				 d);
+
+	if (!ret && d->n)
+		qsort(d->v, d->n, sizeof(*d->v), line_region_cmp);
+	return ret;
+}
+
+/* The /24 regions a prefix covers or lies in: [*first, *first + *count). */
+static void prefix_regions(const struct xb_prefix *p, __u32 *first, __u32 *count)
+{
+	*first = xb_prefix_top(p) >> L3_SHIFT;
+	*count = p->plen < XDPBAN_FLAT_L2_BITS ? 1u << (XDPBAN_FLAT_L2_BITS - p->plen) : 1;
+}
+
+/* Rule 1 for a single change: deletes the lines of the regions p touches, by key when they
+ * are few, else from a dump of the map. */
+static int lines_forget(int fd, const struct xb_prefix *p)
+{
+	struct line_dump d = {};
+	__u32 first, count;
+	int ret = 0;
+
+	prefix_regions(p, &first, &count);
+	if (count <= LINES_DELETE_DIRECT) {
+		for (__u32 r = first; r < first + count && !ret; r++)
+			ret = line_delete(fd, r);
+		return ret;
+	}
+	ret = lines_dump(fd, &d);
+	for (size_t i = 0; i < d.n && !ret; i++)
+		if (d.v[i].region - first < count)
+			ret = line_delete(fd, d.v[i].region);
+	free(d.v);
+	return ret;
+}
+
+/* What a compile knows of the lines: the map's fd, or -1 when level 3 is off. */
+struct l3_live {
+	int fd;
+	struct line_dump old; /* the lines in the map before the compile, sorted */
+	bool *gone;           /* old lines deleted by rule 1 */
+};
+
+static void l3_live_free(struct l3_live *l)
+{
+	free(l->old.v);
+	free(l->gone);
+	memset(l, 0, sizeof(*l));
+	l->fd = -1;
+}
+
+/* Opens level 3 for a compile of IPv4; when it cannot, turns it off (rule 3). */
+static void l3_live_open(struct l3_live *l, const struct xb_maps *m, struct xb_flat *t)
+{
+	memset(l, 0, sizeof(*l));
+	l->fd = l3_usable(m->flat4x) ? m->flat4x : -1;
+	if (l->fd >= 0 && !lines_dump(l->fd, &l->old)) {
+		l->gone = calloc(l->old.n + 1, sizeof(*l->gone));
+		if (l->gone)
+			return;
+	}
+	l3_disable(t);
+	l3_live_free(l);
+}
+
+/* Rule 1 for a compile: deletes the old lines in the regions a touched prefix covers. */
+static void l3_forget(struct l3_live *l, struct xb_flat *t, const struct xb_prefix *p)
+{
+	struct xb_flat_line probe;
+	__u32 first, count;
+	size_t lo = 0, hi;
+
+	if (l->fd < 0)
+		return;
+	prefix_regions(p, &first, &count);
+	probe.region = first;
+	hi = l->old.n;
+	while (lo < hi) { /* the first old line at or past `first` */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (line_region_cmp(&l->old.v[mid], &probe) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < l->old.n && l->old.v[i].region - first < count; i++) {
+		if (l->gone[i])
+			continue;
+		if (line_delete(l->fd, l->old.v[i].region)) {
+			l3_disable(t);
+			l3_live_free(l);
+			return;
+		}
+		l->gone[i] = true;
+	}
+}
+
+/* The old line of a region still in the map, or NULL. */
+static const struct xb_flat_line *l3_old(const struct l3_live *l, __u32 region)
+{
+	struct xb_flat_line probe = { .region = region };
+	const struct xb_flat_line *o = l->old.n ? bsearch(&probe, l->old.v, l->old.n,
+							  sizeof(probe), line_region_cmp)
+						: NULL;
+
+	return o && !l->gone[o - l->old.v] ? o : NULL;
+}
+
+/* Rule 2, after the trie holds the new set: drops the old lines the set no longer has (first,
+ * to make room), then writes the new ones that differ. A full map leaves the rest of the
+ * regions to the trie. False when level 3 had to be turned off. */
+static bool l3_write(struct l3_live *l, struct xb_flat *t, const struct xb_flat_line *lines,
+		     size_t n, struct xb_compile_result *res)
+{
+	for (size_t i = 0; i < l->old.n; i++) {
+		const struct xb_flat_line *o = &l->old.v[i];
+		const struct xb_flat_line *keep =
+			n ? bsearch(o, lines, n, sizeof(*o), line_region_cmp) : NULL;
+
+		if (l->gone[i] || keep)
+			continue;
+		if (line_delete(l->fd, o->region))
+			goto off;
+		l->gone[i] = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct xb_flat_line *o = l3_old(l, lines[i].region);
+
+		if (o && !memcmp(&o->line, &lines[i].line, sizeof(o->line))) {
+			res->lines4++;
+			continue;
+		}
+		if (!bpf_map_update_elem(l->fd, &lines[i].region, &lines[i].line, BPF_ANY)) {
+			res->lines4++;
+			continue;
+		}
+		if (errno != E2BIG && errno != ENOMEM && errno != ENOSPC)
+			goto off;
+		res->lines4_full++;
+	}
+	return true;
+off:
+	l3_disable(t);
+	res->lines4 = 0;
+	res->lines4_full = 0;
+	return false;
+}
+
 /* ==== single changes ======================================================================= */
 
 static int trie_update(int fd, const void *key, const void *value, __u64 flags)
@@ -493,7 +849,8 @@ static int trie_update(int fd, const void *key, const void *value, __u64 flags)
 	}
 }
 
-/* LOOKUP in every region the entry at p touches: the step before any trie change. */
+/* LOOKUP in every region the entry at p touches, and no line there (or no lines read at all):
+ * the step before any trie change. */
 static int touch_prefix(const struct xb_maps *m, const struct xb_prefix *p)
 {
 	struct xb_flat t;
@@ -502,6 +859,9 @@ static int touch_prefix(const struct xb_maps *m, const struct xb_prefix *p)
 	if (ret)
 		return ret;
 	flat_touch(t.words, p);
+	if (p->family == XDPBAN_FAMILY_INET &&
+	    (!l3_usable(m->flat4x) || lines_forget(m->flat4x, p)))
+		l3_disable(&t);
 	xb_flat_close(&t);
 	return 0;
 }
@@ -897,25 +1257,35 @@ static void table_store(__u64 *live, const __u64 *exact, __u32 first, __u32 nwor
 			word_store(&live[i], exact[i]);
 }
 
-static int plan_write_codes(const struct plan *p, struct xb_flat *t,
+static int plan_write_codes(const struct plan *p, struct xb_flat *t, struct l3_live *l3,
 			    const struct xb_compile_opts *opts, struct xb_compile_result *res,
 			    char *err, size_t errlen)
 {
 	__u64 *exact = malloc(XDPBAN_FLAT_WORDS * sizeof(*exact));
+	struct xb_flat_line *lines = NULL;
+	size_t nlines = 0;
+	__u64 guard = XDPBAN_FLAT_COMPILED;
 	int ret = exact ? xb_flat_build(p->next.v, p->next.n, p->family, exact) : -ENOMEM;
 
+	if (!ret && l3->fd >= 0)
+		ret = xb_flat_lines_build(p->next.v, p->next.n, &lines, &nlines);
 	if (ret) {
 		snprintf(err, errlen, "cannot compute the %s codes: %s", flat_name(p->family),
 			 strerror(-ret));
 		free(exact);
 		return ret;
 	}
+	/* Lines first (any order against level 2 is right, see rule 2); the guard says whether
+	 * they are read. */
+	if (l3->fd >= 0 && l3_write(l3, t, lines, nlines, res))
+		guard = XDPBAN_FLAT_COMPILED_L3;
+	free(lines);
 	table_store(t->words, exact, XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_WORDS);
 	observe(opts, p->family, XB_COMPILE_L2_DONE);
 	table_store(t->words, exact, 0, XDPBAN_FLAT_L1_WORDS);
 	/* Last: from now on the data path reads the codes, which are exact. */
-	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) != XDPBAN_FLAT_COMPILED)
-		word_store(&t->words[XDPBAN_FLAT_GUARD], XDPBAN_FLAT_COMPILED);
+	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) != guard)
+		word_store(&t->words[XDPBAN_FLAT_GUARD], guard);
 	res->pure_l1[family_index(p->family)] = count_pure(exact, XDPBAN_FLAT_L1_WORDS);
 	res->pure_l2[family_index(p->family)] =
 		count_pure(exact + XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_WORDS);
@@ -928,6 +1298,7 @@ static int compile_family(struct plan *p, const struct xb_maps *m,
 			  const struct xb_compile_opts *opts, struct xb_compile_result *res,
 			  char *err, size_t errlen)
 {
+	struct l3_live l3 = { .fd = -1 };
 	struct xb_flat t;
 	int ret = xb_flat_open(&t, m, p->family);
 
@@ -936,14 +1307,19 @@ static int compile_family(struct plan *p, const struct xb_maps *m,
 			 ret == -EPROTO ? "not an xdpban flat table" : strerror(-ret));
 		return ret;
 	}
-	for (size_t i = 0; i < p->touch.n; i++)
+	if (p->family == XDPBAN_FAMILY_INET)
+		l3_live_open(&l3, m, &t);
+	for (size_t i = 0; i < p->touch.n; i++) {
 		flat_touch(t.words, &p->touch.v[i].prefix);
+		l3_forget(&l3, &t, &p->touch.v[i].prefix);
+	}
 	observe(opts, p->family, XB_COMPILE_TOUCHED);
 	ret = plan_apply_trie(p, m, opts, err, errlen);
 	if (!ret) {
 		observe(opts, p->family, XB_COMPILE_TRIE_DONE);
-		ret = plan_write_codes(p, &t, opts, res, err, errlen);
+		ret = plan_write_codes(p, &t, &l3, opts, res, err, errlen);
 	}
+	l3_live_free(&l3);
 	xb_flat_close(&t);
 	res->written += p->write.n;
 	res->removed += p->remove.n;

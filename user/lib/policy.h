@@ -12,6 +12,10 @@
  *     anything), then writes exact codes for every region, level 2 before level 1, computed
  *     from a sorted copy of the set, never from lookups in the trie; then the guard word, which
  *     tells the data path to read the codes at all.
+ * Level 3 (the IPv4 lines in xdpban_flat4x) has its own rule, written out in policy.c: every
+ * line in the map is exact for the trie at every instant; a line is deleted before the trie
+ * changes in its /24 and written only after; a writer that cannot reach the lines turns the
+ * guard from XDPBAN_FLAT_COMPILED_L3 back to XDPBAN_FLAT_COMPILED before it changes the trie.
  * Writers must be serialised by the caller: while xdpband runs it is the only writer; the CLI
  * writes directly only under the pin-directory lock.
  */
@@ -35,6 +39,20 @@ int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, 
 __u32 xb_flat_code(const __u64 *words, int level, __u32 top);
 /* The top 32 bits of a prefix's address, host order, bits past the length cleared. */
 __u32 xb_prefix_top(const struct xb_prefix *p);
+
+/* Level 3 (IPv4): the line of /32 codes of one /24 region. */
+struct xb_flat_line {
+	__u32 region; /* the /24: address >> 8, host order */
+	struct xdpban_flat_line line;
+};
+/* Computes the lines of the IPv4 entries (others skipped): one for each /24 that holds an
+ * entry longer than /24 and that no timed entry covers or lies in, sorted by region.
+ * *lines is malloc'ed (NULL when there are none). 0, -EINVAL (a prefix twice) or -ENOMEM. */
+int xb_flat_lines_build(const struct xb_policy_entry *entries, size_t n,
+			struct xb_flat_line **lines, size_t *count);
+/* The level-3 code of an IPv4 address (host order) in sorted lines; LOOKUP when its /24 has
+ * no line. */
+__u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 addr);
 
 /* A flat map mmapped for writing. */
 struct xb_flat {
@@ -91,6 +109,9 @@ struct xb_compile_result {
 	size_t entries;   /* in the tries now, both families */
 	__u32 pure_l1[2]; /* [0] IPv4, [1] IPv6: regions answered at level 1, of 65,536 */
 	__u32 pure_l2[2]; /* ... at level 2, of 16,777,216 */
+	__u32 lines4;      /* IPv4 /24 regions answered at level 3 (a line each) */
+	__u32 lines4_full; /* IPv4 /24 regions that qualified for a line but found level 3 full:
+			    * left to the trie (right, slower); never an error */
 };
 
 /* Makes the tries of both families hold exactly `set` (plus what opts->keep keeps; an entry

@@ -130,8 +130,9 @@ bool xb_prefix_contains(const struct xb_prefix *outer, const struct xb_prefix *i
 	return true;
 }
 
-/* Dotted quad without stdio: listing a million bans formats a million addresses. */
-static void format_ipv4(const __u8 *addr, char *text)
+/* Dotted quad without stdio: listing a million bans formats a million addresses. Returns the
+ * end of the text (INET_ADDRSTRLEN bytes are enough), not terminated. */
+static char *format_ipv4(const __u8 *addr, char *text)
 {
 	for (int i = 0; i < 4; i++) {
 		unsigned int v = addr[i];
@@ -141,30 +142,45 @@ static void format_ipv4(const __u8 *addr, char *text)
 		if (v >= 10)
 			*text++ = '0' + v / 10 % 10;
 		*text++ = '0' + v % 10;
-		*text++ = i < 3 ? '.' : '\0';
+		if (i < 3)
+			*text++ = '.';
 	}
+	return text;
+}
+
+/* "/LEN"; the callers pass a __u8. */
+static char *format_plen(unsigned int plen, char *text)
+{
+	*text++ = '/';
+	if (plen >= 100)
+		*text++ = '0' + plen / 100;
+	if (plen >= 10)
+		*text++ = '0' + plen / 10 % 10;
+	*text++ = '0' + plen % 10;
+	return text;
 }
 
 static int format_addr_len(__u8 family, const __u8 *addr, unsigned int plen, char *buf,
 			   size_t len)
 {
-	char text[INET6_ADDRSTRLEN];
-	int n;
+	char text[PREFIX_TEXT_MAX], *end;
 
-	if (family == XDPBAN_FAMILY_INET)
-		format_ipv4(addr, text);
-	else if (family != XDPBAN_FAMILY_INET6)
+	if (family == XDPBAN_FAMILY_INET) {
+		end = format_ipv4(addr, text);
+	} else if (family != XDPBAN_FAMILY_INET6) {
 		return -EINVAL;
-	else if (!inet_ntop(AF_INET6, addr, text, sizeof(text)))
-		return -errno;
-	if (plen == family_bits(family)) {
-		if (strlen(text) >= len)
-			return -ENOSPC;
-		strcpy(buf, text);
-		return 0;
+	} else {
+		if (!inet_ntop(AF_INET6, addr, text, INET6_ADDRSTRLEN))
+			return -errno;
+		end = text + strlen(text);
 	}
-	n = snprintf(buf, len, "%s/%u", text, plen);
-	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+	if (plen != family_bits(family))
+		end = format_plen(plen, end);
+	if ((size_t)(end - text) >= len)
+		return -ENOSPC;
+	memcpy(buf, text, end - text);
+	buf[end - text] = '\0';
+	return 0;
 }
 
 int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len)

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "libxdpban.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
+#include "xdpban_flat.h"
 #include "xdpban.skel.h"
 #include "xdpban_report.h"
 
@@ -71,6 +72,7 @@ static int reuse_map(struct bpf_map *map, const struct xb_maps *m)
 		{ XDPBAN_MAP_BANFILTER, offsetof(struct xb_maps, banfilt) },
 		{ XDPBAN_MAP_FLAT4, offsetof(struct xb_maps, flat4) },
 		{ XDPBAN_MAP_FLAT6, offsetof(struct xb_maps, flat6) },
+		{ XDPBAN_MAP_FLAT4X, offsetof(struct xb_maps, flat4x) },
 	};
 	const char *name = bpf_map__name(map);
 

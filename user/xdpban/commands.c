@@ -100,38 +100,53 @@ static int do_stats(const struct cli *cli, const void *args)
 	return run_request(cli, request_new("stats"), &reads, a->json, "stats", render_stats);
 }
 
+/* What the text listing carries from row to row. */
+struct ban_rows {
+	bool header_done;
+	time_t stamp_of; /* the second `stamp` holds; 0: none yet */
+	char stamp[32];  /* bans started in the same second share one formatting */
+};
+
 static int print_ban(const struct xb_ban_info *ban, void *ctx)
 {
-	char started[32];
+	struct ban_rows *rows = ctx;
+	const char *started = NULL;
 
-	if (!ban->started || xb_time_format(ban->started, started, sizeof(started)))
-		started[0] = '\0';
-	render_ban_row(ctx, ban->prefix, ban->reason, ban->count, ban->seconds_left,
-		       started[0] ? started : NULL);
+	if (ban->started && ban->started == rows->stamp_of) {
+		started = rows->stamp;
+	} else if (ban->started && !xb_time_format(ban->started, rows->stamp,
+						   sizeof(rows->stamp))) {
+		rows->stamp_of = ban->started;
+		started = rows->stamp;
+	}
+	render_ban_row(&rows->header_done, ban->prefix, ban->reason, ban->count,
+		       ban->seconds_left, started);
 	return 0;
 }
 
+#define BANS_STDOUT_BUFFER (1 << 20) /* a million bans leave in ~150 writes, not ~36,000 */
+
 /* Without a daemon the bans are printed as they are read: a million of them would take
- * seconds to render into one reply and parse back. The fields are the same. */
+ * seconds to render into one reply and parse back. The fields are the same, and so is the
+ * JSON text (xb_json_bans_write writes what xb_json_bans serialises to). */
 static int print_bans_direct(const struct xb_maps *maps, bool json)
 {
-	struct json_object *reply, *bans;
-	bool header_done = false;
+	struct ban_rows rows = { .header_done = false };
 	int ret;
 
-	if (!json) {
-		ret = xb_ban_foreach(maps, print_ban, &header_done);
-		if (!ret && !header_done)
-			printf("no bans\n");
+	setvbuf(stdout, NULL, _IOFBF, BANS_STDOUT_BUFFER); /* before anything is printed */
+	if (json) {
+		fputs("{\"bans\":", stdout);
+		ret = xb_json_bans_write(maps, stdout);
+		if (!ret)
+			fputs("}\n", stdout);
 	} else {
-		ret = xb_json_bans(maps, &bans);
-		reply = ret ? NULL : json_object_new_object();
-		if (reply) {
-			json_object_object_add(reply, "bans", bans);
-			render_json(reply);
-			json_object_put(reply);
-		}
+		ret = xb_ban_foreach(maps, print_ban, &rows);
+		if (!ret && !rows.header_done)
+			printf("no bans\n");
 	}
+	if ((fflush(stdout) || ferror(stdout)) && !ret)
+		ret = -EIO;
 	if (ret)
 		pr_warn("cannot list the bans: %s", strerror(-ret));
 	return ret ? EXIT_FAIL : EXIT_OK;

@@ -27,19 +27,56 @@ static int64_t num(struct json_object *obj, const char *name)
 	return json_object_get_int64(member(obj, name));
 }
 
-/* "permanent", "45s", "59m59s", "2d3h". */
+/* Appends the decimal digits of v at p without printf (a listing prints a million rows);
+ * returns the end. */
+static char *put_decimal(char *p, long long v)
+{
+	char digits[24], *d = digits + sizeof(digits);
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	size_t n;
+
+	do
+		*--d = '0' + u % 10;
+	while ((u /= 10));
+	if (v < 0)
+		*--d = '-';
+	n = digits + sizeof(digits) - d;
+	memcpy(p, d, n);
+	return p + n;
+}
+
+/* A number and its unit, then the next smaller unit: "59m59s". */
+static char *put_two_units(char *p, int64_t hi, char hi_unit, int64_t lo, char lo_unit)
+{
+	p = put_decimal(p, hi);
+	*p++ = hi_unit;
+	p = put_decimal(p, lo);
+	*p++ = lo_unit;
+	return p;
+}
+
+/* "permanent", "45s", "59m59s", "2d3h". buf holds at least 48 bytes. */
 static const char *duration(int64_t s, char *buf, size_t len)
 {
-	if (s < 0)
-		snprintf(buf, len, "permanent");
-	else if (s < 60)
-		snprintf(buf, len, "%" PRId64 "s", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%" PRId64 "m%" PRId64 "s", s / 60, s % 60);
-	else if (s < 86400)
-		snprintf(buf, len, "%" PRId64 "h%" PRId64 "m", s / 3600, s % 3600 / 60);
-	else
-		snprintf(buf, len, "%" PRId64 "d%" PRId64 "h", s / 86400, s % 86400 / 3600);
+	char *p = buf;
+
+	if (len < 48)
+		return "?";
+	if (s < 0) {
+		memcpy(buf, "permanent", sizeof("permanent"));
+		return buf;
+	}
+	if (s < 60) {
+		p = put_decimal(p, s);
+		*p++ = 's';
+	} else if (s < 3600) {
+		p = put_two_units(p, s / 60, 'm', s % 60, 's');
+	} else if (s < 86400) {
+		p = put_two_units(p, s / 3600, 'h', s % 3600 / 60, 'm');
+	} else {
+		p = put_two_units(p, s / 86400, 'd', s % 86400 / 3600, 'h');
+	}
+	*p = '\0';
 	return buf;
 }
 
@@ -142,18 +179,50 @@ void render_status(struct json_object *r)
 	render_stats(member(r, "stats"));
 }
 
+/* text padded with spaces to width (at most 48), on the right (left-aligned) or on the left:
+ * what printf's %-Ns and %Ns print, without parsing a format a million times. A missing text
+ * (a daemon's reply without the field) shows as "?". */
+static void put_padded(const char *text, size_t width, bool align_left)
+{
+	static const char spaces[] = "                                                ";
+	size_t len, pad;
+
+	if (!text)
+		text = "?";
+	len = strlen(text);
+	pad = len < width ? width - len : 0;
+	if (pad > sizeof(spaces) - 1)
+		pad = sizeof(spaces) - 1;
+
+	if (!align_left)
+		fwrite_unlocked(spaces, 1, pad, stdout);
+	fwrite_unlocked(text, 1, len, stdout);
+	if (align_left)
+		fwrite_unlocked(spaces, 1, pad, stdout);
+}
+
+/* "%-44s %-8s %10lld %-10s %s\n", with the header before the first row. */
 void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
 		    long long seconds_left, const char *started)
 {
-	char left[32];
+	char left[48], number[24];
 
 	if (!*header_done) {
 		printf("%-44s %-8s %10s %-10s %s\n", "PREFIX", "REASON", "COUNT", "LEFT",
 		       "STARTED");
 		*header_done = true;
 	}
-	printf("%-44s %-8s %10lld %-10s %s\n", prefix, reason, count,
-	       duration(seconds_left, left, sizeof(left)), started ? started : "-");
+	*put_decimal(number, count) = '\0';
+	put_padded(prefix, 44, true);
+	putchar_unlocked(' ');
+	put_padded(reason, 8, true);
+	putchar_unlocked(' ');
+	put_padded(number, 10, false);
+	putchar_unlocked(' ');
+	put_padded(duration(seconds_left, left, sizeof(left)), 10, true);
+	putchar_unlocked(' ');
+	fputs_unlocked(started ? started : "-", stdout);
+	putchar_unlocked('\n');
 }
 
 void render_bans(struct json_object *bans)

@@ -22,6 +22,7 @@
 #include <ini.h>
 #include "conf.h"
 #include "libxdpban.h"
+#include "xdpban_flat.h"
 #include "xdpban_maps.h"
 #include "xdpban_policy.h"
 #include "control.h"
@@ -414,6 +415,7 @@ static const struct conf_key conf_keys[] = {
 	{ "bans", "drop", parse_threshold, 0, false },
 	{ "bans", "counters-max", parse_table_size, F(counters_max), false },
 	{ "bans", "bans-max", parse_table_size, F(bans_max), false },
+	{ "lists", "policy-lines-max", parse_table_size, F(policy_lines_max), false },
 	{ "lists", "trusted", parse_list, 0, true },
 	{ "lists", "deny", parse_list, 0, true },
 	{ "control", "socket", parse_socket, F(socket_path), false },
@@ -594,6 +596,7 @@ static int set_defaults(struct xbd_conf *c, const char *path)
 	c->dp = dp;
 	c->counters_max = XDPBAN_DEFAULT_COUNTERS_MAX;
 	c->bans_max = XDPBAN_DEFAULT_BANS_MAX;
+	c->policy_lines_max = XDPBAN_DEFAULT_FLAT4X_MAX;
 	c->socket_path = strdup(XB_CONTROL_SOCKET_DEFAULT);
 	c->socket_mode = 0600;
 	c->state_file = strdup(XBD_STATE_FILE_DEFAULT);
@@ -789,6 +792,8 @@ void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, c
 		add_name(buf, len, "counters-max");
 	if (a->bans_max != b->bans_max)
 		add_name(buf, len, "bans-max");
+	if (a->policy_lines_max != b->policy_lines_max)
+		add_name(buf, len, "policy-lines-max");
 	if (str_differs(a->socket_path, b->socket_path) || a->socket_mode != b->socket_mode ||
 	    a->has_group != b->has_group || a->group != b->group || a->group_full != b->group_full)
 		add_name(buf, len, "[control]");
@@ -814,6 +819,7 @@ void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old)
 	SWAP(next->pin_dir, old->pin_dir);
 	SWAP(next->counters_max, old->counters_max);
 	SWAP(next->bans_max, old->bans_max);
+	SWAP(next->policy_lines_max, old->policy_lines_max);
 	SWAP(next->socket_path, old->socket_path);
 	SWAP(next->socket_mode, old->socket_mode);
 	SWAP(next->has_group, old->has_group);

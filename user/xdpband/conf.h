@@ -49,6 +49,7 @@ struct xbd_conf {
 	/* [bans] */
 	struct xdpban_config dp; /* thresholds written to the xdpban_config map */
 	__u32 counters_max, bans_max;
+	__u32 policy_lines_max; /* IPv4 /24 regions with a line of /32 codes (xdpban_flat4x) */
 	/* [lists] */
 	struct xbd_list_conf lists[XBD_MAX_LISTS];
 	int n_lists;

@@ -99,25 +99,6 @@ static int read_ids(struct xbd_loader *ld)
 	return 0;
 }
 
-static void fill_maps(const struct xdpban *skel, struct xb_maps *m)
-{
-	*m = (struct xb_maps){
-		.config = bpf_map__fd(skel->maps.xdpban_config),
-		.policy4 = bpf_map__fd(skel->maps.xdpban_policy4),
-		.policy6 = bpf_map__fd(skel->maps.xdpban_policy6),
-		.counts = bpf_map__fd(skel->maps.xdpban_counts),
-		.bans = bpf_map__fd(skel->maps.xdpban_bans),
-		.stats = bpf_map__fd(skel->maps.xdpban_stats),
-		.events = bpf_map__fd(skel->maps.xdpban_events),
-		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
-		.flat4 = bpf_map__fd(skel->maps.xdpban_flat4),
-		.flat6 = bpf_map__fd(skel->maps.xdpban_flat6),
-		.report_prog = bpf_program__fd(skel->progs.xdpban_report),
-		.ncpus = libbpf_num_possible_cpus(),
-		.owned = false,
-	};
-}
-
 int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps *maps,
 	     char *err, size_t errlen)
 {
@@ -136,6 +117,8 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_counts, conf->counters_max);
 	if (!ret)
 		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_bans, conf->bans_max);
+	if (!ret)
+		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_flat4x, conf->policy_lines_max);
 	if (ret) {
 		snprintf(err, errlen, "cannot set up the maps: %s", strerror(-ret));
 		goto fail;
@@ -155,7 +138,7 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 		snprintf(err, errlen, "cannot read the loaded program's info: %s", strerror(-ret));
 		goto fail;
 	}
-	fill_maps(ld->skel, maps);
+	xb_maps_from_skel(maps, ld->skel);
 	pr_info("maps %s under %s (%u counters, %u bans)",
 		ld->maps_created ? "created and pinned" : "reused from the pins", ld->pin_dir,
 		bpf_map__max_entries(ld->skel->maps.xdpban_counts),
