@@ -94,7 +94,8 @@ run_workload() {
 	echo "== $name: $cmd" >&2
 	timeout --foreground "$limit" $cmd >"$work/$name.md" 2> >(tee "$work/$name.log" >&2)
 	rc=$?
-	wait
+	# $! is the tee's pid: wait for it, or the log (and its bench-target lines) may be short.
+	wait "$!" 2>/dev/null
 	cat "$work/$name.md"
 	case $rc in
 	0) echo ok >"$work/$name.status" ;;

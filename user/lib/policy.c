@@ -796,6 +796,46 @@ static const struct xb_flat_line *l3_old(const struct l3_live *l, __u32 region)
 	return o && !l->gone[o - l->old.v] ? o : NULL;
 }
 
+#define L3_BATCH 8192
+
+/* Writes the lines that differ from the old ones in batch syscalls (a compile of 1M prefixes
+ * writes a quarter million lines), in order, until the first batch that does not go through
+ * whole. Returns the index of the first line not handled; the caller goes on one by one from
+ * there, which sorts out a full map exactly. */
+static size_t l3_write_batched(struct l3_live *l, const struct xb_flat_line *lines, size_t n,
+			       struct xb_compile_result *res)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	__u32 *keys = malloc(L3_BATCH * sizeof(*keys));
+	struct xdpban_flat_line *vals = malloc(L3_BATCH * sizeof(*vals));
+	size_t i = 0;
+
+	while (keys && vals && i < n) {
+		size_t start = i, same = 0;
+		__u32 count = 0, done;
+
+		for (; i < n && count < L3_BATCH; i++) {
+			const struct xb_flat_line *o = l3_old(l, lines[i].region);
+
+			if (o && !memcmp(&o->line, &lines[i].line, sizeof(o->line))) {
+				same++;
+				continue;
+			}
+			keys[count] = lines[i].region;
+			vals[count++] = lines[i].line;
+		}
+		done = count;
+		if (count && bpf_map_update_batch(l->fd, keys, vals, &done, &opts)) {
+			i = start; /* redo this chunk one by one: lines written twice are harmless */
+			break;
+		}
+		res->lines4 += same + count;
+	}
+	free(keys);
+	free(vals);
+	return i;
+}
+
 /* Rule 2, after the trie holds the new set: drops the old lines the set no longer has (first,
  * to make room), then writes the new ones that differ. A full map leaves the rest of the
  * regions to the trie. False when level 3 had to be turned off. */
@@ -813,11 +853,17 @@ static bool l3_write(struct l3_live *l, struct xb_flat *t, const struct xb_flat_
 			goto off;
 		l->gone[i] = true;
 	}
-	for (size_t i = 0; i < n; i++) {
+	bool full = false; /* a new region found no room: the next new ones will not either */
+
+	for (size_t i = l3_write_batched(l, lines, n, res); i < n; i++) {
 		const struct xb_flat_line *o = l3_old(l, lines[i].region);
 
 		if (o && !memcmp(&o->line, &lines[i].line, sizeof(o->line))) {
 			res->lines4++;
+			continue;
+		}
+		if (full && !o) {
+			res->lines4_full++;
 			continue;
 		}
 		if (!bpf_map_update_elem(l->fd, &lines[i].region, &lines[i].line, BPF_ANY)) {
@@ -826,6 +872,13 @@ static bool l3_write(struct l3_live *l, struct xb_flat *t, const struct xb_flat_
 		}
 		if (errno != E2BIG && errno != ENOMEM && errno != ENOSPC)
 			goto off;
+		/* A line that stays must never keep old codes: drop it, the trie answers. */
+		if (o) {
+			if (line_delete(l->fd, o->region))
+				goto off;
+			l->gone[o - l->old.v] = true;
+		}
+		full = true;
 		res->lines4_full++;
 	}
 	return true;
