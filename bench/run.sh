@@ -92,10 +92,10 @@ run_workload() {
 	cmd=$(workload_cmd "$name")
 	limit=$([[ $mode == full ]] && echo 1800 || echo 900)
 	echo "== $name: $cmd" >&2
-	timeout --foreground "$limit" $cmd >"$work/$name.md" 2> >(tee "$work/$name.log" >&2)
-	rc=$?
-	# $! is the tee's pid: wait for it, or the log (and its bench-target lines) may be short.
-	wait "$!" 2>/dev/null
+	# A pipeline, not a process substitution: tee has written the whole log (and its
+	# bench-target lines) by the time the pipeline returns.
+	timeout --foreground "$limit" $cmd 2>&1 >"$work/$name.md" | tee "$work/$name.log" >&2
+	rc=${PIPESTATUS[0]}
 	cat "$work/$name.md"
 	case $rc in
 	0) echo ok >"$work/$name.status" ;;
