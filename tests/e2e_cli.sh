@@ -19,8 +19,7 @@ source tests/e2e_lib.sh
 readonly NS_S=xbcli-s NS_R=xbcli-r # sender, receiver
 readonly IF_S=xbcli-s0 IF_R=xbcli-r0
 readonly OBJ=$build/xdpban.bpf.o
-readonly PIN_DIR=/sys/fs/bpf/xdp/globals
-readonly LOCK=/run/xdpban-e2e-iproute2.lock
+readonly PIN_DIR=$E2E_IPROUTE2_PINS # where iproute2 pins LIBBPF_PIN_BY_NAME maps
 readonly PY=/usr/bin/python3 # Debian's, with scapy
 readonly NO_DAEMON=/run/xbcli-no-daemon.sock # never created: the CLI must work directly
 readonly FAKE_DAEMON=/run/xbcli-fake-daemon.sock
@@ -78,21 +77,6 @@ dump_state() {
 
 # --- setup -----------------------------------------------------------------------------------
 
-take_lock() {
-	exec 9>"$LOCK" || return 1
-	flock -w 300 9 && return 0
-	E2E_WHY="another e2e test held $LOCK for 300 s"
-	return 1
-}
-
-refuse_existing_pins() {
-	local pins=()
-	mapfile -t pins < <(compgen -G "$PIN_DIR/xdpban_*")
-	((${#pins[@]} == 0)) && return 0
-	E2E_WHY="$PIN_DIR already holds ${pins[*]##*/}: refusing to clobber someone's xdpban state"
-	return 1
-}
-
 # IPv6 is off in both namespaces: no autoconfiguration traffic crosses the link, so every
 # packet the data path counts is one this test sent.
 quiet_netns_add() {
@@ -127,7 +111,7 @@ setup() {
 	e2e_defer rm -rf "$tmp"
 	# A private copy: a rebuild of the shared tree during the run cannot swap it under us.
 	install -m 755 "$build/xdpban" "$tmp/xdpban" || return 1
-	take_lock && refuse_existing_pins && make_topology && attach_xdp
+	e2e_take_iproute2_lock && e2e_refuse_existing_pins && make_topology && attach_xdp
 }
 
 # --- cases -----------------------------------------------------------------------------------

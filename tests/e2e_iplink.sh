@@ -17,8 +17,7 @@ source tests/e2e_lib.sh
 readonly NS_A=xbe2e-a NS_B=xbe2e-b # sender, receiver
 readonly IF_A=xbe2e-a0 IF_B=xbe2e-b0
 readonly OBJ=$build/xdpban.bpf.o
-readonly PIN_DIR=/sys/fs/bpf/xdp/globals # where iproute2 pins LIBBPF_PIN_BY_NAME maps
-readonly LOCK=/run/xdpban-e2e-iproute2.lock
+readonly PIN_DIR=$E2E_IPROUTE2_PINS # where iproute2 pins LIBBPF_PIN_BY_NAME maps
 readonly PY=/usr/bin/python3 # Debian's, with scapy
 readonly PORT=5300
 readonly WAIT_TRIES=100 # bounded waits: 100 polls of 0.1 s
@@ -99,21 +98,6 @@ flush_neigh() { # FAMILY: forget neighbours on both sides, so the next send must
 
 # --- setup -----------------------------------------------------------------------------------
 
-take_lock() {
-	exec 9>"$LOCK" || return 1
-	flock -w 300 9 && return 0
-	E2E_WHY="another e2e test held $LOCK for 300 s"
-	return 1
-}
-
-refuse_existing_pins() {
-	local pins=()
-	mapfile -t pins < <(compgen -G "$PIN_DIR/xdpban_*")
-	((${#pins[@]} == 0)) && return 0
-	E2E_WHY="$PIN_DIR already holds ${pins[*]##*/}: refusing to clobber someone's xdpban state"
-	return 1
-}
-
 make_topology() {
 	e2e_netns_add "$NS_A" && e2e_netns_add "$NS_B" &&
 		e2e_veth_add "$NS_A" "$IF_A" "$NS_B" "$IF_B" || return 1
@@ -160,7 +144,7 @@ start_receiver() {
 
 setup() {
 	[[ -f $OBJ ]] || { E2E_WHY="$OBJ not found: run make first"; return 1; }
-	take_lock && refuse_existing_pins || return 1
+	e2e_take_iproute2_lock && e2e_refuse_existing_pins || return 1
 	tmp=$(mktemp -d /tmp/xbe2e-iplink.XXXXXX) || return 1
 	e2e_defer rm -rf "$tmp"
 	if ! make_topology; then

@@ -87,6 +87,26 @@ e2e_defer() {
 	E2E_CLEANUP+=("$q")
 }
 
+# The tests that attach with plain `ip link` share iproute2's pin directory: this lock keeps
+# them from running at once, and they refuse pins they did not make rather than clobber them.
+readonly E2E_IPROUTE2_PINS=/sys/fs/bpf/xdp/globals
+readonly E2E_IPROUTE2_LOCK=/run/xdpban-e2e-iproute2.lock
+
+e2e_take_iproute2_lock() {
+	exec 9>"$E2E_IPROUTE2_LOCK" || return 1
+	flock -w 300 9 && return 0
+	E2E_WHY="another e2e test held $E2E_IPROUTE2_LOCK for 300 s"
+	return 1
+}
+
+e2e_refuse_existing_pins() {
+	local pins=()
+	mapfile -t pins < <(compgen -G "$E2E_IPROUTE2_PINS/xdpban_*")
+	((${#pins[@]} == 0)) && return 0
+	E2E_WHY="$E2E_IPROUTE2_PINS already holds ${pins[*]##*/}: refusing to clobber someone's xdpban state"
+	return 1
+}
+
 e2e_netns_add() {
 	if [[ -e /run/netns/$1 ]]; then
 		E2E_WHY="network namespace $1 already exists (left by a killed run?): 'ip netns del $1'"
