@@ -629,9 +629,12 @@ static const char *trie_name(__u8 family)
  *      reconciles every line (deletes all it does not write) before it sets COMPILED_L3 again.
  * Level 2 and level 1 keep their own rule (policy.h) unchanged: a region with a line is
  * LOOKUP at level 2 already, and LOOKUP is always correct there.
- * One limit comes from the kernel, not from this order: a preallocated hash may hand a
- * deleted element to the very next insert, so a reader that looked up a line and stalled
- * across two of our syscalls could read the codes of another /24 (docs/datapath.md). */
+ *   4. a preallocated hash hands a freed element to the very next insert (and an overwrite
+ *      frees the element it replaces), so a reader that found a line and stalled could see
+ *      another /24's codes land under its pointer. So a compile never overwrites a line: it
+ *      deletes every line that goes or changes, waits for an RCU grace period (rcu_wait():
+ *      every XDP program that may hold a pointer it found has returned), and only then
+ *      inserts, with BPF_NOEXIST, into elements no reader can still hold. */
 
 #define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a dump */
 
@@ -651,6 +654,29 @@ static void l3_disable(struct xb_flat *t)
 {
 	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) == XDPBAN_FLAT_COMPILED_L3)
 		word_store(&t->words[XDPBAN_FLAT_GUARD], XDPBAN_FLAT_COMPILED);
+}
+
+/* Waits for an RCU grace period: the kernel runs synchronize_rcu() after a userspace update
+ * of a map-in-map slot (maybe_wait_bpf_programs() in kernel/bpf/syscall.c), so that it can
+ * promise no program still uses the old value. Rule 4 borrows that promise. */
+static int rcu_wait(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	__u32 zero = 0;
+	int inner, outer, ret = 0;
+
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32), sizeof(__u32), 1, NULL);
+	if (inner < 0)
+		return -errno;
+	opts.inner_map_fd = inner;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, sizeof(__u32), sizeof(__u32), 1,
+			       &opts);
+	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY))
+		ret = -errno;
+	if (outer >= 0)
+		close(outer);
+	close(inner);
+	return ret;
 }
 
 static int line_delete(int fd, __u32 region)
@@ -805,34 +831,43 @@ static const struct xb_flat_line *l3_old(const struct l3_live *l, __u32 region)
 static size_t l3_write_batched(struct l3_live *l, const struct xb_flat_line *lines, size_t n,
 			       struct xb_compile_result *res)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	/* Batch updates take no BPF_NOEXIST (only BPF_F_LOCK); every key here is absent all the
+	 * same: l->old is the whole map as this compile found it, writers hold the pin-directory
+	 * lock, and the lines that go or change were deleted before the grace period. */
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = 0);
 	__u32 *keys = malloc(L3_BATCH * sizeof(*keys));
 	struct xdpban_flat_line *vals = malloc(L3_BATCH * sizeof(*vals));
+	size_t *at = malloc(L3_BATCH * sizeof(*at)); /* index in lines of each key */
 	size_t i = 0;
 
-	while (keys && vals && i < n) {
-		size_t start = i, same = 0;
+	while (keys && vals && at && i < n) {
+		size_t start = i;
 		__u32 count = 0, done;
 
 		for (; i < n && count < L3_BATCH; i++) {
 			const struct xb_flat_line *o = l3_old(l, lines[i].region);
 
-			if (o && !memcmp(&o->line, &lines[i].line, sizeof(o->line))) {
-				same++;
+			if (o && !memcmp(&o->line, &lines[i].line, sizeof(o->line)))
 				continue;
-			}
+			at[count] = i;
 			keys[count] = lines[i].region;
 			vals[count++] = lines[i].line;
 		}
 		done = count;
 		if (count && bpf_map_update_batch(l->fd, keys, vals, &done, &opts)) {
-			i = start; /* redo this chunk one by one: lines written twice are harmless */
+			/* The first `done` went in; the caller goes on one by one from the
+			 * line that did not. */
+			if (done >= count)
+				done = 0;
+			res->lines4 += at[done] - start;
+			i = at[done];
 			break;
 		}
-		res->lines4 += same + count;
+		res->lines4 += i - start;
 	}
 	free(keys);
 	free(vals);
+	free(at);
 	return i;
 }
 
@@ -842,17 +877,23 @@ static size_t l3_write_batched(struct l3_live *l, const struct xb_flat_line *lin
 static bool l3_write(struct l3_live *l, struct xb_flat *t, const struct xb_flat_line *lines,
 		     size_t n, struct xb_compile_result *res)
 {
+	bool inserts = false;
+
 	for (size_t i = 0; i < l->old.n; i++) {
 		const struct xb_flat_line *o = &l->old.v[i];
 		const struct xb_flat_line *keep =
 			n ? bsearch(o, lines, n, sizeof(*o), line_region_cmp) : NULL;
 
-		if (l->gone[i] || keep)
+		if (l->gone[i] || (keep && !memcmp(&o->line, &keep->line, sizeof(o->line))))
 			continue;
-		if (line_delete(l->fd, o->region))
+		if (line_delete(l->fd, o->region)) /* gone, or changed: rule 4, never overwrite */
 			goto off;
 		l->gone[i] = true;
 	}
+	for (size_t i = 0; i < n && !inserts; i++)
+		inserts = !l3_old(l, lines[i].region);
+	if (inserts && rcu_wait())
+		goto off; /* no grace period, no safe insert: the trie answers instead */
 	bool full = false; /* a new region found no room: the next new ones will not either */
 
 	for (size_t i = l3_write_batched(l, lines, n, res); i < n; i++) {
@@ -866,18 +907,19 @@ static bool l3_write(struct l3_live *l, struct xb_flat *t, const struct xb_flat_
 			res->lines4_full++;
 			continue;
 		}
-		if (!bpf_map_update_elem(l->fd, &lines[i].region, &lines[i].line, BPF_ANY)) {
+		if (!bpf_map_update_elem(l->fd, &lines[i].region, &lines[i].line, BPF_NOEXIST)) {
 			res->lines4++;
+			continue;
+		}
+		if (errno == EEXIST) {
+			/* A line this compile did not read: never trust it, the trie answers. */
+			if (line_delete(l->fd, lines[i].region))
+				goto off;
+			res->lines4_full++;
 			continue;
 		}
 		if (errno != E2BIG && errno != ENOMEM && errno != ENOSPC)
 			goto off;
-		/* A line that stays must never keep old codes: drop it, the trie answers. */
-		if (o) {
-			if (line_delete(l->fd, o->region))
-				goto off;
-			l->gone[o - l->old.v] = true;
-		}
 		full = true;
 		res->lines4_full++;
 	}
