@@ -376,6 +376,16 @@ case_bad_arguments() {
 	return 1
 }
 
+# A negative number is a bad value, not an unknown option: the error names the value.
+case_negative_values_named() {
+	run_cli set limit -3
+	e2e_expect "set limit -3" "2|xdpban: bad limit '-3': expected a whole number 0..1000000000" \
+		"$rc|$err" || return 1
+	run_cli report 192.0.2.1 -2
+	e2e_expect "report COUNT -2" "2|xdpban: bad COUNT '-2': expected a whole number 1..1000000000" \
+		"$rc|$err"
+}
+
 case_help() {
 	cli_ok help ban || return 1
 	[[ $out == *"--for SECONDS"* && $out == *"ADDR[/LEN]"* ]] ||
@@ -404,5 +414,6 @@ e2e_case report case_report
 e2e_case lists_and_trusted case_lists_and_trusted
 e2e_case daemon_socket_is_used case_daemon_socket_is_used
 e2e_case bad_arguments case_bad_arguments
+e2e_case negative_values_named case_negative_values_named
 e2e_case help case_help
 e2e_finish

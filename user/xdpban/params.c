@@ -2,6 +2,7 @@
  * positional argument with its type, so that parsing, validation and help all come from the
  * same rows. A bad argument gets one line on stderr and EXIT_USAGE, before anything is done.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -145,7 +146,8 @@ int params_parse(const struct command *cmd, int argc, char **argv, void *args, s
 			options_done = true;
 			continue;
 		}
-		if (!options_done && arg[0] == '-' && arg[1]) {
+		/* "-3" is a (bad) value, not an option: let its parser say what is wrong. */
+		if (!options_done && arg[0] == '-' && arg[1] && !isdigit((unsigned char)arg[1])) {
 			if ((p = find_option(cmd->params, arg, &inline_value)))
 				ret = parse_option(p, inline_value, args, argc, argv, &i);
 			else if ((p = find_option(global_params, arg, &inline_value)))
