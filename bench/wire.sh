@@ -403,7 +403,7 @@ print_table() {
 	echo "| receiver | CPU ns/frame | softirq ticks | app CPU ns | frames/s (send call) | lost in the veth | xdpban / this |"
 	echo "|---|---|---|---|---|---|---|"
 	row floor "floor: an XDP program that counts and drops every frame"
-	row xdpban "xdpban (XDP; the prefixes compiled: flat table, then LPM trie)"
+	row xdpban "xdpban (XDP; the prefixes compiled: flat tables, IPv4 lines, then the LPM trie)"
 	row nft "XDP_PASS + nftables netdev ingress, interval set"
 	row ipt "XDP_PASS + iptables raw ${variant} + ipset hash:net"
 	row app "XDP_PASS + user space: recvmmsg + hash lookup, UDP port $PORT"

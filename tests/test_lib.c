@@ -478,11 +478,30 @@ static void time_formats_rfc3339_utc(void **state)
 
 /* --- the control handler without maps (no root) -------------------------------------------- */
 
+/* A request and a piece of the error it must get. */
+struct refusal {
+	const char *request, *says;
+};
+
+/* Every request gets an error reply containing its `says`, from a handler without maps. */
+static void expect_refusals(const struct refusal *rows, size_t n)
+{
+	struct xb_maps none = { .report_prog = -1 };
+	struct xb_control_ctx ctx = { .maps = &none };
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *reply = handle(&ctx, rows[i].request);
+		const char *error = reply_error(reply);
+
+		if (!strstr(error, rows[i].says))
+			fail_msg("%s: error '%s' lacks '%s'", rows[i].request, error, rows[i].says);
+		json_object_put(reply);
+	}
+}
+
 static void control_rejects_bad_requests(void **state)
 {
-	static const struct {
-		const char *request, *says;
-	} rows[] = {
+	static const struct refusal rows[] = {
 		{ "", "empty request" },
 		{ "{\"cmd\":\"bans\"", "not valid JSON" },
 		{ "cmd=bans", "not valid JSON" },
@@ -505,17 +524,7 @@ static void control_rejects_bad_requests(void **state)
 		{ "{\"cmd\":\"report\",\"addr\":\"192.0.2.1\",\"count\":0}", "out of range" },
 		{ "{\"cmd\":\"set\",\"key\":\"limit\"}", "missing field \"value\"" },
 	};
-	struct xb_maps none = { .report_prog = -1 };
-	struct xb_control_ctx ctx = { .maps = &none };
-
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct json_object *reply = handle(&ctx, rows[i].request);
-		const char *error = reply_error(reply);
-
-		if (!strstr(error, rows[i].says))
-			fail_msg("%s: error '%s' lacks '%s'", rows[i].request, error, rows[i].says);
-		json_object_put(reply);
-	}
+	expect_refusals(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
 static void control_rejects_oversized_and_nul(void **state)
@@ -547,9 +556,7 @@ static void control_rejects_oversized_and_nul(void **state)
  * would reach the parser as "192.0.2.45", and a member name "cmd\u0000x" as "cmd". */
 static void control_refuses_escaped_nul(void **state)
 {
-	static const struct {
-		const char *request, *says;
-	} rows[] = {
+	static const struct refusal rows[] = {
 		{ "{\"cmd\":\"query\",\"addr\":\"192.0.2.45\\u0000/8\"}",
 		  "field \"addr\" contains a NUL character" },
 		{ "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.45\\u0000/8\"}",
@@ -562,26 +569,14 @@ static void control_refuses_escaped_nul(void **state)
 		{ "{\"cmd\":\"bans\",\"cmd\\u0000x\":\"ban\"}", "a field name contains a NUL" },
 		{ "{\"cmd\\u0000\" : \"bans\"}", "a field name contains a NUL" },
 	};
+	expect_refusals(rows, sizeof(rows) / sizeof(rows[0]));
+	/* An escaped backslash followed by "u0000" is no NUL: the address is just wrong. */
 	struct xb_maps none = { .report_prog = -1 };
 	struct xb_control_ctx ctx = { .maps = &none };
+	struct json_object *reply = handle(&ctx, "{\"cmd\":\"query\",\"addr\":\"\\\\u0000\"}");
 
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct json_object *reply = handle(&ctx, rows[i].request);
-		const char *error = reply_error(reply);
-
-		if (!strstr(error, rows[i].says))
-			fail_msg("%s: error '%s' lacks '%s'", rows[i].request, error, rows[i].says);
-		json_object_put(reply);
-	}
-	/* An escaped backslash followed by "u0000" is no NUL: the address is just wrong. */
-	{
-		struct json_object *reply =
-			handle(&ctx, "{\"cmd\":\"query\",\"addr\":\"\\\\u0000\"}");
-
-		assert_string_equal(reply_error(reply),
-				    "not an IPv4 or IPv6 address: '\\u0000'");
-		json_object_put(reply);
-	}
+	assert_string_equal(reply_error(reply), "not an IPv4 or IPv6 address: '\\u0000'");
+	json_object_put(reply);
 }
 
 /* Handles request and checks its error reply: every byte of the line printable ASCII (so

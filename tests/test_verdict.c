@@ -545,58 +545,14 @@ static void reset_state(const struct xdpban_config *cfg)
 	assert_int_equal(dp_set_config(&g_dp, cfg), 0);
 }
 
-static int parse_prefix(const char *cidr, int *family, __u8 addr[16], __u32 *plen)
-{
-	char buf[64], *slash;
-
-	snprintf(buf, sizeof(buf), "%s", cidr);
-	slash = strchr(buf, '/');
-	if (slash)
-		*slash = '\0';
-	memset(addr, 0, 16);
-	if (inet_pton(AF_INET, buf, addr) == 1)
-		*family = AF_INET;
-	else if (inet_pton(AF_INET6, buf, addr) == 1)
-		*family = AF_INET6;
-	else
-		return -EINVAL;
-	*plen = *family == AF_INET ? 32 : 128;
-	if (slash) {
-		char *end;
-		unsigned long len = strtoul(slash + 1, &end, 10);
-
-		if (end == slash + 1 || *end || len > *plen)
-			return -EINVAL;
-		*plen = len;
-	}
-	return 0;
-}
-
-/* A policy entry, with an expiry when the row asks for one (dp_policy_add has none). */
+/* A policy entry, with an expiry when the row asks for one. */
 static void add_policy(const struct policy_entry *p)
 {
 	struct xdpban_policy val = { .verdict = p->verdict, .list_id = 1 };
-	struct xdpban *s = g_dp.skel;
-	__u8 addr[16];
-	__u32 plen = 0;
-	int family = 0;
 
-	assert_int_equal(parse_prefix(p->cidr, &family, addr, &plen), 0);
 	if (p->expires_in_s)
 		val.expires_ns = dp_now_ns() + (long long)p->expires_in_s * (long long)NS_PER_S;
-	if (family == AF_INET) {
-		struct xdpban_lpm4_key k = { .prefixlen = plen };
-
-		memcpy(k.addr, addr, 4);
-		assert_int_equal(bpf_map_update_elem(bpf_map__fd(s->maps.xdpban_policy4), &k, &val,
-						     BPF_ANY), 0);
-	} else {
-		struct xdpban_lpm6_key k = { .prefixlen = plen };
-
-		memcpy(k.addr, addr, 16);
-		assert_int_equal(bpf_map_update_elem(bpf_map__fd(s->maps.xdpban_policy6), &k, &val,
-						     BPF_ANY), 0);
-	}
+	assert_int_equal(dp_policy_put(&g_dp, p->cidr, &val), 0);
 }
 
 static void ban_forever(const char *addr)

@@ -138,49 +138,11 @@ int dp_stats_reset(struct dp *dp)
 	return 0;
 }
 
-/* Parses "ADDR[/LEN]" into family, address bytes and prefix length. */
-static int parse_cidr(const char *text, __u8 *family, __u8 addr[16], __u32 *plen)
-{
-	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
-	long len;
-
-	if (strlen(text) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, text);
-	slash = strchr(buf, '/');
-	if (slash)
-		*slash++ = '\0';
-	memset(addr, 0, 16);
-	if (inet_pton(AF_INET, buf, addr) == 1) {
-		*family = XDPBAN_FAMILY_INET;
-		len = 32;
-	} else if (inet_pton(AF_INET6, buf, addr) == 1) {
-		*family = XDPBAN_FAMILY_INET6;
-		len = 128;
-	} else {
-		return -EINVAL;
-	}
-	if (slash) {
-		long max = len;
-
-		errno = 0;
-		len = strtol(slash, &end, 10);
-		if (errno || *end || end == slash || len < 0 || len > max)
-			return -EINVAL;
-	}
-	*plen = len;
-	return 0;
-}
-
 int dp_prefix(const char *cidr, struct xb_prefix *p)
 {
-	__u32 plen;
-	int err;
+	char err[XB_ERRLEN];
 
-	memset(p, 0, sizeof(*p));
-	err = parse_cidr(cidr, &p->family, p->addr, &plen);
-	p->plen = (__u8)plen;
-	return err;
+	return xb_prefix_parse(cidr, p, err, sizeof(err));
 }
 
 int dp_policy_put(struct dp *dp, const char *cidr, const struct xdpban_policy *val)
@@ -232,21 +194,12 @@ int dp_report(struct dp *dp, __u8 family, const __u8 *addr, __u32 count,
 
 int dp_key(const char *text, __u8 v6_prefix, struct xdpban_key *key)
 {
-	__u32 plen;
-	int err;
+	struct xb_prefix addr;
+	int err = dp_prefix(text, &addr);
 
-	memset(key, 0, sizeof(*key));
-	err = parse_cidr(text, &key->family, key->addr, &plen);
-	if (err)
-		return err;
-	if (key->family == XDPBAN_FAMILY_INET) {
-		key->prefixlen = 32;
-		return 0;
-	}
-	key->prefixlen = v6_prefix;
-	for (int bit = v6_prefix; bit < 128; bit++)
-		key->addr[bit / 8] &= ~(0x80 >> (bit % 8));
-	return 0;
+	if (!err)
+		xb_key_from_addr(&addr, v6_prefix, key);
+	return err;
 }
 
 int dp_counter(struct dp *dp, const struct xdpban_key *key, __u32 *start_s, __u32 *count)
