@@ -51,11 +51,13 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 BENCH_HDRS := $(wildcard bench/*.h bench/bpf/*.h)
 BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/bpf/%.bpf.o,$(wildcard bench/bpf/*.bpf.c))
+# The data path cut after each stage, for the bench's breakdown (bpf/xdpban.bpf.c).
+BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.o)
 
 USER_LIBS := $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null)
 
 .PHONY: all deps test demo bench bench-full install clean
-all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS)
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) $(BENCH_CUT_OBJS)
 
 deps:
 	$(Q)./tests/deps.sh
@@ -90,6 +92,10 @@ $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS
 $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/bpf/xdpban_cut%.bpf.o: bpf/xdpban.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -DXDPBAN_BENCH_CUT=$* -c $< -o $@
 
 $(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(BENCH_HDRS) $(SKELS) | $(BUILD)
 	$(call msg,CCLD,$@)

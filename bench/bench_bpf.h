@@ -18,6 +18,7 @@
 #include "dp.h"
 #include "policy.h"
 #include "xdpban_maps.h"
+#include "bpf/floor.h"
 #include "bpf/srcdrv.h"
 
 /* Opens BUILD/REL (e.g. "bare_drop.bpf.o" or "bench/bpf/srcdrv.bpf.o"), unloaded. */
@@ -62,6 +63,73 @@ static inline int bench_map_fd(struct bpf_object *obj, const char *name)
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
 
 	return map ? bpf_map__fd(map) : -ENOENT;
+}
+
+static inline int bench_prog_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
+
+	return prog ? bpf_program__fd(prog) : -ENOENT;
+}
+
+/* The memory floors (bench/bpf/floor.bpf.c): *l2_fd and *mem_fd get floor_l2 and floor_mem. */
+static inline int bench_floors_load(const char *build, struct bpf_object **obj, int *l2_fd,
+				    int *mem_fd)
+{
+	int err = bench_obj_open(build, "bench/bpf/floor.bpf.o", obj);
+
+	if (!err)
+		err = bpf_object__load(*obj);
+	if (err) {
+		bpf_object__close(*obj);
+		*obj = NULL;
+		return err;
+	}
+	*l2_fd = bench_prog_fd(*obj, FLOOR_PROG_L2);
+	*mem_fd = bench_prog_fd(*obj, FLOOR_PROG_MEM);
+	return *l2_fd < 0 ? *l2_fd : *mem_fd < 0 ? *mem_fd : 0;
+}
+
+/* The stages of the breakdown, as bpf/xdpban.bpf.c numbers them (XDPBAN_BENCH_CUT). */
+#define BENCH_CUTS 5
+static const char *const bench_cut_names[BENCH_CUTS + 1] = {
+	"full", "parse", "policy", "ban check", "classify", "count",
+};
+
+/* The data path cut after stage `cut` (1..BENCH_CUTS), loaded onto the maps of dp, so that it
+ * sees exactly the state the full program sees. The object's own internal maps (.rodata) are
+ * its own. *prog_fd gets the program. */
+static inline int bench_cut_load(const char *build, int cut, struct dp *dp,
+				 struct bpf_object **obj, int *prog_fd)
+{
+	char rel[64];
+	struct bpf_map *map;
+	int err;
+
+	snprintf(rel, sizeof(rel), "bench/bpf/xdpban_cut%d.bpf.o", cut);
+	err = bench_obj_open(build, rel, obj);
+	if (err)
+		return err;
+	bpf_object__for_each_map(map, *obj) {
+		struct bpf_map *same;
+
+		bpf_map__set_pin_path(map, NULL); /* never pin: the maps are dp's, unpinned */
+		if (bpf_map__is_internal(map))
+			continue;
+		same = bpf_object__find_map_by_name(dp->skel->obj, bpf_map__name(map));
+		err = same ? bpf_map__reuse_fd(map, bpf_map__fd(same)) : -ENOENT;
+		if (err)
+			break;
+	}
+	if (!err)
+		err = bpf_object__load(*obj);
+	if (err) {
+		bpf_object__close(*obj);
+		*obj = NULL;
+		return err;
+	}
+	*prog_fd = bench_prog_fd(*obj, "xdpban");
+	return *prog_fd < 0 ? *prog_fd : 0;
 }
 
 /* One timed BPF_PROG_TEST_RUN call. */
@@ -589,6 +657,14 @@ static inline double bench_measure(struct srcdrv *d, struct dp *dp, int target_f
 	return bench_ns_per_packet(&t);
 }
 
+/* A program measured beside the pair in every sample (a memory floor, a cut build of xdpban):
+ * it must return XDP_DROP for every source, which is checked. */
+#define BENCH_EXTRA_MAX 8
+struct bench_extra {
+	const char *name;
+	int fd;
+};
+
 /* A measurement of xdpban against another program (bare_drop unless stated) behind the same
  * driver, sample by sample. */
 struct bench_pair {
@@ -609,10 +685,15 @@ struct bench_pair {
 	 * the same verdicts (a source that gets banned part way). */
 	void (*expect_total)(void *ctx, uint32_t packets, struct bench_expect *total);
 	void *ctx;
+	/* Optional: programs measured in the same samples, after the pair, over the same
+	 * sources (fresh ones first when every_sample, since a cut build may count). */
+	const struct bench_extra *extra;
+	int n_extra;
 };
 
 struct bench_result {
 	struct bench_samples xdpban, other, ratio;
+	struct bench_samples extra[BENCH_EXTRA_MAX]; /* ns/packet of pp->extra[i] */
 	bool broken;
 	bool unmeasurable; /* verdicts were right, but a call was too short to time */
 };
@@ -655,6 +736,28 @@ static inline uint32_t bench_pair_size(const struct bench_pair *pp, int fd,
 	return bench_packets_for(kernel_ns ? kernel_ns : 1, pp->count, pp->target_ns);
 }
 
+/* One sample of every extra program, `packets` each (the baseline's size: extras cost about
+ * what a bare drop costs, or more, and a call of them stays far above its fixed cost). 0, or
+ * -1 after a failed check. */
+static inline int bench_extras_run(const struct bench_pair *pp, struct bench_check *c,
+				   const char *what, uint32_t packets, struct bench_result *r)
+{
+	struct bench_expect want = { .ignore = 0 };
+
+	for (int i = 0; i < pp->n_extra && i < BENCH_EXTRA_MAX; i++) {
+		double ns;
+
+		if (pp->every_sample && pp->prepare(pp->ctx, &want))
+			return -1;
+		ns = bench_measure(pp->drv, pp->dp, pp->extra[i].fd, pp->frame, pp->count, packets,
+				   &want, NULL, NULL, c, what, NULL);
+		if (ns <= 0)
+			return -1;
+		bench_sample_add(&r->extra[i], ns);
+	}
+	return 0;
+}
+
 /* Checked warm-up calls size the samples; then each sample runs the other program and xdpban
  * over the same sources, in alternating order so neither always runs on a cache the other warmed. The
  * ratio is taken per sample. r->broken when any check failed. */
@@ -693,9 +796,13 @@ static inline void bench_pair_run(const struct bench_pair *pp, struct bench_chec
 		bench_sample_add(&r->xdpban, x);
 		bench_sample_add(&r->other, b);
 		bench_sample_add(&r->ratio, x / b);
+		if (bench_extras_run(pp, c, what, pb, r))
+			break;
 	}
 out:
 	r->broken = r->xdpban.n < pp->runs;
+	for (int i = 0; i < pp->n_extra && i < BENCH_EXTRA_MAX; i++)
+		r->broken |= r->extra[i].n < pp->runs;
 }
 
 /* A table row for a result: "median (min-max)" cells, or the failure. */

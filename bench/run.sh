@@ -57,22 +57,35 @@ build_bpf() {
 	arch=$(uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 	multiarch=$(${CC:-gcc} -print-multiarch 2>/dev/null)
 	mkdir -p "$build/bench/bpf" || return 1
+	local cut
 	for src in bench/bpf/*.bpf.c; do
-		obj=$build/bench/bpf/$(basename "${src%.c}").o
-		if [[ -f $obj && $obj -nt $src ]] &&
-			! find bench/bpf include -name '*.h' -newer "$obj" | grep -q .; then
-			continue
-		fi
-		printf '  %-8s %s\n' BPF "$obj"
-		# Built aside and renamed: a concurrent run (make test beside make bench) never
-		# loads a half-written object.
-		${CLANG:-clang} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_"$arch" -Wall -Werror \
-			-Iinclude -I/usr/include/"$multiarch" -c "$src" -o "$obj.$$" &&
-			mv "$obj.$$" "$obj" || {
-			rm -f "$obj.$$"
-			return 1
-		}
+		build_bpf_one "$src" "$build/bench/bpf/$(basename "${src%.c}").o" || return 1
 	done
+	# The stage breakdown: the data path cut after each stage (bpf/xdpban.bpf.c,
+	# XDPBAN_BENCH_CUT: 1 parse, 2 policy, 3 ban check, 4 classify, 5 count).
+	for cut in 1 2 3 4 5; do
+		build_bpf_one bpf/xdpban.bpf.c "$build/bench/bpf/xdpban_cut$cut.bpf.o" \
+			-DXDPBAN_BENCH_CUT=$cut || return 1
+	done
+}
+
+# build_bpf_one SRC OBJ [CFLAG...]: builds OBJ unless it is newer than SRC and every header.
+build_bpf_one() {
+	local src=$1 obj=$2
+	shift 2
+	if [[ -f $obj && $obj -nt $src ]] &&
+		! find bench/bpf bpf include -name '*.h' -newer "$obj" | grep -q .; then
+		return 0
+	fi
+	printf '  %-8s %s\n' BPF "$obj"
+	# Built aside and renamed: a concurrent run (make test beside make bench) never
+	# loads a half-written object.
+	${CLANG:-clang} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_"$arch" -Wall -Werror \
+		-Iinclude -I/usr/include/"$multiarch" "$@" -c "$src" -o "$obj.$$" &&
+		mv "$obj.$$" "$obj" || {
+		rm -f "$obj.$$"
+		return 1
+	}
 }
 
 # The command of a workload.

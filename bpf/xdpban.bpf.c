@@ -11,6 +11,25 @@
 #include "policy.h"
 #include "stats.h"
 
+/* The bench's stage breakdown (issue 7, item 2) builds this file again with XDPBAN_BENCH_CUT
+ * set to a stage of enum bench_cut: the program then stops right after that stage and skips
+ * the statistics, so bench/RESULTS.md can show what each stage adds. The product is built
+ * without it, and every STAGE_END below compiles to nothing. */
+#ifndef XDPBAN_BENCH_CUT
+#define XDPBAN_BENCH_CUT 0
+#endif
+enum bench_cut { CUT_NONE, CUT_PARSE, CUT_POLICY, CUT_BAN, CUT_CLASSIFY, CUT_COUNT };
+/* Ends a cut build after `stage`. The empty asm takes what the stage found as an input, so
+ * the compiler must compute it; a cut build then drops the packet. */
+#define STAGE_END(stage, work)                                                                 \
+	do {                                                                                   \
+		if (XDPBAN_BENCH_CUT == (stage)) {                                             \
+			__u32 found__ = (work);                                                \
+			asm volatile("" : : "r"(found__));                                     \
+			return 0;                                                              \
+		}                                                                              \
+	} while (0)
+
 static __always_inline __u32 error_verdict(const struct xdpban_config *cfg, __u32 classes)
 {
 	__u32 dropping = classes & cfg->drop_mask;
@@ -27,16 +46,20 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 	const struct xdpban_config *cfg;
 	struct xdpban_key key = {};
 	struct pkt p = {};
-	__u32 classes, count;
+	__u32 classes, count, verdict;
+	int banned;
 
 	parse_frame(ctx, &p);
+	STAGE_END(CUT_PARSE, p.family + p.malformed);
 	if (!p.family || p.ndp)
 		return XDPBAN_STAT_PASSED;
 	cfg = config_get();
 	if (!p.attributed)
 		return error_verdict(cfg, classify(&p, cfg->class_mask));
 
-	switch (policy_lookup(p.family, p.saddr)) {
+	verdict = policy_lookup(p.family, p.saddr);
+	STAGE_END(CUT_POLICY, verdict);
+	switch (verdict) {
 	case XDPBAN_POLICY_TRUSTED:
 		return XDPBAN_STAT_PASSED_TRUSTED;
 	case XDPBAN_POLICY_DENY:
@@ -44,13 +67,17 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 	}
 
 	key_make(&key, p.family, p.saddr, cfg->v6_prefix);
-	if (ban_active(&key, p.bytes))
+	banned = ban_active(&key, p.bytes);
+	STAGE_END(CUT_BAN, banned);
+	if (banned)
 		return XDPBAN_STAT_DROP_BANNED;
 
 	classes = classify(&p, cfg->class_mask);
+	STAGE_END(CUT_CLASSIFY, classes);
 	if (!classes)
 		return XDPBAN_STAT_PASSED;
 	count_errors(cfg, &key, 1, classes, XDPBAN_REASON_ERRORS, p.bytes, &count);
+	STAGE_END(CUT_COUNT, count);
 	return error_verdict(cfg, classes);
 }
 
@@ -59,6 +86,8 @@ int xdpban(struct xdp_md *ctx)
 {
 	__u32 verdict = run_stages(ctx);
 
+	if (XDPBAN_BENCH_CUT)
+		return XDP_DROP;
 	stat_add(verdict, 1, (__u64)(ctx->data_end - ctx->data));
 	return verdict <= XDPBAN_STAT_PASSED_TRUSTED ? XDP_PASS : XDP_DROP;
 }

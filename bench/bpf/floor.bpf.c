@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/* floor.bpf.c - the bench's memory floors (issue 7, item 1): what one dependent random load
+ * costs behind the same driver as xdpban, so that every pipeline row can be read as "a bare
+ * drop plus k loads". Each program parses Ethernet and the IP source exactly as far as it
+ * must, hashes the source into an index of its own array, loads that word and drops. The load
+ * decides the return value, so the compiler cannot drop it; the arrays hold zeros, so the
+ * verdict is always XDP_DROP (the bench checks it). It must never do any other work. */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "floor.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_L2_BYTES / 8);
+	__type(key, __u32);
+	__type(value, __u64);
+} floor_l2_words SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_MEM_BYTES / 8);
+	__type(key, __u32);
+	__type(value, __u64);
+} floor_mem_words SEC(".maps");
+
+/* A multiplicative hash of the source's first 32 bits (IPv4: the address; IPv6: its top
+ * word), or -1 when the frame is not IP. */
+static __always_inline long source_hash(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u32 word;
+
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		if ((void *)(ip + 1) > data_end)
+			return -1;
+		word = ip->saddr;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > data_end)
+			return -1;
+		word = ip6->saddr.in6_u.u6_addr32[0] ^ ip6->saddr.in6_u.u6_addr32[3];
+	} else {
+		return -1;
+	}
+	return (__u32)(((__u64)word * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+static __always_inline int load_verdict(void *words, __u32 mask, long hash)
+{
+	__u32 index = (__u32)hash & mask;
+	__u64 *w;
+
+	if (hash < 0)
+		return XDP_DROP;
+	w = bpf_map_lookup_elem(words, &index);
+	return w && *w == 0x666c6f6f72ull ? XDP_PASS : XDP_DROP;
+}
+
+SEC("xdp")
+int floor_l2(struct xdp_md *ctx)
+{
+	return load_verdict(&floor_l2_words, FLOOR_L2_BYTES / 8 - 1, source_hash(ctx));
+}
+
+SEC("xdp")
+int floor_mem(struct xdp_md *ctx)
+{
+	return load_verdict(&floor_mem_words, FLOOR_MEM_BYTES / 8 - 1, source_hash(ctx));
+}
+
+char LICENSE[] SEC("license") = "GPL";

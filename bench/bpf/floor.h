@@ -1,0 +1,15 @@
+/* floor.h - the contract between the bench's memory floors (floor.bpf.c) and the benchmarks
+ * that load them: program and map names. Holds no code. */
+#ifndef XDPBAN_BENCH_FLOOR_H
+#define XDPBAN_BENCH_FLOOR_H
+
+#define FLOOR_PROG_L2 "floor_l2"   /* one random load from FLOOR_MAP_L2 */
+#define FLOOR_PROG_MEM "floor_mem" /* one random load from FLOOR_MAP_MEM */
+#define FLOOR_MAP_L2 "floor_l2_words"
+#define FLOOR_MAP_MEM "floor_mem_words"
+
+#define FLOOR_L2_BYTES (1u << 20)   /* 1 MiB: what a table that fits the cache costs */
+#define FLOOR_MEM_BYTES (128u << 20) /* 128 MiB: one miss to memory, as a table of a million
+				      * sources must cost at least once */
+
+#endif /* XDPBAN_BENCH_FLOOR_H */
