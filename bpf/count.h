@@ -8,8 +8,8 @@
 #include "maps.h"
 #include "stats.h"
 #include "xdpban_report.h"
+#include "xdpban_time.h"
 
-#define NS_PER_SEC 1000000000ull
 #define COUNTER_CAS_TRIES 8
 #define READ_ONCE_STATE(c) (*(volatile __u64 *)&(c)->state)
 

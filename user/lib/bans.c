@@ -20,8 +20,7 @@
 #include "banfilter.h"
 #include "libxdpban.h"
 #include "policy.h"
-
-#define NS_PER_SEC 1000000000ull
+#include "xdpban_time.h"
 
 const char *xb_reason_name(__u8 reason)
 {
