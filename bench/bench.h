@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "xdpban_time.h"
 
 #define BENCH_SEED_DEFAULT 0x78647062ull /* "xdpb": runs on different days stay comparable */
 #define BENCH_MAX_RUNS 64
@@ -317,7 +318,7 @@ static inline uint64_t bench_thread_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
 static inline uint64_t bench_mono_ns(void)
@@ -325,7 +326,7 @@ static inline uint64_t bench_mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
 /* Progress for the operator, on stderr so it never lands in the tables. */

@@ -332,7 +332,7 @@ static inline int bench_fill_counters(struct dp *dp, const struct xdpban_key *ke
 				      uint32_t (*count_of)(uint32_t i))
 {
 	struct xdpban_counter *vals = calloc(n ? n : 1, sizeof(*vals));
-	uint32_t now_s = dp_now_ns() / 1000000000ull;
+	uint32_t now_s = dp_now_ns() / NS_PER_SEC;
 	int err;
 
 	if (!vals)
@@ -372,7 +372,7 @@ static inline int bench_fill_bans(struct dp *dp, const struct xdpban_key *keys, 
 	uint64_t now = dp_now_ns();
 	struct xdpban_ban ban = {
 		.start_ns = now,
-		.expires_ns = now + 86400ull * 1000000000ull,
+		.expires_ns = now + 86400ull * NS_PER_SEC,
 		.count = XDPBAN_DEFAULT_LIMIT + 1,
 		.reason = XDPBAN_REASON_ERRORS,
 		.classes = XDPBAN_CLASS_MALFORMED,

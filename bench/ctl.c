@@ -316,7 +316,7 @@ static int threshold_latency(struct dp *dp, const char *cli, const char *pin_dir
 		pid_t pid;
 
 		err = spawn_cli(cli, pin_dir, args, -1, &pid);
-		while (!err && seen != want && bench_mono_ns() - t0 < 10000000000ull) {
+		while (!err && seen != want && bench_mono_ns() - t0 < 10 * NS_PER_SEC) {
 			seen = probe_limit_zero(dp, &rng);
 			probes++;
 			err = seen < 0 ? seen : 0;

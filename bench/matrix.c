@@ -260,7 +260,7 @@ static int fill_others(struct mx *m, struct lookup_table *t, int family, uint32_
 				continue;
 			err = bench_fill_bans(&t->dp, &keys[i], 1);
 			if (!err)
-				err = dp_put_counter(&t->dp, &keys[i], dp_now_ns() / 1000000000ull, 0);
+				err = dp_put_counter(&t->dp, &keys[i], dp_now_ns() / NS_PER_SEC, 0);
 		}
 	}
 	free(keys);

@@ -134,7 +134,7 @@ static uint64_t cpu_ns_self(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
 struct counts {

@@ -1,6 +1,7 @@
-/* count.h - per-source state: the source key, the ban check and error counting with the
- * threshold rule (docs/datapath.md, section 4). Shared by the XDP program and the report
- * program so that both follow one rule. Never decides a packet's verdict. */
+/* count.h - per-source state: the ban check and error counting with the threshold rule
+ * (docs/datapath.md, section 4), for keys made by xdpban_key_make() (xdpban_state.h). Shared
+ * by the XDP program and the report program so that both follow one rule. Never decides a
+ * packet's verdict. */
 #ifndef XDPBAN_BPF_COUNT_H
 #define XDPBAN_BPF_COUNT_H
 
@@ -8,8 +9,8 @@
 #include "maps.h"
 #include "stats.h"
 #include "xdpban_report.h"
+#include "xdpban_time.h"
 
-#define NS_PER_SEC 1000000000ull
 #define COUNTER_CAS_TRIES 8
 #define READ_ONCE_STATE(c) (*(volatile __u64 *)&(c)->state)
 
@@ -26,34 +27,6 @@ static __always_inline const struct xdpban_config *config_get(void)
 	if (!cfg || !xdpban_config_valid(cfg))
 		return &config_defaults;
 	return cfg;
-}
-
-static __always_inline __u32 prefix_mask32(__u32 plen, __u32 word)
-{
-	__u32 bits = plen > word * 32 ? plen - word * 32 : 0;
-
-	if (bits >= 32)
-		return 0xffffffffu;
-	return bits ? bpf_htonl(0xffffffffu << (32 - bits)) : 0;
-}
-
-/* The counting unit of a source: the IPv4 address, or the IPv6 address cut to v6_prefix. */
-static __always_inline void key_make(struct xdpban_key *key, __u8 family, const __u8 *saddr,
-				     __u8 v6_prefix)
-{
-	key->family = family;
-	if (family == XDPBAN_FAMILY_INET) {
-		key->prefixlen = 32;
-		__builtin_memcpy(key->addr, saddr, 4);
-		return;
-	}
-	key->prefixlen = v6_prefix > 128 ? 128 : v6_prefix;
-	__builtin_memcpy(key->addr, saddr, 16);
-	for (__u32 w = 0; w < 4; w++) {
-		__u32 *word = (__u32 *)&key->addr[w * 4];
-
-		*word &= prefix_mask32(key->prefixlen, w);
-	}
 }
 
 static __always_inline __u64 *banfilter_counter(const struct xdpban_key *key)

@@ -1,124 +1,34 @@
-/* maps.h - the data path's maps. One purpose comment per map; the contract types and names are
- * in include/. Every map is pinned by name so that attachments share one state. */
+/* maps.h - the data path's maps, defined from the one list XDPBAN_MAPS in include/xdpban_maps.h
+ * (each row there has its purpose comment). Every map is pinned by name so that attachments
+ * share one state. Never define a map here by hand: add a row to the list. */
 #ifndef XDPBAN_BPF_MAPS_H
 #define XDPBAN_BPF_MAPS_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "xdpban_banfilter.h"
-#include "xdpban_config.h"
-#include "xdpban_event.h"
-#include "xdpban_flat.h"
 #include "xdpban_maps.h"
-#include "xdpban_policy.h"
-#include "xdpban_state.h"
-#include "xdpban_stats.h"
 
-/* Runtime configuration; all-zero (or invalid) means the compiled-in defaults. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xdpban_config);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_config SEC(".maps");
+/* The BTF map definition of one row, as libbpf and iproute2 read it. */
+#define MAP_DEFINE(name, field, kind, key_type, value_type, max)                                   \
+	XDPBAN_KIND(kind, MAP_DEFINE_AS, name, key_type, value_type, max)
+#define MAP_DEFINE_AS(map_type, flags, entries, name, key_type, value_type, max)                   \
+	struct {                                                                                   \
+		__uint(type, map_type);                                                            \
+		__uint(max_entries, max);                                                          \
+		MAP_FLAGS_##flags                                                                  \
+		MAP_ENTRIES_##entries(key_type, value_type)                                        \
+		__uint(pinning, LIBBPF_PIN_BY_NAME);                                               \
+	} name SEC(".maps");
 
-/* IPv4 policy: longest matching prefix decides trusted or deny. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, XDPBAN_DEFAULT_POLICY4_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xdpban_lpm4_key);
-	__type(value, struct xdpban_policy);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_policy4 SEC(".maps");
+/* map_flags is left out when it is 0, and key and value for a ring buffer. */
+#define MAP_FLAGS_0
+#define MAP_FLAGS_BPF_F_MMAPABLE __uint(map_flags, BPF_F_MMAPABLE);
+#define MAP_FLAGS_BPF_F_NO_PREALLOC __uint(map_flags, BPF_F_NO_PREALLOC);
+#define MAP_ENTRIES_KV(key_type, value_type)                                                       \
+	__type(key, key_type);                                                                     \
+	__type(value, value_type);
+#define MAP_ENTRIES_NO_KV(key_type, value_type)
 
-/* IPv6 policy, likewise. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, XDPBAN_DEFAULT_POLICY6_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xdpban_lpm6_key);
-	__type(value, struct xdpban_policy);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_policy6 SEC(".maps");
-
-/* The policy tries compiled into 2-bit codes per /16 and /24 region (xdpban_flat.h): most
- * sources are answered here with one or two inlined array loads; LOOKUP sends them on to the
- * trie. All zero (LOOKUP) until userspace compiles the policy. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XDPBAN_FLAT_ENTRIES);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_flat4 SEC(".maps");
-
-/* The same over the top 32 bits of IPv6 sources. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XDPBAN_FLAT_ENTRIES);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_flat6 SEC(".maps");
-
-/* Level 3 of the IPv4 table: the 256 /32 codes of a /24 whose level-2 code is LOOKUP only
- * because permanent entries longer than /24 lie in it (xdpban_flat.h), so that real
- * blocklists of /25../32 entries are answered without the trie. Preallocated: a lookup never
- * allocates; a full table leaves the remaining regions to the trie. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XDPBAN_DEFAULT_FLAT4X_MAX);
-	__type(key, __u32);
-	__type(value, struct xdpban_flat_line);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_flat4x SEC(".maps");
-
-/* Error counters. Bounded: the least recently used source is evicted when full. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XDPBAN_DEFAULT_COUNTERS_MAX);
-	__type(key, struct xdpban_key);
-	__type(value, struct xdpban_counter);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_counts SEC(".maps");
-
-/* Bans. A plain hash, not LRU: counter churn can never evict a ban; a full table is counted. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XDPBAN_DEFAULT_BANS_MAX);
-	__type(key, struct xdpban_key);
-	__type(value, struct xdpban_ban);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_bans SEC(".maps");
-
-/* Counts of bans per hash slot: a zero proves a source is not banned (xdpban_banfilter.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XDPBAN_BANFILTER_SLOTS);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_banfilt SEC(".maps");
-
-/* Per-CPU packets and bytes per reason (enum xdpban_stat). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XDPBAN_STAT__MAX);
-	__type(key, __u32);
-	__type(value, struct xdpban_stat_value);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_stats SEC(".maps");
-
-/* One struct xdpban_event per ban created, for the controller. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, XDPBAN_DEFAULT_EVENTS_BYTES);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xdpban_events SEC(".maps");
+XDPBAN_MAPS(MAP_DEFINE)
 
 #endif /* XDPBAN_BPF_MAPS_H */

@@ -44,7 +44,7 @@ static __always_inline __u32 error_verdict(const struct xdpban_config *cfg, __u3
 static __always_inline __u32 run_stages(struct xdp_md *ctx)
 {
 	const struct xdpban_config *cfg;
-	struct xdpban_key key = {};
+	struct xdpban_key key;
 	struct pkt p = {};
 	__u32 classes, count, verdict;
 	int banned;
@@ -66,7 +66,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 		return XDPBAN_STAT_DROP_DENY;
 	}
 
-	key_make(&key, p.family, p.saddr, cfg->v6_prefix);
+	xdpban_key_make(&key, p.family, p.saddr, cfg->v6_prefix);
 	banned = ban_active(&key, p.bytes);
 	STAGE_END(CUT_BAN, banned);
 	if (banned)
@@ -95,7 +95,7 @@ int xdpban(struct xdp_md *ctx)
 static __always_inline __u32 report(struct xdpban_report_req *req)
 {
 	const struct xdpban_config *cfg = config_get();
-	struct xdpban_key key = {};
+	struct xdpban_key key;
 	__u8 saddr[16];
 
 	if ((req->family != XDPBAN_FAMILY_INET && req->family != XDPBAN_FAMILY_INET6) ||
@@ -109,7 +109,7 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 	case XDPBAN_POLICY_DENY:
 		return XDPBAN_REPORT_DENIED;
 	}
-	key_make(&key, req->family, saddr, cfg->v6_prefix);
+	xdpban_key_make(&key, req->family, saddr, cfg->v6_prefix);
 	if (ban_active(&key, 0))
 		return XDPBAN_REPORT_ALREADY_BANNED;
 	if (!(cfg->class_mask & XDPBAN_CLASS_REPORTED))

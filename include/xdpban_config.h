@@ -1,6 +1,6 @@
 /* xdpban_config.h - the runtime configuration contract between userspace and the XDP data path.
  *
- * One entry in the array map XDPBAN_MAP_CONFIG. The data path reads it on every packet, so it
+ * One entry in the array map xdpban_config. The data path reads it on every packet, so it
  * holds only plain host-order integers. An entry whose magic is not XDPBAN_CFG_MAGIC (the
  * all-zero entry of a fresh map, e.g. after a plain `ip link ... xdp obj`) means "use the
  * defaults below". Never put pointers, strings or anything that needs parsing here.

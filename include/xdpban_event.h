@@ -1,4 +1,4 @@
-/* xdpban_event.h - the record the data path writes into the ring buffer XDPBAN_MAP_EVENTS for
+/* xdpban_event.h - the record the data path writes into the ring buffer xdpban_events for
  * every ban it creates. A record that finds no room is counted in XDPBAN_STAT_EVENTS_LOST.
  */
 #ifndef XDPBAN_EVENT_H

@@ -2,7 +2,7 @@
  * region, so that the data path answers most sources with one or two array loads and asks the
  * LPM trie only about the few regions that need it (REFERENCE.md section 3, zmap's radix array).
  *
- * One mmapable array of u64 words per family (XDPBAN_MAP_FLAT4, XDPBAN_MAP_FLAT6), indexed by
+ * One mmapable array of u64 words per family (xdpban_flat4, xdpban_flat6), indexed by
  * the top 32 bits of the source address in host order (IPv4: the address; IPv6: its first four
  * bytes). Words [0, XDPBAN_FLAT_L1_WORDS) hold level 1, one code per /16; the words after them
  * hold level 2, one code per /24. Code i of a level sits in word i / 32, bits 2 * (i % 32).
@@ -19,20 +19,21 @@
  * code any writer may set at any time. Userspace writes the table only through
  * user/lib/policy.h; never store a pure code a trie does not back.
  *
- * Level 3 (IPv4 only): a hash (XDPBAN_MAP_FLAT4X) from a /24 region (u32, host order: the
+ * Level 3 (IPv4 only): a hash (xdpban_flat4x) from a /24 region (u32, host order: the
  * address >> 8) to a line of its 256 /32 codes, 64 bytes, one cache line. Only a region whose
  * level-2 code is LOOKUP because permanent entries longer than /24 lie in it gets a line; a
  * timed entry keeps its regions out. Lines are read only when the IPv4 guard holds
  * XDPBAN_FLAT_COMPILED_L3: then level-2 LOOKUP means "the line of the /24 if there is one, else
  * the trie", and a line code LOOKUP means the trie. Every line in the map is exact for the
  * trie at every instant (policy.h says how writers keep it so), whatever level 2 says; a
- * writer that cannot reach the lines first turns the guard back to XDPBAN_FLAT_COMPILED.
+ * writer that cannot reach the lines first turns the guard back to XDPBAN_FLAT_COMPILED. The
+ * hash is preallocated: a lookup never allocates, and a full table leaves the remaining regions
+ * to the trie.
  */
 #ifndef XDPBAN_FLAT_H
 #define XDPBAN_FLAT_H
 
 #include <linux/types.h>
-#include "xdpban_maps.h"
 #include "xdpban_policy.h"
 
 enum xdpban_flat_code {
@@ -57,8 +58,6 @@ enum xdpban_flat_code {
 #define XDPBAN_FLAT_COMPILED_L3 0x78646270666c3378ull /* "xdbpfl3x": codes and IPv4 lines */
 
 /* Level 3: the line of /32 codes of one IPv4 /24 region. */
-#define XDPBAN_MAP_FLAT4X "xdpban_flat4x"  /* hash: /24 region -> struct xdpban_flat_line */
-#define XDPBAN_DEFAULT_FLAT4X_MAX 262144   /* regions; 35.7 MB preallocated (docs/datapath.md) */
 #define XDPBAN_FLAT_L3_BITS 8              /* /32s per /24: 256 codes */
 #define XDPBAN_FLAT_LINE_CODES (1u << XDPBAN_FLAT_L3_BITS)
 #define XDPBAN_FLAT_LINE_WORDS (XDPBAN_FLAT_LINE_CODES / XDPBAN_FLAT_CODES_PER_WORD) /* 8 */

@@ -1,33 +1,91 @@
-/* xdpban_maps.h - names, pinning and default sizes of the data path's maps.
+/* xdpban_maps.h - the list of the data path's maps, with their types, pinning and default sizes.
+ *
+ * XDPBAN_MAPS is the one list: bpf/maps.h makes the BTF map definitions from it, user/lib the
+ * fds of struct xb_maps, the check of every pin (maps.c) and the reuse of the pins by the
+ * report program (report.c), and tests/tools/xb_maps.py reads its rows. Adding a map is a row
+ * here and the code that uses it.
  *
  * Every map is pinned by name (LIBBPF_PIN_BY_NAME) so that every attachment shares one state
- * and the state outlives the loader. The names are also the C identifiers in bpf/maps.h.
- * Memory per entry is documented in docs/datapath.md ("Tables and memory").
+ * and the state outlives the loader. Memory per entry is documented in docs/datapath.md
+ * ("Tables and memory"). Never reorder the rows: their order is the object's.
  */
 #ifndef XDPBAN_MAPS_H
 #define XDPBAN_MAPS_H
 
-#define XDPBAN_MAP_CONFIG "xdpban_config"   /* array[1] of struct xdpban_config */
-#define XDPBAN_MAP_POLICY4 "xdpban_policy4" /* LPM trie xdpban_lpm4_key -> xdpban_policy */
-#define XDPBAN_MAP_POLICY6 "xdpban_policy6" /* LPM trie xdpban_lpm6_key -> xdpban_policy */
-#define XDPBAN_MAP_COUNTERS "xdpban_counts" /* LRU hash xdpban_key -> xdpban_counter */
-#define XDPBAN_MAP_BANS "xdpban_bans"       /* hash xdpban_key -> xdpban_ban; never evicts */
-#define XDPBAN_MAP_STATS "xdpban_stats"     /* per-CPU array[XDPBAN_STAT__MAX] of stat_value */
-#define XDPBAN_MAP_EVENTS "xdpban_events"   /* ring buffer of struct xdpban_event */
-#define XDPBAN_MAP_FLAT4 "xdpban_flat4"   /* mmapable array of u64 codes, xdpban_flat.h */
-#define XDPBAN_MAP_FLAT6 "xdpban_flat6"   /* the same over the top 32 bits of IPv6 sources */
-#define XDPBAN_MAP_BANFILTER "xdpban_banfilt" /* mmapable array of u64, xdpban_banfilter.h */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include "xdpban_banfilter.h"
+#include "xdpban_config.h"
+#include "xdpban_event.h"
+#include "xdpban_flat.h"
+#include "xdpban_policy.h"
+#include "xdpban_state.h"
+#include "xdpban_stats.h"
 
 /* Where `ip link set dev X xdp obj ...` (iproute2 with libbpf) pins maps by name. */
 #define XDPBAN_PIN_DIR_IPROUTE2 "/sys/fs/bpf/xdp/globals"
 /* Where xdpband pins them. */
 #define XDPBAN_PIN_DIR_DEFAULT "/sys/fs/bpf/xdpban"
 
-/* Compiled-in capacities; xdpband can change them before load. */
+/* Compiled-in capacities; xdpband can change some of them before load. */
 #define XDPBAN_DEFAULT_COUNTERS_MAX 262144
 #define XDPBAN_DEFAULT_BANS_MAX 65536
 #define XDPBAN_DEFAULT_POLICY4_MAX 1048576
 #define XDPBAN_DEFAULT_POLICY6_MAX 262144
+#define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 regions; 35.7 MB preallocated */
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
+
+/* X(name, field, kind, key, value, max_entries), one row per map:
+ *   name         the map's C identifier in bpf/maps.h, which is also its pinned name;
+ *   field        its fd in struct xb_maps (user/lib/libxdpban.h);
+ *   kind         one of the XDPBAN_KIND_* below: the map type and its map_flags;
+ *   key, value   the types of an entry; a ring buffer has no entries: key void, and value
+ *                the type of its records;
+ *   max_entries  the compiled-in capacity (for a ring buffer, in bytes).
+ * Each row has a one-line purpose comment above it. */
+#define XDPBAN_MAPS(X)                                                                             \
+	/* Runtime configuration; all-zero (or invalid) means the compiled-in defaults. */         \
+	X(xdpban_config, config, ARRAY, __u32, struct xdpban_config, 1)                            \
+	/* IPv4 policy: the longest matching prefix decides trusted or deny. */                    \
+	X(xdpban_policy4, policy4, LPM_TRIE, struct xdpban_lpm4_key, struct xdpban_policy,         \
+	  XDPBAN_DEFAULT_POLICY4_MAX)                                                              \
+	/* IPv6 policy, likewise. */                                                               \
+	X(xdpban_policy6, policy6, LPM_TRIE, struct xdpban_lpm6_key, struct xdpban_policy,         \
+	  XDPBAN_DEFAULT_POLICY6_MAX)                                                              \
+	/* IPv4 policy compiled to 2-bit codes per /16 and /24 (xdpban_flat.h); zero is LOOKUP. */ \
+	X(xdpban_flat4, flat4, MMAP_ARRAY, __u32, __u64, XDPBAN_FLAT_ENTRIES)                      \
+	/* The same over the top 32 bits of IPv6 sources. */                                       \
+	X(xdpban_flat6, flat6, MMAP_ARRAY, __u32, __u64, XDPBAN_FLAT_ENTRIES)                      \
+	/* Level 3 of the IPv4 table: a line of /32 codes per /24 (xdpban_flat.h). */              \
+	X(xdpban_flat4x, flat4x, HASH, __u32, struct xdpban_flat_line,                             \
+	  XDPBAN_DEFAULT_FLAT4X_MAX)                                                               \
+	/* Error counters. Bounded: the least recently used source is evicted when full. */        \
+	X(xdpban_counts, counts, LRU_HASH, struct xdpban_key, struct xdpban_counter,               \
+	  XDPBAN_DEFAULT_COUNTERS_MAX)                                                             \
+	/* Bans. A plain hash, not LRU: churn never evicts a ban; a full table is counted. */      \
+	X(xdpban_bans, bans, HASH, struct xdpban_key, struct xdpban_ban, XDPBAN_DEFAULT_BANS_MAX)  \
+	/* Bans per hash slot: a zero proves a source is not banned (xdpban_banfilter.h). */       \
+	X(xdpban_banfilt, banfilt, MMAP_ARRAY, __u32, __u64, XDPBAN_BANFILTER_SLOTS)               \
+	/* Per-CPU packets and bytes per reason (enum xdpban_stat). */                             \
+	X(xdpban_stats, stats, PERCPU_ARRAY, __u32, struct xdpban_stat_value, XDPBAN_STAT__MAX)    \
+	/* One struct xdpban_event per ban created, for the controller. */                         \
+	X(xdpban_events, events, RINGBUF, void, struct xdpban_event, XDPBAN_DEFAULT_EVENTS_BYTES)
+
+/* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
+ * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value
+ * or NO_KV for a ring buffer. bpf/maps.h makes a BTF map definition of it, user/lib/maps.c the
+ * shape a pinned map must have. */
+#define XDPBAN_KIND(kind, M, ...) XDPBAN_KIND_##kind(M, __VA_ARGS__)
+#define XDPBAN_KIND_ARRAY(M, ...) M(BPF_MAP_TYPE_ARRAY, 0, KV, __VA_ARGS__)
+#define XDPBAN_KIND_MMAP_ARRAY(M, ...) M(BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, KV, __VA_ARGS__)
+#define XDPBAN_KIND_PERCPU_ARRAY(M, ...) M(BPF_MAP_TYPE_PERCPU_ARRAY, 0, KV, __VA_ARGS__)
+#define XDPBAN_KIND_HASH(M, ...) M(BPF_MAP_TYPE_HASH, 0, KV, __VA_ARGS__) /* preallocated */
+#define XDPBAN_KIND_LRU_HASH(M, ...) M(BPF_MAP_TYPE_LRU_HASH, 0, KV, __VA_ARGS__)
+#define XDPBAN_KIND_LPM_TRIE(M, ...) M(BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, KV, __VA_ARGS__)
+#define XDPBAN_KIND_RINGBUF(M, ...) M(BPF_MAP_TYPE_RINGBUF, 0, NO_KV, __VA_ARGS__)
+
+/* The pinned name of the map whose C identifier (first column) is name, as a string literal:
+ * XDPBAN_MAP_NAME(xdpban_bans) is "xdpban_bans". */
+#define XDPBAN_MAP_NAME(name) #name
 
 #endif /* XDPBAN_MAPS_H */

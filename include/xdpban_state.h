@@ -20,6 +20,48 @@ struct xdpban_key {
 			 * IPv6 with every bit past prefixlen zero */
 } __attribute__((aligned(4))); /* read as 32-bit words by xdpban_banfilter_slot() */
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define XDPBAN_HTONL(x) __builtin_bswap32(x) /* no libc on the BPF side: no htonl() */
+#else
+#define XDPBAN_HTONL(x) (x)
+#endif
+
+/* The network-order mask of 32-bit word w (address bits 32w..32w+31) of a plen-bit prefix. */
+static inline __attribute__((always_inline)) __u32 xdpban_prefix_mask32(__u32 plen, __u32 w)
+{
+	__u32 bits = plen > w * 32 ? plen - w * 32 : 0;
+
+	if (bits >= 32)
+		return 0xffffffffu;
+	return bits ? XDPBAN_HTONL(0xffffffffu << (32 - bits)) : 0;
+}
+
+/* The key a source address is counted and banned under (docs/datapath.md, section 2, step 3):
+ * an IPv4 address as it is (/32), an IPv6 address cut to v6_prefix bits (at most 128). saddr
+ * holds 4 or 16 bytes, network order, at any alignment. Fills every byte of *key. The one rule
+ * for both sides: the data path keys every packet and report with it, userspace every lookup. */
+static inline __attribute__((always_inline)) void
+xdpban_key_make(struct xdpban_key *key, __u8 family, const __u8 *saddr, __u8 v6_prefix)
+{
+	key->family = family;
+	key->pad[0] = key->pad[1] = 0;
+	if (family == XDPBAN_FAMILY_INET) {
+		key->prefixlen = 32;
+		__builtin_memcpy(key->addr, saddr, 4);
+		__builtin_memset(&key->addr[4], 0, sizeof(key->addr) - 4);
+		return;
+	}
+	key->prefixlen = v6_prefix > 128 ? 128 : v6_prefix;
+	__builtin_memcpy(key->addr, saddr, 16);
+	for (__u32 w = 0; w < 4; w++) { /* whole words: addr is 4-aligned, saddr need not be */
+		__u32 word;
+
+		__builtin_memcpy(&word, &key->addr[w * 4], 4);
+		word &= xdpban_prefix_mask32(key->prefixlen, w);
+		__builtin_memcpy(&key->addr[w * 4], &word, 4);
+	}
+}
+
 /* Window start and count in one u64, so that one compare-and-swap moves both: an increment
  * and a window restart can never interleave, and no increment is lost between CPUs. */
 struct xdpban_counter {

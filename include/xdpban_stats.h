@@ -1,5 +1,5 @@
 /* xdpban_stats.h - per-CPU statistics, one slot per reason, in the per-CPU array
- * XDPBAN_MAP_STATS. Userspace sums the slots over CPUs.
+ * xdpban_stats. Userspace sums the slots over CPUs.
  *
  * The first XDPBAN_STAT__VERDICTS slots are verdicts: every packet lands in exactly one of
  * them, so they add up to the packets seen. The rest are events, recorded with the packet

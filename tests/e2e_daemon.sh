@@ -318,20 +318,21 @@ case_check_config() {
 
 # --- start and attach ---
 case_start() {
-	local id pins t0
+	local id missing t0
 	t0=$(date +%s)
 	if ! xbd_start; then
 		xbd_fail daemon_starts_and_attaches "xdpband did not start"
 		return 1
 	fi
 	id=$(xbd_prog_id)
-	pins=("$XBD_PIN"/xdpban_*)
+	missing=$(pins=$($XBD_PY tests/tools/xb_maps.py pins "$XBD_PIN") || echo "(no list of maps)"
+		for pin in $pins; do [[ -e $pin ]] || echo "$pin"; done)
 	if [[ -z $id ]]; then
 		xbd_fail daemon_starts_and_attaches "no XDP program on $XBD_IF_R"
 	elif [[ $(xbd_cli status --json | xbd_json 'd["interfaces"][0]["program_id"]') != "$id" ]]; then
 		xbd_fail daemon_starts_and_attaches "status does not name program $id"
-	elif ((${#pins[@]} < 7)) || [[ ! -e ${pins[0]} ]]; then
-		xbd_fail daemon_starts_and_attaches "only ${#pins[@]} maps pinned under $XBD_PIN"
+	elif [[ -n $missing ]]; then
+		xbd_fail daemon_starts_and_attaches "not pinned: ${missing//$'\n'/ }"
 	elif ! xbd_log_has "$XBD_IF_R: attached in native mode"; then
 		xbd_fail daemon_starts_and_attaches "no 'attached in native mode' log line"
 	elif ! xbd_limit_is 3; then

@@ -37,8 +37,8 @@
 #include "dp.h"
 #include "fuzz.h"
 #include "model.h"
+#include "xdpban_time.h"
 
-#define NS_PER_S 1000000000ull
 #define BASE_SEED 0x78627364696666ull /* "xbsdiff" */
 #define MISMATCHES_SHOWN 12
 #define REPORT_PCT 3
@@ -412,7 +412,7 @@ static int compare_ban(const struct xdpban_key *key, const struct xdpban_ban *wa
 	/* The kernel's times are taken within the run that followed the model's `now`. */
 	if (got.count != want->count || got.reason != want->reason ||
 	    got.classes != want->classes || got.start_ns < want->start_ns ||
-	    got.start_ns - want->start_ns >= NS_PER_S || (got.expires_ns == 0) != permanent ||
+	    got.start_ns - want->start_ns >= NS_PER_SEC || (got.expires_ns == 0) != permanent ||
 	    (!permanent && got.expires_ns - got.start_ns != want->expires_ns - want->start_ns))
 		mismatch(d, "ban %s: kernel count %u reason %u classes %u start %llu expires %llu; "
 			    "model count %u reason %u classes %u start %llu expires %llu",
@@ -640,8 +640,8 @@ static void expire_some_bans(struct diff *d, size_t n)
 		struct xdpban_ban ban;
 
 		assert_int_equal(model_ban(&d->model, &list.keys[i], &ban), 0);
-		ban.start_ns = now - 2 * NS_PER_S;
-		ban.expires_ns = now - NS_PER_S;
+		ban.start_ns = now - 2 * NS_PER_SEC;
+		ban.expires_ns = now - NS_PER_SEC;
 		inject_ban(d, &list.keys[i], &ban);
 	}
 }
@@ -652,11 +652,11 @@ static void expire_some_bans(struct diff *d, size_t n)
 static void inject_expiry_round(struct diff *d, __u32 window_s, __u32 limit)
 {
 	__u64 now = dp_now_ns();
-	__u32 now_s = (__u32)(now / NS_PER_S);
+	__u32 now_s = (__u32)(now / NS_PER_SEC);
 
 	for (__u32 i = 0; i < 15; i++) {
 		struct fuzz_rng *rng = &d->gen.rng;
-		struct xdpban_ban ban = { .start_ns = now - 5 * NS_PER_S,
+		struct xdpban_ban ban = { .start_ns = now - 5 * NS_PER_SEC,
 					  .reason = XDPBAN_REASON_MANUAL };
 		struct xdpban_key key;
 		__u8 family, addr[16];
@@ -665,11 +665,11 @@ static void inject_expiry_round(struct diff *d, __u32 window_s, __u32 limit)
 		model_key(&d->model, family, addr, &key);
 		switch (i % 5) {
 		case 0: /* ran out between 1 and 4 seconds ago */
-			ban.expires_ns = now - NS_PER_S - fuzz_rng_below(rng, 3 * NS_PER_S);
+			ban.expires_ns = now - NS_PER_SEC - fuzz_rng_below(rng, 3 * NS_PER_SEC);
 			inject_ban(d, &key, &ban);
 			break;
 		case 1:
-			ban.expires_ns = now + 3600 * NS_PER_S;
+			ban.expires_ns = now + 3600 * NS_PER_SEC;
 			inject_ban(d, &key, &ban);
 			break;
 		case 2:
@@ -738,7 +738,7 @@ static void diff_small_ban_table(void **state)
 	for (__u32 i = 0; i < 6; i++) { /* near saturation: the next errors must not wrap */
 		struct xdpban_key key;
 		__u8 addr[16] = { 0 };
-		__u32 now_s = (__u32)(dp_now_ns() / NS_PER_S);
+		__u32 now_s = (__u32)(dp_now_ns() / NS_PER_SEC);
 
 		fuzz_pool4(i, addr);
 		model_key(&d->model, XDPBAN_FAMILY_INET, addr, &key);
@@ -796,14 +796,14 @@ static void diff_expiry(void **state)
 	now = dp_now_ns();
 	/* Long enough that nothing made during the phase expires in it; short enough that an
 	 * expired window can be placed after boot. */
-	window_s = (__u32)(now / NS_PER_S / 4);
+	window_s = (__u32)(now / NS_PER_SEC / 4);
 	window_s = window_s > 600 ? 600 : window_s < 1 ? 1 : window_s;
 	cfg = config(3, window_s, 86400);
 	set_config(d, &cfg);
 	policy_add(d, "192.0.2.16/29", XDPBAN_POLICY_DENY, 1);                 /* ran out */
-	policy_add(d, "192.0.2.24/30", XDPBAN_POLICY_DENY, now + 3600 * NS_PER_S);
+	policy_add(d, "192.0.2.24/30", XDPBAN_POLICY_DENY, now + 3600 * NS_PER_SEC);
 	policy_add(d, "2001:db8:0:3::/64", XDPBAN_POLICY_TRUSTED, 1);          /* ran out */
-	policy_add(d, "2001:db8:0:2::/64", XDPBAN_POLICY_TRUSTED, now + 3600 * NS_PER_S);
+	policy_add(d, "2001:db8:0:2::/64", XDPBAN_POLICY_TRUSTED, now + 3600 * NS_PER_SEC);
 	policy_add(d, "203.0.113.128/25", XDPBAN_POLICY_DENY, 1);              /* ran out */
 	/* Ran out inside a live prefix: the longest match counts as no entry (section 2). */
 	policy_add(d, "198.51.100.18/31", XDPBAN_POLICY_DENY, 1);
@@ -877,7 +877,7 @@ static void diff_policy_changes(void **state)
 	run_frames(d, 4000);
 
 	now = dp_now_ns();
-	manual[0] = (struct manual_ban){ "192.0.2.64/26", now + 3600 * NS_PER_S };
+	manual[0] = (struct manual_ban){ "192.0.2.64/26", now + 3600 * NS_PER_SEC };
 	manual[1] = (struct manual_ban){ "2001:db8:0:4::/62", 0 }; /* permanent */
 	manual[2] = (struct manual_ban){ "198.51.100.128/25", 1 }; /* ran out long ago */
 	manual[3] = (struct manual_ban){ "203.0.113.0/24", 0 };    /* a whole /24, permanent */

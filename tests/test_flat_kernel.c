@@ -37,8 +37,8 @@
 #include "model.h"
 #include "pkt.h"
 #include "pset.h"
+#include "xdpban_time.h"
 
-#define NS_PER_S 1000000000ull
 #define BASE_SEED 0x78626b6c6174ull /* "xbklat" */
 #define SHOWN 8
 
@@ -78,7 +78,7 @@ static int setup(void **state)
 	f->seed = env ? strtoull(env, NULL, 0) : BASE_SEED;
 	fuzz_rng_seed(&f->rng, f->seed);
 	f->expired_ns = 1;                             /* ran out just after boot */
-	f->live_ns = dp_now_ns() + 3600 * NS_PER_S;    /* outlasts the test */
+	f->live_ns = dp_now_ns() + 3600 * NS_PER_SEC;    /* outlasts the test */
 	*state = f;
 	return 0;
 }

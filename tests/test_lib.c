@@ -27,8 +27,7 @@
 #include "dp.h"
 #include "libxdpban.h"
 #include "xdpban_banfilter.h"
-
-#define NS_PER_SEC 1000000000ull
+#include "xdpban_time.h"
 
 /* --- helpers ------------------------------------------------------------------------------ */
 

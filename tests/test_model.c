@@ -13,9 +13,9 @@
 #include <linux/bpf.h>
 #include "fuzz.h"
 #include "model.h"
+#include "xdpban_time.h"
 
-#define SEC 1000000000ull
-#define T0 (5000 * SEC) /* a boot time well past every window in these tests */
+#define T0 (5000 * NS_PER_SEC) /* a boot time well past every window in these tests */
 
 #define TCP_SYN_FIN 0x03
 #define TCP_ACK 0x10
@@ -113,12 +113,12 @@ static void threshold_tenth_error_unbanned_eleventh_bans(void **state)
 	assert_int_equal(model_ban(&m, &key, &ban), 0);
 	assert_int_equal(ban.count, 11);
 	assert_int_equal(ban.start_ns, T0 + 30);
-	assert_int_equal(ban.expires_ns, T0 + 30 + 86400 * SEC);
+	assert_int_equal(ban.expires_ns, T0 + 30 + 86400 * NS_PER_SEC);
 	assert_int_equal(ban.reason, XDPBAN_REASON_ERRORS);
 	assert_int_equal(ban.classes, XDPBAN_CLASS_MALFORMED);
 	assert_int_equal(model_counter(&m, &key, &c), 0);
 	assert_int_equal(c.count, 0); /* starts over when the ban ends */
-	assert_int_equal(c.start_s, T0 / SEC);
+	assert_int_equal(c.start_s, T0 / NS_PER_SEC);
 
 	v = run(&m, &good, T0 + 40);
 	assert_int_equal(v.reason, XDPBAN_STAT_DROP_BANNED);
@@ -147,19 +147,19 @@ static void window_restarts_after_window_s(void **state)
 	key = key_of(&m, "192.0.2.8");
 	for (int i = 0; i < 3; i++)
 		run(&m, &bad, T0);
-	v = run(&m, &bad, T0 + 59 * SEC + SEC - 1); /* still second 59 of the window: 4 > 3 */
+	v = run(&m, &bad, T0 + 60 * NS_PER_SEC - 1); /* still second 59 of the window: 4 > 3 */
 	assert_true(v.ban_created);
 
 	model_free(&m);
 	model_init(&m, 0);
 	set_config(&m, 3, 60, 600);
 	for (int i = 0; i < 3; i++)
-		run(&m, &bad, T0 + SEC / 2);
-	v = run(&m, &bad, T0 + 60 * SEC); /* now_s - start == 60: a new window */
+		run(&m, &bad, T0 + NS_PER_SEC / 2);
+	v = run(&m, &bad, T0 + 60 * NS_PER_SEC); /* now_s - start == 60: a new window */
 	assert_false(v.ban_created);
 	assert_int_equal(v.new_count, 1);
 	assert_int_equal(model_counter(&m, &key, &c), 0);
-	assert_int_equal(c.start_s, T0 / SEC + 60);
+	assert_int_equal(c.start_s, T0 / NS_PER_SEC + 60);
 	model_free(&m);
 }
 
@@ -167,7 +167,7 @@ static void window_restarts_after_window_s(void **state)
 
 static void ban_expires_at_expires_ns_and_zero_is_forever(void **state)
 {
-	struct xdpban_ban ban = { .start_ns = T0, .expires_ns = T0 + 100 * SEC, .count = 5,
+	struct xdpban_ban ban = { .start_ns = T0, .expires_ns = T0 + 100 * NS_PER_SEC, .count = 5,
 				  .reason = XDPBAN_REASON_MANUAL };
 	struct xdpban_key key, key2;
 	struct fuzz_frame good, good2;
@@ -183,17 +183,17 @@ static void ban_expires_at_expires_ns_and_zero_is_forever(void **state)
 	ban.expires_ns = 0;
 	assert_int_equal(model_put_ban(&m, &key2, &ban), 0);
 
-	v = run(&m, &good, T0 + 100 * SEC - 1);
+	v = run(&m, &good, T0 + 100 * NS_PER_SEC - 1);
 	assert_int_equal(v.reason, XDPBAN_STAT_DROP_BANNED);
-	v = run(&m, &good, T0 + 100 * SEC); /* not later than now: expired */
+	v = run(&m, &good, T0 + 100 * NS_PER_SEC); /* not later than now: expired */
 	assert_int_equal(v.reason, XDPBAN_STAT_PASSED);
 	assert_int_equal(v.events[XDPBAN_STAT_BANS_EXPIRED], 1);
 	assert_int_equal(model_ban(&m, &key, &ban), -ENOENT);
-	v = run(&m, &good, T0 + 101 * SEC);
+	v = run(&m, &good, T0 + 101 * NS_PER_SEC);
 	assert_int_equal(v.events[XDPBAN_STAT_BANS_EXPIRED], 0);
 	assert_int_equal(m.stats[XDPBAN_STAT_BANS_EXPIRED].packets, 1);
 
-	v = run(&m, &good2, T0 + 100000 * SEC);
+	v = run(&m, &good2, T0 + 100000 * NS_PER_SEC);
 	assert_int_equal(v.reason, XDPBAN_STAT_DROP_BANNED);
 	model_free(&m);
 }

@@ -26,8 +26,8 @@
 #include "dp.h"
 #include "pkt.h"
 #include "xdpban_event.h"
+#include "xdpban_time.h"
 
-#define NS_PER_S 1000000000ull
 #define V6_64 XDPBAN_DEFAULT_V6_PREFIX
 
 /* --- fixtures --------------------------------------------------------------------------- */
@@ -166,7 +166,7 @@ static struct xdpban_config config(void)
 
 static __u32 now_s(void)
 {
-	return dp_now_ns() / NS_PER_S;
+	return dp_now_ns() / NS_PER_SEC;
 }
 
 static __u64 stat_packets(struct dp *dp, enum xdpban_stat slot)
@@ -210,9 +210,9 @@ static void old_ban_is_lifted(void **state)
 	struct dp *dp = loaded(state);
 	struct xdpban_key gone = key_of("192.0.2.30", V6_64), live = key_of("192.0.2.31", V6_64);
 	__u64 now = dp_now_ns();
-	struct xdpban_ban past = { .start_ns = now - 2 * NS_PER_S, .expires_ns = now - NS_PER_S,
+	struct xdpban_ban past = { .start_ns = now - 2 * NS_PER_SEC, .expires_ns = now - NS_PER_SEC,
 				   .count = 11, .reason = XDPBAN_REASON_ERRORS };
-	struct xdpban_ban future = { .start_ns = now, .expires_ns = now + 3600 * NS_PER_S,
+	struct xdpban_ban future = { .start_ns = now, .expires_ns = now + 3600 * NS_PER_SEC,
 				     .count = 11, .reason = XDPBAN_REASON_ERRORS };
 
 	assert_int_equal(dp_put_ban(dp, &gone, &past), 0);
@@ -261,7 +261,7 @@ static void one_second_ban_runs_out(void **state)
 	assert_int_equal(dp_set_config(dp, &cfg), 0);
 	send_errors(dp, "198.51.100.6", 11);
 	assert_int_equal(dp_ban(dp, &key, &ban), 0);
-	assert_int_equal(ban.expires_ns, ban.start_ns + NS_PER_S);
+	assert_int_equal(ban.expires_ns, ban.start_ns + NS_PER_SEC);
 
 	/* Whether this packet beats the expiry depends on the machine; what it must do in each
 	 * case does not. */
@@ -633,7 +633,7 @@ static void report_counts_and_bans_with_reason_reported(void **state)
 	assert_int_equal(ban.reason, XDPBAN_REASON_REPORTED);
 	assert_int_equal(ban.classes, XDPBAN_CLASS_REPORTED);
 	assert_int_equal(ban.count, 11);
-	assert_int_equal(ban.expires_ns, ban.start_ns + (__u64)XDPBAN_DEFAULT_BAN_S * NS_PER_S);
+	assert_int_equal(ban.expires_ns, ban.start_ns + (__u64)XDPBAN_DEFAULT_BAN_S * NS_PER_SEC);
 	expect_report(report(dp, "192.0.2.70", 1), XDPBAN_REPORT_ALREADY_BANNED, 0);
 	assert_int_equal(send_valid(dp, "192.0.2.70"), XDP_DROP);
 
@@ -737,8 +737,8 @@ static void report_lifts_an_expired_ban(void **state)
 	struct dp *dp = loaded(state);
 	struct xdpban_key key = key_of("192.0.2.82", V6_64);
 	__u64 now = dp_now_ns();
-	const struct xdpban_ban past = { .start_ns = now - 2 * NS_PER_S,
-					 .expires_ns = now - NS_PER_S,
+	const struct xdpban_ban past = { .start_ns = now - 2 * NS_PER_SEC,
+					 .expires_ns = now - NS_PER_SEC,
 					 .reason = XDPBAN_REASON_MANUAL };
 
 	assert_int_equal(dp_put_ban(dp, &key, &past), 0);

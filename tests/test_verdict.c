@@ -23,12 +23,12 @@
 #include "dp.h"
 #include "pkt.h"
 #include "xdpban_event.h"
+#include "xdpban_time.h"
 
 #define ETH PKT_ETH_LEN
 #define TAG PKT_VLAN_LEN
 #define V4 PKT_IP4_LEN
 #define V6 PKT_IP6_LEN
-#define NS_PER_S 1000000000ull
 
 #define SRC4 "192.0.2.10"
 #define SRC6 "2001:db8:1:2::10" /* counted and banned as 2001:db8:1:2::/64 */
@@ -551,7 +551,7 @@ static void add_policy(const struct policy_entry *p)
 	struct xdpban_policy val = { .verdict = p->verdict, .list_id = 1 };
 
 	if (p->expires_in_s)
-		val.expires_ns = dp_now_ns() + (long long)p->expires_in_s * (long long)NS_PER_S;
+		val.expires_ns = dp_now_ns() + (long long)p->expires_in_s * (long long)NS_PER_SEC;
 	assert_int_equal(dp_policy_put(&g_dp, p->cidr, &val), 0);
 }
 
@@ -694,7 +694,7 @@ static void verdict_row(void **state)
 	want[row->reason] = 1;
 	want[XDPBAN_STAT_ERRORS] = row->counted;
 	expect_stats_grew(row->name, &before, &after, want, at.len);
-	expect_counter(row, dp_now_ns() / NS_PER_S);
+	expect_counter(row, dp_now_ns() / NS_PER_SEC);
 	bans = dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_bans), sizeof(struct xdpban_key));
 	if (bans != (row->banned ? 1 : 0))
 		fail_msg("%s: %d bans after the packet, expected %d", row->name, bans,
@@ -781,7 +781,7 @@ static void expect_ban_and_event(const char *addr, __u64 t0, __u64 t1, __u32 ban
 	assert_int_equal(ban.reason, XDPBAN_REASON_ERRORS);
 	assert_int_equal(ban.classes, classes);
 	assert_in_range(ban.start_ns, t0, t1);
-	assert_int_equal(ban.expires_ns, ban.start_ns + (__u64)ban_s * NS_PER_S);
+	assert_int_equal(ban.expires_ns, ban.start_ns + (__u64)ban_s * NS_PER_SEC);
 	/* the source starts over when the ban ends */
 	assert_int_equal(dp_counter(&g_dp, &key, &start_s, &count), 0);
 	assert_int_equal(count, 0);

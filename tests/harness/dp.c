@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "dp.h"
+#include "xdpban_time.h"
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -260,5 +261,5 @@ __u64 dp_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return (__u64)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }

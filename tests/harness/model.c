@@ -9,8 +9,7 @@
 #include <linux/bpf.h>
 #include "xdpban_maps.h"
 #include "model.h"
-
-#define NS_PER_S 1000000000ull
+#include "xdpban_time.h"
 
 /* ---- Parsing (section 1) ------------------------------------------------------------- */
 
@@ -605,7 +604,7 @@ static int count_errors(struct model *m, const struct xdpban_key *key, __u32 n, 
 {
 	struct xdpban_config cfg;
 	struct model_slot *cs, *bs;
-	__u32 now_s = (__u32)(now / NS_PER_S);
+	__u32 now_s = (__u32)(now / NS_PER_SEC);
 	bool fresh;
 	int err;
 
@@ -635,7 +634,7 @@ static int count_errors(struct model *m, const struct xdpban_key *key, __u32 n, 
 		return err;
 	bs->value.ban = (struct xdpban_ban){
 		.start_ns = now,
-		.expires_ns = now + (__u64)cfg.ban_s * NS_PER_S,
+		.expires_ns = now + (__u64)cfg.ban_s * NS_PER_SEC,
 		.count = res->new_count,
 		.reason = reason,
 		.classes = classes,

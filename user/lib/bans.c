@@ -20,8 +20,7 @@
 #include "banfilter.h"
 #include "libxdpban.h"
 #include "policy.h"
-
-#define NS_PER_SEC 1000000000ull
+#include "xdpban_time.h"
 
 const char *xb_reason_name(__u8 reason)
 {
@@ -202,8 +201,8 @@ static int ban_in_table(const struct xb_maps *m, const struct xb_prefix *p, __u6
 	key_from_prefix(p, &key);
 	ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
 	if (ret) {
-		snprintf(err, errlen, "cannot map the ban filter %s: %s", XDPBAN_MAP_BANFILTER,
-			 strerror(-ret));
+		snprintf(err, errlen, "cannot map the ban filter %s: %s",
+			 XDPBAN_MAP_NAME(xdpban_banfilt), strerror(-ret));
 		return ret;
 	}
 	ret = xb_ban_insert(&bf, &key, &ban, BPF_ANY);
@@ -212,10 +211,11 @@ static int ban_in_table(const struct xb_maps *m, const struct xb_prefix *p, __u6
 		return 0;
 	if (ret == -E2BIG || ret == -ENOSPC || ret == -ENOMEM) {
 		snprintf(err, errlen, "cannot ban %s: the ban table %s is full", text,
-			 XDPBAN_MAP_BANS);
+			 XDPBAN_MAP_NAME(xdpban_bans));
 		return -ENOSPC;
 	}
-	snprintf(err, errlen, "cannot ban %s: %s: %s", text, XDPBAN_MAP_BANS, strerror(-ret));
+	snprintf(err, errlen, "cannot ban %s: %s: %s", text, XDPBAN_MAP_NAME(xdpban_bans),
+		 strerror(-ret));
 	return ret;
 }
 
@@ -272,7 +272,8 @@ int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, ch
 		return ret;
 	ret = xb_config_read(m, &cfg);
 	if (ret) {
-		snprintf(err, errlen, "cannot read %s: %s", XDPBAN_MAP_CONFIG, strerror(-ret));
+		snprintf(err, errlen, "cannot read %s: %s", XDPBAN_MAP_NAME(xdpban_config),
+			 strerror(-ret));
 		return ret;
 	}
 	now = xb_boot_ns();
@@ -333,8 +334,8 @@ int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size
 	}
 	ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
 	if (ret) {
-		snprintf(err, errlen, "cannot map the ban filter %s: %s", XDPBAN_MAP_BANFILTER,
-			 strerror(-ret));
+		snprintf(err, errlen, "cannot map the ban filter %s: %s",
+			 XDPBAN_MAP_NAME(xdpban_banfilt), strerror(-ret));
 		return ret;
 	}
 	/* Either table may hold it: the key granularity may have changed since the ban. */
@@ -344,7 +345,8 @@ int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size
 	if (ret == 0)
 		removed = true;
 	else if (ret != -ENOENT) {
-		snprintf(err, errlen, "cannot unban %s: %s: %s", text, XDPBAN_MAP_BANS, strerror(-ret));
+		snprintf(err, errlen, "cannot unban %s: %s: %s", text, XDPBAN_MAP_NAME(xdpban_bans),
+			 strerror(-ret));
 		return ret;
 	}
 	ret = unban_policy(m, p, &seen);

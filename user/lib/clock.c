@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 #include "libxdpban.h"
-
-#define NS_PER_SEC 1000000000ull
+#include "xdpban_time.h"
 
 static __u64 clock_ns(clockid_t clock)
 {

@@ -49,7 +49,8 @@ int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, ch
 	}
 	if (bpf_map_update_elem(m->config, &zero, &clean, BPF_ANY)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot write %s: %s", XDPBAN_MAP_CONFIG, strerror(-ret));
+		snprintf(err, errlen, "cannot write %s: %s", XDPBAN_MAP_NAME(xdpban_config),
+			 strerror(-ret));
 		return ret;
 	}
 	return 0;

@@ -135,7 +135,7 @@ static int cmd_stats(struct request *r)
 	int ret = xb_json_stats(r->ctx->maps, &stats);
 
 	if (ret)
-		return fail_errno(r, "cannot read " XDPBAN_MAP_STATS, ret);
+		return fail_errno(r, "cannot read " XDPBAN_MAP_NAME(xdpban_stats), ret);
 	json_object_object_add(r->reply, "stats", stats);
 	return 0;
 }
@@ -294,7 +294,7 @@ static int cmd_set(struct request *r)
 		return ret;
 	ret = xb_config_read(r->ctx->maps, &cfg);
 	if (ret)
-		return fail_errno(r, "cannot read " XDPBAN_MAP_CONFIG, ret);
+		return fail_errno(r, "cannot read " XDPBAN_MAP_NAME(xdpban_config), ret);
 	ret = xb_config_set(&cfg, key, value, r->err, r->errlen);
 	if (!ret)
 		ret = xb_config_write(r->ctx->maps, &cfg, r->err, r->errlen);
@@ -304,7 +304,7 @@ static int cmd_set(struct request *r)
 		hooks->config_changed(&cfg, r->ctx->user);
 	ret = xb_json_config(r->ctx->maps, &config);
 	if (ret)
-		return fail_errno(r, "cannot read back " XDPBAN_MAP_CONFIG, ret);
+		return fail_errno(r, "cannot read back " XDPBAN_MAP_NAME(xdpban_config), ret);
 	json_object_object_add(r->reply, "config", config);
 	return 0;
 }

@@ -23,15 +23,18 @@
 
 #define XB_ERRLEN 256
 
-/* File descriptors of the data path's maps (and of the report program, when loaded). */
+/* File descriptors of the data path's maps, one per row of XDPBAN_MAPS (xdpban_maps.h), named
+ * by its field column (and of the report program, when loaded). Every map is required, and:
+ *   - banfilt: every write of `bans` keeps it exact (banfilter.h); ban, unban and sweep fail
+ *     without it;
+ *   - flat4, flat6: every write of the policy tries keeps them right (policy.h); policy writes
+ *     fail without them;
+ *   - flat4x, level 3 of the IPv4 table: policy writes keep its lines exact; a writer whose fd
+ *     is not that map turns level 3 off instead. */
 struct xb_maps {
-	int config, policy4, policy6, counts, bans, stats, events;
-	int banfilt;     /* xdpban_banfilt: required, every write of `bans` keeps it exact
-			  * (banfilter.h); ban, unban and sweep fail without it */
-	int flat4, flat6; /* xdpban_flat4/6: required, every write of the policy tries keeps
-			   * them right (policy.h); policy writes fail without them */
-	int flat4x;      /* xdpban_flat4x, level 3 of the IPv4 table: policy writes keep its lines
-			  * exact; a writer whose fd is not that map turns level 3 off instead */
+#define XB_MAP_FD(name, field, ...) int field;
+	XDPBAN_MAPS(XB_MAP_FD)
+#undef XB_MAP_FD
 	int report_prog; /* -1 when not loaded */
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */

@@ -11,8 +11,6 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "libxdpban.h"
-#include "xdpban_flat.h"
-#include "xdpban_policy.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 
@@ -27,25 +25,15 @@ struct map_spec {
 	size_t fd_offset;
 };
 
-#define SPEC(n, t, k, v, field) { n, t, k, v, offsetof(struct xb_maps, field) }
-static const struct map_spec map_specs[] = {
-	SPEC(XDPBAN_MAP_CONFIG, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xdpban_config), config),
-	SPEC(XDPBAN_MAP_POLICY4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct xdpban_lpm4_key),
-	     sizeof(struct xdpban_policy), policy4),
-	SPEC(XDPBAN_MAP_POLICY6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct xdpban_lpm6_key),
-	     sizeof(struct xdpban_policy), policy6),
-	SPEC(XDPBAN_MAP_COUNTERS, BPF_MAP_TYPE_LRU_HASH, sizeof(struct xdpban_key),
-	     sizeof(struct xdpban_counter), counts),
-	SPEC(XDPBAN_MAP_BANS, BPF_MAP_TYPE_HASH, sizeof(struct xdpban_key),
-	     sizeof(struct xdpban_ban), bans),
-	SPEC(XDPBAN_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xdpban_stat_value),
-	     stats),
-	SPEC(XDPBAN_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, 0, 0, events),
-	SPEC(XDPBAN_MAP_BANFILTER, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), banfilt),
-	SPEC(XDPBAN_MAP_FLAT4, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), flat4),
-	SPEC(XDPBAN_MAP_FLAT6, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64), flat6),
-	SPEC(XDPBAN_MAP_FLAT4X, BPF_MAP_TYPE_HASH, 4, sizeof(struct xdpban_flat_line), flat4x),
-};
+/* One spec per row of XDPBAN_MAPS. */
+#define MAP_SPEC(name, field, kind, key_type, value_type, max)                                     \
+	XDPBAN_KIND(kind, MAP_SPEC_AS, name, field, key_type, value_type)
+#define MAP_SPEC_AS(map_type, flags, entries, name, field, key_type, value_type)                   \
+	{ #name, map_type, ENTRY_SIZES_##entries(key_type, value_type),                            \
+	  offsetof(struct xb_maps, field) },
+#define ENTRY_SIZES_KV(key_type, value_type) sizeof(key_type), sizeof(value_type)
+#define ENTRY_SIZES_NO_KV(key_type, value_type) 0, 0
+static const struct map_spec map_specs[] = { XDPBAN_MAPS(MAP_SPEC) };
 
 static int *map_fd_slot(struct xb_maps *m, const struct map_spec *spec)
 {
@@ -113,7 +101,7 @@ static bool dir_has_config(const char *dir)
 {
 	char path[512];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, XDPBAN_MAP_CONFIG);
+	snprintf(path, sizeof(path), "%s/%s", dir, XDPBAN_MAP_NAME(xdpban_config));
 	return access(path, F_OK) == 0;
 }
 
@@ -289,20 +277,12 @@ int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, v
 
 void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel)
 {
+#define FD_FROM_SKEL(name, field, ...) .field = bpf_map__fd(skel->maps.name),
 	*m = (struct xb_maps){
-		.config = bpf_map__fd(skel->maps.xdpban_config),
-		.policy4 = bpf_map__fd(skel->maps.xdpban_policy4),
-		.policy6 = bpf_map__fd(skel->maps.xdpban_policy6),
-		.counts = bpf_map__fd(skel->maps.xdpban_counts),
-		.bans = bpf_map__fd(skel->maps.xdpban_bans),
-		.stats = bpf_map__fd(skel->maps.xdpban_stats),
-		.events = bpf_map__fd(skel->maps.xdpban_events),
-		.banfilt = bpf_map__fd(skel->maps.xdpban_banfilt),
-		.flat4 = bpf_map__fd(skel->maps.xdpban_flat4),
-		.flat6 = bpf_map__fd(skel->maps.xdpban_flat6),
-		.flat4x = bpf_map__fd(skel->maps.xdpban_flat4x),
+		XDPBAN_MAPS(FD_FROM_SKEL)
 		.report_prog = bpf_program__fd(skel->progs.xdpban_report),
 		.ncpus = libbpf_num_possible_cpus(),
 		.owned = false,
 	};
+#undef FD_FROM_SKEL
 }

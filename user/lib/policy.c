@@ -603,12 +603,14 @@ void xb_flat_close(struct xb_flat *t)
 
 static const char *flat_name(__u8 family)
 {
-	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_FLAT4 : XDPBAN_MAP_FLAT6;
+	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_NAME(xdpban_flat4)
+					    : XDPBAN_MAP_NAME(xdpban_flat6);
 }
 
 static const char *trie_name(__u8 family)
 {
-	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_POLICY4 : XDPBAN_MAP_POLICY6;
+	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_NAME(xdpban_policy4)
+					    : XDPBAN_MAP_NAME(xdpban_policy6);
 }
 
 /* ==== level 3 live: the lines in xdpban_flat4x ============================================= *

@@ -190,16 +190,7 @@ int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len)
 
 void xb_key_from_addr(const struct xb_prefix *addr, __u8 v6_prefix, struct xdpban_key *key)
 {
-	memset(key, 0, sizeof(*key));
-	key->family = addr->family;
-	if (addr->family == XDPBAN_FAMILY_INET) {
-		key->prefixlen = 32;
-		memcpy(key->addr, addr->addr, 4);
-		return;
-	}
-	key->prefixlen = v6_prefix > 128 ? 128 : v6_prefix;
-	memcpy(key->addr, addr->addr, 16);
-	mask_host_bits(key->addr, key->prefixlen, 128);
+	xdpban_key_make(key, addr->family, addr->addr, v6_prefix);
 }
 
 int xb_key_format(const struct xdpban_key *key, char *buf, size_t len)

@@ -5,8 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
-
-#define NS_PER_SEC 1000000000ull
+#include "xdpban_time.h"
 
 /* The longest policy entry containing the address, as the trie lookup would pick it. */
 struct longest_match {

@@ -12,7 +12,6 @@
 #include <bpf/libbpf.h>
 #include "libxdpban.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
-#include "xdpban_flat.h"
 #include "xdpban.skel.h"
 #include "xdpban_report.h"
 
@@ -55,34 +54,16 @@ int xb_report(const struct xb_maps *m, const struct xb_prefix *addr, __u32 count
 	return 0;
 }
 
-/* The object's map that stands for a pinned one, by name. */
-static int reuse_map(struct bpf_map *map, const struct xb_maps *m)
+/* Makes the object's map use the pinned one it stands for. */
+static int reuse_map(const struct xdpban *skel, struct bpf_map *map, const struct xb_maps *m)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} fds[] = {
-		{ XDPBAN_MAP_CONFIG, offsetof(struct xb_maps, config) },
-		{ XDPBAN_MAP_POLICY4, offsetof(struct xb_maps, policy4) },
-		{ XDPBAN_MAP_POLICY6, offsetof(struct xb_maps, policy6) },
-		{ XDPBAN_MAP_COUNTERS, offsetof(struct xb_maps, counts) },
-		{ XDPBAN_MAP_BANS, offsetof(struct xb_maps, bans) },
-		{ XDPBAN_MAP_STATS, offsetof(struct xb_maps, stats) },
-		{ XDPBAN_MAP_EVENTS, offsetof(struct xb_maps, events) },
-		{ XDPBAN_MAP_BANFILTER, offsetof(struct xb_maps, banfilt) },
-		{ XDPBAN_MAP_FLAT4, offsetof(struct xb_maps, flat4) },
-		{ XDPBAN_MAP_FLAT6, offsetof(struct xb_maps, flat6) },
-		{ XDPBAN_MAP_FLAT4X, offsetof(struct xb_maps, flat4x) },
-	};
-	const char *name = bpf_map__name(map);
-
 	/* Never pin: the maps are there already, and a pin made by us would be a second state. */
 	bpf_map__set_pin_path(map, NULL);
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (strcmp(name, fds[i].name))
-			continue;
-		return bpf_map__reuse_fd(map, *(const int *)((const char *)m + fds[i].offset));
-	}
+#define REUSE_PINNED(name, field, ...)                                                             \
+	if (map == skel->maps.name)                                                                \
+		return bpf_map__reuse_fd(map, m->field);
+	XDPBAN_MAPS(REUSE_PINNED)
+#undef REUSE_PINNED
 	return 0; /* an internal map (.rodata): the program's own */
 }
 
@@ -103,7 +84,7 @@ int xb_report_prog_load(struct xb_maps *m, char *err, size_t errlen)
 		return ret;
 	}
 	bpf_object__for_each_map(map, skel->obj) {
-		ret = reuse_map(map, m);
+		ret = reuse_map(skel, map, m);
 		if (ret) {
 			snprintf(err, errlen, "cannot reuse pinned map %s: %s", bpf_map__name(map),
 				 strerror(-ret));

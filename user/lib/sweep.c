@@ -12,8 +12,7 @@
 #include "banfilter.h"
 #include "libxdpban.h"
 #include "policy.h"
-
-#define NS_PER_SEC 1000000000ull
+#include "xdpban_time.h"
 
 /* Keys collected during a walk, deleted after it (deleting while walking a hash skips keys). */
 struct doomed {

@@ -6,6 +6,7 @@
 #include "events.h"
 #include "log.h"
 #include "xdpban_event.h"
+#include "xdpban_time.h"
 
 static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 {
@@ -17,7 +18,7 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 		snprintf(length, sizeof(length), "ever");
 		snprintf(until, sizeof(until), "no expiry");
 	} else {
-		xbd_format_duration((x->ban_ns + 999999999ull) / 1000000000ull, length,
+		xbd_format_duration((x->ban_ns + NS_PER_SEC - 1) / NS_PER_SEC, length,
 				    sizeof(length));
 		snprintf(until, sizeof(until), "until ");
 		xbd_format_wall(xb_boot_to_wall(e->time_ns + x->ban_ns), until + 6,

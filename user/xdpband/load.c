@@ -58,7 +58,8 @@ static int fit_to_pin(struct bpf_map *map, bool *exists, char *err, size_t errle
 			 path, name, path);
 		ret = -EINVAL;
 	} else if (info.max_entries != bpf_map__max_entries(map)) {
-		if (!strcmp(name, XDPBAN_MAP_COUNTERS) || !strcmp(name, XDPBAN_MAP_BANS))
+		if (!strcmp(name, XDPBAN_MAP_NAME(xdpban_counts)) ||
+		    !strcmp(name, XDPBAN_MAP_NAME(xdpban_bans)))
 			pr_info("%s: the pinned table has %u entries, the config asks for %u; keeping %u (table sizes apply only when the maps are created)",
 				name, info.max_entries, bpf_map__max_entries(map), info.max_entries);
 		ret = bpf_map__set_max_entries(map, info.max_entries);

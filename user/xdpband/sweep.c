@@ -8,8 +8,7 @@
 #include <bpf/bpf.h>
 #include "log.h"
 #include "sweep.h"
-
-#define NS_PER_SEC 1000000000ull
+#include "xdpban_time.h"
 
 static int offence_cmp(const void *a, const void *b)
 {

@@ -1,0 +1,374 @@
+/* table.c - see table.h. Every change is a compare-and-swap or an ordered store on the memory
+ * the data path reads, in the order include/xdpban_table.h prescribes. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include "table.h"
+
+static size_t page_round(size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (bytes + page - 1) / page * page;
+}
+
+/* Maps the whole of an mmapable array whose values are `value_size` bytes. */
+static int map_array(int fd, size_t value_size, void **mem, size_t *len, __u32 *entries)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	void *p;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != value_size ||
+	    !(info.map_flags & BPF_F_MMAPABLE) || info.max_entries == 0)
+		return -EPROTO;
+	*len = page_round((size_t)info.max_entries * value_size);
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*mem = p;
+	*entries = info.max_entries;
+	return 0;
+}
+
+int xb_table_map(struct xb_table *t, int fd)
+{
+	void *mem;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = map_array(fd, sizeof(struct xdpban_group), &mem, &t->len, &t->n);
+	if (ret)
+		return ret;
+	t->groups = mem;
+	return 0;
+}
+
+void xb_table_unmap(struct xb_table *t)
+{
+	if (t->groups && t->len)
+		munmap(t->groups, t->len);
+	memset(t, 0, sizeof(*t));
+}
+
+int xb_seed_get(int seed_fd, __u64 *seed)
+{
+	__u64 *word, fresh = 0;
+	size_t len;
+	__u32 n;
+	int ret = map_array(seed_fd, sizeof(__u64), (void **)&word, &len, &n);
+
+	if (ret)
+		return ret;
+	*seed = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+	while (*seed == 0) {
+		if (getrandom(&fresh, sizeof(fresh), 0) != sizeof(fresh)) {
+			ret = -errno;
+			break;
+		}
+		if (fresh == 0)
+			continue;
+		/* Whoever comes first, the data path or we, chooses it for good. */
+		__sync_val_compare_and_swap(word, 0, fresh);
+		*seed = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+	}
+	munmap(word, len);
+	return ret;
+}
+
+/* ---- bans ---- */
+
+int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd)
+{
+	__u32 n;
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	ret = xb_table_map(&b->tab, bans_fd);
+	if (!ret)
+		ret = map_array(info_fd, sizeof(struct xdpban_ban_info), (void **)&b->info,
+				&b->info_len, &n);
+	if (!ret && n < b->tab.n * XDPBAN_GROUP_SLOTS)
+		ret = -EPROTO; /* the cold data must have a record for every slot */
+	if (!ret)
+		ret = xb_seed_get(seed_fd, &b->seed);
+	if (ret)
+		xb_bans_close(b);
+	return ret;
+}
+
+void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n,
+		  struct xdpban_ban_info *info, __u64 seed)
+{
+	memset(b, 0, sizeof(*b));
+	b->tab.groups = groups;
+	b->tab.n = n;
+	b->info = info;
+	b->seed = seed;
+}
+
+void xb_bans_close(struct xb_bans *b)
+{
+	xb_table_unmap(&b->tab);
+	if (b->info && b->info_len)
+		munmap(b->info, b->info_len);
+	memset(b, 0, sizeof(*b));
+}
+
+size_t xb_bans_slots(const struct xb_bans *b)
+{
+	return (size_t)b->tab.n * XDPBAN_GROUP_SLOTS;
+}
+
+static struct xdpban_slot *ban_slot(const struct xb_bans *b, const struct xdpban_ban_ref *ref)
+{
+	return &b->tab.groups[ref->group].slot[ref->slot];
+}
+
+/* The whole ban behind a reference, read consistently: 0, or -EAGAIN if it changed. */
+static int ban_read(const struct xb_bans *b, const struct xdpban_ban_ref *ref,
+		    struct xdpban_ban *out)
+{
+	const struct xdpban_ban_info *info = &b->info[xdpban_ban_info_index(ref)];
+	__u32 aux = xdpban_ctl_aux(ref->ctl);
+
+	memset(out, 0, sizeof(*out));
+	out->start_ns = __atomic_load_n(&info->start_ns, __ATOMIC_SEQ_CST);
+	out->count = __atomic_load_n(&info->count, __ATOMIC_SEQ_CST);
+	out->expires_ns = ref->expires_ns;
+	out->reason = XDPBAN_BAN_AUX_REASON(aux);
+	out->classes = XDPBAN_BAN_AUX_CLASSES(aux);
+	return xdpban_ctl_same(ban_slot(b, ref), ref->ctl) ? 0 : -EAGAIN;
+}
+
+int xb_bans_get(const struct xb_bans *b, const struct xdpban_key *key, struct xdpban_ban *out)
+{
+	struct xdpban_ban_ref ref = { 0 };
+
+	for (int tries = 0; tries < 8; tries++) {
+		if (!xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+			return -ENOENT;
+		if (ban_read(b, &ref, out) == 0)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+static void info_write(const struct xb_bans *b, const struct xdpban_ban_ref *ref,
+		       const struct xdpban_ban *ban)
+{
+	struct xdpban_ban_info *info = &b->info[xdpban_ban_info_index(ref)];
+
+	__atomic_store_n(&info->start_ns, ban->start_ns, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&info->count, ban->count, __ATOMIC_SEQ_CST);
+}
+
+/* Changes a present ban in place: the data path reads only the expiry, one word. */
+static int ban_update(const struct xb_bans *b, struct xdpban_ban_ref *ref,
+		      const struct xdpban_ban *ban)
+{
+	struct xdpban_slot *s = ban_slot(b, ref);
+	__u64 next = xdpban_ctl_with_aux(ref->ctl, XDPBAN_BAN_AUX(ban->reason, ban->classes));
+
+	info_write(b, ref, ban);
+	__atomic_store_n(&s->val, ban->expires_ns, __ATOMIC_SEQ_CST);
+	return xdpban_ctl_swap(s, ref->ctl, next) ? -EAGAIN : 0;
+}
+
+int xb_bans_put(const struct xb_bans *b, const struct xdpban_key *key,
+		const struct xdpban_ban *ban, __u64 flags)
+{
+	struct xdpban_ban_ref ref = { 0 };
+
+	for (int tries = 0; tries < 8; tries++) {
+		if (xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref)) {
+			if (flags == BPF_NOEXIST)
+				return -EEXIST;
+			if (ban_update(b, &ref, ban) == 0)
+				return 0;
+			continue; /* it changed (deleted or expired on the wire): look again */
+		}
+		if (flags == BPF_EXIST)
+			return -ENOENT;
+		if (xdpban_ban_claim((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+			return -ENOSPC;
+		info_write(b, &ref, ban);
+		xdpban_ban_publish((void *)&b->tab, &ref, key, ban->expires_ns,
+				   XDPBAN_BAN_AUX(ban->reason, ban->classes));
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int xb_bans_remove(const struct xb_bans *b, const struct xdpban_key *key)
+{
+	struct xdpban_ban_ref ref = { 0 };
+	int removed = 0;
+
+	/* More than one copy only if two writers raced to add the same ban. */
+	for (int i = 0; i < XDPBAN_BAN_PROBE * XDPBAN_GROUP_SLOTS; i++) {
+		if (!xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+			break;
+		removed += xdpban_ban_delete((void *)&b->tab, b->tab.n, b->seed, key, &ref);
+	}
+	return removed ? 0 : -ENOENT;
+}
+
+int xb_bans_remove_if(const struct xb_bans *b, const struct xdpban_key *key,
+		      const struct xdpban_ban *seen)
+{
+	struct xdpban_ban_ref ref = { 0 };
+	struct xdpban_ban now;
+
+	if (!xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+		return -ENOENT;
+	if (ban_read(b, &ref, &now) || memcmp(&now, seen, sizeof(now)))
+		return -EAGAIN; /* changed since it was seen: leave it */
+	return xdpban_ban_delete((void *)&b->tab, b->tab.n, b->seed, key, &ref) ? 0 : -EAGAIN;
+}
+
+int xb_bans_walk(const struct xb_bans *b, xb_ban_entry_cb cb, void *ctx)
+{
+	for (__u32 gi = 0; gi < b->tab.n; gi++) {
+		for (__u32 i = 0; i < XDPBAN_GROUP_SLOTS; i++) {
+			struct xdpban_slot *s = &b->tab.groups[gi].slot[i];
+			struct xdpban_ban_ref ref = { .group = gi, .slot = i };
+			struct xdpban_key key;
+			struct xdpban_ban ban;
+			int ret;
+
+			ref.ctl = __atomic_load_n(&s->ctl, __ATOMIC_SEQ_CST);
+			if (xdpban_ctl_state(ref.ctl) != XDPBAN_SLOT_LIVE)
+				continue;
+			xdpban_slot_read_key(s, ref.ctl, &key);
+			ref.expires_ns = __atomic_load_n(&s->val, __ATOMIC_SEQ_CST);
+			if (ban_read(b, &ref, &ban))
+				continue; /* changed while read: gone, or seen in its new form later */
+			ret = cb(&key, &ban, ctx);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* ---- counters ---- */
+
+int xb_counters_open(struct xb_counters *c, int counts_fd, int seed_fd)
+{
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = xb_table_map(&c->tab, counts_fd);
+	if (!ret)
+		ret = xb_seed_get(seed_fd, &c->seed);
+	if (ret)
+		xb_counters_close(c);
+	return ret;
+}
+
+void xb_counters_init(struct xb_counters *c, struct xdpban_group *groups, __u32 n, __u64 seed)
+{
+	memset(c, 0, sizeof(*c));
+	c->tab.groups = groups;
+	c->tab.n = n;
+	c->seed = seed;
+}
+
+void xb_counters_close(struct xb_counters *c)
+{
+	xb_table_unmap(&c->tab);
+	memset(c, 0, sizeof(*c));
+}
+
+static void counter_from(__u64 ctl, __u64 val, __u32 now_s, struct xb_counter *out)
+{
+	__u32 aux = xdpban_ctl_aux(ctl);
+	__u16 stamp_age = (__u16)(xdpban_stamp(now_s) - XDPBAN_CTR_AUX_STAMP(aux));
+
+	memset(out, 0, sizeof(*out));
+	out->count = XDPBAN_CTR_COUNT(val);
+	out->start_s = now_s - xdpban_ctr_age(val, now_s);
+	out->hop = XDPBAN_CTR_AUX_HOP(aux);
+	out->flags = XDPBAN_CTR_AUX_FLAGS(aux);
+	if (out->flags & XDPBAN_CTR_VERIFIED)
+		out->stamp_s = (now_s >> XDPBAN_STAMP_SHIFT << XDPBAN_STAMP_SHIFT) -
+			       ((__u32)stamp_age << XDPBAN_STAMP_SHIFT);
+}
+
+static struct xdpban_group *home_group(const struct xb_counters *c, const struct xdpban_key *key)
+{
+	if (!c->tab.n)
+		return NULL;
+	return &c->tab.groups[xdpban_key_home(c->seed, key, c->tab.n)];
+}
+
+int xb_counters_get(const struct xb_counters *c, const struct xdpban_key *key, __u32 now_s,
+		    struct xb_counter *out)
+{
+	struct xdpban_group *g = home_group(c, key);
+	struct xdpban_ctr_ref ref = { 0 };
+
+	if (!g || !xdpban_ctr_find(g, key, &ref))
+		return -ENOENT;
+	counter_from(ref.ctl, ref.val, now_s, out);
+	return 0;
+}
+
+int xb_counters_put(const struct xb_counters *c, const struct xdpban_key *key, __u32 now_s,
+		    __u32 window_s, const struct xb_counter *in)
+{
+	struct xdpban_group *g = home_group(c, key);
+	__u32 stamp = (in->flags & XDPBAN_CTR_VERIFIED) ? xdpban_stamp(in->stamp_s) : 0;
+	__u32 aux = XDPBAN_CTR_AUX(in->hop, in->flags, stamp);
+	struct xdpban_ctr_ref ref = { 0 };
+	int ret;
+
+	if (!g)
+		return -ENOSPC;
+	for (int tries = 0; tries < 8; tries++) {
+		if (!xdpban_ctr_find(g, key, &ref)) {
+			ret = xdpban_ctr_insert(g, key, now_s, window_s,
+						!!(in->flags & XDPBAN_CTR_VERIFIED), 0, aux, &ref);
+			if (ret < 0)
+				return -ENOSPC;
+		}
+		if (xdpban_ctr_set_aux(&ref, aux))
+			continue;
+		if (xdpban_ctr_swap(&ref, XDPBAN_CTR_PACK(in->start_s, XDPBAN_CTL_GEN2(ref.ctl),
+							  in->count)) == 0)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+int xb_counters_walk(const struct xb_counters *c, __u32 now_s, xb_counter_entry_cb cb, void *ctx)
+{
+	for (__u32 gi = 0; gi < c->tab.n; gi++) {
+		for (__u32 i = 0; i < XDPBAN_GROUP_SLOTS; i++) {
+			struct xdpban_slot *s = &c->tab.groups[gi].slot[i];
+			__u64 ctl = __atomic_load_n(&s->ctl, __ATOMIC_SEQ_CST), val;
+			struct xb_counter ctr;
+			struct xdpban_key key;
+			int ret;
+
+			if (xdpban_ctl_state(ctl) != XDPBAN_SLOT_LIVE)
+				continue;
+			xdpban_slot_read_key(s, ctl, &key);
+			val = __atomic_load_n(&s->val, __ATOMIC_SEQ_CST);
+			if (!xdpban_ctl_same(s, ctl))
+				continue;
+			counter_from(ctl, val, now_s, &ctr);
+			ret = cb(&key, &ctr, ctx);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
