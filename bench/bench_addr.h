@@ -15,6 +15,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include "bench.h"
+#include "xdpban_policy.h"
 
 /* An IPv4 prefix; the bits past len are zero. */
 struct bench_prefix4 {
@@ -243,13 +244,27 @@ static inline bool bench_avoided(const struct bench_avoid4 *a, uint32_t addr)
 	return false;
 }
 
+/* A random IPv4 address a real host could send from (host order): none that xdpban never
+ * counts (xdpban_builtin_exempt(): 0/8, 127/8, multicast, reserved). */
+static inline uint32_t bench_source4(struct bench_rng *r)
+{
+	uint32_t addr;
+	uint8_t be[4];
+
+	do {
+		addr = (uint32_t)bench_rng_next(r);
+		be[0] = addr >> 24;
+	} while (xdpban_builtin_exempt(XDPBAN_FAMILY_INET, be));
+	return addr;
+}
+
 /* A random address that nothing in *a covers. */
 static inline uint32_t bench_clean_addr4(struct bench_rng *r, const struct bench_avoid4 *a)
 {
 	uint32_t addr;
 
 	do
-		addr = (uint32_t)bench_rng_next(r);
+		addr = bench_source4(r);
 	while (bench_avoided(a, addr));
 	return addr;
 }
@@ -313,12 +328,14 @@ static inline int bench_set4_random(struct bench_rng *r, uint32_t n, const struc
  * xdpban's default /64 keying. */
 static inline void bench_random_addr6(struct bench_rng *r, uint8_t addr[16])
 {
-	uint64_t hi = bench_rng_next(r), lo = bench_rng_next(r);
+	do {
+		uint64_t hi = bench_rng_next(r), lo = bench_rng_next(r);
 
-	for (int i = 0; i < 8; i++) {
-		addr[i] = hi >> (56 - 8 * i);
-		addr[8 + i] = lo >> (56 - 8 * i);
-	}
+		for (int i = 0; i < 8; i++) {
+			addr[i] = hi >> (56 - 8 * i);
+			addr[8 + i] = lo >> (56 - 8 * i);
+		}
+	} while (xdpban_builtin_exempt(XDPBAN_FAMILY_INET6, addr)); /* never counted: not a host */
 }
 
 /* Frames. */

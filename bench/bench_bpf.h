@@ -327,22 +327,21 @@ static inline void bench_key6(const uint8_t addr[16], uint8_t prefixlen, struct 
 		key->addr[bit / 8] |= addr[bit / 8] & (0x80 >> (bit % 8));
 }
 
-/* Gives each key a counter in the current window with count_of(i) errors. */
+/* Gives each key a counter in the current window with count_of(i) errors, through the
+ * table's own protocol (user/lib/table.h), so a key whose group is full evicts another as the
+ * data path would. */
 static inline int bench_fill_counters(struct dp *dp, const struct xdpban_key *keys, uint32_t n,
 				      uint32_t (*count_of)(uint32_t i))
 {
-	struct xdpban_counter *vals = calloc(n ? n : 1, sizeof(*vals));
 	uint32_t now_s = dp_now_ns() / NS_PER_SEC;
-	int err;
 
-	if (!vals)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		vals[i].state = XDPBAN_COUNTER_PACK(now_s, count_of(i));
-	err = bench_update_batch(bpf_map__fd(dp->skel->maps.xdpban_counts), keys, sizeof(*keys),
-				 vals, sizeof(*vals), n, NULL);
-	free(vals);
-	return err;
+	for (uint32_t i = 0; i < n; i++) {
+		int err = dp_put_counter(dp, &keys[i], now_s, count_of(i));
+
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static inline uint32_t bench_count_below_limit(uint32_t i)
@@ -366,7 +365,7 @@ static inline int bench_fill_counters4(struct dp *dp, const struct bench_set4 *s
 }
 
 /* Bans each key for a day, as the data path does after the 11th error. Written one by one
- * through the ban filter's protocol (user/lib/banfilter.h), as every userspace writer must. */
+ * through user/lib/table.h, as every userspace writer must. */
 static inline int bench_fill_bans(struct dp *dp, const struct xdpban_key *keys, uint32_t n)
 {
 	uint64_t now = dp_now_ns();
@@ -379,7 +378,7 @@ static inline int bench_fill_bans(struct dp *dp, const struct xdpban_key *keys, 
 	};
 
 	for (uint32_t i = 0; i < n; i++) {
-		int err = xb_ban_insert(&dp->banfilter, &keys[i], &ban, BPF_NOEXIST);
+		int err = dp_put_ban(dp, &keys[i], &ban);
 
 		if (err)
 			return err;
@@ -560,12 +559,6 @@ static inline int srcdrv_run(struct srcdrv *d, int target_fd, const struct bench
 	return 0;
 }
 
-/* xdpban's statistics slots, by the names docs/datapath.md uses. */
-static const char *const bench_stat_names[XDPBAN_STAT__MAX] = {
-	"passed",         "passed_trusted", "drop_deny",    "drop_banned",
-	"drop_malformed", "drop_error",     "errors",       "bans_created",
-	"ban_table_full", "bans_expired",   "events_lost",
-};
 
 /* What a run must leave in xdpban_stats: packets per slot. */
 struct bench_expect {
@@ -595,7 +588,7 @@ static inline int bench_expect_stats(struct dp *dp, const struct xdpban_stat_val
 			continue;
 		if (got != want->n[i] && used < sizeof(diff))
 			used += snprintf(diff + used, sizeof(diff) - used, "%s%s %llu, expected %llu",
-					 used ? "; " : "", bench_stat_names[i],
+					 used ? "; " : "", xb_stat_name(i),
 					 (unsigned long long)got, (unsigned long long)want->n[i]);
 	}
 	if (used) {

@@ -48,7 +48,7 @@ struct mx_row {
 static void random_source(struct mx *m, int family, struct srcdrv_addr6 *a6, uint32_t *a4)
 {
 	if (family == XDPBAN_FAMILY_INET)
-		*a4 = (uint32_t)bench_rng_next(&m->rng);
+		*a4 = bench_source4(&m->rng);
 	else
 		bench_random_addr6(&m->rng, a6->addr);
 }
@@ -66,14 +66,13 @@ static void source_key(int family, uint32_t a4, const struct srcdrv_addr6 *a6,
  * draws r->n new ones into the driver. */
 static int load_fresh(struct mx_row *r)
 {
-	int counts = bpf_map__fd(r->dp->skel->maps.xdpban_counts);
 	struct srcdrv_addr6 *a6 = calloc(r->n, sizeof(*a6));
 	uint32_t *a4 = calloc(r->n, sizeof(*a4));
 	int err = -ENOMEM;
 
 	if (a6 && a4) {
 		for (uint32_t i = 0; i < r->n; i++) {
-			bpf_map_delete_elem(counts, &r->keys[i]); /* absent on the first sample */
+			dp_del_counter(r->dp, &r->keys[i]); /* absent on the first sample */
 			dp_del_ban(r->dp, &r->keys[i]);
 			random_source(r->m, r->family, &a6[i], &a4[i]);
 			source_key(r->family, a4[i], &a6[i], &r->keys[i]);

@@ -167,7 +167,7 @@ static void random_unlisted(struct family_case *fc, uint32_t i)
 
 	if (fc->family == XDPBAN_FAMILY_INET) {
 		do
-			fc->src4[i] = (uint32_t)bench_rng_next(&fc->p->rng);
+			fc->src4[i] = bench_source4(&fc->p->rng);
 		while (bench_set4_has(&list, fc->src4[i]));
 		return;
 	}

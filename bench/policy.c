@@ -174,7 +174,7 @@ static void run_table(struct policy_bench *pb, uint32_t prefixes)
 	t.src = malloc(pb->sz.sources * sizeof(*t.src));
 	err = t.src ? bench_prefix4_random(&pb->rng, prefixes, &p) : -ENOMEM;
 	for (uint32_t i = 0; !err && i < pb->sz.sources; i++) {
-		t.src[i] = (uint32_t)bench_rng_next(&pb->rng);
+		t.src[i] = bench_source4(&pb->rng);
 		t.denied += bench_prefix4_find(p, prefixes, t.src[i]) >= 0;
 	}
 	if (!err)

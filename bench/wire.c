@@ -226,7 +226,7 @@ static int attach_xdpban(int ifindex, const char *prefixes_file)
 	err = dp_stats(&dp, stats);
 	detach(ifindex, dp.prog_fd);
 	for (int i = 0; !err && i < XDPBAN_STAT__VERDICTS; i++)
-		printf("xdpban %s %llu\n", bench_stat_names[i], (unsigned long long)stats[i].packets);
+		printf("xdpban %s %llu\n", xb_stat_name(i), (unsigned long long)stats[i].packets);
 	dp_close(&dp);
 	return err ? 1 : 0;
 }

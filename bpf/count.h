@@ -1,18 +1,29 @@
-/* count.h - per-source state: the ban check and error counting with the threshold rule
- * (docs/datapath.md, section 4), for keys made by xdpban_key_make() (xdpban_state.h). Shared
- * by the XDP program and the report program so that both follow one rule. Never decides a
+/* count.h - per-source state: the ban check and error counting with the threshold rule and
+ * the spoof defence (docs/datapath.md, sections 4 and 8), for keys made by xdpban_key_make()
+ * (xdpban_state.h), on the tables of include/xdpban_table.h. The table algorithms themselves
+ * are include/xdpban_table_ops.h, shared with userspace; this file only feeds them. Shared by
+ * the XDP program and the report program so that both follow one rule. Never decides a
  * packet's verdict. */
 #ifndef XDPBAN_BPF_COUNT_H
 #define XDPBAN_BPF_COUNT_H
 
-#include <linux/errno.h>
 #include "maps.h"
 #include "stats.h"
 #include "xdpban_report.h"
 #include "xdpban_time.h"
 
-#define COUNTER_CAS_TRIES 8
-#define READ_ONCE_STATE(c) (*(volatile __u64 *)&(c)->state)
+static __always_inline struct xdpban_group *bpf_group_at(void *map, __u32 index)
+{
+	return bpf_map_lookup_elem(map, &index);
+}
+
+static __always_inline __u64 *bpf_ovf_at(__u32 index)
+{
+	return bpf_map_lookup_elem(&xdpban_banovf, &index);
+}
+#define XDPBAN_TABLE_GROUP(tab, index) bpf_group_at((tab), (index))
+#define XDPBAN_TABLE_OVF(tab, index) bpf_ovf_at(index) /* only the ban table has them */
+#include "xdpban_table_ops.h"
 
 const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
 
@@ -29,113 +40,56 @@ static __always_inline const struct xdpban_config *config_get(void)
 	return cfg;
 }
 
-static __always_inline __u64 *banfilter_counter(const struct xdpban_key *key)
-{
-	__u32 slot = xdpban_banfilter_slot(key);
+/* A table's size is its map's, read through BTF (CO-RE), so that a loader may size it. */
+struct bpf_map___xdpban {
+	__u32 max_entries;
+} __attribute__((preserve_access_index));
 
-	return bpf_map_lookup_elem(&xdpban_banfilt, &slot);
+static __always_inline __u32 map_groups(void *map)
+{
+	return ((struct bpf_map___xdpban *)map)->max_entries;
 }
 
-/* Decrements without ever going below zero (see xdpban_banfilter.h). */
-static __always_inline void banfilter_put(const struct xdpban_key *key)
+/* The tables' hash seed. The first reader to find none chooses it (a plain `ip link` load has
+ * no loader to do it); every later reader, here or in userspace, gets the same one. */
+static __always_inline __u64 table_seed(void)
 {
-	__u64 *c = banfilter_counter(key);
-	__u64 old;
+	__u32 zero = 0;
+	__u64 *seed = bpf_map_lookup_elem(&xdpban_seed, &zero), fresh;
 
-	if (!c)
-		return;
-	for (int i = 0; i < COUNTER_CAS_TRIES; i++) {
-		old = *(volatile __u64 *)c;
-		if (old == 0 || __sync_val_compare_and_swap(c, old, old - 1) == old)
-			return;
-	}
-}
-
-static __always_inline void banfilter_get(const struct xdpban_key *key)
-{
-	__u64 *c = banfilter_counter(key);
-
-	if (c)
-		__sync_fetch_and_add(c, 1);
-}
-
-/* Deletes the key's ban and keeps the ban filter exact. 1 if this call deleted it. */
-static __always_inline int ban_delete(const struct xdpban_key *key)
-{
-	if (bpf_map_delete_elem(&xdpban_bans, key))
+	if (!seed)
 		return 0;
-	banfilter_put(key);
-	return 1;
+	fresh = *(volatile __u64 *)seed;
+	if (fresh)
+		return fresh;
+	fresh = ((__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32()) | 1;
+	__sync_val_compare_and_swap(seed, 0, fresh);
+	return *(volatile __u64 *)seed;
 }
+
+/* The table operations are global functions (not inlined): the verifier checks each once, on
+ * its own, where inlined into every caller their bounded loops would multiply. Their pointer
+ * arguments may be NULL as far as the verifier knows, so each checks. */
 
 /* 1 if the key is under a ban that has not expired. An expired ban is lifted on the way. */
-static __always_inline int ban_active(const struct xdpban_key *key, __u64 bytes)
+__attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 seed, __u64 bytes)
 {
-	struct xdpban_ban *ban;
-	__u64 *maybe = banfilter_counter(key);
+	__u32 groups = map_groups(&xdpban_bans);
+	struct xdpban_ban_ref ref = {};
 	__u64 now;
 
-	if (maybe && *maybe == 0)
-		return 0; /* the common case: no ban can match, skip the hash lookup */
-	ban = bpf_map_lookup_elem(&xdpban_bans, key);
-	if (!ban)
+	if (!key || !xdpban_ban_find(&xdpban_bans, groups, seed, key, &ref))
 		return 0;
 	now = bpf_ktime_get_boot_ns();
-	if (ban->expires_ns == 0 || now < ban->expires_ns)
+	if (ref.expires_ns == 0 || now < ref.expires_ns)
 		return 1;
-	if (ban_delete(key))
+	if (xdpban_ban_delete(&xdpban_bans, groups, seed, key, &ref))
 		stat_add(XDPBAN_STAT_BANS_EXPIRED, 1, bytes);
 	return 0;
 }
 
-static __always_inline __u64 counter_next(__u64 state, __u32 now_s, __u32 window_s, __u32 n)
-{
-	__u32 start = XDPBAN_COUNTER_START(state);
-	__u32 count = XDPBAN_COUNTER_COUNT(state);
-
-	if (now_s - start >= window_s)
-		return XDPBAN_COUNTER_PACK(now_s, n);
-	count = count + n < count ? 0xffffffffu : count + n;
-	return XDPBAN_COUNTER_PACK(start, count);
-}
-
-/* Adds n errors to the key's counter and returns the new count. */
-static __always_inline __u32 counter_add(const struct xdpban_key *key, __u32 n, __u32 now_s,
-					 __u32 window_s)
-{
-	struct xdpban_counter *c = bpf_map_lookup_elem(&xdpban_counts, key);
-	__u64 old, next;
-	int i;
-
-	if (!c) {
-		struct xdpban_counter fresh = { .state = XDPBAN_COUNTER_PACK(now_s, n) };
-
-		if (bpf_map_update_elem(&xdpban_counts, key, &fresh, BPF_NOEXIST) == 0)
-			return n;
-		c = bpf_map_lookup_elem(&xdpban_counts, key); /* another CPU made it first */
-		if (!c)
-			return n;
-	}
-	for (i = 0; i < COUNTER_CAS_TRIES; i++) {
-		old = READ_ONCE_STATE(c);
-		next = counter_next(old, now_s, window_s, n);
-		if (__sync_val_compare_and_swap(&c->state, old, next) == old)
-			return XDPBAN_COUNTER_COUNT(next);
-	}
-	/* Heavy contention: never lose the increment, even if a window restart is missed. */
-	return XDPBAN_COUNTER_COUNT(__sync_fetch_and_add(&c->state, n) + n);
-}
-
-/* After a ban the source starts over: when the ban ends it needs limit + 1 new errors. */
-static __always_inline void counter_reset(const struct xdpban_key *key, __u32 now_s)
-{
-	struct xdpban_counter *c = bpf_map_lookup_elem(&xdpban_counts, key);
-
-	if (c)
-		READ_ONCE_STATE(c) = XDPBAN_COUNTER_PACK(now_s, 0);
-}
-
-static __always_inline void ban_event(const struct xdpban_key *key, const struct xdpban_ban *ban,
+static __always_inline void ban_event(const struct xdpban_key *key, __u64 start_ns,
+				      __u64 expires_ns, __u32 count, __u8 reason, __u8 classes,
 				      __u64 bytes)
 {
 	struct xdpban_event *ev = bpf_ringbuf_reserve(&xdpban_events, sizeof(*ev), 0);
@@ -145,52 +99,162 @@ static __always_inline void ban_event(const struct xdpban_key *key, const struct
 		return;
 	}
 	__builtin_memcpy(&ev->key, key, sizeof(*key));
-	ev->time_ns = ban->start_ns;
-	ev->expires_ns = ban->expires_ns;
-	ev->count = ban->count;
-	ev->reason = ban->reason;
-	ev->classes = ban->classes;
+	ev->time_ns = start_ns;
+	ev->expires_ns = expires_ns;
+	ev->count = count;
+	ev->reason = reason;
+	ev->classes = classes;
 	ev->pad[0] = ev->pad[1] = 0;
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Counts n errors of the given classes against key and bans it once count > limit.
- * Returns XDPBAN_REPORT_COUNTED, _BANNED or _TABLE_FULL; *count_out gets the new count. */
-static __always_inline __u32 count_errors(const struct xdpban_config *cfg,
-					  const struct xdpban_key *key, __u32 n, __u32 classes,
-					  __u8 reason, __u64 bytes, __u32 *count_out)
-{
-	__u64 now = bpf_ktime_get_boot_ns();
-	__u32 now_s = now / NS_PER_SEC;
-	struct xdpban_ban ban = {};
+/* A new ban, for ban_store (global functions take at most five arguments). */
+struct ban_new {
+	__u64 start_ns, expires_ns;
 	__u32 count;
-	long err;
+	__u8 reason, classes;
+	__u8 pad[2];
+};
 
-	stat_add(XDPBAN_STAT_ERRORS, n, bytes);
-	count = counter_add(key, n, now_s, cfg->window_s);
-	*count_out = count;
+/* Stores a new ban of key: 0, or -1 when its probe window has no room. */
+__attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed,
+					const struct ban_new *b)
+{
+	__u32 groups = map_groups(&xdpban_bans), index;
+	struct xdpban_ban_ref ref = {};
+	struct xdpban_ban_info *info;
+
+	if (!key || !b || xdpban_ban_claim(&xdpban_bans, groups, seed, key, &ref))
+		return -1;
+	index = xdpban_ban_info_index(&ref);
+	info = bpf_map_lookup_elem(&xdpban_baninfo, &index);
+	if (info) {
+		info->start_ns = b->start_ns;
+		info->count = b->count;
+	}
+	xdpban_ban_publish(&xdpban_bans, &ref, key, b->expires_ns,
+			   XDPBAN_BAN_AUX(b->reason, b->classes));
+	return 0;
+}
+
+/* The statistics slot of an error the spoof defence (or a full group) kept from counting. */
+static __always_inline __u32 uncounted_stat(int result)
+{
+	switch (result) {
+	case XDPBAN_COUNT_SUSPECT:
+		return XDPBAN_STAT_ERRORS_SUSPECT;
+	case XDPBAN_COUNT_UNVERIFIED:
+		return XDPBAN_STAT_ERRORS_UNVERIFIED;
+	}
+	return XDPBAN_STAT_COUNTER_FULL;
+}
+
+/* What count_errors counts, and (count) what it found. */
+struct count_req {
+	__u64 bytes;  /* of the packet, for the statistics (0 for a report) */
+	__u32 n;      /* errors */
+	__u32 count;  /* out: the source's new count */
+	__u8 classes; /* enum xdpban_class bits */
+	__u8 reason;  /* enum xdpban_ban_reason of a ban this creates */
+	__u8 hop;     /* the packet's hop count, XDPBAN_HOP_NONE for a report */
+	__u8 pad;
+};
+
+/* Clears a flag of a counter's aux. */
+static __always_inline void counter_unflag(struct xdpban_ctr_ref *ref, __u8 flag)
+{
+	__u32 aux = xdpban_ctl_aux(ref->ctl);
+
+	xdpban_ctr_set_aux(ref, XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux),
+					      XDPBAN_CTR_AUX_FLAGS(aux) & ~flag,
+					      XDPBAN_CTR_AUX_STAMP(aux)));
+}
+
+/* count_errors' answer when this error crossed the limit: the caller bans with ban_create.
+ * (Two calls, not one inside the other: together their stacks would pass the verifier's
+ * 512 bytes.) */
+#define COUNT_CROSSED 0x100
+
+/* Counts r->n errors against key, under the configuration in force. Returns
+ * XDPBAN_REPORT_COUNTED, _NOT_COUNTED, _BANNED (over the limit, and another error bans it),
+ * or COUNT_CROSSED; r->count gets the new count. */
+__attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 seed,
+					   struct count_req *r)
+{
+	const struct xdpban_config *cfg = config_get();
+	struct xdpban_error e = { .now_s = bpf_ktime_get_boot_ns() / NS_PER_SEC };
+	__u32 groups = map_groups(&xdpban_counts), home, count = 0;
+	struct xdpban_ctr_ref ref = {};
+	struct xdpban_group *g;
+	int result;
+
+	if (!key || !r || !groups)
+		return XDPBAN_REPORT_NOT_COUNTED;
+	e.n = r->n;
+	e.window_s = cfg->window_s;
+	e.hop = r->hop;
+	e.spoof = cfg->spoof;
+	e.tolerance = cfg->hop_tolerance;
+	r->count = 0;
+	home = xdpban_key_home(seed, key, groups);
+	g = bpf_map_lookup_elem(&xdpban_counts, &home);
+	if (!g)
+		return XDPBAN_REPORT_NOT_COUNTED;
+	result = xdpban_ctr_count(g, key, &e, &count, &ref);
+	if (result != XDPBAN_COUNT_COUNTED) {
+		stat_add(uncounted_stat(result), r->n, r->bytes);
+		return XDPBAN_REPORT_NOT_COUNTED;
+	}
+	stat_add(XDPBAN_STAT_ERRORS, r->n, r->bytes);
+	r->count = count;
 	if (count <= cfg->limit)
 		return XDPBAN_REPORT_COUNTED;
+	/* One error bans: a second CPU over the limit at the same moment must not store the ban
+	 * twice. */
+	return xdpban_ctr_claim_ban(&ref) ? COUNT_CROSSED : XDPBAN_REPORT_BANNED;
+}
 
-	ban.start_ns = now;
-	ban.expires_ns = now + cfg->ban_s * NS_PER_SEC;
-	ban.count = count;
-	ban.reason = reason;
-	ban.classes = classes;
-	banfilter_get(key); /* before the insert: a reader must never miss a ban */
-	err = bpf_map_update_elem(&xdpban_bans, key, &ban, BPF_NOEXIST);
-	if (err)
-		banfilter_put(key);
-	if (err == -EEXIST)
-		return XDPBAN_REPORT_BANNED; /* another CPU banned it a moment ago */
-	if (err) {
-		stat_add(XDPBAN_STAT_BAN_TABLE_FULL, 1, bytes);
+/* Bans key after count_errors said COUNT_CROSSED: stores the ban, sends its event and starts
+ * the counter over; if the ban table has no room, gives the claim back so that the next error
+ * tries again. XDPBAN_REPORT_BANNED or _TABLE_FULL. */
+__attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 seed,
+					 const struct count_req *r)
+{
+	const struct xdpban_config *cfg = config_get();
+	__u32 groups = map_groups(&xdpban_counts), home;
+	struct xdpban_ctr_ref ref = {};
+	struct xdpban_group *g;
+	struct ban_new b = {};
+
+	if (!key || !r || !groups)
+		return XDPBAN_REPORT_TABLE_FULL;
+	b.start_ns = bpf_ktime_get_boot_ns();
+	b.expires_ns = b.start_ns + cfg->ban_s * NS_PER_SEC;
+	b.count = r->count;
+	b.reason = r->reason;
+	b.classes = r->classes;
+	home = xdpban_key_home(seed, key, groups);
+	g = bpf_map_lookup_elem(&xdpban_counts, &home);
+	if (ban_store(key, seed, &b)) {
+		if (g && xdpban_ctr_find(g, key, &ref))
+			counter_unflag(&ref, XDPBAN_CTR_BANNING);
+		stat_add(XDPBAN_STAT_BAN_TABLE_FULL, 1, r->bytes);
 		return XDPBAN_REPORT_TABLE_FULL;
 	}
-	stat_add(XDPBAN_STAT_BANS_CREATED, 1, bytes);
-	ban_event(key, &ban, bytes);
-	counter_reset(key, now_s);
+	stat_add(XDPBAN_STAT_BANS_CREATED, 1, r->bytes);
+	ban_event(key, b.start_ns, b.expires_ns, b.count, b.reason, b.classes, r->bytes);
+	if (g && xdpban_ctr_find(g, key, &ref))
+		xdpban_ctr_reset(&ref, b.start_ns / NS_PER_SEC);
 	return XDPBAN_REPORT_BANNED;
+}
+
+/* Counts and, when the limit is crossed, bans: the whole of stage 6 for one key. */
+static __always_inline int count_and_ban(const struct xdpban_key *key, __u64 seed,
+					 struct count_req *r)
+{
+	int ret = count_errors(key, seed, r);
+
+	return ret == COUNT_CROSSED ? ban_create(key, seed, r) : ret;
 }
 
 #endif /* XDPBAN_BPF_COUNT_H */

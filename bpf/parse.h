@@ -12,6 +12,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include "xdpban_state.h"
+#include "xdpban_table.h"
 
 #define ETH_P_8021Q_ 0x8100
 #define ETH_P_8021AD_ 0x88A8
@@ -35,7 +36,13 @@ struct pkt {
 	__u8 attributed; /* the source address is known */
 	__u8 malformed;  /* inconsistent L3/L4 headers or impossible TCP flags */
 	__u8 ndp;        /* ICMPv6 neighbour discovery */
+	__u8 hop;        /* hop count from the TTL or hop limit (xdpban_hop_of_ttl) */
+	__u8 tcp_flags;  /* of a TCP segment whose header was checked and is in the frame */
+	__u8 is_tcp;     /* that segment's fields below are valid */
 	__u8 saddr[16];  /* network byte order; IPv4 in the first 4 bytes */
+	__u8 daddr[16];  /* network byte order, likewise */
+	__be16 sport, dport;
+	__be32 seq, ack_seq; /* network byte order */
 };
 
 struct vlan_tag {
@@ -69,8 +76,16 @@ static __always_inline void parse_l4(struct pkt *p, __u8 proto, void *l4, __u32 
 			return;
 		}
 		if (tcp->doff < 5 || tcp->doff * 4u > len ||
-		    tcp_flags_impossible(((__u8 *)tcp)[13]))
+		    tcp_flags_impossible(((__u8 *)tcp)[13])) {
 			p->malformed = 1;
+			return;
+		}
+		p->is_tcp = 1; /* what the spoof defence's learning needs (verify.h) */
+		p->tcp_flags = ((__u8 *)tcp)[13];
+		p->sport = tcp->source;
+		p->dport = tcp->dest;
+		p->seq = tcp->seq;
+		p->ack_seq = tcp->ack_seq;
 		return;
 	}
 	case IPPROTO_UDP: {
@@ -117,6 +132,8 @@ static __always_inline void parse_ipv4(struct pkt *p, void *l3, void *data_end)
 	}
 	p->attributed = 1;
 	__builtin_memcpy(p->saddr, &ip->saddr, 4);
+	__builtin_memcpy(p->daddr, &ip->daddr, 4);
+	p->hop = xdpban_hop_of_ttl(ip->ttl);
 
 	frame_len = data_end - l3;
 	hdr_len = ip->ihl * 4u;
@@ -156,6 +173,8 @@ static __always_inline void parse_ipv6(struct pkt *p, void *l3, void *data_end)
 	}
 	p->attributed = 1;
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
+	p->hop = xdpban_hop_of_ttl(ip6->hop_limit);
 
 	end = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
 	if (ip6->version != 6 || end > (__u32)(data_end - l3)) {

@@ -7,9 +7,11 @@
 #include <bpf/bpf_helpers.h>
 #include "classify.h"
 #include "count.h"
+#include "exempt.h"
 #include "parse.h"
 #include "policy.h"
 #include "stats.h"
+#include "verify.h"
 
 /* The bench's stage breakdown (issue 7, item 2) builds this file again with XDPBAN_BENCH_CUT
  * set to a stage of enum bench_cut: the program then stops right after that stage and skips
@@ -46,7 +48,8 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 	const struct xdpban_config *cfg;
 	struct xdpban_key key;
 	struct pkt p = {};
-	__u32 classes, count, verdict;
+	__u32 classes, count = 0, verdict;
+	__u64 seed;
 	int banned;
 
 	parse_frame(ctx, &p);
@@ -67,16 +70,27 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 	}
 
 	xdpban_key_make(&key, p.family, p.saddr, cfg->v6_prefix);
-	banned = ban_active(&key, p.bytes);
+	seed = table_seed();
+	banned = ban_active(&key, seed, p.bytes);
 	STAGE_END(CUT_BAN, banned);
 	if (banned)
 		return XDPBAN_STAT_DROP_BANNED;
 
 	classes = classify(&p, cfg->class_mask);
 	STAGE_END(CUT_CLASSIFY, classes);
-	if (!classes)
+	if (!classes) {
+		learn_hop(ctx, &p, cfg, &key, seed);
 		return XDPBAN_STAT_PASSED;
-	count_errors(cfg, &key, 1, classes, XDPBAN_REASON_ERRORS, p.bytes, &count);
+	}
+	if (exempt(p.family, p.saddr)) {
+		stat_add(XDPBAN_STAT_ERRORS_EXEMPT, 1, p.bytes);
+	} else {
+		struct count_req r = { .bytes = p.bytes, .n = 1, .classes = classes,
+				       .reason = XDPBAN_REASON_ERRORS, .hop = p.hop };
+
+		count_and_ban(&key, seed, &r);
+		count = r.count;
+	}
 	STAGE_END(CUT_COUNT, count);
 	return error_verdict(cfg, classes);
 }
@@ -95,8 +109,12 @@ int xdpban(struct xdp_md *ctx)
 static __always_inline __u32 report(struct xdpban_report_req *req)
 {
 	const struct xdpban_config *cfg = config_get();
+	struct count_req r = { .classes = XDPBAN_CLASS_REPORTED, .reason = XDPBAN_REASON_REPORTED,
+			       .hop = XDPBAN_HOP_NONE };
 	struct xdpban_key key;
 	__u8 saddr[16];
+	__u64 seed;
+	int ret;
 
 	if ((req->family != XDPBAN_FAMILY_INET && req->family != XDPBAN_FAMILY_INET6) ||
 	    req->count == 0)
@@ -110,12 +128,19 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 		return XDPBAN_REPORT_DENIED;
 	}
 	xdpban_key_make(&key, req->family, saddr, cfg->v6_prefix);
-	if (ban_active(&key, 0))
+	seed = table_seed();
+	if (ban_active(&key, seed, 0))
 		return XDPBAN_REPORT_ALREADY_BANNED;
 	if (!(cfg->class_mask & XDPBAN_CLASS_REPORTED))
 		return XDPBAN_REPORT_DISABLED;
-	return count_errors(cfg, &key, req->count, XDPBAN_CLASS_REPORTED, XDPBAN_REASON_REPORTED,
-			    0, &req->new_count);
+	if (exempt(req->family, saddr)) {
+		stat_add(XDPBAN_STAT_ERRORS_EXEMPT, req->count, 0);
+		return XDPBAN_REPORT_EXEMPT;
+	}
+	r.n = req->count;
+	ret = count_and_ban(&key, seed, &r);
+	req->new_count = r.count;
+	return ret;
 }
 
 /* Run by userspace with BPF_PROG_TEST_RUN, the request as the packet data (in and out). The

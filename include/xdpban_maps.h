@@ -14,13 +14,13 @@
 
 #include <linux/bpf.h>
 #include <linux/types.h>
-#include "xdpban_banfilter.h"
 #include "xdpban_config.h"
 #include "xdpban_event.h"
 #include "xdpban_flat.h"
 #include "xdpban_policy.h"
 #include "xdpban_state.h"
 #include "xdpban_stats.h"
+#include "xdpban_table.h"
 
 /* Where `ip link set dev X xdp obj ...` (iproute2 with libbpf) pins maps by name. */
 #define XDPBAN_PIN_DIR_IPROUTE2 "/sys/fs/bpf/xdp/globals"
@@ -28,12 +28,13 @@
 #define XDPBAN_PIN_DIR_DEFAULT "/sys/fs/bpf/xdpban"
 
 /* Compiled-in capacities; xdpband can change some of them before load. */
-#define XDPBAN_DEFAULT_COUNTERS_MAX 262144
-#define XDPBAN_DEFAULT_BANS_MAX 65536
+#define XDPBAN_DEFAULT_COUNTERS_MAX 262144 /* counter slots */
+#define XDPBAN_DEFAULT_BANS_MAX 65536 /* bans; the table has twice as many slots */
 #define XDPBAN_DEFAULT_POLICY4_MAX 1048576
 #define XDPBAN_DEFAULT_POLICY6_MAX 262144
 #define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 regions; 35.7 MB preallocated */
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
+#define XDPBAN_DEFAULT_EXEMPT_MAX 4096 /* never-ban prefixes and host addresses, per family */
 
 /* X(name, field, kind, key, value, max_entries), one row per map:
  *   name         the map's C identifier in bpf/maps.h, which is also its pinned name;
@@ -59,13 +60,25 @@
 	/* Level 3 of the IPv4 table: a line of /32 codes per /24 (xdpban_flat.h). */              \
 	X(xdpban_flat4x, flat4x, HASH, __u32, struct xdpban_flat_line,                             \
 	  XDPBAN_DEFAULT_FLAT4X_MAX)                                                               \
-	/* Error counters. Bounded: the least recently used source is evicted when full. */        \
-	X(xdpban_counts, counts, LRU_HASH, struct xdpban_key, struct xdpban_counter,               \
-	  XDPBAN_DEFAULT_COUNTERS_MAX)                                                             \
-	/* Bans. A plain hash, not LRU: churn never evicts a ban; a full table is counted. */      \
-	X(xdpban_bans, bans, HASH, struct xdpban_key, struct xdpban_ban, XDPBAN_DEFAULT_BANS_MAX)  \
-	/* Bans per hash slot: a zero proves a source is not banned (xdpban_banfilter.h). */       \
-	X(xdpban_banfilt, banfilt, MMAP_ARRAY, __u32, __u64, XDPBAN_BANFILTER_SLOTS)               \
+	/* Error counters: groups of four slots (xdpban_table.h); a new source evicts the cheapest. */\
+	X(xdpban_counts, counts, MMAP_ARRAY, __u32, struct xdpban_group,                           \
+	  XDPBAN_CTR_GROUPS(XDPBAN_DEFAULT_COUNTERS_MAX))                                          \
+	/* Bans: groups of four slots; never evicted, a ban that finds no room is counted. */      \
+	X(xdpban_bans, bans, MMAP_ARRAY, __u32, struct xdpban_group,                               \
+	  XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX))                                              \
+	/* Per ban group: the bans living past it whose home is at or before it (xdpban_table.h). */\
+	X(xdpban_banovf, banovf, MMAP_ARRAY, __u32, __u64, XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX)) \
+	/* Start and count of each ban slot, the fields only userspace reads. */                   \
+	X(xdpban_baninfo, baninfo, MMAP_ARRAY, __u32, struct xdpban_ban_info,                      \
+	  XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX) * XDPBAN_GROUP_SLOTS)                         \
+	/* IPv4 sources never counted or banned besides the built-in ones (never-ban, host). */   \
+	X(xdpban_exempt4, exempt4, LPM_TRIE, struct xdpban_lpm4_key, struct xdpban_exempt,         \
+	  XDPBAN_DEFAULT_EXEMPT_MAX)                                                               \
+	/* The same for IPv6. */                                                                   \
+	X(xdpban_exempt6, exempt6, LPM_TRIE, struct xdpban_lpm6_key, struct xdpban_exempt,         \
+	  XDPBAN_DEFAULT_EXEMPT_MAX)                                                               \
+	/* The seed of the tables' hash, chosen at random by the first to need it. */              \
+	X(xdpban_seed, seed, MMAP_ARRAY, __u32, __u64, 1)                                          \
 	/* Per-CPU packets and bytes per reason (enum xdpban_stat). */                             \
 	X(xdpban_stats, stats, PERCPU_ARRAY, __u32, struct xdpban_stat_value, XDPBAN_STAT__MAX)    \
 	/* One struct xdpban_event per ban created, for the controller. */                         \

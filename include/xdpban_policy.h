@@ -5,6 +5,7 @@
 #define XDPBAN_POLICY_H
 
 #include <linux/types.h>
+#include "xdpban_state.h"
 
 struct xdpban_lpm4_key {
 	__u32 prefixlen; /* host order, 0..32; a lookup uses 32 */
@@ -31,5 +32,40 @@ struct xdpban_policy {
 	__u64 expires_ns; /* host order, CLOCK_BOOTTIME ns; 0 = permanent. A deny entry whose time
 			   * has come is ignored by the data path (and removed by the daemon). */
 };
+
+/* Sources that are never counted or banned, whatever arrives (docs/datapath.md, section 8),
+ * besides the built-in ones: LPM tries xdpban_exempt4/6 with the keys above and this value. */
+enum xdpban_exempt_origin {
+	XDPBAN_EXEMPT_LIST = 1, /* the operator's never-ban list */
+	XDPBAN_EXEMPT_HOST = 2, /* an address of the host on a protected interface */
+};
+
+struct xdpban_exempt {
+	__u32 origin;  /* host order, enum xdpban_exempt_origin */
+	__u32 ifindex; /* host order; XDPBAN_EXEMPT_HOST: the interface holding the address */
+};
+
+/* The built-in set, which no real source has: IPv4 0/8, 127/8, 224/4 and 240/4 (with
+ * 255.255.255.255); IPv6 ::, ::1, ff00::/8 and ::ffff:0:0/96. saddr in network order. */
+static inline __attribute__((always_inline)) int xdpban_builtin_exempt(__u8 family,
+								    const __u8 *saddr)
+{
+	__u32 w[4];
+
+	if (family == XDPBAN_FAMILY_INET)
+		return saddr[0] == 0 || saddr[0] == 127 || saddr[0] >= 224;
+	if (saddr[0] == 0xff)
+		return 1;
+	__builtin_memcpy(w, saddr, sizeof(w));
+	if (w[0] || w[1])
+		return 0;
+	/* ::, ::1 and ::ffff:0:0/96; the words compared in memory order, so ::1 and
+	 * ::ffff are tested byte by byte to stay independent of the host's byte order */
+	if (w[2] == 0 && w[3] == 0)
+		return 1;
+	if (w[2] == 0 && saddr[12] == 0 && saddr[13] == 0 && saddr[14] == 0 && saddr[15] == 1)
+		return 1;
+	return saddr[8] == 0 && saddr[9] == 0 && saddr[10] == 0xff && saddr[11] == 0xff;
+}
 
 #endif /* XDPBAN_POLICY_H */

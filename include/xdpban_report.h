@@ -17,6 +17,8 @@ enum xdpban_report_status {
 	XDPBAN_REPORT_DISABLED = 5,       /* the reported class is off in class_mask */
 	XDPBAN_REPORT_TABLE_FULL = 6,     /* over the limit, but the ban table was full */
 	XDPBAN_REPORT_INVALID = 7,        /* bad family or count in the request */
+	XDPBAN_REPORT_NOT_COUNTED = 8,    /* no counter slot could be taken (counter_full) */
+	XDPBAN_REPORT_EXEMPT = 9,         /* a source that is never banned: not counted */
 };
 
 struct xdpban_report_req {

@@ -1,32 +1,53 @@
 /* xdpban_stats.h - per-CPU statistics, one slot per reason, in the per-CPU array
  * xdpban_stats. Userspace sums the slots over CPUs.
  *
- * The first XDPBAN_STAT__VERDICTS slots are verdicts: every packet lands in exactly one of
- * them, so they add up to the packets seen. The rest are events, recorded with the packet
- * that caused them (reports from userspace record their error count as packets, 0 bytes).
+ * XDPBAN_STATS is the one list of them: the enum below, the stable names of the JSON and the
+ * metrics' help texts (user/lib/stats.c) are made from it. The first XDPBAN_STAT__VERDICTS
+ * slots are verdicts: every packet lands in exactly one of them, so they add up to the packets
+ * seen. The rest are events, recorded with the packet that caused them (reports from
+ * userspace record their error count as packets, 0 bytes). Never reorder the rows: their
+ * position is the slot.
  */
 #ifndef XDPBAN_STATS_H
 #define XDPBAN_STATS_H
 
 #include <linux/types.h>
 
+/* V(ENUM, name, help) for verdicts, E(...) for events. */
+#define XDPBAN_STATS(V, E)                                                                     \
+	V(PASSED, "passed", "passed every stage, or not IP, or NDP")                           \
+	V(PASSED_TRUSTED, "passed_trusted", "passed by a trusted policy entry")                \
+	V(DROP_DENY, "drop_deny", "dropped by a deny policy entry")                            \
+	V(DROP_BANNED, "drop_banned", "dropped: the source is banned")                         \
+	V(DROP_MALFORMED, "drop_malformed", "dropped as malformed (class in drop_mask)")       \
+	V(DROP_ERROR, "drop_error", "dropped for another error class in drop_mask")            \
+	E(ERRORS, "errors", "Errors counted against sources.")                                 \
+	E(BANS_CREATED, "bans_created", "Bans created by the data path.")                      \
+	E(BAN_TABLE_FULL, "ban_table_full",                                                    \
+	  "Bans that could not be stored because the ban table was full.")                     \
+	E(BANS_EXPIRED, "bans_expired", "Expired bans lifted by the data path.")               \
+	E(EVENTS_LOST, "events_lost", "Ban events the ring buffer had no room for.")           \
+	E(ERRORS_SUSPECT, "errors_suspect",                                                    \
+	  "Errors not counted: their hop count disagreed with the source's, or the source was " \
+	  "disputed (spoofing suspected).")                                                     \
+	E(ERRORS_UNVERIFIED, "errors_unverified",                                              \
+	  "Errors not counted: spoof mode verified, and the source never proved its return "    \
+	  "path.")                                                                              \
+	E(ERRORS_EXEMPT, "errors_exempt",                                                      \
+	  "Errors not counted: the source is never banned (never-ban, built-in or host).")      \
+	E(COUNTER_FULL, "counter_full",                                                        \
+	  "Errors not counted: no slot of the source's counter group could be taken.")          \
+	E(SOURCES_VERIFIED, "sources_verified",                                                \
+	  "Hop counts learned from segments of established TCP connections.")
+
+#define XDPBAN_STAT_ENUM_(id, name, help) XDPBAN_STAT_##id,
 enum xdpban_stat {
-	/* verdicts */
-	XDPBAN_STAT_PASSED = 0,         /* passed every stage, or not IP, or NDP */
-	XDPBAN_STAT_PASSED_TRUSTED = 1, /* passed by a trusted policy entry */
-	XDPBAN_STAT_DROP_DENY = 2,      /* dropped by a deny policy entry */
-	XDPBAN_STAT_DROP_BANNED = 3,    /* dropped: the source is banned */
-	XDPBAN_STAT_DROP_MALFORMED = 4, /* dropped as malformed (class in drop_mask) */
-	XDPBAN_STAT_DROP_ERROR = 5,     /* dropped for another error class in drop_mask */
-	XDPBAN_STAT__VERDICTS = 6,
-	/* events */
-	XDPBAN_STAT_ERRORS = 6,         /* errors counted against a source */
-	XDPBAN_STAT_BANS_CREATED = 7,   /* bans created by the data path */
-	XDPBAN_STAT_BAN_TABLE_FULL = 8, /* a ban that could not be stored: the table was full */
-	XDPBAN_STAT_BANS_EXPIRED = 9,   /* expired bans lifted by the data path */
-	XDPBAN_STAT_EVENTS_LOST = 10,   /* ban events the ring buffer had no room for */
-	XDPBAN_STAT__MAX = 11,
+	XDPBAN_STATS(XDPBAN_STAT_ENUM_, XDPBAN_STAT_ENUM_)
+	XDPBAN_STAT__MAX,
 };
+#define XDPBAN_STAT_COUNT_(id, name, help) +1
+#define XDPBAN_STAT_NONE_(id, name, help)
+enum { XDPBAN_STAT__VERDICTS = 0 XDPBAN_STATS(XDPBAN_STAT_COUNT_, XDPBAN_STAT_NONE_) };
 
 struct xdpban_stat_value {
 	__u64 packets;

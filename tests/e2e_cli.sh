@@ -69,7 +69,7 @@ send_synfin() { # SRC COUNT: malformed TCP segments (SYN+FIN) from SRC to the re
 # Every map but the ring buffer, as bpftool prints it: equal dumps mean equal state.
 dump_state() {
 	local m
-	for m in config bans counts policy4 policy6 stats banfilt; do
+	for m in config bans banovf baninfo counts seed policy4 policy6 exempt4 exempt6 stats; do
 		echo "== $m"
 		bpftool map dump pinned "$PIN_DIR/xdpban_$m" || return 1
 	done
@@ -122,7 +122,7 @@ case_status_json() {
 		json_holds "$out" 'j["config"] == {"limit": 10, "window": 86400, "ban_time": 86400, "ipv6_prefix": 64, "errors": ["malformed", "reported"], "drop": ["malformed"], "defaults": True}' &&
 		json_holds "$out" 'j["tracked"] == 0 and j["banned"] == 0 and j["prefix_bans"] == 0' &&
 		json_holds "$out" 'j["counters_max"] == 262144 and j["bans_max"] == 65536' &&
-		json_holds "$out" 'sorted(j["stats"]) == sorted(["passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed", "drop_error", "errors", "bans_created", "ban_table_full", "bans_expired", "events_lost"])' &&
+		json_holds "$out" 'sorted(j["stats"]) == sorted(["passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed", "drop_error", "errors", "bans_created", "ban_table_full", "bans_expired", "events_lost", "errors_suspect", "errors_unverified", "errors_exempt", "counter_full", "sources_verified"])' &&
 		json_holds "$out" 'all(set(v) == {"packets", "bytes"} and v["packets"] == 0 for v in j["stats"].values())'
 }
 

@@ -212,15 +212,7 @@ xbd_ban_of() {
 }
 
 # xbd_ban_length_ns ADDR: expires_ns - start_ns of ADDR's entry in the pinned ban table.
-xbd_ban_length_ns() {
-	bpftool -j map dump pinned "$XBD_PIN/xdpban_bans" | python3 -c '
-import json, sys
-want = [int(x) for x in sys.argv[1].split(".")]
-for e in json.load(sys.stdin):
-    k, v = e["formatted"]["key"], e["formatted"]["value"]
-    if k["family"] == 4 and k["addr"][:4] == want:
-        print(v["expires_ns"] - v["start_ns"])' "$1"
-}
+xbd_ban_length_ns() { "$XBD_PY" tests/tools/xb_maps.py ban-length "$XBD_PIN" "$1"; }
 
 # xbd_prog_id: the id of the XDP program on the receiver's veth, or nothing.
 xbd_prog_id() {
@@ -465,27 +457,20 @@ xbd_metric_is() {
 	nsenter --net="/run/netns/$XBD_NS_R" curl -sf http://127.0.0.1:9433/metrics | grep -qxF "$1 $2"
 }
 
-# The pinned maps, summed over CPUs with bpftool, written as the metrics should read.
+# The pinned maps, summed over CPUs with bpftool, written as the metrics should read: every
+# statistic, and the live slots of the tables (no ban expires and no window ends in this test).
 xbd_maps_as_metrics() {
-	python3 - "$XBD_PIN" <<'EOF'
-import json, subprocess, sys
-pin = sys.argv[1]
-def dump(name):
-    return json.loads(subprocess.check_output(["bpftool", "-j", "map", "dump", "pinned", f"{pin}/{name}"]))
-verdicts = ["passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed", "drop_error"]
-events = ["errors", "bans_created", "ban_table_full", "bans_expired", "events_lost"]
-stats = {}
-for e in dump("xdpban_stats"):
-    f = e["formatted"]
-    stats[f["key"]] = [sum(v["value"][k] for v in f["values"]) for k in ("packets", "bytes")]
-for i, name in enumerate(verdicts):
-    print(f'xdpban_packets_total{{reason="{name}"}} {stats[i][0]}')
-    print(f'xdpban_bytes_total{{reason="{name}"}} {stats[i][1]}')
-for i, name in enumerate(events):
-    print(f"xdpban_{name}_total {stats[len(verdicts) + i][0]}")
-print(f"xdpban_tracked_sources {len(dump('xdpban_counts'))}")
-print(f"xdpban_banned_sources {len(dump('xdpban_bans'))}")
-EOF
+	local name packets bytes verdicts=" passed passed_trusted drop_deny drop_banned drop_malformed drop_error "
+	"$XBD_PY" tests/tools/xb_maps.py stats "$XBD_PIN" | while read -r name packets bytes; do
+		if [[ $verdicts == *" $name "* ]]; then
+			echo "xdpban_packets_total{reason=\"$name\"} $packets"
+			echo "xdpban_bytes_total{reason=\"$name\"} $bytes"
+		else
+			echo "xdpban_${name}_total $packets"
+		fi
+	done
+	echo "xdpban_tracked_sources $("$XBD_PY" tests/tools/xb_maps.py live "$XBD_PIN" counts)"
+	echo "xdpban_banned_sources $("$XBD_PY" tests/tools/xb_maps.py live "$XBD_PIN" bans)"
 }
 
 # --- garbage on the control socket: error replies, and the daemon lives on ---

@@ -10,7 +10,8 @@
  * written the way the daemon writes it, through user/lib/policy.h: each phase starts with a
  * compile of the standard lists, so the flat table in front of the tries answers most
  * sources. Each check also holds the ban
- * filter (include/xdpban_banfilter.h) to the model's bans. The only tolerance is time: the
+ * table's overflow counts (include/xdpban_table.h) to the bans it holds. The only tolerance is
+ * time: the
  * kernel reads its clock a little after our `now`, so its times must lie between the clock
  * reads around the run (a counter's window start may be one second later).
  *
@@ -31,7 +32,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include "xdpban_banfilter.h"
 #include "xdpban_event.h"
 #include "xdpban_maps.h"
 #include "dp.h"
@@ -43,11 +43,6 @@
 #define MISMATCHES_SHOWN 12
 #define REPORT_PCT 3
 
-static const char *const stat_names[XDPBAN_STAT__MAX] = {
-	"passed",	  "passed_trusted", "drop_deny",      "drop_banned",
-	"drop_malformed", "drop_error",	    "errors",	      "bans_created",
-	"ban_table_full", "bans_expired",   "events_lost",
-};
 
 /* A ban event the model says the kernel must have sent, and when the kernel could have. */
 struct expected_event {
@@ -248,9 +243,10 @@ static struct xdpban_config config(__u32 limit, __u32 window_s, __u32 ban_s)
 }
 
 /* Loads a fresh program and a fresh model with the same ban table and the standard policy. */
-static void phase_open(struct diff *d, const char *phase, __u32 bans_max, __u64 seed_offset)
+static void phase_open_sized(struct diff *d, const char *phase, __u32 ban_groups,
+			     __u32 counter_slots, __u64 seed_offset)
 {
-	struct dp_opts opts = { .bans_max = bans_max };
+	struct dp_opts opts = { .ban_groups = ban_groups, .counters_max = counter_slots };
 
 	d->phase = phase;
 	d->seed = base_seed() + seed_offset;
@@ -258,16 +254,23 @@ static void phase_open(struct diff *d, const char *phase, __u32 bans_max, __u64 
 	d->drain_each_frame = true;
 	assert_int_equal(dp_open(&d->dp, &opts), 0);
 	d->dp_opened = true;
-	assert_int_equal(model_init(&d->model, bans_max), 0);
+	assert_int_equal(model_init(&d->model, d->dp.counters.tab.n, d->dp.bans.tab.n,
+				    d->dp.bans.seed), 0);
 	d->rb = ring_buffer__new(bpf_map__fd(d->dp.skel->maps.xdpban_events), on_event, d, NULL);
 	assert_non_null(d->rb);
 	d->ring_room = ring_capacity(&d->dp);
 	model_events_drained(&d->model, d->ring_room);
 	fuzz_gen_init(&d->gen, d->seed);
 	policy_compile(d, fuzz_policy, fuzz_policy_count, NULL, 0);
-	printf("phase %s: seed 0x%llx, ban table %u, ring buffer %u events\n", phase,
-	       (unsigned long long)d->seed, bans_max ? bans_max : XDPBAN_DEFAULT_BANS_MAX,
+	printf("phase %s: seed 0x%llx, ban table %u slots, counters %u slots, ring buffer %u "
+	       "events\n", phase, (unsigned long long)d->seed,
+	       d->dp.bans.tab.n * XDPBAN_GROUP_SLOTS, d->dp.counters.tab.n * XDPBAN_GROUP_SLOTS,
 	       d->ring_room);
+}
+
+static void phase_open(struct diff *d, const char *phase, __u32 ban_groups, __u64 seed_offset)
+{
+	phase_open_sized(d, phase, ban_groups, 0, seed_offset);
 }
 
 /* ---- Ban events ---- */
@@ -366,7 +369,7 @@ static void compare_stats(struct diff *d)
 		return;
 	mismatch(d, "statistics differ (kernel vs model, packets/bytes):");
 	for (int i = 0; i < XDPBAN_STAT__MAX && d->mismatches <= MISMATCHES_SHOWN; i++)
-		printf("  %-15s %10llu/%-12llu %10llu/%-12llu%s\n", stat_names[i],
+		printf("  %-15s %10llu/%-12llu %10llu/%-12llu%s\n", xb_stat_name(i),
 		       (unsigned long long)got[i].packets, (unsigned long long)got[i].bytes,
 		       (unsigned long long)d->model.stats[i].packets,
 		       (unsigned long long)d->model.stats[i].bytes,
@@ -380,18 +383,27 @@ static int compare_counter(const struct xdpban_key *key, const struct model_coun
 			   void *ctx)
 {
 	struct diff *d = ctx;
-	__u32 start_s, count;
+	const __u8 kept = MODEL_VERIFIED | MODEL_FIRST_ERR | MODEL_DISPUTED;
+	struct xb_counter got;
+	bool window, hop;
 	char text[64];
-	int err = dp_counter(&d->dp, key, &start_s, &count);
+	int err = dp_counter_full(&d->dp, key, &got);
 
 	key_text(key, text, sizeof(text));
-	if (err)
+	if (err) {
 		mismatch(d, "counter %s: kernel has none (%d), model start %u count %u", text, err,
 			 want->start_s, want->count);
-	/* The kernel's clock is read after ours: its window may start one second later. */
-	else if (count != want->count || start_s - want->start_s > 1)
-		mismatch(d, "counter %s: kernel start %u count %u, model start %u count %u", text,
-			 start_s, count, want->start_s, want->count);
+		return 0;
+	}
+	/* A start matters only while it starts a window; a hop count only as a reference. The
+	 * kernel's clock is read after ours: its window may start one second later. */
+	window = want->count > 0 || (want->flags & MODEL_DISPUTED);
+	hop = want->flags & (MODEL_VERIFIED | MODEL_FIRST_ERR);
+	if (got.count != want->count || (got.flags & kept) != want->flags ||
+	    (window && got.start_s - want->start_s > 1) || (hop && got.hop != want->hop))
+		mismatch(d, "counter %s: kernel start %u count %u flags %u hop %u, model start %u "
+			    "count %u flags %u hop %u", text, got.start_s, got.count, got.flags,
+			 got.hop, want->start_s, want->count, want->flags, want->hop);
 	return 0;
 }
 
@@ -425,43 +437,49 @@ static int compare_ban(const struct xdpban_key *key, const struct xdpban_ban *wa
 
 static void compare_table_sizes(struct diff *d)
 {
-	int counters = dp_map_count(bpf_map__fd(d->dp.skel->maps.xdpban_counts),
-				    sizeof(struct xdpban_key));
-	int bans = dp_map_count(bpf_map__fd(d->dp.skel->maps.xdpban_bans),
-				sizeof(struct xdpban_key));
+	int counters = dp_count_counters(&d->dp), bans = dp_count_bans(&d->dp);
 
-	if (counters < 0 || (size_t)counters != d->model.counters.count)
+	if (counters < 0 || (size_t)counters != d->model.n_counters)
 		mismatch(d, "counter table: kernel %d entries, model %zu", counters,
-			 d->model.counters.count);
-	if (bans < 0 || (size_t)bans != d->model.bans.count)
-		mismatch(d, "ban table: kernel %d entries, model %zu", bans, d->model.bans.count);
+			 d->model.n_counters);
+	if (bans < 0 || (size_t)bans != d->model.n_bans)
+		mismatch(d, "ban table: kernel %d entries, model %zu", bans, d->model.n_bans);
 }
 
-static int count_filter_slot(const struct xdpban_key *key, const struct xdpban_ban *ban,
-			     void *ctx)
-{
-	__u32 *per_slot = ctx;
+struct overflow_tally {
+	const struct xb_bans *b;
+	__u32 *want;
+};
 
-	per_slot[xdpban_banfilter_slot(key)]++;
+static int tally_overflow(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
+{
+	struct overflow_tally *t = ctx;
+	struct xdpban_ban_ref ref;
+	__u32 n = t->b->tab.n, home = xdpban_key_home(t->b->seed, key, n);
+
+	if (!xdpban_ban_find((void *)&t->b->tab, n, t->b->seed, key, &ref))
+		return 0;
+	for (__u32 g = home; g != ref.group; g = g + 1 == n ? 0 : g + 1)
+		t->want[g]++;
 	return 0;
 }
 
-/* The ban filter must count exactly the bans that hash to each slot (xdpban_banfilter.h): fewer
- * would let a ban go unenforced, more would only cost lookups but break the stated invariant. */
-static void compare_ban_filter(struct diff *d)
+/* Each group's overflow count must be exactly the bans living past it whose home is at or
+ * before it: fewer would let a ban go unenforced, more would only cost probes but break the
+ * stated invariant. */
+static void compare_ban_overflow(struct diff *d)
 {
-	const __u64 *slots = d->dp.banfilter.slots;
-	__u32 *want = calloc(XDPBAN_BANFILTER_SLOTS, sizeof(*want));
+	const struct xb_bans *b = &d->dp.bans;
+	struct overflow_tally t = { b, calloc(b->tab.n, sizeof(__u32)) };
 
-	assert_non_null(want);
-	model_for_each_ban(&d->model, count_filter_slot, want);
-	for (__u32 i = 0; i < XDPBAN_BANFILTER_SLOTS; i++) {
-		if (slots[i] != want[i])
-			mismatch(d, "ban filter slot %u: kernel %llu, bans hashing there %u (%s)", i,
-				 (unsigned long long)slots[i], want[i],
-				 slots[i] < want[i] ? "a ban may go unenforced" : "stale");
-	}
-	free(want);
+	assert_non_null(t.want);
+	xb_bans_walk(b, tally_overflow, &t);
+	for (__u32 g = 0; g < b->tab.n; g++)
+		if (b->tab.ovf[g] != t.want[g])
+			mismatch(d, "ban group %u overflow count: kernel %llu, bans living past it %u (%s)",
+				 g, (unsigned long long)b->tab.ovf[g], t.want[g],
+				 b->tab.ovf[g] < t.want[g] ? "a ban may go unenforced" : "stale");
+	free(t.want);
 }
 
 /* Every entry the model has is in the kernel with the same value, and the sizes agree. */
@@ -472,7 +490,7 @@ static void compare_state(struct diff *d)
 	compare_table_sizes(d);
 	model_for_each_counter(&d->model, compare_counter, d);
 	model_for_each_ban(&d->model, compare_ban, d);
-	compare_ban_filter(d);
+	compare_ban_overflow(d);
 }
 
 /* ---- Frames and reports ---- */
@@ -497,7 +515,7 @@ static void run_frame(struct diff *d)
 	if (action != want.action) {
 		mismatch(d, "frame (%s, %u mutations, %u bytes): kernel %s, model %s (%s)",
 			 f.template, f.mutations, f.len, verdict_name(action),
-			 verdict_name(want.action), stat_names[want.reason]);
+			 verdict_name(want.action), xb_stat_name(want.reason));
 		if (d->mismatches <= MISMATCHES_SHOWN)
 			fuzz_frame_hex(&f, stdout);
 	}
@@ -582,11 +600,11 @@ static void phase_close(struct diff *d)
 		drain_events(d);
 	compare_state(d);
 	printf("phase %s: %lu frames, %lu reports, %lu mismatches; model: %zu counters, %zu bans\n",
-	       d->phase, d->frame, d->reports, d->mismatches, d->model.counters.count,
-	       d->model.bans.count);
+	       d->phase, d->frame, d->reports, d->mismatches, d->model.n_counters,
+	       d->model.n_bans);
 	printf("  ");
 	for (int i = 0; i < XDPBAN_STAT__MAX; i++) {
-		printf("%s %llu%s", stat_names[i], (unsigned long long)d->model.stats[i].packets,
+		printf("%s %llu%s", xb_stat_name(i), (unsigned long long)d->model.stats[i].packets,
 		       i + 1 < XDPBAN_STAT__MAX ? ", " : "\n");
 		totals.stats[i] += d->model.stats[i].packets;
 	}
@@ -610,8 +628,11 @@ static void inject_ban(struct diff *d, const struct xdpban_key *key, const struc
 static void inject_counter(struct diff *d, const struct xdpban_key *key, __u32 start_s,
 			   __u32 count)
 {
+	struct model_counter c = { .start_s = start_s, .count = count };
+	__u32 now_s = (__u32)(dp_now_ns() / NS_PER_SEC);
+
 	assert_int_equal(dp_put_counter(&d->dp, key, start_s, count), 0);
-	assert_int_equal(model_put_counter(&d->model, key, start_s, count), 0);
+	assert_int_equal(model_put_counter(&d->model, key, now_s, &c), 0);
 }
 
 struct key_list {
@@ -733,7 +754,7 @@ static void diff_small_ban_table(void **state)
 
 	if (!d)
 		skip();
-	phase_open(d, "small-ban-table", 8, 1);
+	phase_open(d, "small-ban-table", 2, 1); /* 8 slots */
 	set_config(d, &cfg);
 	for (__u32 i = 0; i < 6; i++) { /* near saturation: the next errors must not wrap */
 		struct xdpban_key key;
@@ -742,8 +763,10 @@ static void diff_small_ban_table(void **state)
 
 		fuzz_pool4(i, addr);
 		model_key(&d->model, XDPBAN_FAMILY_INET, addr, &key);
+		struct model_counter c = { .start_s = now_s, .count = 0xfffffffeu };
+
 		assert_int_equal(dp_put_counter(&d->dp, &key, now_s, 0xfffffffeu), 0);
-		assert_int_equal(model_put_counter(&d->model, &key, now_s, 0xfffffffeu), 0);
+		assert_int_equal(model_put_counter(&d->model, &key, now_s, &c), 0);
 	}
 	for (int round = 0; round < 5; round++) {
 		run_frames(d, 3000);
@@ -779,6 +802,82 @@ static void diff_bad_config(void **state)
 	set_config(d, &cfg);
 	run_frames(d, 3000);
 	phase_close(d);
+}
+
+/* An exempt prefix on both sides, as the daemon writes xdpban_exempt4/6. */
+static void exempt_add(struct diff *d, const char *cidr)
+{
+	struct xdpban_exempt val = { .origin = XDPBAN_EXEMPT_LIST };
+	struct model_exempt e = { 0 };
+	union xb_lpm_key key;
+	struct xb_prefix p;
+
+	assert_int_equal(dp_prefix(cidr, &p), 0);
+	xb_lpm_key_make(&p, &key);
+	assert_int_equal(bpf_map_update_elem(p.family == XDPBAN_FAMILY_INET ? d->dp.maps.exempt4
+								       : d->dp.maps.exempt6,
+					     &key, &val, BPF_ANY), 0);
+	e.family = p.family;
+	e.plen = p.plen;
+	memcpy(e.addr, p.addr, sizeof(e.addr));
+	assert_int_equal(model_exempt_add(&d->model, &e), 0);
+}
+
+/* Pool sources verified (section 8, "Learning") on both sides, as learning would leave them:
+ * reference hop count 0 (TTL 64), verified now. */
+static void verify_pool(struct diff *d, __u32 n)
+{
+	__u32 now_s = (__u32)(dp_now_ns() / NS_PER_SEC);
+
+	for (__u32 i = 0; i < n; i++) {
+		struct xb_counter k = { .flags = XDPBAN_CTR_VERIFIED, .stamp_s = now_s };
+		struct model_counter m = { .flags = MODEL_VERIFIED, .stamp_s = now_s };
+		struct xdpban_config cfg;
+		struct xdpban_key key;
+		__u8 addr[16] = { 0 };
+
+		if (i % 2)
+			fuzz_pool4(i, addr);
+		else
+			fuzz_pool6(i, addr);
+		model_key(&d->model, i % 2 ? XDPBAN_FAMILY_INET : XDPBAN_FAMILY_INET6, addr, &key);
+		model_effective_config(&d->model, &cfg);
+		assert_int_equal(xb_counters_put(&d->dp.counters, &key, now_s, cfg.window_s, &k), 0);
+		assert_int_equal(model_put_counter(&d->model, &key, now_s, &m), 0);
+	}
+}
+
+/* The spoof defence and a counter table small enough to evict: hop counts agreeing and not
+ * (the generator varies TTLs), each spoof mode, exempt prefixes, verified sources, and sources
+ * evicting each other (and finding no slot beside verified ones). */
+static void diff_spoof_and_eviction(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(4, 86400, 86400);
+
+	if (!d)
+		skip();
+	phase_open_sized(d, "spoof-and-eviction", 0, 16, 6); /* 4 counter groups */
+	exempt_add(d, "192.0.2.0/29");
+	exempt_add(d, "2001:db8:0:1::/64");
+	cfg.hop_tolerance = 0;
+	set_config(d, &cfg);
+	run_frames(d, 8000);
+	verify_pool(d, 12);
+	run_frames(d, 6000);
+	cfg.spoof = XDPBAN_SPOOF_VERIFIED;
+	cfg.hop_tolerance = 1;
+	set_config(d, &cfg);
+	verify_pool(d, 12);
+	run_frames(d, 8000);
+	cfg.spoof = XDPBAN_SPOOF_OFF;
+	set_config(d, &cfg);
+	run_frames(d, 6000);
+	phase_close(d);
+	assert_true(d->model.stats[XDPBAN_STAT_ERRORS_SUSPECT].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_ERRORS_UNVERIFIED].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_ERRORS_EXEMPT].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_BANS_CREATED].packets > 0);
 }
 
 /* Expired and live bans, windows and timed policy entries, injected into both sides again and
@@ -825,7 +924,7 @@ static void diff_events_lost(void **state)
 
 	if (!d)
 		skip();
-	phase_open(d, "events-lost", 8192, 3);
+	phase_open(d, "events-lost", XDPBAN_BAN_GROUPS(8192), 3);
 	set_config(d, &cfg);
 	d->drain_each_frame = false;
 	d->gen.random_source_pct = 90;
@@ -936,7 +1035,7 @@ static int print_totals(void **state)
 	printf("  verdicts:");
 	for (int i = 0; i < XDPBAN_STAT__MAX; i++)
 		printf("%s %s %llu", i == XDPBAN_STAT__VERDICTS ? "\n  events:" : i ? "," : "",
-		       stat_names[i], (unsigned long long)totals.stats[i]);
+		       xb_stat_name(i), (unsigned long long)totals.stats[i]);
 	printf("\n");
 	return 0;
 }
@@ -950,6 +1049,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(diff_events_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_bad_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_policy_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_spoof_and_eviction, setup, teardown),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

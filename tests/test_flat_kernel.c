@@ -70,7 +70,7 @@ static int setup(void **state)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	if (dp_open(&f->dp, NULL) || model_init(&f->model, 0) || dp_set_config(&f->dp, &cfg)) {
+	if (dp_open(&f->dp, NULL) || model_init(&f->model, 0, 0, 0) || dp_set_config(&f->dp, &cfg)) {
 		free(f);
 		return -1;
 	}
@@ -592,7 +592,7 @@ static void watch_step(__u8 family, enum xb_compile_step step, void *ctx)
 
 	snprintf(what, sizeof(what), "reload IPv%u step %d (#%lu)", family, step, w->steps);
 	assert_int_equal(xb_policy_foreach(&w->f->dp.maps, collect_entry, &now), 0);
-	assert_int_equal(model_init(&m, 0), 0);
+	assert_int_equal(model_init(&m, 0, 0, 0), 0);
 	model_set_config(&m, &cfg);
 	assert_int_equal(pset_to_model(&now, &m), 0);
 	for (size_t i = 0; i < w->probe->n; i++) {

@@ -151,7 +151,7 @@ static bool banned(struct dp *dp, const char *addr, __u8 v6_prefix)
 
 static int count_entries(struct dp *dp, struct bpf_map *map)
 {
-	int n = dp_map_count(bpf_map__fd(map), sizeof(struct xdpban_key));
+	int n = map == dp->skel->maps.xdpban_bans ? dp_count_bans(dp) : dp_count_counters(dp);
 
 	assert_true(n >= 0);
 	return n;
@@ -436,7 +436,7 @@ static void expect_defaults_in_force(struct dp *dp, const char *what,
 	if (!banned(dp, "2001:db8:9:1::", 64))
 		fail_msg("%s: the 11th error did not ban", what);
 	assert_int_equal(dp_del_ban(dp, &key), 0);
-	assert_int_equal(bpf_map_delete_elem(bpf_map__fd(dp->skel->maps.xdpban_counts), &key), 0);
+	assert_int_equal(dp_del_counter(dp, &key), 0);
 }
 
 /* An entry without the magic (what a plain `ip link ... xdp obj` leaves), or with any field out
@@ -489,7 +489,8 @@ static void manual_ban_never_expires(void **state)
 	assert_int_equal(stat_packets(dp, XDPBAN_STAT_DROP_BANNED), 2);
 }
 
-static const struct dp_opts four_bans = { .bans_max = 4 };
+/* One group of four slots: exactly four bans fit. */
+static const struct dp_opts four_bans = { .ban_groups = 1 };
 
 static void full_ban_table_keeps_count_and_retries(void **state)
 {
@@ -539,8 +540,10 @@ static void full_ban_table_keeps_count_and_retries(void **state)
 #define CHURN_BANS 16
 #define CHURN_SOURCES 4096
 #define CHURN_CROSSING 8
+/* CHURN_BANS slots in groups of four, all within every ban's probe window: exactly that many
+ * bans fit. */
 static const struct dp_opts churn_tables = { .counters_max = CHURN_COUNTERS,
-					     .bans_max = CHURN_BANS };
+					     .ban_groups = CHURN_BANS / XDPBAN_GROUP_SLOTS };
 
 static void churn_source(char *buf, size_t len, int i)
 {

@@ -516,28 +516,12 @@ static int clear_map(int fd, size_t key_size)
 	return errno == ENOENT ? 0 : -errno;
 }
 
-/* Bans go through dp_del_ban so that the ban filter stays exact. */
-static int clear_bans(struct dp *dp)
-{
-	struct xdpban_key key;
-	int fd = bpf_map__fd(dp->skel->maps.xdpban_bans), err;
-
-	while (bpf_map_get_next_key(fd, NULL, &key) == 0) {
-		err = dp_del_ban(dp, &key);
-		if (err)
-			return err;
-	}
-	return errno == ENOENT ? 0 : -errno;
-}
-
 /* Empty tables and the given config; the stats are kept (they add up over the run). */
 static void reset_state(const struct xdpban_config *cfg)
 {
 	struct xdpban *s = g_dp.skel;
 
-	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_counts), sizeof(struct xdpban_key)),
-			 0);
-	assert_int_equal(clear_bans(&g_dp), 0);
+	dp_tables_clear(&g_dp);
 	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_policy4),
 				   sizeof(struct xdpban_lpm4_key)), 0);
 	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_policy6),
@@ -585,16 +569,6 @@ static void read_stats(struct stats *s)
 	assert_int_equal(dp_stats(&g_dp, s->v), 0);
 }
 
-static const char *stat_name(int i)
-{
-	static const char *const names[XDPBAN_STAT__MAX] = {
-		"passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed",
-		"drop_error", "errors", "bans_created", "ban_table_full", "bans_expired",
-		"events_lost",
-	};
-
-	return i >= 0 && i < XDPBAN_STAT__MAX ? names[i] : "?";
-}
 
 /* Every slot grew by exactly want[i] packets of `len` bytes each. */
 static void expect_stats_grew(const char *what, const struct stats *before,
@@ -608,7 +582,7 @@ static void expect_stats_grew(const char *what, const struct stats *before,
 		if (packets != want[i] || bytes != want[i] * len)
 			fail_msg("%s: stats %s grew by %llu packets, %llu bytes; "
 				 "expected %llu, %llu",
-				 what, stat_name(i), (unsigned long long)packets,
+				 what, xb_stat_name(i), (unsigned long long)packets,
 				 (unsigned long long)bytes, (unsigned long long)want[i],
 				 (unsigned long long)(want[i] * len));
 	}
@@ -652,8 +626,7 @@ static void prepare_row(const struct verdict_case *row)
 /* The counter table holds exactly one counter, at 1, for a counted row, and nothing else. */
 static void expect_counter(const struct verdict_case *row, __u32 now_s)
 {
-	int counters = dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_counts),
-				    sizeof(struct xdpban_key));
+	int counters = dp_count_counters(&g_dp);
 	struct xdpban_key key;
 	__u32 start_s, count;
 
@@ -695,7 +668,7 @@ static void verdict_row(void **state)
 	want[XDPBAN_STAT_ERRORS] = row->counted;
 	expect_stats_grew(row->name, &before, &after, want, at.len);
 	expect_counter(row, dp_now_ns() / NS_PER_SEC);
-	bans = dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_bans), sizeof(struct xdpban_key));
+	bans = dp_count_bans(&g_dp);
 	if (bans != (row->banned ? 1 : 0))
 		fail_msg("%s: %d bans after the packet, expected %d", row->name, bans,
 			 row->banned ? 1 : 0);
@@ -907,10 +880,8 @@ static void errors_outside_class_mask_never_ban(void **state)
 	len = build(&bad, frame, sizeof(frame));
 	for (int i = 0; i < 20; i++)
 		expect_action("error outside class_mask", run(frame, len), XDP_PASS);
-	assert_int_equal(dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_counts),
-				      sizeof(struct xdpban_key)), 0);
-	assert_int_equal(dp_map_count(bpf_map__fd(g_dp.skel->maps.xdpban_bans),
-				      sizeof(struct xdpban_key)), 0);
+	assert_int_equal(dp_count_counters(&g_dp), 0);
+	assert_int_equal(dp_count_bans(&g_dp), 0);
 	expect_udp("203.0.113.9", XDP_PASS, XDPBAN_STAT_PASSED);
 }
 

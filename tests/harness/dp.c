@@ -45,10 +45,10 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	/* Unpinned: a test must never share or clobber the state of a running xdpban. */
 	bpf_object__for_each_map(map, dp->skel->obj)
 		bpf_map__set_pin_path(map, NULL);
-	if (opts && opts->counters_max)
-		bpf_map__set_max_entries(dp->skel->maps.xdpban_counts, opts->counters_max);
-	if (opts && opts->bans_max)
-		bpf_map__set_max_entries(dp->skel->maps.xdpban_bans, opts->bans_max);
+	if (opts)
+		xb_tables_size(dp->skel, opts->counters_max,
+			       opts->ban_groups ? opts->ban_groups
+						: opts->bans_max ? XDPBAN_BAN_GROUPS(opts->bans_max) : 0);
 	if (opts && opts->flat4x_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat4x, opts->flat4x_max);
 	bpf_program__set_autoload(dp->skel->progs.xdpban_report, true);
@@ -61,18 +61,20 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	dp->prog_fd = bpf_program__fd(dp->skel->progs.xdpban);
 	dp->report_fd = bpf_program__fd(dp->skel->progs.xdpban_report);
 	dp->ncpus = libbpf_num_possible_cpus();
-	err = xb_banfilter_open(&dp->banfilter, bpf_map__fd(dp->skel->maps.xdpban_banfilt),
-				bpf_map__fd(dp->skel->maps.xdpban_bans));
+	fill_maps(dp);
+	err = xb_bans_open(&dp->bans, dp->maps.bans, dp->maps.banovf, dp->maps.baninfo,
+			   dp->maps.seed);
+	if (!err)
+		err = xb_counters_open(&dp->counters, dp->maps.counts, dp->maps.seed);
 	if (err)
 		dp_close(dp);
-	else
-		fill_maps(dp);
 	return err;
 }
 
 void dp_close(struct dp *dp)
 {
-	xb_banfilter_close(&dp->banfilter);
+	xb_bans_close(&dp->bans);
+	xb_counters_close(&dp->counters);
 	if (dp->skel)
 		xdpban__destroy(dp->skel);
 	memset(dp, 0, sizeof(*dp));
@@ -203,41 +205,87 @@ int dp_key(const char *text, __u8 v6_prefix, struct xdpban_key *key)
 	return err;
 }
 
+int dp_counter_full(struct dp *dp, const struct xdpban_key *key, struct xb_counter *out)
+{
+	return xb_counters_get(&dp->counters, key, dp_now_ns() / NS_PER_SEC, out);
+}
+
 int dp_counter(struct dp *dp, const struct xdpban_key *key, __u32 *start_s, __u32 *count)
 {
-	struct xdpban_counter c;
+	struct xb_counter c;
+	int err = dp_counter_full(dp, key, &c);
 
-	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.xdpban_counts), key, &c))
-		return -errno;
-	*start_s = XDPBAN_COUNTER_START(c.state);
-	*count = XDPBAN_COUNTER_COUNT(c.state);
+	if (err)
+		return err;
+	*start_s = c.start_s;
+	*count = c.count;
 	return 0;
 }
 
 int dp_ban(struct dp *dp, const struct xdpban_key *key, struct xdpban_ban *ban)
 {
-	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.xdpban_bans), key, ban))
-		return -errno;
-	return 0;
+	return xb_bans_get(&dp->bans, key, ban);
 }
 
 int dp_put_counter(struct dp *dp, const struct xdpban_key *key, __u32 start_s, __u32 count)
 {
-	struct xdpban_counter c = { .state = XDPBAN_COUNTER_PACK(start_s, count) };
+	struct xb_counter c = { .count = count, .start_s = start_s };
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
 
-	if (bpf_map_update_elem(bpf_map__fd(dp->skel->maps.xdpban_counts), key, &c, BPF_ANY))
-		return -errno;
-	return 0;
+	xb_config_read(&dp->maps, &cfg);
+	return xb_counters_put(&dp->counters, key, dp_now_ns() / NS_PER_SEC, cfg.window_s, &c);
 }
 
 int dp_put_ban(struct dp *dp, const struct xdpban_key *key, const struct xdpban_ban *ban)
 {
-	return xb_ban_insert(&dp->banfilter, key, ban, BPF_ANY);
+	return xb_bans_put(&dp->bans, key, ban, BPF_ANY);
 }
 
 int dp_del_ban(struct dp *dp, const struct xdpban_key *key)
 {
-	return xb_ban_remove(&dp->banfilter, key);
+	return xb_bans_remove(&dp->bans, key);
+}
+
+int dp_del_counter(struct dp *dp, const struct xdpban_key *key)
+{
+	return xb_counters_remove(&dp->counters, key);
+}
+
+void dp_tables_clear(struct dp *dp)
+{
+	size_t groups = (size_t)dp->bans.tab.n;
+
+	memset(dp->counters.tab.groups, 0, (size_t)dp->counters.tab.n * sizeof(struct xdpban_group));
+	memset(dp->bans.tab.groups, 0, groups * sizeof(struct xdpban_group));
+	memset(dp->bans.tab.ovf, 0, groups * sizeof(__u64));
+	memset(dp->bans.info, 0, groups * XDPBAN_GROUP_SLOTS * sizeof(struct xdpban_ban_info));
+}
+
+static int count_counter(const struct xdpban_key *key, const struct xb_counter *c, void *ctx)
+{
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static int count_ban(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
+{
+	(*(int *)ctx)++;
+	return 0;
+}
+
+int dp_count_counters(struct dp *dp)
+{
+	int n = 0, err = xb_counters_walk(&dp->counters, dp_now_ns() / NS_PER_SEC,
+					  count_counter, &n);
+
+	return err ? err : n;
+}
+
+int dp_count_bans(struct dp *dp)
+{
+	int n = 0, err = xb_bans_walk(&dp->bans, count_ban, &n);
+
+	return err ? err : n;
 }
 
 int dp_map_count(int map_fd, size_t key_size)

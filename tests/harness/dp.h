@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "banfilter.h"
 #include "libxdpban.h"
 #include "policy.h"
+#include "table.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 #include "xdpban_policy.h"
@@ -22,14 +22,17 @@ struct dp {
 	int prog_fd;   /* the XDP data path */
 	int report_fd; /* the report program */
 	int ncpus;     /* possible CPUs, for per-CPU maps */
-	struct xb_banfilter banfilter; /* bans are written through it, never directly */
+	struct xb_bans bans;          /* the ban and counter tables, mapped: every write goes */
+	struct xb_counters counters;  /* through table.h, never to the maps directly */
 	struct xb_maps maps; /* the loaded maps, as the daemon fills them (not owned) */
 };
 
 /* Table sizes for the load; 0 keeps the compiled-in size. */
 struct dp_opts {
-	__u32 counters_max;
-	__u32 bans_max;
+	__u32 counters_max; /* counter slots */
+	__u32 bans_max;     /* bans (the table gets twice as many slots) */
+	__u32 ban_groups;   /* or: exactly this many groups of four slots (a capacity a test
+			     * can count on: with 16 groups or fewer every ban may go anywhere) */
 	__u32 flat4x_max; /* level-3 lines of the IPv4 flat table */
 };
 
@@ -66,14 +69,22 @@ int dp_report(struct dp *dp, __u8 family, const __u8 *addr, __u32 count,
 /* Builds the key the data path would use for an address given as text. */
 int dp_key(const char *addr, __u8 v6_prefix, struct xdpban_key *key);
 
-/* Reads the counter/ban of a key: 0, -ENOENT, or -errno. */
+/* Reads the counter/ban of a key: 0, -ENOENT, or -errno. A counter's start is in CLOCK_BOOTTIME
+ * seconds; its count is what the table holds, whether its window has ended or not. */
 int dp_counter(struct dp *dp, const struct xdpban_key *key, __u32 *start_s, __u32 *count);
+int dp_counter_full(struct dp *dp, const struct xdpban_key *key, struct xb_counter *out);
 int dp_ban(struct dp *dp, const struct xdpban_key *key, struct xdpban_ban *ban);
+/* Writes counters and bans the way every userspace writer must (user/lib/table.h). */
 int dp_put_counter(struct dp *dp, const struct xdpban_key *key, __u32 start_s, __u32 count);
-/* Writes or deletes a ban the way every userspace writer must (user/lib/banfilter.h). */
 int dp_put_ban(struct dp *dp, const struct xdpban_key *key, const struct xdpban_ban *ban);
 int dp_del_ban(struct dp *dp, const struct xdpban_key *key);
-/* Number of entries in a map. */
+int dp_del_counter(struct dp *dp, const struct xdpban_key *key);
+/* Empties the counter and ban tables (no traffic may run meanwhile). */
+void dp_tables_clear(struct dp *dp);
+/* Live slots of the counter and ban tables. */
+int dp_count_counters(struct dp *dp);
+int dp_count_bans(struct dp *dp);
+/* Number of entries in a hash or trie map. */
 int dp_map_count(int map_fd, size_t key_size);
 
 /* CLOCK_BOOTTIME, the data path's clock. */

@@ -143,7 +143,7 @@ static void build_ipv4(struct builder *b, const struct fuzz_spec *s)
 	hdr[4] = 0x12; /* identification */
 	hdr[6] = s->ipv4_frag >> 8;
 	hdr[7] = s->ipv4_frag & 0xff;
-	hdr[8] = 64;
+	hdr[8] = s->ttl ? s->ttl : 64;
 	hdr[9] = s->proto;
 	memcpy(hdr + 12, s->src, 4);
 	memcpy(hdr + 16, s->dst, 4);
@@ -197,7 +197,7 @@ static void build_ipv6(struct builder *b, const struct fuzz_spec *s)
 
 	hdr[0] = 0x60;
 	hdr[6] = next ? s->ext_type[0] : s->proto;
-	hdr[7] = 64;
+	hdr[7] = s->ttl ? s->ttl : 64;
 	memcpy(hdr + 8, s->src, 16);
 	memcpy(hdr + 24, s->dst, 16);
 	put(b, hdr, sizeof(hdr));
@@ -489,9 +489,19 @@ static __u16 random_payload_len(struct fuzz_rng *rng)
 	return (__u16)(fuzz_rng_percent(rng, 90) ? fuzz_rng_below(rng, 65) : fuzz_rng_below(rng, 400));
 }
 
+/* Mostly 64; sometimes a TTL whose hop count agrees (63) or disagrees (58, 50) with it, so
+ * that the spoof defence's hop rules (docs/datapath.md section 8) meet every case. */
+static __u8 random_ttl(struct fuzz_rng *rng)
+{
+	static const __u8 others[] = { 63, 58, 50 };
+
+	return fuzz_rng_percent(rng, 85) ? 64 : others[fuzz_rng_below(rng, 3)];
+}
+
 static void spec_ipv4(struct fuzz_gen *g, struct fuzz_spec *s)
 {
 	s->l3 = FUZZ_L3_IPV4;
+	s->ttl = random_ttl(&g->rng);
 	pick_source(g, false, s->src);
 	memcpy(s->dst, (__u8[]){ 192, 0, 2, 1 }, 4);
 	s->ipv4_opt_words = fuzz_rng_percent(&g->rng, 20) ? 1 + fuzz_rng_below(&g->rng, 10) : 0;
@@ -505,6 +515,7 @@ static void spec_ipv4(struct fuzz_gen *g, struct fuzz_spec *s)
 static void spec_ipv6(struct fuzz_gen *g, struct fuzz_spec *s, bool walk_limit)
 {
 	s->l3 = FUZZ_L3_IPV6;
+	s->ttl = random_ttl(&g->rng);
 	pick_source(g, true, s->src);
 	memcpy(s->dst, (__u8[]){ 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0xff }, 8);
 	s->dst[15] = 1;

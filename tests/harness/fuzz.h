@@ -58,6 +58,7 @@ struct fuzz_spec {
 	__u8 icmp_type;
 	__u16 payload_len; /* bytes after the L4 header (or after the IP headers for others) */
 	__u8 payload_byte; /* fill; the generator randomises bytes itself */
+	__u8 ttl;          /* IPv4 TTL or IPv6 hop limit; 0 means 64 */
 };
 
 /* A length field the builder wrote, so a mutation can set it to an edge value. */

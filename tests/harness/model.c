@@ -142,6 +142,7 @@ static void parse_ipv4(const struct bytes *ip, struct model_parsed *out, struct 
 	out->kind = MODEL_FRAME_IP;
 	out->family = XDPBAN_FAMILY_INET;
 	memcpy(out->src, ip->p + 12, 4);
+	out->ttl = ip->p[8];
 
 	ihl_bytes = (ip->p[0] & 0x0f) * 4u;
 	total_len = be16_at(ip, 2);
@@ -212,6 +213,7 @@ static void parse_ipv6(const struct bytes *ip, struct model_parsed *out, struct 
 	out->kind = MODEL_FRAME_IP;
 	out->family = XDPBAN_FAMILY_INET6;
 	memcpy(out->src, ip->p + 8, 16);
+	out->ttl = ip->p[7]; /* the hop limit */
 
 	payload_len = be16_at(ip, 4);
 	if ((ip->p[0] >> 4) != 6 || IPV6_HDR_LEN + payload_len > ip->len) {
@@ -251,128 +253,164 @@ void model_parse(const __u8 *frame, __u32 len, struct model_parsed *out)
 		check_l4(out->family, &l4, out);
 }
 
-/* ---- Tables -------------------------------------------------------------------------- */
+/* ---- Tables (section 4) --------------------------------------------------------------- */
 
-struct model_slot {
-	bool used;
-	struct xdpban_key key;
-	union {
-		struct model_counter counter;
-		struct xdpban_ban ban;
-	} value;
-};
+#define GROUP 4
+#define BAN_WINDOW 16 /* groups a ban may live in, from its home on */
+#define VERIFIED_KEEP_S 86400u
+#define STAMP_PERIOD_S 64u
 
-static size_t key_hash(const struct xdpban_key *key)
+static struct model_ctr_slot *ctr_find(const struct model *m, const struct xdpban_key *key)
 {
-	const __u8 *p = (const __u8 *)key;
-	__u64 h = 0xcbf29ce484222325ull; /* FNV-1a */
+	__u32 home = xdpban_key_home(m->seed, key, m->ctr_groups);
 
-	for (size_t i = 0; i < sizeof(*key); i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return (size_t)h;
-}
+	for (int i = 0; i < GROUP; i++) {
+		struct model_ctr_slot *s = &m->ctrs[home * GROUP + i];
 
-static struct model_slot *table_find(const struct model_table *t, const struct xdpban_key *key)
-{
-	if (!t->nslots)
-		return NULL;
-	for (size_t i = key_hash(key) & (t->nslots - 1);; i = (i + 1) & (t->nslots - 1)) {
-		struct model_slot *s = &t->slots[i];
-
-		if (!s->used)
-			return NULL;
-		if (!memcmp(&s->key, key, sizeof(*key)))
+		if (s->used && !memcmp(&s->key, key, sizeof(*key)))
 			return s;
 	}
+	return NULL;
 }
 
-static struct model_slot *table_place(struct model_table *t, const struct xdpban_key *key)
+/* A counter has a window while it holds errors or a dispute, for window_s seconds. */
+static bool has_window(const struct model_counter *c, __u32 now_s, __u32 window_s)
 {
-	size_t i = key_hash(key) & (t->nslots - 1);
-
-	while (t->slots[i].used)
-		i = (i + 1) & (t->nslots - 1);
-	t->slots[i].used = true;
-	t->slots[i].key = *key;
-	t->count++;
-	return &t->slots[i];
+	return (c->count > 0 || (c->flags & MODEL_DISPUTED)) && now_s - c->start_s < window_s;
 }
 
-/* Keeps the load at most one half, so probes stay short and an empty slot always exists. */
-static int table_grow(struct model_table *t)
+/* Verified less than a day ago, counted in the 64-second periods stamps are kept in. */
+static bool recently_verified(const struct model_counter *c, __u32 now_s)
 {
-	size_t old_n = t->nslots, new_n = old_n ? old_n * 2 : 64;
-	struct model_slot *old = t->slots;
+	return (c->flags & MODEL_VERIFIED) &&
+	       now_s / STAMP_PERIOD_S - c->stamp_s / STAMP_PERIOD_S <
+		       VERIFIED_KEEP_S / STAMP_PERIOD_S;
+}
 
-	t->slots = calloc(new_n, sizeof(*t->slots));
-	if (!t->slots) {
-		t->slots = old;
-		return -ENOMEM;
+/* Section 4, "Taking a slot for a new counter": ranks a slot (lower goes first); false when
+ * it may not be taken. */
+static bool slot_rank(const struct model_ctr_slot *s, __u32 now_s, __u32 window_s,
+		      bool verified, __u64 *rank)
+{
+	if (!s->used) {
+		*rank = 0;
+		return true;
 	}
-	t->nslots = new_n;
-	t->count = 0;
-	for (size_t i = 0; i < old_n; i++) {
-		if (old[i].used)
-			table_place(t, &old[i].key)->value = old[i].value;
+	if (recently_verified(&s->c, now_s)) {
+		if (!verified)
+			return false;
+		/* the stalest goes first, counted in 64-second periods as stamps are kept */
+		*rank = (3ull << 60) + 0xffffu - (now_s / STAMP_PERIOD_S - s->c.stamp_s / STAMP_PERIOD_S);
+		return true;
 	}
-	free(old);
-	return 0;
+	if (!has_window(&s->c, now_s, window_s)) {
+		*rank = 1;
+		return true;
+	}
+	*rank = (2ull << 60) + ((__u64)s->c.count << 27) + (0x7ffffffu - (now_s - s->c.start_s));
+	return true;
 }
 
-/* Finds the key's slot, creating it (zeroed) when missing. -E2BIG when the table is full. */
-static int table_get_or_add(struct model_table *t, const struct xdpban_key *key,
-			    struct model_slot **slot)
+/* The slot a new counter for key takes, or NULL when none may be taken. */
+static struct model_ctr_slot *ctr_take(struct model *m, const struct xdpban_key *key,
+				       __u32 now_s, __u32 window_s, bool verified)
 {
-	int err;
+	__u32 home = xdpban_key_home(m->seed, key, m->ctr_groups);
+	int first = xdpban_key_spread(key);
+	struct model_ctr_slot *best = NULL;
+	__u64 best_rank = 0, rank;
 
-	*slot = table_find(t, key);
-	if (*slot)
-		return 0;
-	if (t->max && t->count >= t->max)
-		return -E2BIG;
-	if ((t->count + 1) * 2 > t->nslots) {
-		err = table_grow(t);
-		if (err)
-			return err;
-	}
-	*slot = table_place(t, key);
-	memset(&(*slot)->value, 0, sizeof((*slot)->value));
-	return 0;
-}
+	for (int j = 0; j < GROUP; j++) {
+		struct model_ctr_slot *s = &m->ctrs[home * GROUP + (first + j) % GROUP];
 
-/* Deletes by shifting later members of the probe run back, so no tombstones are needed. */
-static void table_delete(struct model_table *t, struct model_slot *victim)
-{
-	size_t mask = t->nslots - 1, hole = (size_t)(victim - t->slots);
-
-	for (size_t i = (hole + 1) & mask; t->slots[i].used; i = (i + 1) & mask) {
-		size_t home = key_hash(&t->slots[i].key) & mask;
-
-		/* The entry at i may move to the hole if its home is not in (hole, i]. */
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			t->slots[hole] = t->slots[i];
-			hole = i;
+		if (slot_rank(s, now_s, window_s, verified, &rank) && (!best || rank < best_rank)) {
+			best = s;
+			best_rank = rank;
 		}
 	}
-	t->slots[hole].used = false;
-	t->count--;
+	if (!best)
+		return NULL;
+	if (!best->used)
+		m->n_counters++;
+	best->used = true;
+	best->key = *key;
+	memset(&best->c, 0, sizeof(best->c));
+	return best;
+}
+
+static struct model_ban_slot *ban_at(const struct model *m, __u32 home, __u32 step, int i)
+{
+	return &m->bans[((home + step) % m->ban_groups) * GROUP + i];
+}
+
+static __u32 ban_window(const struct model *m)
+{
+	return m->ban_groups < BAN_WINDOW ? m->ban_groups : BAN_WINDOW;
+}
+
+static struct model_ban_slot *ban_find(const struct model *m, const struct xdpban_key *key)
+{
+	__u32 home = xdpban_key_home(m->seed, key, m->ban_groups);
+
+	for (__u32 step = 0; step < ban_window(m); step++)
+		for (int i = 0; i < GROUP; i++) {
+			struct model_ban_slot *s = ban_at(m, home, step, i);
+
+			if (s->state == MODEL_SLOT_LIVE && !memcmp(&s->key, key, sizeof(*key)))
+				return s;
+		}
+	return NULL;
+}
+
+/* The first free slot of the key's window (section 4, "Bans"), or NULL: the table is full. */
+static struct model_ban_slot *ban_take(struct model *m, const struct xdpban_key *key)
+{
+	__u32 home = xdpban_key_home(m->seed, key, m->ban_groups);
+
+	for (__u32 step = 0; step < ban_window(m); step++)
+		for (int i = 0; i < GROUP; i++) {
+			struct model_ban_slot *s = ban_at(m, home, step, i);
+
+			if (s->state != MODEL_SLOT_LIVE) {
+				s->state = MODEL_SLOT_LIVE;
+				s->key = *key;
+				m->n_bans++;
+				return s;
+			}
+		}
+	return NULL;
+}
+
+static void ban_free(struct model *m, struct model_ban_slot *s)
+{
+	s->state = MODEL_SLOT_FREED;
+	m->n_bans--;
 }
 
 /* ---- Setup and direct access --------------------------------------------------------- */
 
-int model_init(struct model *m, __u32 bans_max)
+int model_init(struct model *m, __u32 ctr_groups, __u32 ban_groups, __u64 seed)
 {
 	memset(m, 0, sizeof(*m));
-	m->bans.max = bans_max ? bans_max : XDPBAN_DEFAULT_BANS_MAX;
+	m->ctr_groups = ctr_groups ? ctr_groups : XDPBAN_CTR_GROUPS(XDPBAN_DEFAULT_COUNTERS_MAX);
+	m->ban_groups = ban_groups ? ban_groups : XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX);
+	m->seed = seed ? seed : 0x6d6f64656c736565ull; /* "modelsee" */
+	m->ctrs = calloc((size_t)m->ctr_groups * GROUP, sizeof(*m->ctrs));
+	m->bans = calloc((size_t)m->ban_groups * GROUP, sizeof(*m->bans));
 	m->events_room = MODEL_EVENTS_UNLIMITED;
+	if (!m->ctrs || !m->bans) {
+		model_free(m);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 void model_free(struct model *m)
 {
 	free(m->policy);
-	free(m->counters.slots);
-	free(m->bans.slots);
+	free(m->exempt);
+	free(m->ctrs);
+	free(m->bans);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -428,54 +466,83 @@ void model_policy_clear(struct model *m)
 	m->npolicy = 0;
 }
 
+int model_exempt_add(struct model *m, const struct model_exempt *e)
+{
+	struct model_exempt *grown;
+
+	if ((e->family != XDPBAN_FAMILY_INET && e->family != XDPBAN_FAMILY_INET6) ||
+	    e->plen > (e->family == XDPBAN_FAMILY_INET ? 32 : 128))
+		return -EINVAL;
+	grown = realloc(m->exempt, (m->nexempt + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	m->exempt = grown;
+	m->exempt[m->nexempt++] = *e;
+	return 0;
+}
+
 int model_counter(const struct model *m, const struct xdpban_key *key, struct model_counter *c)
 {
-	struct model_slot *s = table_find(&m->counters, key);
+	struct model_ctr_slot *s = ctr_find(m, key);
 
 	if (!s)
 		return -ENOENT;
-	*c = s->value.counter;
+	*c = s->c;
 	return 0;
 }
 
 int model_ban(const struct model *m, const struct xdpban_key *key, struct xdpban_ban *ban)
 {
-	struct model_slot *s = table_find(&m->bans, key);
+	struct model_ban_slot *s = ban_find(m, key);
 
 	if (!s)
 		return -ENOENT;
-	*ban = s->value.ban;
+	*ban = s->ban;
 	return 0;
 }
 
-int model_put_counter(struct model *m, const struct xdpban_key *key, __u32 start_s, __u32 count)
+int model_put_counter(struct model *m, const struct xdpban_key *key, __u32 now_s,
+		      const struct model_counter *c)
 {
-	struct model_slot *s;
-	int err = table_get_or_add(&m->counters, key, &s);
+	struct xdpban_config cfg;
+	struct model_ctr_slot *s = ctr_find(m, key);
 
-	if (err)
-		return err;
-	s->value.counter.start_s = start_s;
-	s->value.counter.count = count;
+	model_effective_config(m, &cfg);
+	if (!s)
+		s = ctr_take(m, key, now_s, cfg.window_s, c->flags & MODEL_VERIFIED);
+	if (!s)
+		return -ENOSPC;
+	s->c = *c;
 	return 0;
 }
 
 int model_put_ban(struct model *m, const struct xdpban_key *key, const struct xdpban_ban *ban)
 {
-	struct model_slot *s;
-	int err = table_get_or_add(&m->bans, key, &s);
+	struct model_ban_slot *s = ban_find(m, key);
 
-	if (err)
-		return err;
-	s->value.ban = *ban;
+	if (!s)
+		s = ban_take(m, key);
+	if (!s)
+		return -ENOSPC;
+	s->ban = *ban;
+	return 0;
+}
+
+int model_del_ban(struct model *m, const struct xdpban_key *key)
+{
+	struct model_ban_slot *s = ban_find(m, key);
+
+	if (!s)
+		return -ENOENT;
+	ban_free(m, s);
 	return 0;
 }
 
 int model_for_each_counter(const struct model *m, model_counter_fn fn, void *ctx)
 {
-	for (size_t i = 0; i < m->counters.nslots; i++) {
-		const struct model_slot *s = &m->counters.slots[i];
-		int ret = s->used ? fn(&s->key, &s->value.counter, ctx) : 0;
+	for (size_t i = 0; i < (size_t)m->ctr_groups * GROUP; i++) {
+		const struct model_ctr_slot *s = &m->ctrs[i];
+		int ret = s->used ? fn(&s->key, &s->c, ctx) : 0;
 
 		if (ret)
 			return ret;
@@ -485,9 +552,9 @@ int model_for_each_counter(const struct model *m, model_counter_fn fn, void *ctx
 
 int model_for_each_ban(const struct model *m, model_ban_fn fn, void *ctx)
 {
-	for (size_t i = 0; i < m->bans.nslots; i++) {
-		const struct model_slot *s = &m->bans.slots[i];
-		int ret = s->used ? fn(&s->key, &s->value.ban, ctx) : 0;
+	for (size_t i = 0; i < (size_t)m->ban_groups * GROUP; i++) {
+		const struct model_ban_slot *s = &m->bans[i];
+		int ret = s->state == MODEL_SLOT_LIVE ? fn(&s->key, &s->ban, ctx) : 0;
 
 		if (ret)
 			return ret;
@@ -537,6 +604,30 @@ static __u32 policy_verdict(const struct model *m, __u8 family, const __u8 *addr
 	return best->verdict;
 }
 
+/* Section 8, "Exempt sources": the built-in set, written out here from the spec's list. */
+static bool builtin_exempt(__u8 family, const __u8 *a)
+{
+	static const __u8 v6_loopback[16] = { [15] = 1 };
+	static const __u8 v6_zero[16];
+
+	if (family == XDPBAN_FAMILY_INET)
+		return a[0] == 0 || a[0] == 127 || (a[0] & 0xf0) == 224 || (a[0] & 0xf0) == 240;
+	if (a[0] == 0xff || !memcmp(a, v6_zero, 16) || !memcmp(a, v6_loopback, 16))
+		return true;
+	return !memcmp(a, v6_zero, 10) && a[10] == 0xff && a[11] == 0xff; /* ::ffff:0:0/96 */
+}
+
+static bool is_exempt(const struct model *m, __u8 family, const __u8 *addr)
+{
+	if (builtin_exempt(family, addr))
+		return true;
+	for (size_t i = 0; i < m->nexempt; i++)
+		if (m->exempt[i].family == family &&
+		    prefix_match(addr, m->exempt[i].addr, m->exempt[i].plen))
+			return true;
+	return false;
+}
+
 /* ---- Keys, bans and counting (section 2 stages 3-4, section 4) ---------------------------- */
 
 void model_key(const struct model *m, __u8 family, const __u8 *addr, struct xdpban_key *key)
@@ -571,22 +662,22 @@ enum ban_check {
 static enum ban_check check_ban(struct model *m, const struct xdpban_key *key, __u64 now,
 				__u32 *expired)
 {
-	struct model_slot *s = table_find(&m->bans, key);
+	struct model_ban_slot *s = ban_find(m, key);
 
 	*expired = 0;
 	if (!s)
 		return BAN_NONE;
-	if (s->value.ban.expires_ns == 0 || s->value.ban.expires_ns > now)
+	if (s->ban.expires_ns == 0 || s->ban.expires_ns > now)
 		return BAN_ACTIVE;
-	table_delete(&m->bans, s);
+	ban_free(m, s);
 	*expired = 1;
 	return BAN_NONE;
 }
 
 /* What counting did, for the caller to turn into stats and a status. */
 struct count_result {
+	enum xdpban_stat uncounted; /* the event of an error that was not counted; 0: counted */
 	__u32 new_count;
-	bool over_limit;
 	bool ban_created;
 	bool table_full;
 	bool event_sent;
@@ -598,55 +689,118 @@ static __u32 add_saturating(__u32 a, __u32 b)
 	return a > 0xffffffffu - b ? 0xffffffffu : a + b;
 }
 
-/* Section 4: n errors of `classes` against key at now; a ban when the count passes the limit. */
-static int count_errors(struct model *m, const struct xdpban_key *key, __u32 n, __u8 classes,
-			__u8 reason, __u64 now, struct count_result *res)
+/* Section 8, "Hop counts". */
+static __u8 hop_of_ttl(__u8 ttl)
 {
-	struct xdpban_config cfg;
-	struct model_slot *cs, *bs;
-	__u32 now_s = (__u32)(now / NS_PER_SEC);
-	bool fresh;
-	int err;
+	static const __u8 initial[] = { 30, 32, 60, 64, 128, 255 };
 
-	memset(res, 0, sizeof(*res));
-	model_effective_config(m, &cfg);
-	fresh = !table_find(&m->counters, key);
-	err = table_get_or_add(&m->counters, key, &cs);
-	if (err)
-		return err;
-	if (fresh || now_s - cs->value.counter.start_s >= cfg.window_s) {
-		cs->value.counter.start_s = now_s;
-		cs->value.counter.count = n;
-	} else {
-		cs->value.counter.count = add_saturating(cs->value.counter.count, n);
-	}
-	res->new_count = cs->value.counter.count;
-	if (res->new_count <= cfg.limit)
+	for (size_t i = 0; i < sizeof(initial); i++)
+		if (ttl <= initial[i])
+			return (__u8)(initial[i] - ttl);
+	return 0;
+}
+
+static bool hops_agree(__u8 a, __u8 b, __u8 tolerance)
+{
+	return (a > b ? a - b : b - a) <= tolerance;
+}
+
+/* Section 8, "Spoof modes", rules 2 and 3 for an existing counter: 0 count it, else the
+ * event that stops it (the counter may become disputed). */
+static enum xdpban_stat spoof_rules(struct model_counter *c, __u8 hop, __u32 now_s,
+				    const struct xdpban_config *cfg)
+{
+	bool window = has_window(c, now_s, cfg->window_s);
+	bool ref = (c->flags & MODEL_VERIFIED) || (window && (c->flags & MODEL_FIRST_ERR));
+
+	if (window && (c->flags & MODEL_DISPUTED))
+		return XDPBAN_STAT_ERRORS_SUSPECT;
+	if (!ref || hops_agree(hop, c->hop, cfg->hop_tolerance))
 		return 0;
+	if (!window) { /* a dispute lasts window_s either way */
+		c->start_s = now_s;
+		c->count = 0;
+		c->flags &= ~MODEL_FIRST_ERR;
+	}
+	c->flags |= MODEL_DISPUTED;
+	return XDPBAN_STAT_ERRORS_SUSPECT;
+}
 
-	res->over_limit = true;
-	err = table_get_or_add(&m->bans, key, &bs);
-	if (err == -E2BIG) {
+/* Section 4 step 4: a ban, when the count passes the limit. */
+static void ban_if_over(struct model *m, const struct xdpban_key *key, struct model_counter *c,
+			__u8 classes, __u8 reason, __u64 now, const struct xdpban_config *cfg,
+			struct count_result *res)
+{
+	struct model_ban_slot *bs;
+
+	if (res->new_count <= cfg->limit)
+		return;
+	bs = ban_take(m, key);
+	if (!bs) {
 		res->table_full = true; /* the counter keeps its count */
-		return 0;
+		return;
 	}
-	if (err)
-		return err;
-	bs->value.ban = (struct xdpban_ban){
+	bs->ban = (struct xdpban_ban){
 		.start_ns = now,
-		.expires_ns = now + (__u64)cfg.ban_s * NS_PER_SEC,
+		.expires_ns = now + (__u64)cfg->ban_s * NS_PER_SEC,
 		.count = res->new_count,
 		.reason = reason,
 		.classes = classes,
 	};
-	res->ban = bs->value.ban;
+	res->ban = bs->ban;
 	res->ban_created = true;
 	res->event_sent = m->events_room > 0;
 	if (res->event_sent && m->events_room != MODEL_EVENTS_UNLIMITED)
 		m->events_room--;
-	cs->value.counter.start_s = now_s; /* the source starts over when the ban ends */
-	cs->value.counter.count = 0;
-	return 0;
+	c->count = 0; /* the source starts over: no window, no dispute */
+	c->flags &= ~(MODEL_DISPUTED | MODEL_FIRST_ERR);
+}
+
+/* Sections 4 and 8: n errors of `classes` against key at now. hop is the packet's hop count,
+ * or -1 for a report (no hop rules). */
+static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n, __u8 classes,
+			 __u8 reason, int hop, __u64 now, struct count_result *res)
+{
+	struct xdpban_config cfg;
+	__u32 now_s = (__u32)(now / NS_PER_SEC);
+	bool hop_rules, fresh;
+	struct model_ctr_slot *s;
+
+	memset(res, 0, sizeof(*res));
+	model_effective_config(m, &cfg);
+	hop_rules = hop >= 0 && cfg.spoof != XDPBAN_SPOOF_OFF;
+	s = ctr_find(m, key);
+	if (hop_rules && cfg.spoof == XDPBAN_SPOOF_VERIFIED &&
+	    (!s || !(s->c.flags & MODEL_VERIFIED))) {
+		res->uncounted = XDPBAN_STAT_ERRORS_UNVERIFIED; /* rule 1 */
+		return;
+	}
+	if (s && hop_rules) {
+		res->uncounted = spoof_rules(&s->c, (__u8)hop, now_s, &cfg);
+		if (res->uncounted)
+			return;
+	}
+	fresh = !s || !has_window(&s->c, now_s, cfg.window_s);
+	if (!s)
+		s = ctr_take(m, key, now_s, cfg.window_s, false);
+	if (!s) {
+		res->uncounted = XDPBAN_STAT_COUNTER_FULL;
+		return;
+	}
+	if (fresh) { /* rule 4: a window starts, with this error's reference */
+		s->c.start_s = now_s;
+		s->c.count = n;
+		s->c.flags &= ~(MODEL_DISPUTED | MODEL_FIRST_ERR);
+		if (!(s->c.flags & MODEL_VERIFIED)) {
+			s->c.hop = hop_rules ? (__u8)hop : 0;
+			if (hop_rules)
+				s->c.flags |= MODEL_FIRST_ERR;
+		}
+	} else {
+		s->c.count = add_saturating(s->c.count, n);
+	}
+	res->new_count = s->c.count;
+	ban_if_over(m, key, &s->c, classes, reason, now, &cfg, res);
 }
 
 /* ---- Packets (section 2, 3 and 5) ----------------------------------------------------- */
@@ -686,7 +840,6 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 	struct count_result res;
 	__u32 verdict = policy_verdict(m, v->parsed.family, v->parsed.src, now);
 	__u8 classes;
-	int err;
 
 	if (verdict == XDPBAN_POLICY_TRUSTED) {
 		set_verdict(v, XDPBAN_STAT_PASSED_TRUSTED);
@@ -709,9 +862,17 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 		return 0;
 	}
 
-	err = count_errors(m, &v->key, 1, classes, XDPBAN_REASON_ERRORS, now, &res);
-	if (err)
-		return err;
+	set_verdict(v, error_verdict(cfg, classes)); /* stage 7, counted or not */
+	if (is_exempt(m, v->parsed.family, v->parsed.src)) {
+		v->events[XDPBAN_STAT_ERRORS_EXEMPT] = 1;
+		return 0;
+	}
+	count_errors(m, &v->key, 1, classes, XDPBAN_REASON_ERRORS, hop_of_ttl(v->parsed.ttl),
+		     now, &res);
+	if (res.uncounted) {
+		v->events[res.uncounted] = 1;
+		return 0;
+	}
 	v->counted = true;
 	v->new_count = res.new_count;
 	v->events[XDPBAN_STAT_ERRORS] = 1;
@@ -721,7 +882,6 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 	v->ban_created = res.ban_created;
 	v->event_sent = res.event_sent;
 	v->ban = res.ban;
-	set_verdict(v, error_verdict(cfg, classes));
 	return 0;
 }
 
@@ -785,7 +945,6 @@ int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __
 	struct xdpban_config cfg;
 	struct count_result res;
 	__u32 verdict, expired;
-	int err;
 
 	memset(out, 0, sizeof(*out));
 	model_effective_config(m, &cfg);
@@ -810,10 +969,22 @@ int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __
 		out->status = XDPBAN_REPORT_DISABLED;
 		return 0;
 	}
-	err = count_errors(m, &out->key, count, XDPBAN_CLASS_REPORTED, XDPBAN_REASON_REPORTED,
-			   now_ns, &res);
-	if (err)
-		return err;
+	if (is_exempt(m, family, addr)) {
+		if (expired)
+			stat_add(m, XDPBAN_STAT_BANS_EXPIRED, 1, 0);
+		stat_add(m, XDPBAN_STAT_ERRORS_EXEMPT, count, 0);
+		out->status = XDPBAN_REPORT_EXEMPT;
+		return 0;
+	}
+	count_errors(m, &out->key, count, XDPBAN_CLASS_REPORTED, XDPBAN_REASON_REPORTED, -1,
+		     now_ns, &res);
+	if (res.uncounted) { /* a report meets no hop rule: only a full group stops it */
+		if (expired)
+			stat_add(m, XDPBAN_STAT_BANS_EXPIRED, 1, 0);
+		stat_add(m, res.uncounted, count, 0);
+		out->status = XDPBAN_REPORT_NOT_COUNTED;
+		return 0;
+	}
 	report_stats(m, count, &res, expired);
 	out->status = report_status(&res);
 	out->new_count = res.new_count;

@@ -5,8 +5,10 @@
  * needs no speed. It must never touch the kernel, read a clock or keep hidden global state:
  * the caller passes `now` and every input, so a run can be replayed exactly.
  *
- * What it does not model: LRU eviction of counters (the tests keep the counter table large
- * enough never to evict) and races between CPUs.
+ * The tables are modelled slot by slot, as section 4 places keys in groups (with the hash the
+ * contract names, xdpban_key_home()), so eviction and a full ban table are modelled exactly.
+ * What it does not model: races between CPUs, and learning (section 8: it needs established
+ * TCP sockets, which a test run has none of).
  */
 #ifndef XDPBAN_TEST_MODEL_H
 #define XDPBAN_TEST_MODEL_H
@@ -33,6 +35,7 @@ struct model_parsed {
 	__u8 src[16];   /* network order; IPv4 in src[0..3] */
 	bool malformed; /* L3 or L4 rule broken */
 	bool ndp;       /* ICMPv6 types 133..137 with a valid L4 region */
+	__u8 ttl;       /* the TTL or hop limit, when kind is IP */
 };
 
 /* One policy prefix, as userspace writes it into the LPM tries. */
@@ -44,18 +47,38 @@ struct model_prefix {
 	__u64 expires_ns; /* 0 = permanent */
 };
 
+/* A counter and the spoof defence's record of its source (sections 4 and 8). */
 struct model_counter {
 	__u32 start_s; /* window start, CLOCK_BOOTTIME seconds */
 	__u32 count;
+	__u8 hop;      /* the reference hop count */
+	__u8 flags;    /* MODEL_* below */
+	__u32 stamp_s; /* when it was verified, MODEL_VERIFIED */
+};
+#define MODEL_VERIFIED 1  /* the reference hop count was learned */
+#define MODEL_FIRST_ERR 2 /* the reference is the hop count of the window's first error */
+#define MODEL_DISPUTED 4
+
+/* The tables, slot by slot: groups of four (section 4). */
+struct model_ctr_slot {
+	bool used;
+	struct xdpban_key key;
+	struct model_counter c;
 };
 
-/* A hash table keyed by struct xdpban_key (open addressing, linear probing). */
-struct model_slot;
-struct model_table {
-	struct model_slot *slots;
-	size_t nslots; /* a power of two, or 0 before the first insert */
-	size_t count;
-	size_t max;    /* entries it may hold, like a BPF map's max_entries; 0 = unbounded */
+struct model_ban_slot {
+	__u8 state; /* MODEL_SLOT_* */
+	struct xdpban_key key;
+	struct xdpban_ban ban;
+};
+#define MODEL_SLOT_NEVER 0 /* never used */
+#define MODEL_SLOT_LIVE 1
+#define MODEL_SLOT_FREED 2
+
+/* An exempt prefix (section 8), as the daemon writes it into xdpban_exempt4/6. */
+struct model_exempt {
+	__u8 family, plen;
+	__u8 addr[16];
 };
 
 #define MODEL_EVENTS_UNLIMITED 0xffffffffu
@@ -64,8 +87,13 @@ struct model {
 	struct xdpban_config config; /* as written; an invalid entry means the defaults */
 	struct model_prefix *policy;
 	size_t npolicy;
-	struct model_table counters; /* unbounded: the tests never let the LRU evict */
-	struct model_table bans;     /* bounded exactly like the kernel's preallocated hash */
+	__u64 seed;                  /* of the tables' hash (section 4) */
+	__u32 ctr_groups, ban_groups;
+	struct model_ctr_slot *ctrs; /* ctr_groups * 4 */
+	struct model_ban_slot *bans; /* ban_groups * 4 */
+	size_t n_counters, n_bans;   /* live slots */
+	struct model_exempt *exempt;
+	size_t nexempt;
 	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
 	__u32 events_room; /* ban events the ring buffer can still take */
 };
@@ -94,8 +122,9 @@ struct model_report_result {
 	struct xdpban_ban ban;
 };
 
-/* bans_max: capacity of the ban table (0: XDPBAN_DEFAULT_BANS_MAX). 0 or -errno. */
-int model_init(struct model *m, __u32 bans_max);
+/* The tables of the data path under test: groups of each table and the seed (0: the
+ * compiled-in sizes, and a fixed seed). 0 or -errno. */
+int model_init(struct model *m, __u32 ctr_groups, __u32 ban_groups, __u64 seed);
 void model_free(struct model *m);
 
 /* The config entry as written to the map; an entry that is not valid means the defaults. */
@@ -110,6 +139,8 @@ int model_policy_add(struct model *m, const struct model_prefix *prefix);
 int model_policy_del(struct model *m, const struct model_prefix *prefix);
 /* Removes every policy prefix. */
 void model_policy_clear(struct model *m);
+/* Adds an exempt prefix (section 8). 0, -EINVAL or -ENOMEM. */
+int model_exempt_add(struct model *m, const struct model_exempt *e);
 
 /* Parses a frame per section 1. Never fails. */
 void model_parse(const __u8 *frame, __u32 len, struct model_parsed *out);
@@ -125,12 +156,14 @@ int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __
 /* The counting key of an address at the current config (section 2, stage 3). */
 void model_key(const struct model *m, __u8 family, const __u8 *addr, struct xdpban_key *key);
 
-/* Direct state access, mirroring dp_counter/dp_ban/dp_put_*: 0, -ENOENT, -E2BIG (ban table
- * full), -ENOMEM. */
+/* Direct state access, mirroring dp_counter/dp_ban/dp_put_*: 0, -ENOENT, -ENOSPC (no slot
+ * for it). A counter put takes a slot as section 4 says (at now_s, for its window_s). */
 int model_counter(const struct model *m, const struct xdpban_key *key, struct model_counter *c);
 int model_ban(const struct model *m, const struct xdpban_key *key, struct xdpban_ban *ban);
-int model_put_counter(struct model *m, const struct xdpban_key *key, __u32 start_s, __u32 count);
+int model_put_counter(struct model *m, const struct xdpban_key *key, __u32 now_s,
+		      const struct model_counter *c);
 int model_put_ban(struct model *m, const struct xdpban_key *key, const struct xdpban_ban *ban);
+int model_del_ban(struct model *m, const struct xdpban_key *key);
 
 /* Visits every entry; stops at and returns the first non-zero value of fn. */
 typedef int (*model_counter_fn)(const struct xdpban_key *key, const struct model_counter *c,

@@ -5,15 +5,19 @@ only (JSON output, BTF-formatted), so a test sees exactly what an operator with 
   xb_maps.py pins DIR                  the pin of every map of the data path, one a line
   xb_maps.py stats DIR                 every statistic summed over CPUs: "NAME PACKETS BYTES"
   xb_maps.py ban DIR ADDR[/LEN]        the ban of a key: "COUNT REASON" ("11 errors"), or "none"
+  xb_maps.py ban-length DIR ADDR[/LEN] its length, expires_ns - start_ns ("none": no ban)
+  xb_maps.py live DIR bans|counts      live bans, or live counters holding errors or a dispute
   xb_maps.py counter DIR ADDR[/LEN]    the error count of a key: "COUNT", or "none"
   xb_maps.py policy DIR CIDR deny|trusted LIST_ID
                                        adds a permanent policy prefix (bpftool map update)
 
 DIR is the pin directory (e.g. /sys/fs/bpf/xdp/globals). A key is an IPv4 address (/32) or an
 IPv6 prefix at the length the data path counted it with (e.g. 2001:db8:1::/64). The names of
-the maps (the rows of XDPBAN_MAPS), statistics and policy verdicts are read from include/,
-never repeated here. Test support only:
-it never deletes anything. Errors get one line on stderr and a non-zero exit status.
+the maps (the rows of XDPBAN_MAPS), statistics (XDPBAN_STATS), the slot layout
+(include/xdpban_table.h) and policy verdicts are read from include/, never repeated here; the
+ban and counter tables are read whole and searched slot by slot, as an operator reads them
+with bpftool (docs/datapath.md, "Tables and memory"). Test support only: it never deletes
+anything. Errors get one line on stderr and a non-zero exit status.
 """
 import ipaddress
 import json
@@ -38,6 +42,26 @@ def enum_values(header, prefix):
     if not found:
         raise Error(f"no {prefix}* values in {INCLUDE / header}")
     return {name.lower(): int(value) for name, value in found}
+
+
+def define_value(header, name):
+    """The integer a '#define NAME value' in an include/ header stands for (simple values)."""
+    text = (INCLUDE / header).read_text()
+    found = re.search(rf"^#define {name}\s+\(?([0-9a-fx]+)(?:ull|u)?\s*(?:<<\s*(\d+)\))?", text,
+                      re.M)
+    if not found:
+        raise Error(f"no {name} in {INCLUDE / header}")
+    value = int(found.group(1), 0)
+    return value << int(found.group(2)) if found.group(2) else value
+
+
+def stat_names():
+    """The statistics' names by slot: the rows of XDPBAN_STATS in xdpban_stats.h, in order."""
+    text = (INCLUDE / "xdpban_stats.h").read_text()
+    rows = re.findall(r"\b[VE]\(\s*[A-Z0-9_]+\s*,\s*\"([a-z0-9_]+)\"", text)
+    if not rows:
+        raise Error(f"no XDPBAN_STATS rows in {INCLUDE / 'xdpban_stats.h'}")
+    return dict(enumerate(rows))
 
 
 def map_pins(pin_dir):
@@ -75,24 +99,30 @@ def parse_key(text):
     return net.version, net.prefixlen, list(net.network_address.packed)
 
 
-def find_entry(pin, text):
-    """The formatted value stored under an xdpban_key, or None."""
+def find_slot(pin, text):
+    """(index of the slot, ctl, val) of the live slot holding an xdpban_key, or None."""
     version, plen, addr = parse_key(text)
-    addr16 = addr + [0] * (16 - len(addr))
+    addr16 = bytes(addr + [0] * (16 - len(addr)))
+    live = enum_values("xdpban_table.h", "XDPBAN_SLOT_")["live"]
+    v6 = define_value("xdpban_table.h", "XDPBAN_CTL_V6")
     for e in dump_formatted(pin):
-        k = e["key"]
-        if k["family"] == version and k["prefixlen"] == plen and k["addr"] == addr16:
-            return e["value"]
+        for i, slot in enumerate(e["value"]["slot"]):
+            ctl = slot["ctl"]
+            if ctl & 3 != live or ((ctl & v6) != 0) != (version == 6):
+                continue
+            # addr holds the address as the data path wrote it: 32-bit words of bytes in
+            # network order, which bpftool prints as numbers of this (little-endian) host
+            got = b"".join(struct.pack("<I", w) for w in slot["addr"])
+            if (ctl >> 24) & 0xFF == plen and got == addr16:
+                return e["key"] * len(e["value"]["slot"]) + i, ctl, slot["val"]
     return None
-
-
 def cmd_pins(pin_dir):
     for pin in map_pins(pin_dir).values():
         print(pin)
 
 
 def cmd_stats(pin_dir):
-    names = {v: n for n, v in enum_values("xdpban_stats.h", "XDPBAN_STAT_").items()}
+    names = stat_names()
     for e in dump_formatted(map_pins(pin_dir)["stats"]):
         cpus = e["values"]
         packets = sum(c["value"]["packets"] for c in cpus)
@@ -102,16 +132,47 @@ def cmd_stats(pin_dir):
 
 def cmd_ban(pin_dir, key):
     reasons = {v: n for n, v in enum_values("xdpban_state.h", "XDPBAN_REASON_").items()}
-    ban = find_entry(map_pins(pin_dir)["bans"], key)
-    if ban is None:
+    pins = map_pins(pin_dir)
+    found = find_slot(pins["bans"], key)
+    if found is None:
         print("none")
-    else:
-        print(ban["count"], reasons.get(ban["reason"], str(ban["reason"])))
+        return
+    index, ctl, _ = found
+    reason = (ctl >> 32) & 0xFF  # the slot's aux: reason, then classes
+    info = bpftool_json("map", "lookup", "pinned", pins["baninfo"],
+                        "key", "hex", *hexbytes(struct.pack("=I", index)))
+    print(info["formatted"]["value"]["count"], reasons.get(reason, str(reason)))
+
+
+def cmd_ban_length(pin_dir, key):
+    pins = map_pins(pin_dir)
+    found = find_slot(pins["bans"], key)
+    if found is None:
+        print("none")
+        return
+    info = bpftool_json("map", "lookup", "pinned", pins["baninfo"],
+                        "key", "hex", *hexbytes(struct.pack("=I", found[0])))
+    print(found[2] - info["formatted"]["value"]["start_ns"])  # val of a ban: expires_ns
+
+
+def cmd_live(pin_dir, table):
+    """Bans, or counters with a window (errors or a dispute; no window ends in the tests)."""
+    if table not in ("bans", "counts"):
+        raise Error(f"table '{table}' is not bans or counts")
+    live = enum_values("xdpban_table.h", "XDPBAN_SLOT_")["live"]
+    disputed = enum_values("xdpban_table.h", "XDPBAN_CTR_")["disputed"]
+
+    def counts(slot):
+        aux_flags = (slot["ctl"] >> 40) & 0xFF  # aux = hop | flags << 8 | stamp << 16
+        return table == "bans" or slot["val"] & 0xFFFFFFFF or aux_flags & disputed
+
+    print(sum(1 for e in dump_formatted(map_pins(pin_dir)[table])
+              for slot in e["value"]["slot"] if slot["ctl"] & 3 == live and counts(slot)))
 
 
 def cmd_counter(pin_dir, key):
-    counter = find_entry(map_pins(pin_dir)["counts"], key)
-    print("none" if counter is None else counter["state"] & 0xFFFFFFFF)
+    found = find_slot(map_pins(pin_dir)["counts"], key)
+    print("none" if found is None else found[2] & 0xFFFFFFFF)
 
 
 def hexbytes(data):
@@ -136,13 +197,14 @@ def cmd_policy(pin_dir, cidr, verdict_name, list_id):
 
 
 COMMANDS = {"pins": (cmd_pins, 1), "stats": (cmd_stats, 1), "ban": (cmd_ban, 2),
+            "ban-length": (cmd_ban_length, 2), "live": (cmd_live, 2),
             "counter": (cmd_counter, 2), "policy": (cmd_policy, 4)}
 
 
 def main(argv):
     if len(argv) < 2 or argv[1] not in COMMANDS or len(argv) - 2 != COMMANDS[argv[1]][1]:
-        raise Error("usage: xb_maps.py pins DIR | stats DIR | ban DIR KEY | counter DIR KEY | "
-                    "policy DIR CIDR deny|trusted LIST_ID")
+        raise Error("usage: xb_maps.py pins DIR | stats DIR | ban DIR KEY | ban-length DIR KEY | "
+                    "live DIR bans|counts | counter DIR KEY | policy DIR CIDR deny|trusted LIST_ID")
     COMMANDS[argv[1]][0](*argv[2:])
     return 0
 

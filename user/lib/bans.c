@@ -11,15 +11,14 @@
  * the ban table in a thread of its own, but calls its callback only from the caller's thread.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
-#include "banfilter.h"
 #include "libxdpban.h"
 #include "policy.h"
+#include "table.h"
 #include "xdpban_time.h"
 
 const char *xb_reason_name(__u8 reason)
@@ -194,22 +193,19 @@ static int ban_in_table(const struct xb_maps *m, const struct xb_prefix *p, __u6
 {
 	struct xdpban_ban ban = { .start_ns = now, .expires_ns = expires,
 				  .reason = XDPBAN_REASON_MANUAL };
-	struct xb_banfilter bf;
 	struct xdpban_key key;
+	struct xb_bans b;
 	int ret;
 
 	key_from_prefix(p, &key);
-	ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
-	if (ret) {
-		snprintf(err, errlen, "cannot map the ban filter %s: %s",
-			 XDPBAN_MAP_NAME(xdpban_banfilt), strerror(-ret));
+	ret = xb_bans_of(&b, m, err, errlen);
+	if (ret)
 		return ret;
-	}
-	ret = xb_ban_insert(&bf, &key, &ban, BPF_ANY);
-	xb_banfilter_close(&bf);
+	ret = xb_bans_put(&b, &key, &ban, BPF_ANY);
+	xb_bans_close(&b);
 	if (ret == 0)
 		return 0;
-	if (ret == -E2BIG || ret == -ENOSPC || ret == -ENOMEM) {
+	if (ret == -ENOSPC) {
 		snprintf(err, errlen, "cannot ban %s: the ban table %s is full", text,
 			 XDPBAN_MAP_NAME(xdpban_bans));
 		return -ENOSPC;
@@ -322,9 +318,9 @@ static int unban_policy(const struct xb_maps *m, const struct xb_prefix *p,
 int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size_t errlen)
 {
 	struct xdpban_policy seen = {};
-	struct xb_banfilter bf;
 	struct xdpban_key key;
 	bool removed = false;
+	struct xb_bans b;
 	char text[64];
 	int ret;
 
@@ -332,16 +328,13 @@ int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size
 		snprintf(err, errlen, "cannot unban: bad prefix");
 		return -EINVAL;
 	}
-	ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
-	if (ret) {
-		snprintf(err, errlen, "cannot map the ban filter %s: %s",
-			 XDPBAN_MAP_NAME(xdpban_banfilt), strerror(-ret));
+	ret = xb_bans_of(&b, m, err, errlen);
+	if (ret)
 		return ret;
-	}
 	/* Either table may hold it: the key granularity may have changed since the ban. */
 	key_from_prefix(p, &key);
-	ret = xb_ban_remove(&bf, &key);
-	xb_banfilter_close(&bf);
+	ret = xb_bans_remove(&b, &key);
+	xb_bans_close(&b);
 	if (ret == 0)
 		removed = true;
 	else if (ret != -ENOENT) {
@@ -382,10 +375,9 @@ static __s64 seconds_left(__u64 expires_ns, __u64 now_ns)
 	return (__s64)((expires_ns - now_ns + NS_PER_SEC - 1) / NS_PER_SEC); /* round up */
 }
 
-static int ban_entry(const void *key, const void *value, void *ctx)
+static int ban_entry(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
 {
 	const struct ban_walk *w = ctx;
-	const struct xdpban_ban *ban = value;
 	struct xb_ban_info info;
 
 	if (ban->expires_ns && w->now_ns >= ban->expires_ns)
@@ -421,142 +413,6 @@ static int prefix_ban_entry(const struct xb_policy_entry *e, void *ctx)
 	return w->cb(&info, w->ctx);
 }
 
-/* The ban table is read in a thread of its own while the caller's thread turns what was
- * already read into bans: the kernel's walk of a big hash table is bound by memory misses
- * (~300 ms for a million bans) and would otherwise add up with the caller's formatting and
- * writing instead of overlapping it. The reader copies entries into a ring of chunks; the
- * caller's callback always runs in the caller's thread, in the order the table was read. */
-#define READ_CHUNK_BANS 16384
-#define READ_CHUNKS 3
-
-struct read_chunk {
-	__u32 n;
-	struct xdpban_key keys[READ_CHUNK_BANS];
-	struct xdpban_ban bans[READ_CHUNK_BANS];
-};
-
-struct ban_reader {
-	int fd;
-	struct read_chunk *chunks; /* READ_CHUNKS; [head % READ_CHUNKS] is being filled */
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	unsigned long head, tail; /* chunks published / consumed; the gap is what waits */
-	bool done, stop;
-	int walk_ret;
-};
-
-/* Hands the filled chunk over and waits for the next one to be free; -ECANCELED once the
- * consumer has stopped. */
-static int reader_publish(struct ban_reader *r)
-{
-	int ret;
-
-	pthread_mutex_lock(&r->lock);
-	r->head++;
-	pthread_cond_signal(&r->changed);
-	while (r->head - r->tail == READ_CHUNKS && !r->stop)
-		pthread_cond_wait(&r->changed, &r->lock);
-	ret = r->stop ? -ECANCELED : 0;
-	pthread_mutex_unlock(&r->lock);
-	r->chunks[r->head % READ_CHUNKS].n = 0;
-	return ret;
-}
-
-static int reader_collect(const void *key, const void *value, void *ctx)
-{
-	struct ban_reader *r = ctx;
-	struct read_chunk *c = &r->chunks[r->head % READ_CHUNKS]; /* head is only ours to move */
-
-	memcpy(&c->keys[c->n], key, sizeof(c->keys[0]));
-	memcpy(&c->bans[c->n], value, sizeof(c->bans[0]));
-	return ++c->n == READ_CHUNK_BANS ? reader_publish(r) : 0;
-}
-
-static void *reader_run(void *arg)
-{
-	struct ban_reader *r = arg;
-	int ret = xb_map_foreach(r->fd, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
-				 reader_collect, r);
-
-	if (!ret && r->chunks[r->head % READ_CHUNKS].n)
-		ret = reader_publish(r);
-	pthread_mutex_lock(&r->lock);
-	r->done = true;
-	r->walk_ret = ret;
-	pthread_cond_signal(&r->changed);
-	pthread_mutex_unlock(&r->lock);
-	return NULL;
-}
-
-/* The next published chunk, or NULL when the walk is over. */
-static struct read_chunk *reader_next(struct ban_reader *r)
-{
-	struct read_chunk *c = NULL;
-
-	pthread_mutex_lock(&r->lock);
-	while (r->head == r->tail && !r->done)
-		pthread_cond_wait(&r->changed, &r->lock);
-	if (r->head != r->tail)
-		c = &r->chunks[r->tail % READ_CHUNKS];
-	pthread_mutex_unlock(&r->lock);
-	return c;
-}
-
-/* Gives the chunk back; stop tells the reader to end its walk. */
-static void reader_release(struct ban_reader *r, bool stop)
-{
-	pthread_mutex_lock(&r->lock);
-	r->tail++;
-	r->stop = r->stop || stop;
-	pthread_cond_signal(&r->changed);
-	pthread_mutex_unlock(&r->lock);
-}
-
-static int consume_chunks(struct ban_reader *r, struct ban_walk *w)
-{
-	struct read_chunk *c;
-	int ret = 0;
-
-	while (!ret && (c = reader_next(r))) {
-		for (__u32 i = 0; !ret && i < c->n; i++)
-			ret = ban_entry(&c->keys[i], &c->bans[i], w);
-		reader_release(r, ret != 0);
-	}
-	return ret;
-}
-
-/* -EAGAIN (nothing read, nothing called) when no reader thread can be had. */
-static int foreach_table_ban_threaded(const struct xb_maps *m, struct ban_walk *w)
-{
-	struct ban_reader r = { .fd = m->bans, .lock = PTHREAD_MUTEX_INITIALIZER,
-				.changed = PTHREAD_COND_INITIALIZER };
-	pthread_t thread;
-	int ret;
-
-	r.chunks = malloc(READ_CHUNKS * sizeof(*r.chunks));
-	if (!r.chunks)
-		return -EAGAIN;
-	r.chunks[0].n = 0;
-	if (pthread_create(&thread, NULL, reader_run, &r)) {
-		free(r.chunks);
-		return -EAGAIN;
-	}
-	ret = consume_chunks(&r, w);
-	pthread_join(thread, NULL);
-	free(r.chunks);
-	return ret ? ret : r.walk_ret;
-}
-
-static int foreach_table_ban(const struct xb_maps *m, struct ban_walk *w)
-{
-	int ret = foreach_table_ban_threaded(m, w);
-
-	if (ret != -EAGAIN)
-		return ret;
-	return xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
-			      ban_entry, w);
-}
-
 int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx)
 {
 	struct ban_walk w = { .now_ns = xb_boot_ns(), .cb = cb, .ctx = ctx };
@@ -566,7 +422,7 @@ int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx)
 	clock_gettime(CLOCK_REALTIME, &wall);
 	w.wall_minus_boot_ns = (__s64)wall.tv_sec * (__s64)NS_PER_SEC + wall.tv_nsec -
 			       (__s64)w.now_ns;
-	ret = foreach_table_ban(m, &w);
+	ret = xb_bans_walk_in(m, ban_entry, &w); /* mapped: a million bans, no syscalls */
 	if (ret)
 		return ret;
 	return xb_policy_foreach(m, prefix_ban_entry, &w);
@@ -577,9 +433,8 @@ struct active_count {
 	int n;
 };
 
-static int count_active(const void *key, const void *value, void *ctx)
+static int count_active(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
 {
-	const struct xdpban_ban *ban = value;
 	struct active_count *c = ctx;
 
 	if (!ban->expires_ns || c->now_ns < ban->expires_ns)
@@ -590,8 +445,7 @@ static int count_active(const void *key, const void *value, void *ctx)
 int xb_count_banned(const struct xb_maps *m, __u64 now_ns)
 {
 	struct active_count c = { .now_ns = now_ns };
-	int ret = xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
-				 count_active, &c);
+	int ret = xb_bans_walk_in(m, count_active, &c);
 
 	return ret ? ret : c.n;
 }

@@ -25,8 +25,8 @@
 
 /* File descriptors of the data path's maps, one per row of XDPBAN_MAPS (xdpban_maps.h), named
  * by its field column (and of the report program, when loaded). Every map is required, and:
- *   - banfilt: every write of `bans` keeps it exact (banfilter.h); ban, unban and sweep fail
- *     without it;
+ *   - bans, banovf, baninfo, counts, seed: the tables, mapped and changed only through
+ *     table.h; ban, unban, sweep and query fail without them;
  *   - flat4, flat6: every write of the policy tries keeps them right (policy.h); policy writes
  *     fail without them;
  *   - flat4x, level 3 of the IPv4 table: policy writes keep its lines exact; a writer whose fd
@@ -47,6 +47,9 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 const char *xb_pin_dir_find(void);
 void xb_maps_close(struct xb_maps *m);
 struct xdpban; /* the skeleton, build/xdpban.skel.h */
+/* Sizes the counter and ban tables of an opened, not yet loaded skeleton: counter slots, and
+ * groups of the ban table (XDPBAN_BAN_GROUPS(bans) for a capacity of bans); 0 keeps a size. */
+int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups);
 /* Fills m with the fds of a loaded skeleton (not owned: the skeleton closes them). */
 void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel);
 
@@ -126,6 +129,16 @@ struct xb_query_info {
 	__u32 policy_list;    /* list_id of the match */
 	char key[64];         /* the counting/ban key of the address ("2001:db8::/64") */
 	const char *ban_reason; /* xb_reason_name() of the ban; NULL when not banned */
+	/* the spoof defence's record of the key (docs/datapath.md, section 8) */
+	bool verified;        /* its hop count came from an established TCP connection */
+	__s64 verified_ago_s; /* how long ago (to 64 s) it was last verified */
+	bool has_hop;         /* hop holds its reference hop count (verified, or this window's
+			       * first error) */
+	__u8 hop;
+	bool disputed;        /* an error disagreed with the reference: no counting until the
+			       * window ends */
+	bool exempt;          /* never counted or banned (built-in, never-ban or host address) */
+	const char *exempt_why; /* "built-in", "never-ban" or "host", when exempt */
 };
 /* addr must be a single address (/32 or /128): -EINVAL otherwise. */
 int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_query_info *out);
@@ -133,8 +146,13 @@ int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_qu
 /* Summed over CPUs. */
 int xb_stats_read(const struct xb_maps *m, struct xdpban_stat_value out[XDPBAN_STAT__MAX]);
 const char *xb_stat_name(enum xdpban_stat s); /* "passed", "drop_deny", ... stable names */
-/* Counts entries (tracked sources in xdpban_counts, bans in xdpban_bans). */
+const char *xb_stat_help(enum xdpban_stat s); /* one sentence, for the metrics */
+/* Sources with a counting window open (errors, or a dispute) in xdpban_counts. */
 int xb_count_tracked(const struct xb_maps *m);
+/* Sources whose hop count is verified (docs/datapath.md, section 8). */
+int xb_count_verified(const struct xb_maps *m);
+/* The tables' capacities: counter slots, and the bans the ban table is sized for. */
+int xb_capacity(const struct xb_maps *m, __u32 *counters_max, __u32 *bans_max);
 int xb_count_banned(const struct xb_maps *m, __u64 now_ns); /* unexpired only */
 
 /* Reports count errors seen by an application; needs m->report_prog. *status gets enum

@@ -275,6 +275,23 @@ int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, v
 	return ret;
 }
 
+int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups)
+{
+	int ret = 0;
+
+	if (counters_max)
+		ret = bpf_map__set_max_entries(skel->maps.xdpban_counts,
+					       XDPBAN_CTR_GROUPS(counters_max));
+	if (!ret && ban_groups)
+		ret = bpf_map__set_max_entries(skel->maps.xdpban_bans, ban_groups);
+	if (!ret && ban_groups)
+		ret = bpf_map__set_max_entries(skel->maps.xdpban_banovf, ban_groups);
+	if (!ret && ban_groups)
+		ret = bpf_map__set_max_entries(skel->maps.xdpban_baninfo,
+					       ban_groups * XDPBAN_GROUP_SLOTS);
+	return ret;
+}
+
 void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel)
 {
 #define FD_FROM_SKEL(name, field, ...) .field = bpf_map__fd(skel->maps.name),

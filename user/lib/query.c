@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
+#include "table.h"
 #include "xdpban_time.h"
 
 /* The longest policy entry containing the address, as the trie lookup would pick it. */
@@ -56,16 +57,31 @@ static int query_policy(const struct xb_maps *m, const struct xb_prefix *addr, _
 	return 0;
 }
 
+/* The counter and the spoof defence's record of the source. */
 static int query_counter(const struct xb_maps *m, const struct xdpban_key *key,
 			 const struct xdpban_config *cfg, __u64 now_ns, struct xb_query_info *out)
 {
-	struct xdpban_counter c;
 	__u32 now_s = now_ns / NS_PER_SEC;
+	struct xb_counter ctr;
+	int ret = xb_counters_get_in(m, key, now_s, &ctr);
 
-	if (bpf_map_lookup_elem(m->counts, key, &c))
-		return errno == ENOENT ? 0 : -errno;
-	if (now_s - XDPBAN_COUNTER_START(c.state) < cfg->window_s)
-		out->count = XDPBAN_COUNTER_COUNT(c.state);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	if ((ctr.count > 0 || (ctr.flags & XDPBAN_CTR_DISPUTED)) &&
+	    now_s - ctr.start_s < cfg->window_s) {
+		out->count = ctr.count;
+		out->disputed = ctr.flags & XDPBAN_CTR_DISPUTED;
+		if (ctr.flags & XDPBAN_CTR_HOPREF) {
+			out->has_hop = true;
+			out->hop = ctr.hop;
+		}
+	}
+	if (ctr.flags & XDPBAN_CTR_VERIFIED) {
+		out->verified = true;
+		out->has_hop = true;
+		out->hop = ctr.hop;
+		out->verified_ago_s = now_s >= ctr.stamp_s ? now_s - ctr.stamp_s : 0;
+	}
 	return 0;
 }
 
@@ -73,14 +89,36 @@ static int query_ban(const struct xb_maps *m, const struct xdpban_key *key, __u6
 		     struct xb_query_info *out)
 {
 	struct xdpban_ban ban;
+	int ret = xb_bans_get_in(m, key, &ban);
 
-	if (bpf_map_lookup_elem(m->bans, key, &ban))
-		return errno == ENOENT ? 0 : -errno;
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	if (ban.expires_ns && now_ns >= ban.expires_ns)
 		return 0;
 	out->banned = true;
 	out->seconds_left = seconds_until(ban.expires_ns, now_ns);
 	out->ban_reason = xb_reason_name(ban.reason);
+	return 0;
+}
+
+/* Whether the data path would never count or ban the address, and why. */
+static int query_exempt(const struct xb_maps *m, const struct xb_prefix *addr,
+			struct xb_query_info *out)
+{
+	struct xdpban_exempt ex;
+	union xb_lpm_key key;
+
+	if (xdpban_builtin_exempt(addr->family, addr->addr)) {
+		out->exempt = true;
+		out->exempt_why = "built-in";
+		return 0;
+	}
+	xb_lpm_key_make(addr, &key);
+	if (bpf_map_lookup_elem(addr->family == XDPBAN_FAMILY_INET ? m->exempt4 : m->exempt6,
+				&key, &ex))
+		return errno == ENOENT ? 0 : -errno;
+	out->exempt = true;
+	out->exempt_why = ex.origin == XDPBAN_EXEMPT_HOST ? "host" : "never-ban";
 	return 0;
 }
 
@@ -100,6 +138,8 @@ int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_qu
 	xb_key_from_addr(addr, cfg.v6_prefix, &key);
 	xb_key_format(&key, out->key, sizeof(out->key));
 	ret = query_counter(m, &key, &cfg, now_ns, out);
+	if (!ret)
+		ret = query_exempt(m, addr, out);
 	if (!ret)
 		ret = query_policy(m, addr, now_ns, out);
 	/* A policy deny comes first in the data path; a ban in the table shows only without one. */

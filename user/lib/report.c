@@ -26,6 +26,8 @@ const char *xb_report_status_name(__u32 status)
 		[XDPBAN_REPORT_DISABLED] = "disabled",
 		[XDPBAN_REPORT_TABLE_FULL] = "table_full",
 		[XDPBAN_REPORT_INVALID] = "invalid",
+		[XDPBAN_REPORT_NOT_COUNTED] = "not_counted",
+		[XDPBAN_REPORT_EXEMPT] = "exempt",
 	};
 
 	if (status >= sizeof(names) / sizeof(names[0]))

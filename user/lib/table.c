@@ -1,12 +1,14 @@
 /* table.c - see table.h. Every change is a compare-and-swap or an ordered store on the memory
  * the data path reads, in the order include/xdpban_table.h prescribes. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "libxdpban.h"
 #include "table.h"
 
 static size_t page_round(size_t bytes)
@@ -16,7 +18,8 @@ static size_t page_round(size_t bytes)
 	return (bytes + page - 1) / page * page;
 }
 
-/* Maps the whole of an mmapable array whose values are `value_size` bytes. */
+/* Maps the whole of an mmapable array whose values are `value_size` bytes. The kernel lays
+ * an array's values out 8-byte aligned, so only a multiple of 8 is laid out as a C array. */
 static int map_array(int fd, size_t value_size, void **mem, size_t *len, __u32 *entries)
 {
 	struct bpf_map_info info = {};
@@ -25,7 +28,7 @@ static int map_array(int fd, size_t value_size, void **mem, size_t *len, __u32 *
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
 		return -errno;
-	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != value_size ||
+	if (value_size % 8 || info.type != BPF_MAP_TYPE_ARRAY || info.value_size != value_size ||
 	    !(info.map_flags & BPF_F_MMAPABLE) || info.max_entries == 0)
 		return -EPROTO;
 	*len = page_round((size_t)info.max_entries * value_size);
@@ -54,6 +57,8 @@ void xb_table_unmap(struct xb_table *t)
 {
 	if (t->groups && t->len)
 		munmap(t->groups, t->len);
+	if (t->ovf && t->ovf_len)
+		munmap(t->ovf, t->ovf_len);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -84,13 +89,17 @@ int xb_seed_get(int seed_fd, __u64 *seed)
 
 /* ---- bans ---- */
 
-int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd)
+int xb_bans_open(struct xb_bans *b, int bans_fd, int ovf_fd, int info_fd, int seed_fd)
 {
 	__u32 n;
 	int ret;
 
 	memset(b, 0, sizeof(*b));
 	ret = xb_table_map(&b->tab, bans_fd);
+	if (!ret)
+		ret = map_array(ovf_fd, sizeof(__u64), (void **)&b->tab.ovf, &b->tab.ovf_len, &n);
+	if (!ret && n < b->tab.n)
+		ret = -EPROTO; /* an overflow count for every group */
 	if (!ret)
 		ret = map_array(info_fd, sizeof(struct xdpban_ban_info), (void **)&b->info,
 				&b->info_len, &n);
@@ -103,12 +112,13 @@ int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd)
 	return ret;
 }
 
-void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n,
+void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n, __u64 *ovf,
 		  struct xdpban_ban_info *info, __u64 seed)
 {
 	memset(b, 0, sizeof(*b));
 	b->tab.groups = groups;
 	b->tab.n = n;
+	b->tab.ovf = ovf;
 	b->info = info;
 	b->seed = seed;
 }
@@ -119,6 +129,43 @@ void xb_bans_close(struct xb_bans *b)
 	if (b->info && b->info_len)
 		munmap(b->info, b->info_len);
 	memset(b, 0, sizeof(*b));
+}
+
+int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen)
+{
+	int ret = xb_bans_open(b, m->bans, m->banovf, m->baninfo, m->seed);
+
+	if (ret)
+		snprintf(err, errlen, "cannot map the ban table %s: %s", XDPBAN_MAP_NAME(xdpban_bans),
+			 ret == -EPROTO ? "it is not a table of this version" : strerror(-ret));
+	return ret;
+}
+
+int xb_bans_get_in(const struct xb_maps *m, const struct xdpban_key *key,
+		   struct xdpban_ban *out)
+{
+	char why[XB_ERRLEN];
+	struct xb_bans b;
+	int ret = xb_bans_of(&b, m, why, sizeof(why));
+
+	if (ret)
+		return ret;
+	ret = xb_bans_get(&b, key, out);
+	xb_bans_close(&b);
+	return ret;
+}
+
+int xb_bans_walk_in(const struct xb_maps *m, xb_ban_entry_cb cb, void *ctx)
+{
+	char why[XB_ERRLEN];
+	struct xb_bans b;
+	int ret = xb_bans_of(&b, m, why, sizeof(why));
+
+	if (ret)
+		return ret;
+	ret = xb_bans_walk(&b, cb, ctx);
+	xb_bans_close(&b);
+	return ret;
 }
 
 size_t xb_bans_slots(const struct xb_bans *b)
@@ -273,6 +320,17 @@ int xb_counters_open(struct xb_counters *c, int counts_fd, int seed_fd)
 	return ret;
 }
 
+int xb_counters_of(struct xb_counters *c, const struct xb_maps *m, char *err, size_t errlen)
+{
+	int ret = xb_counters_open(c, m->counts, m->seed);
+
+	if (ret)
+		snprintf(err, errlen, "cannot map the counter table %s: %s",
+			 XDPBAN_MAP_NAME(xdpban_counts),
+			 ret == -EPROTO ? "it is not a table of this version" : strerror(-ret));
+	return ret;
+}
+
 void xb_counters_init(struct xb_counters *c, struct xdpban_group *groups, __u32 n, __u64 seed)
 {
 	memset(c, 0, sizeof(*c));
@@ -348,6 +406,17 @@ int xb_counters_put(const struct xb_counters *c, const struct xdpban_key *key, _
 	return -EAGAIN;
 }
 
+int xb_counters_remove(const struct xb_counters *c, const struct xdpban_key *key)
+{
+	struct xdpban_group *g = home_group(c, key);
+	struct xdpban_ctr_ref ref = { 0 };
+
+	if (!g || !xdpban_ctr_find(g, key, &ref))
+		return -ENOENT;
+	return xdpban_ctl_swap(ref.slot, ref.ctl,
+			       (ref.ctl & ~XDPBAN_CTL_STATE_MASK) | XDPBAN_SLOT_TOMB) ? -EAGAIN : 0;
+}
+
 int xb_counters_walk(const struct xb_counters *c, __u32 now_s, xb_counter_entry_cb cb, void *ctx)
 {
 	for (__u32 gi = 0; gi < c->tab.n; gi++) {
@@ -371,4 +440,31 @@ int xb_counters_walk(const struct xb_counters *c, __u32 now_s, xb_counter_entry_
 		}
 	}
 	return 0;
+}
+
+int xb_counters_get_in(const struct xb_maps *m, const struct xdpban_key *key, __u32 now_s,
+		       struct xb_counter *out)
+{
+	char why[XB_ERRLEN];
+	struct xb_counters c;
+	int ret = xb_counters_of(&c, m, why, sizeof(why));
+
+	if (ret)
+		return ret;
+	ret = xb_counters_get(&c, key, now_s, out);
+	xb_counters_close(&c);
+	return ret;
+}
+
+int xb_counters_walk_in(const struct xb_maps *m, __u32 now_s, xb_counter_entry_cb cb, void *ctx)
+{
+	char why[XB_ERRLEN];
+	struct xb_counters c;
+	int ret = xb_counters_of(&c, m, why, sizeof(why));
+
+	if (ret)
+		return ret;
+	ret = xb_counters_walk(&c, now_s, cb, ctx);
+	xb_counters_close(&c);
+	return ret;
 }

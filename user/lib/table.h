@@ -14,11 +14,14 @@
 /* A table as plain memory: a mapped map, or (in tests) any array of groups. */
 struct xb_table {
 	struct xdpban_group *groups;
-	__u32 n;    /* groups */
-	size_t len; /* bytes mapped; 0 when the memory is not ours to unmap */
+	__u32 n;      /* groups */
+	size_t len;   /* bytes mapped; 0 when the memory is not ours to unmap */
+	__u64 *ovf;   /* bans only: the overflow count of each group (xdpban_banovf) */
+	size_t ovf_len;
 };
 #define XDPBAN_TABLE_GROUP(tab, index) (&((struct xb_table *)(tab))->groups[index])
-#include "xdpban_table.h"
+#define XDPBAN_TABLE_OVF(tab, index) (&((struct xb_table *)(tab))->ovf[index])
+#include "xdpban_table_ops.h"
 
 /* Maps an array of groups (checks value size and BPF_F_MMAPABLE). 0 or -errno (-EPROTO: a map
  * of another shape). */
@@ -31,6 +34,8 @@ int xb_seed_get(int seed_fd, __u64 *seed);
 
 /* ---- bans ---- */
 
+struct xb_maps;
+
 struct xb_bans {
 	struct xb_table tab;
 	struct xdpban_ban_info *info; /* the parallel cold data, one per slot */
@@ -38,12 +43,15 @@ struct xb_bans {
 	__u64 seed;
 };
 
-/* Maps the ban table and its cold data. 0 or -errno. */
-int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd);
-/* Over memory the caller owns (tests): info has groups * XDPBAN_GROUP_SLOTS entries. */
-void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n,
+/* Maps the ban table, its overflow counts and its cold data. 0 or -errno. */
+int xb_bans_open(struct xb_bans *b, int bans_fd, int ovf_fd, int info_fd, int seed_fd);
+/* Over memory the caller owns (tests): ovf has n entries, info n * XDPBAN_GROUP_SLOTS. */
+void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n, __u64 *ovf,
 		  struct xdpban_ban_info *info, __u64 seed);
 void xb_bans_close(struct xb_bans *b);
+/* Maps the ban table of a set of maps (libxdpban.h), with one line in err on failure. */
+int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen);
+
 
 /* The key's ban, expired or not. 0 or -ENOENT. */
 int xb_bans_get(const struct xb_bans *b, const struct xdpban_key *key, struct xdpban_ban *out);
@@ -61,6 +69,10 @@ int xb_bans_remove_if(const struct xb_bans *b, const struct xdpban_key *key,
 typedef int (*xb_ban_entry_cb)(const struct xdpban_key *key, const struct xdpban_ban *ban,
 			       void *ctx);
 int xb_bans_walk(const struct xb_bans *b, xb_ban_entry_cb cb, void *ctx);
+/* The same calls on a set of maps, mapping the table for the call. */
+int xb_bans_get_in(const struct xb_maps *m, const struct xdpban_key *key,
+		   struct xdpban_ban *out);
+int xb_bans_walk_in(const struct xb_maps *m, xb_ban_entry_cb cb, void *ctx);
 /* Slots of the table (its capacity is about half of them, see docs/datapath.md). */
 size_t xb_bans_slots(const struct xb_bans *b);
 
@@ -83,17 +95,26 @@ struct xb_counters {
 int xb_counters_open(struct xb_counters *c, int counts_fd, int seed_fd);
 void xb_counters_init(struct xb_counters *c, struct xdpban_group *groups, __u32 n, __u64 seed);
 void xb_counters_close(struct xb_counters *c);
+int xb_counters_of(struct xb_counters *c, const struct xb_maps *m, char *err, size_t errlen);
 /* The key's counter as of now_s. 0 or -ENOENT. */
 int xb_counters_get(const struct xb_counters *c, const struct xdpban_key *key, __u32 now_s,
 		    struct xb_counter *out);
-/* Writes the key's counter (inserting it, evicting as the data path would): for state
- * restores, tests and benchmarks. 0, or -ENOSPC when its group has no slot it may take. */
+/* Writes the key's counter (inserting it, evicting as the data path would): for tests and
+ * benchmarks that set up a state before traffic. 0, or -ENOSPC when its group has no slot it
+ * may take. */
 int xb_counters_put(const struct xb_counters *c, const struct xdpban_key *key, __u32 now_s,
 		    __u32 window_s, const struct xb_counter *in);
+/* Removes the key's counter: -ENOENT if none. Like put, for tests and tools, never while
+ * the data path counts the key (it would lose its increment). */
+int xb_counters_remove(const struct xb_counters *c, const struct xdpban_key *key);
 typedef int (*xb_counter_entry_cb)(const struct xdpban_key *key, const struct xb_counter *ctr,
 				   void *ctx);
 /* Every live counter, as of now_s. */
 int xb_counters_walk(const struct xb_counters *c, __u32 now_s, xb_counter_entry_cb cb,
 		     void *ctx);
+/* The same calls on a set of maps, mapping the table for the call. */
+int xb_counters_get_in(const struct xb_maps *m, const struct xdpban_key *key, __u32 now_s,
+		       struct xb_counter *out);
+int xb_counters_walk_in(const struct xb_maps *m, __u32 now_s, xb_counter_entry_cb cb, void *ctx);
 
 #endif /* XB_TABLE_H */

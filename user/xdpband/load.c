@@ -115,9 +115,7 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 	}
 	ret = set_pin_paths(ld->skel, conf->pin_dir);
 	if (!ret)
-		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_counts, conf->counters_max);
-	if (!ret)
-		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_bans, conf->bans_max);
+		ret = xb_tables_size(ld->skel, conf->counters_max, XDPBAN_BAN_GROUPS(conf->bans_max));
 	if (!ret)
 		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_flat4x, conf->policy_lines_max);
 	if (ret) {
@@ -140,10 +138,10 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 		goto fail;
 	}
 	xb_maps_from_skel(maps, ld->skel);
-	pr_info("maps %s under %s (%u counters, %u bans)",
+	pr_info("maps %s under %s (%u counter slots, room for %u bans)",
 		ld->maps_created ? "created and pinned" : "reused from the pins", ld->pin_dir,
-		bpf_map__max_entries(ld->skel->maps.xdpban_counts),
-		bpf_map__max_entries(ld->skel->maps.xdpban_bans));
+		bpf_map__max_entries(ld->skel->maps.xdpban_counts) * XDPBAN_GROUP_SLOTS,
+		bpf_map__max_entries(ld->skel->maps.xdpban_bans) * XDPBAN_GROUP_SLOTS / 2);
 	return 0;
 fail:
 	xdpban__destroy(ld->skel);

@@ -30,10 +30,13 @@ static void per_verdict(FILE *out, const char *name, const char *help,
 			(unsigned long long)(bytes ? stats[i].bytes : stats[i].packets));
 }
 
-static void event_counter(FILE *out, const char *name, const char *help,
-			  const struct xdpban_stat_value *stats, enum xdpban_stat s)
+/* One counter per event: xdpban_NAME_total, with the help text of the list of stats. */
+static void event_counter(FILE *out, enum xdpban_stat s, const struct xdpban_stat_value *stats)
 {
-	counter_header(out, name, help);
+	char name[64];
+
+	snprintf(name, sizeof(name), "xdpban_%s_total", xb_stat_name(s));
+	counter_header(out, name, xb_stat_help(s));
 	fprintf(out, "%s %llu\n", name, (unsigned long long)stats[s].packets);
 }
 
@@ -51,18 +54,8 @@ int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_h
 	per_verdict(out, "xdpban_packets_total", "Packets seen by the XDP program, by verdict.",
 		    stats, 0);
 	per_verdict(out, "xdpban_bytes_total", "Bytes (frame lengths) seen, by verdict.", stats, 1);
-	event_counter(out, "xdpban_errors_total", "Errors counted against sources.", stats,
-		      XDPBAN_STAT_ERRORS);
-	event_counter(out, "xdpban_bans_created_total", "Bans created by the data path.", stats,
-		      XDPBAN_STAT_BANS_CREATED);
-	event_counter(out, "xdpban_ban_table_full_total",
-		      "Bans that could not be stored because the ban table was full.", stats,
-		      XDPBAN_STAT_BAN_TABLE_FULL);
-	event_counter(out, "xdpban_bans_expired_total", "Expired bans lifted by the data path.",
-		      stats, XDPBAN_STAT_BANS_EXPIRED);
-	event_counter(out, "xdpban_events_lost_total",
-		      "Ban events the ring buffer had no room for.", stats,
-		      XDPBAN_STAT_EVENTS_LOST);
+	for (int i = XDPBAN_STAT__VERDICTS; i < XDPBAN_STAT__MAX; i++)
+		event_counter(out, i, stats);
 	counter_header(out, "xdpban_bans_escalated_total",
 		       "Bans lengthened for repeat offenders since the daemon started.");
 	fprintf(out, "xdpban_bans_escalated_total %llu\n", (unsigned long long)history->escalated);

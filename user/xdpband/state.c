@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "banfilter.h"
+#include "table.h"
 #include "log.h"
 #include "policy.h"
 #include "state.h"
@@ -79,10 +79,8 @@ struct ban_writer {
 	size_t n;
 };
 
-static int write_ban(const void *k, const void *v, void *ctx)
+static int write_ban(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
 {
-	const struct xdpban_key *key = k;
-	const struct xdpban_ban *ban = v;
 	struct ban_writer *w = ctx;
 	char text[64];
 
@@ -141,8 +139,7 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	xbd_format_wall(time(NULL), now, sizeof(now));
 	fprintf(f, "%s %d\n# written by xdpband at %s; times are Unix seconds, 0 = permanent\n",
 		XBD_STATE_MAGIC, XBD_STATE_VERSION, now);
-	ret = xb_map_foreach(m->bans, sizeof(struct xdpban_key), sizeof(struct xdpban_ban),
-			     write_ban, &bans);
+	ret = xb_bans_walk_in(m, write_ban, &bans);
 	if (!ret)
 		ret = xb_policy_foreach(m, write_prefix, &prefixes);
 	if (ret)
@@ -461,12 +458,13 @@ static __u64 boot_ns_of(time_t wall)
 	return wall > booted ? xb_wall_to_boot(wall) : 1;
 }
 
-/* Through the ban filter (banfilter.h): a ban written past it could go unenforced. */
+/* Through table.h, the one userspace writer of the ban table. */
 static int restore_bans(const struct saved_state *s, const struct xb_maps *m, time_t now,
 			struct xbd_state_counts *c)
 {
-	struct xb_banfilter bf;
-	int ret = xb_banfilter_open(&bf, m->banfilt, m->bans);
+	char why[XB_ERRLEN];
+	struct xb_bans bans;
+	int ret = xb_bans_of(&bans, m, why, sizeof(why));
 
 	if (ret)
 		return ret;
@@ -482,12 +480,12 @@ static int restore_bans(const struct saved_state *s, const struct xb_maps *m, ti
 
 		if (b->expires && b->expires <= now)
 			c->expired++;
-		else if (xb_ban_insert(&bf, &b->key, &ban, BPF_NOEXIST))
+		else if (xb_bans_put(&bans, &b->key, &ban, BPF_NOEXIST))
 			c->failed++; /* banned again meanwhile, or the table is full */
 		else
 			c->bans++;
 	}
-	xb_banfilter_close(&bf);
+	xb_bans_close(&bans);
 	return 0;
 }
 
@@ -575,7 +573,7 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 		if (restore)
 			ret = restore_bans(&s, m, now, c);
 		if (ret)
-			snprintf(err, errlen, "cannot open the ban filter to restore bans: %s",
+			snprintf(err, errlen, "cannot map the ban table to restore bans: %s",
 				 strerror(-ret));
 		else if (restore)
 			restore_prefixes(&s, m, now, c);

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include "log.h"
 #include "sweep.h"
+#include "table.h"
 #include "xdpban_time.h"
 
 static int offence_cmp(const void *a, const void *b)
@@ -114,20 +115,24 @@ static bool is_repeat(const struct xbd_offence *prev, time_t banned_at, __u32 pe
 	return !prev->last_until || banned_at - prev->last_until < (time_t)period_s;
 }
 
-/* Lengthens the ban the event announced, if it is still that ban. Only the value changes, the
- * key stays: the ban filter (xdpban_banfilter.h) counts keys, so it needs no update. */
+/* Lengthens the ban the event announced, if it is still that ban: its expiry changes in
+ * place (table.h), so the data path never sees the source unbanned. */
 static int lengthen_ban(const struct xb_maps *m, const struct xdpban_event *ev, __u64 ban_ns)
 {
 	struct xdpban_ban ban;
+	char why[XB_ERRLEN];
+	struct xb_bans b;
+	int ret = xb_bans_of(&b, m, why, sizeof(why));
 
-	if (bpf_map_lookup_elem(m->bans, &ev->key, &ban))
-		return errno == ENOENT ? 0 : -errno; /* already lifted: nothing to lengthen */
-	if (ban.start_ns != ev->time_ns)
-		return 0; /* a newer ban replaced it */
-	ban.expires_ns = ev->time_ns + ban_ns;
-	if (bpf_map_update_elem(m->bans, &ev->key, &ban, BPF_EXIST))
-		return errno == ENOENT ? 0 : -errno;
-	return 0;
+	if (ret)
+		return ret;
+	ret = xb_bans_get(&b, &ev->key, &ban);
+	if (ret == 0 && ban.start_ns == ev->time_ns) { /* else a newer ban replaced it */
+		ban.expires_ns = ev->time_ns + ban_ns;
+		ret = xb_bans_put(&b, &ev->key, &ban, BPF_EXIST);
+	}
+	xb_bans_close(&b);
+	return ret == -ENOENT ? 0 : ret; /* already lifted: nothing to lengthen */
 }
 
 int xbd_escalate(struct xbd_history *h, const struct xb_maps *m,

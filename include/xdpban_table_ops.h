@@ -1,0 +1,645 @@
+/* xdpban_table_ops.h - the algorithms of the ban and counter tables (xdpban_table.h), compiled
+ * twice: by clang into the BPF program and by gcc into userspace, which works on the same
+ * memory through mmap. Both sides follow this one protocol; nothing may write a slot any other
+ * way. The includer defines, before including:
+ *   XDPBAN_TABLE_GROUP(tab, index)   struct xdpban_group * of group `index`, or NULL;
+ *   XDPBAN_TABLE_OVF(tab, index)     __u64 * of the overflow count of ban group `index`;
+ * and every call takes `tab` (a BPF map, or userspace's mapping) and the number of groups.
+ * Every loop is bounded, every function inline: the verifier must see all of it.
+ */
+#ifndef XDPBAN_TABLE_OPS_H
+#define XDPBAN_TABLE_OPS_H
+
+#if !defined(XDPBAN_TABLE_GROUP) || !defined(XDPBAN_TABLE_OVF)
+#error "define XDPBAN_TABLE_GROUP and XDPBAN_TABLE_OVF before including xdpban_table_ops.h"
+#endif
+
+#include "xdpban_table.h"
+
+#define XDPBAN_READ64(p) (*(volatile __u64 *)(p))
+#define XDPBAN_WRITE64(p, v) (*(volatile __u64 *)(p) = (v))
+#define XDPBAN_READ32(p) (*(volatile __u32 *)(p))
+#define XDPBAN_WRITE32(p, v) (*(volatile __u32 *)(p) = (v))
+#define XDPBAN_CAS64(p, old, new) __sync_val_compare_and_swap((__u64 *)(p), (old), (new))
+
+/* The slot's key is `key` as of ctl (the caller checks ctl was stable around the read). */
+XDPBAN_INLINE int xdpban_slot_is(const struct xdpban_slot *s, __u64 ctl,
+				 const struct xdpban_key *key)
+{
+	const __u32 *a = (const __u32 *)key->addr;
+
+	if ((ctl & (XDPBAN_CTL_V6 | XDPBAN_CTL_PLEN_MASK)) != xdpban_ctl_key(key))
+		return 0;
+	return XDPBAN_READ32(&s->addr[0]) == a[0] && XDPBAN_READ32(&s->addr[1]) == a[1] &&
+	       XDPBAN_READ32(&s->addr[2]) == a[2] && XDPBAN_READ32(&s->addr[3]) == a[3];
+}
+
+XDPBAN_INLINE void xdpban_slot_write_key(struct xdpban_slot *s, const struct xdpban_key *key)
+{
+	const __u32 *a = (const __u32 *)key->addr;
+
+	XDPBAN_WRITE32(&s->addr[0], a[0]);
+	XDPBAN_WRITE32(&s->addr[1], a[1]);
+	XDPBAN_WRITE32(&s->addr[2], a[2]);
+	XDPBAN_WRITE32(&s->addr[3], a[3]);
+}
+
+/* The key a slot holds, as of ctl. */
+XDPBAN_INLINE void xdpban_slot_read_key(const struct xdpban_slot *s, __u64 ctl,
+					struct xdpban_key *key)
+{
+	__u32 *a = (__u32 *)key->addr;
+
+	key->family = ctl & XDPBAN_CTL_V6 ? XDPBAN_FAMILY_INET6 : XDPBAN_FAMILY_INET;
+	key->prefixlen = (__u8)((ctl & XDPBAN_CTL_PLEN_MASK) >> XDPBAN_CTL_PLEN_SHIFT);
+	key->pad[0] = key->pad[1] = 0;
+	a[0] = XDPBAN_READ32(&s->addr[0]);
+	a[1] = XDPBAN_READ32(&s->addr[1]);
+	a[2] = XDPBAN_READ32(&s->addr[2]);
+	a[3] = XDPBAN_READ32(&s->addr[3]);
+}
+
+/* The slot's ctl is unchanged since `ctl` was read, group bits aside. */
+XDPBAN_INLINE int xdpban_ctl_same(const struct xdpban_slot *s, __u64 ctl)
+{
+	return ((XDPBAN_READ64(&s->ctl) ^ ctl) & ~XDPBAN_G0_BITS) == 0;
+}
+
+/* Replaces the slot's ctl bits outside the group bits, which may change meanwhile. 0, or -1
+ * when the slot's own bits are no longer `expect` (or kept changing). */
+XDPBAN_INLINE int xdpban_ctl_swap(struct xdpban_slot *s, __u64 expect, __u64 next)
+{
+	for (int i = 0; i < 2; i++) {
+		__u64 now = XDPBAN_READ64(&s->ctl);
+		__u64 want = (next & ~XDPBAN_G0_BITS) | (now & XDPBAN_G0_BITS);
+
+		if ((now ^ expect) & ~XDPBAN_G0_BITS)
+			return -1;
+		if (XDPBAN_CAS64(&s->ctl, now, want) == now)
+			return 0;
+	}
+	return -1;
+}
+
+/* Reads a live slot: 1 it holds key (*ctl, *val filled), 0 it does not, -1 it changed while
+ * it was read (the caller may read it once more). */
+XDPBAN_INLINE int xdpban_slot_read(const struct xdpban_slot *s, const struct xdpban_key *key,
+				   __u64 *ctl, __u64 *val)
+{
+	int is;
+
+	*ctl = XDPBAN_READ64(&s->ctl);
+	if (xdpban_ctl_state(*ctl) != XDPBAN_SLOT_LIVE)
+		return 0;
+	is = xdpban_slot_is(s, *ctl, key);
+	*val = XDPBAN_READ64(&s->val);
+	if (!xdpban_ctl_same(s, *ctl))
+		return -1;
+	return is;
+}
+
+/* Which slot of g holds key: its index, or -1. A slot that changed while it was read is read
+ * once more; if it changed again, the key is being written there right now and counts as not
+ * there yet (a ban being stored is not in force until it is published). */
+XDPBAN_INLINE int xdpban_group_find(const struct xdpban_group *g, const struct xdpban_key *key,
+				    __u64 *ctl, __u64 *val)
+{
+	for (int i = 0; i < XDPBAN_GROUP_SLOTS; i++) {
+		int is = xdpban_slot_read(&g->slot[i], key, ctl, val);
+
+		if (is < 0)
+			is = xdpban_slot_read(&g->slot[i], key, ctl, val);
+		if (is > 0)
+			return i;
+	}
+	return -1;
+}
+
+/* ---- bans ---- */
+
+/* The group `step` groups after home, wrapping. */
+XDPBAN_INLINE __u32 xdpban_group_next(__u32 home, __u32 step, __u32 groups)
+{
+	return home + step >= groups ? home + step - groups : home + step;
+}
+
+/* Finds key's ban: 1 (*ref filled) or 0. One group read in the common case: the probe goes
+ * past a group only while that group's overflow count says a ban of an earlier home lives
+ * beyond it. */
+XDPBAN_INLINE int xdpban_ban_find(void *tab, __u32 groups, __u64 seed,
+				  const struct xdpban_key *key, struct xdpban_ban_ref *ref)
+{
+	__u32 home;
+
+	if (!groups)
+		return 0;
+	home = xdpban_key_home(seed, key, groups);
+	for (__u32 step = 0; step < XDPBAN_BAN_PROBE && step < groups; step++) {
+		__u32 gi = xdpban_group_next(home, step, groups);
+		struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, gi);
+		__u64 *ovf = XDPBAN_TABLE_OVF(tab, gi);
+		int i;
+
+		if (!g || !ovf)
+			return 0;
+		i = xdpban_group_find(g, key, &ref->ctl, &ref->expires_ns);
+		if (i >= 0) {
+			ref->group = gi;
+			ref->slot = i;
+			return 1;
+		}
+		if (XDPBAN_READ64(ovf) == 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* Raises (+1) or lowers (-1) the overflow counts of the `steps` groups from home on: raised
+ * before a ban beyond them can be seen, lowered only after it is gone. */
+XDPBAN_INLINE void xdpban_ovf_path(void *tab, __u32 groups, __u32 home, __u32 steps, int delta)
+{
+	for (__u32 step = 0; step < XDPBAN_BAN_PROBE - 1; step++) {
+		__u64 *ovf;
+
+		if (step >= steps)
+			return;
+		ovf = XDPBAN_TABLE_OVF(tab, xdpban_group_next(home, step, groups));
+		if (!ovf)
+			continue;
+		if (delta > 0)
+			__sync_fetch_and_add(ovf, 1);
+		else
+			__sync_fetch_and_sub(ovf, 1);
+	}
+}
+
+/* Claims a slot for a new ban of key (which the caller found absent): the first free slot in
+ * the probe window; the overflow counts of the groups it passes are raised before anything
+ * can see it. The slot stays BUSY until xdpban_ban_publish (write the cold data of struct
+ * xdpban_ban_info in between) or xdpban_ban_unclaim. 0 and *ref, or -1: the window is full. */
+XDPBAN_INLINE int xdpban_ban_claim(void *tab, __u32 groups, __u64 seed,
+				   const struct xdpban_key *key, struct xdpban_ban_ref *ref)
+{
+	__u32 home;
+
+	if (!groups)
+		return -1;
+	home = xdpban_key_home(seed, key, groups);
+	for (__u32 step = 0; step < XDPBAN_BAN_PROBE && step < groups; step++) {
+		__u32 gi = xdpban_group_next(home, step, groups);
+		struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, gi);
+
+		if (!g)
+			return -1;
+		for (int i = 0; i < XDPBAN_GROUP_SLOTS; i++) {
+			struct xdpban_slot *s = &g->slot[i];
+			__u64 ctl = XDPBAN_READ64(&s->ctl), claimed;
+			__u32 st = xdpban_ctl_state(ctl);
+
+			if (st != XDPBAN_SLOT_EMPTY && st != XDPBAN_SLOT_TOMB)
+				continue;
+			claimed = xdpban_ctl_claimed(ctl);
+			if (XDPBAN_CAS64(&s->ctl, ctl, claimed) != ctl)
+				continue; /* taken meanwhile: the next slot */
+			xdpban_ovf_path(tab, groups, home, step, +1);
+			ref->group = gi;
+			ref->slot = i;
+			ref->ctl = claimed;
+			ref->expires_ns = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Index of a slot in the parallel array of cold ban data (struct xdpban_ban_info). */
+XDPBAN_INLINE __u32 xdpban_ban_info_index(const struct xdpban_ban_ref *ref)
+{
+	return ref->group * XDPBAN_GROUP_SLOTS + ref->slot;
+}
+
+/* Publishes a claimed ban slot. */
+XDPBAN_INLINE void xdpban_ban_publish(void *tab, struct xdpban_ban_ref *ref,
+				      const struct xdpban_key *key, __u64 expires_ns, __u32 aux)
+{
+	struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, ref->group);
+	struct xdpban_slot *s;
+	__u64 live;
+
+	if (!g)
+		return;
+	s = &g->slot[ref->slot & (XDPBAN_GROUP_SLOTS - 1)];
+	xdpban_slot_write_key(s, key);
+	XDPBAN_WRITE64(&s->val, expires_ns);
+	live = xdpban_ctl_live(ref->ctl, key, aux);
+	xdpban_ctl_swap(s, ref->ctl, live);
+	ref->ctl = live;
+	ref->expires_ns = expires_ns;
+}
+
+/* How many groups past its home a ban at *ref lives. */
+XDPBAN_INLINE __u32 xdpban_ban_steps(__u32 groups, __u64 seed, const struct xdpban_key *key,
+				     const struct xdpban_ban_ref *ref)
+{
+	__u32 home = xdpban_key_home(seed, key, groups);
+
+	return ref->group >= home ? ref->group - home : ref->group + groups - home;
+}
+
+/* Frees the slot at *ref if it is still exactly what *ref says (published or claimed). 1 if
+ * this call freed it; the overflow counts are lowered after. */
+XDPBAN_INLINE int xdpban_ban_delete(void *tab, __u32 groups, __u64 seed,
+				    const struct xdpban_key *key, const struct xdpban_ban_ref *ref)
+{
+	struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, ref->group);
+
+	if (!g)
+		return 0;
+	if (xdpban_ctl_swap(&g->slot[ref->slot & (XDPBAN_GROUP_SLOTS - 1)], ref->ctl,
+			    (ref->ctl & ~XDPBAN_CTL_STATE_MASK) | XDPBAN_SLOT_TOMB))
+		return 0;
+	xdpban_ovf_path(tab, groups, xdpban_key_home(seed, key, groups),
+			xdpban_ban_steps(groups, seed, key, ref), -1);
+	return 1;
+}
+
+/* ---- counters ---- */
+
+/* Seconds since the window of val began, as of now_s. */
+XDPBAN_INLINE __u32 xdpban_ctr_age(__u64 val, __u32 now_s)
+{
+	return (now_s - XDPBAN_CTR_START(val)) & XDPBAN_CTR_START_MASK;
+}
+
+XDPBAN_INLINE __u16 xdpban_stamp(__u32 now_s)
+{
+	return (__u16)(now_s >> XDPBAN_STAMP_SHIFT);
+}
+
+XDPBAN_INLINE int xdpban_ctr_protected(__u32 aux, __u32 now_s)
+{
+	__u16 age = (__u16)(xdpban_stamp(now_s) - XDPBAN_CTR_AUX_STAMP(aux));
+
+	return (XDPBAN_CTR_AUX_FLAGS(aux) & XDPBAN_CTR_VERIFIED) &&
+	       age < (XDPBAN_VERIFIED_KEEP_S >> XDPBAN_STAMP_SHIFT);
+}
+
+/* A counter has a window while it holds errors or a dispute, until window_s have passed since
+ * the window began; a count of 0 without a dispute is no window: the next error starts one. */
+XDPBAN_INLINE int xdpban_ctr_active(__u32 aux, __u64 val, __u32 now_s, __u32 window_s)
+{
+	return (XDPBAN_CTR_COUNT(val) > 0 || (XDPBAN_CTR_AUX_FLAGS(aux) & XDPBAN_CTR_DISPUTED)) &&
+	       xdpban_ctr_age(val, now_s) < window_s;
+}
+
+/* Looks for key in its group: 1 (*ref filled) or 0. */
+XDPBAN_INLINE int xdpban_ctr_find(struct xdpban_group *g, const struct xdpban_key *key,
+				  struct xdpban_ctr_ref *ref)
+{
+	int i = xdpban_group_find(g, key, &ref->ctl, &ref->val);
+
+	if (i < 0)
+		return 0;
+	ref->slot = &g->slot[i & (XDPBAN_GROUP_SLOTS - 1)];
+	return 1;
+}
+
+/* How cheap a slot is to evict for a new counter: 0 free, then ended windows, then by count;
+ * ~0 for a slot that must not go (busy, or verified and `verified` is not set). */
+XDPBAN_INLINE __u64 xdpban_ctr_cost(__u64 ctl, __u64 val, __u32 now_s, __u32 window_s,
+				    int verified)
+{
+	__u32 st = xdpban_ctl_state(ctl), aux = xdpban_ctl_aux(ctl);
+
+	if (st == XDPBAN_SLOT_EMPTY || st == XDPBAN_SLOT_TOMB)
+		return 0;
+	if (st == XDPBAN_SLOT_BUSY)
+		return ~0ull;
+	if (xdpban_ctr_protected(aux, now_s)) {
+		if (!verified)
+			return ~0ull;
+		/* a verified newcomer may take the stalest verified slot */
+		return (3ull << 62) + 0xffffu -
+		       (__u16)(xdpban_stamp(now_s) - XDPBAN_CTR_AUX_STAMP(aux));
+	}
+	if (!xdpban_ctr_active(aux, val, now_s, window_s))
+		return 1;
+	/* lowest count first; of equal counts, the oldest window */
+	return (2ull << 32) + ((__u64)XDPBAN_CTR_COUNT(val) << 30) +
+	       (XDPBAN_CTR_START_MASK - xdpban_ctr_age(val, now_s));
+}
+
+#define XDPBAN_LOCK_TRIES 32
+
+/* Takes the group's insert lock: 0, or -1 after XDPBAN_LOCK_TRIES (another CPU kept it). */
+XDPBAN_INLINE int xdpban_group_lock(struct xdpban_group *g)
+{
+	for (int i = 0; i < XDPBAN_LOCK_TRIES; i++) {
+		if (XDPBAN_READ64(&g->slot[0].ctl) & XDPBAN_G0_LOCK)
+			continue;
+		if (!(__sync_fetch_and_or(&g->slot[0].ctl, XDPBAN_G0_LOCK) & XDPBAN_G0_LOCK))
+			return 0;
+	}
+	return -1;
+}
+
+XDPBAN_INLINE void xdpban_group_unlock(struct xdpban_group *g)
+{
+	__sync_fetch_and_and(&g->slot[0].ctl, ~XDPBAN_G0_LOCK);
+}
+
+/* Puts a new counter for key into its group, under the group's lock: key (if another CPU
+ * inserted it meanwhile, *ref is that one and 1 is returned), else the cheapest slot is
+ * claimed and published with val and aux: 0 and *ref. -1: no slot may be taken (every one
+ * busy or protected), or the lock could not be had. */
+XDPBAN_INLINE int xdpban_ctr_insert(struct xdpban_group *g, const struct xdpban_key *key,
+				    __u32 now_s, __u32 window_s, int verified, __u32 count,
+				    __u32 aux, struct xdpban_ctr_ref *ref)
+{
+	__u64 best = ~0ull, ctl, claimed, val;
+	int victim = -1, ret = -1, start;
+
+	if (xdpban_group_lock(g))
+		return -1;
+	if (xdpban_ctr_find(g, key, ref)) {
+		ret = 1;
+		goto out;
+	}
+	/* Of equal costs the first from the key's own start slot: a flood of fresh sources
+	 * (all count 1, all this second) spreads its evictions over the whole group. */
+	start = xdpban_key_spread(key);
+	for (int j = 0; j < XDPBAN_GROUP_SLOTS; j++) {
+		int i = (start + j) & (XDPBAN_GROUP_SLOTS - 1);
+		__u64 c = XDPBAN_READ64(&g->slot[i].ctl);
+		__u64 cost = xdpban_ctr_cost(c, XDPBAN_READ64(&g->slot[i].val), now_s, window_s,
+					     verified);
+
+		if (cost < best) {
+			best = cost;
+			victim = i;
+		}
+	}
+	if (victim < 0)
+		goto out;
+	{
+		struct xdpban_slot *s = &g->slot[victim & (XDPBAN_GROUP_SLOTS - 1)];
+
+		ctl = XDPBAN_READ64(&s->ctl);
+		if (xdpban_ctr_cost(ctl, XDPBAN_READ64(&s->val), now_s, window_s, verified) ==
+		    ~0ull)
+			goto out;
+		claimed = xdpban_ctl_claimed(ctl);
+		/* Inserts are serialised by the lock; only an aux update (a dispute, a
+		 * verification) of the victim can race this, and its swap retries. */
+		if (xdpban_ctl_swap(s, ctl, claimed))
+			goto out;
+		xdpban_slot_write_key(s, key);
+		val = XDPBAN_CTR_PACK(now_s, XDPBAN_CTL_GEN2(claimed), count);
+		XDPBAN_WRITE64(&s->val, val);
+		ctl = xdpban_ctl_live(claimed, key, aux);
+		xdpban_ctl_swap(s, claimed, ctl);
+		ref->slot = s;
+		ref->ctl = ctl;
+		ref->val = val;
+		ret = 0;
+	}
+out:
+	xdpban_group_unlock(g);
+	return ret;
+}
+
+/* Replaces a found counter's val (compare-and-swap with ref->val): 0, or -1 when it changed
+ * (counted meanwhile, or the slot went to another key; the generation bits see to that). */
+XDPBAN_INLINE int xdpban_ctr_swap(struct xdpban_ctr_ref *ref, __u64 next)
+{
+	__u64 seen = XDPBAN_CAS64(&ref->slot->val, ref->val, next);
+
+	if (seen != ref->val) {
+		ref->val = seen;
+		return -1;
+	}
+	ref->val = next;
+	return 0;
+}
+
+/* Replaces a found counter's aux if the slot still holds the same key: 0 or -1. */
+XDPBAN_INLINE int xdpban_ctr_set_aux(struct xdpban_ctr_ref *ref, __u32 aux)
+{
+	__u64 next = xdpban_ctl_with_aux(ref->ctl, aux);
+
+	if (xdpban_ctl_swap(ref->slot, ref->ctl, next))
+		return -1;
+	ref->ctl = next;
+	return 0;
+}
+
+/* ---- counting, and the spoof defence (docs/datapath.md, sections 4 and 8) ---- */
+
+XDPBAN_INLINE int xdpban_hop_differs(__u8 a, __u8 b, __u8 tolerance)
+{
+	return (a > b ? a - b : b - a) > tolerance;
+}
+
+/* The count after adding n, saturating. */
+XDPBAN_INLINE __u32 xdpban_count_plus(__u32 count, __u32 n)
+{
+	return count + n < count ? 0xffffffffu : count + n;
+}
+
+/* aux after a window (re)starts with an error of hop `hop`: a verified source keeps its
+ * record; any other gets this error's hop count as its reference. Disputes end with the
+ * window that had them. */
+XDPBAN_INLINE __u32 xdpban_aux_new_window(__u32 aux, const struct xdpban_error *e)
+{
+	__u8 flags = XDPBAN_CTR_AUX_FLAGS(aux) &
+		     ~(XDPBAN_CTR_DISPUTED | XDPBAN_CTR_HOPREF | XDPBAN_CTR_BANNING);
+
+	if (flags & XDPBAN_CTR_VERIFIED)
+		return XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux), flags, XDPBAN_CTR_AUX_STAMP(aux));
+	if (e->spoof == XDPBAN_SPOOF_OFF || e->hop == XDPBAN_HOP_NONE)
+		return XDPBAN_CTR_AUX(0, flags, 0);
+	return XDPBAN_CTR_AUX(e->hop, flags | XDPBAN_CTR_HOPREF, 0);
+}
+
+/* Marks a counter disputed for the rest of its window; with no window, one starts now (with
+ * no errors), so that the dispute lasts window_s either way. */
+XDPBAN_INLINE void xdpban_ctr_dispute(struct xdpban_ctr_ref *ref, __u32 aux, int active,
+				      __u32 now_s)
+{
+	__u8 flags = XDPBAN_CTR_AUX_FLAGS(aux) | XDPBAN_CTR_DISPUTED;
+
+	if (!active) {
+		if (xdpban_ctr_swap(ref, XDPBAN_CTR_PACK(now_s, XDPBAN_CTL_GEN2(ref->ctl), 0)))
+			return; /* counted meanwhile: the next error decides again */
+		flags &= ~XDPBAN_CTR_HOPREF;
+	}
+	xdpban_ctr_set_aux(ref, XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux), flags,
+					       XDPBAN_CTR_AUX_STAMP(aux)));
+}
+
+/* The spoof defence's verdict on one error for a counter with aux (window active or not):
+ * -1 count it, else the enum xdpban_count_result that stops it. *dispute is set when the
+ * error's hop count disagrees with the source's reference, so the source becomes disputed. */
+XDPBAN_INLINE int xdpban_spoof_check(__u32 aux, int active, const struct xdpban_error *e,
+				     int *dispute)
+{
+	__u8 flags = XDPBAN_CTR_AUX_FLAGS(aux);
+	int ref = (flags & XDPBAN_CTR_VERIFIED) || (active && (flags & XDPBAN_CTR_HOPREF));
+
+	*dispute = 0;
+	if (e->spoof == XDPBAN_SPOOF_OFF || e->hop == XDPBAN_HOP_NONE)
+		return -1;
+	if (e->spoof == XDPBAN_SPOOF_VERIFIED && !(flags & XDPBAN_CTR_VERIFIED))
+		return XDPBAN_COUNT_UNVERIFIED;
+	if (active && (flags & XDPBAN_CTR_DISPUTED))
+		return XDPBAN_COUNT_SUSPECT;
+	if (ref && xdpban_hop_differs(e->hop, XDPBAN_CTR_AUX_HOP(aux), e->tolerance)) {
+		*dispute = 1;
+		return XDPBAN_COUNT_SUSPECT;
+	}
+	return -1;
+}
+
+/* Counts one error event against key in its group g: the threshold rule's counter step with
+ * the spoof defence in front of it. enum xdpban_count_result; *count gets the new count when
+ * counted, and *ref the counter (for a reset after a ban). No increment is lost between CPUs:
+ * every change is a compare-and-swap of val, retried; under extreme contention the last try
+ * adds without looking at the window. */
+XDPBAN_INLINE int xdpban_ctr_count(struct xdpban_group *g, const struct xdpban_key *key,
+				   const struct xdpban_error *e, __u32 *count,
+				   struct xdpban_ctr_ref *ref)
+{
+	for (int round = 0; round < 2; round++) {
+		if (!xdpban_ctr_find(g, key, ref)) {
+			int ret;
+
+			if (e->spoof == XDPBAN_SPOOF_VERIFIED && e->hop != XDPBAN_HOP_NONE)
+				return XDPBAN_COUNT_UNVERIFIED;
+			ret = xdpban_ctr_insert(g, key, e->now_s, e->window_s, 0, e->n,
+						xdpban_aux_new_window(0, e), ref);
+			if (ret < 0)
+				return XDPBAN_COUNT_FULL;
+			if (ret == 0) {
+				*count = e->n;
+				return XDPBAN_COUNT_COUNTED;
+			}
+			/* another CPU inserted it meanwhile: count on it below */
+		}
+		for (int tries = 0; tries < 4; tries++) {
+			__u32 aux = xdpban_ctl_aux(ref->ctl), c = XDPBAN_CTR_COUNT(ref->val);
+			int active = xdpban_ctr_active(aux, ref->val, e->now_s, e->window_s);
+			int dispute, stop = xdpban_spoof_check(aux, active, e, &dispute);
+			__u32 gen = XDPBAN_CTL_GEN2(ref->ctl);
+			__u64 next;
+
+			if (stop >= 0) {
+				if (dispute)
+					xdpban_ctr_dispute(ref, aux, active, e->now_s);
+				return stop;
+			}
+			next = active ? XDPBAN_CTR_PACK(XDPBAN_CTR_START(ref->val), gen,
+							xdpban_count_plus(c, e->n))
+				      : XDPBAN_CTR_PACK(e->now_s, gen, e->n);
+			if (xdpban_ctr_swap(ref, next) == 0) {
+				if (!active)
+					xdpban_ctr_set_aux(ref, xdpban_aux_new_window(aux, e));
+				*count = XDPBAN_CTR_COUNT(next);
+				return XDPBAN_COUNT_COUNTED;
+			}
+			if (XDPBAN_CTR_GEN(ref->val) != gen)
+				break; /* the slot went to another key: find ours again */
+			if (tries == 2 && c < 0x7fffffffu) {
+				/* Extreme contention: never lose the error, even if a window
+				 * restart is missed. */
+				next = __sync_fetch_and_add(&ref->slot->val, e->n);
+				if (XDPBAN_CTR_GEN(next) == gen) {
+					*count = XDPBAN_CTR_COUNT(next) + e->n;
+					return XDPBAN_COUNT_COUNTED;
+				}
+				__sync_fetch_and_sub(&ref->slot->val, e->n); /* not ours after all */
+				break;
+			}
+		}
+	}
+	return XDPBAN_COUNT_FULL;
+}
+
+/* Claims the right to ban a counter over the limit: 1 this caller bans, 0 another error is
+ * banning it already, so that two CPUs over the limit at once store one ban. */
+XDPBAN_INLINE int xdpban_ctr_claim_ban(struct xdpban_ctr_ref *ref)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		__u32 aux = xdpban_ctl_aux(ref->ctl);
+		__u64 ctl;
+
+		if (XDPBAN_CTR_AUX_FLAGS(aux) & XDPBAN_CTR_BANNING)
+			return 0;
+		if (xdpban_ctr_set_aux(ref, XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux),
+							  XDPBAN_CTR_AUX_FLAGS(aux) |
+								  XDPBAN_CTR_BANNING,
+							  XDPBAN_CTR_AUX_STAMP(aux))) == 0)
+			return 1;
+		ctl = XDPBAN_READ64(&ref->slot->ctl);
+		if (((ctl ^ ref->ctl) & ~(XDPBAN_G0_BITS | (0xffffffffull << XDPBAN_CTL_AUX_SHIFT))))
+			return 1; /* the slot went to another key: nothing to serialise on */
+		ref->ctl = ctl;
+	}
+	return 1;
+}
+
+/* After a ban the source starts over: count 0 (no window), no dispute, no first-error hop. */
+XDPBAN_INLINE void xdpban_ctr_reset(struct xdpban_ctr_ref *ref, __u32 now_s)
+{
+	__u32 aux = xdpban_ctl_aux(ref->ctl);
+
+	for (int tries = 0; tries < 4; tries++)
+		if (xdpban_ctr_swap(ref, XDPBAN_CTR_PACK(now_s, XDPBAN_CTL_GEN2(ref->ctl), 0)) ==
+			    0 ||
+		    XDPBAN_CTR_GEN(ref->val) != XDPBAN_CTL_GEN2(ref->ctl))
+			break;
+	xdpban_ctr_set_aux(ref, XDPBAN_CTR_AUX(
+		XDPBAN_CTR_AUX_HOP(aux),
+		XDPBAN_CTR_AUX_FLAGS(aux) &
+			~(XDPBAN_CTR_DISPUTED | XDPBAN_CTR_HOPREF | XDPBAN_CTR_BANNING),
+		XDPBAN_CTR_AUX_STAMP(aux)));
+}
+
+/* Records that key proved its return path at hop count `hop` (a segment of an established
+ * TCP connection): its verified hop becomes the reference; if errors of this window came at
+ * another hop count, they came from somewhere else and the source is disputed. 1 when the
+ * record changed, 0 when it already said so this stamp period, -1 when there was no slot. */
+XDPBAN_INLINE int xdpban_ctr_verify(struct xdpban_group *g, const struct xdpban_key *key,
+				    __u8 hop, __u32 now_s, __u32 window_s, __u8 tolerance)
+{
+	__u32 want = XDPBAN_CTR_AUX(hop, XDPBAN_CTR_VERIFIED, xdpban_stamp(now_s));
+	struct xdpban_ctr_ref ref = { 0 };
+
+	for (int tries = 0; tries < 4; tries++) {
+		__u32 aux;
+		__u8 flags;
+		int ret;
+
+		if (!xdpban_ctr_find(g, key, &ref)) {
+			ret = xdpban_ctr_insert(g, key, now_s, window_s, 1, 0, want, &ref);
+			if (ret < 0)
+				return -1;
+			if (ret == 0)
+				return 1;
+		}
+		aux = xdpban_ctl_aux(ref.ctl);
+		flags = XDPBAN_CTR_AUX_FLAGS(aux);
+		if ((flags & XDPBAN_CTR_VERIFIED) && XDPBAN_CTR_AUX_HOP(aux) == hop &&
+		    XDPBAN_CTR_AUX_STAMP(aux) == xdpban_stamp(now_s))
+			return 0; /* nothing new: no write */
+		flags = (flags | XDPBAN_CTR_VERIFIED) & ~XDPBAN_CTR_HOPREF;
+		if ((XDPBAN_CTR_AUX_FLAGS(aux) & XDPBAN_CTR_HOPREF) &&
+		    xdpban_ctr_active(aux, ref.val, now_s, window_s) &&
+		    xdpban_hop_differs(hop, XDPBAN_CTR_AUX_HOP(aux), tolerance))
+			flags |= XDPBAN_CTR_DISPUTED;
+		if (xdpban_ctr_set_aux(&ref, XDPBAN_CTR_AUX(hop, flags, xdpban_stamp(now_s))) == 0)
+			return 1;
+	}
+	return -1;
+}
+
+#endif /* XDPBAN_TABLE_OPS_H */
