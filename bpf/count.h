@@ -17,12 +17,7 @@ static __always_inline struct xdpban_group *bpf_group_at(void *map, __u32 index)
 	return bpf_map_lookup_elem(map, &index);
 }
 
-static __always_inline __u64 *bpf_ovf_at(__u32 index)
-{
-	return bpf_map_lookup_elem(&xdpban_banovf, &index);
-}
 #define XDPBAN_TABLE_GROUP(tab, index) bpf_group_at((tab), (index))
-#define XDPBAN_TABLE_OVF(tab, index) bpf_ovf_at(index) /* only the ban table has them */
 #include "xdpban_table_ops.h"
 
 const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;

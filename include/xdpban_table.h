@@ -16,15 +16,16 @@
  * A slot is claimed by a compare-and-swap of ctl to BUSY, written, then published as LIVE; a
  * reader reads ctl, then the key and val, then ctl again, and trusts what it read only when
  * ctl did not change (x86 keeps loads in order and stores in order, and every CAS is a full
- * barrier). Slot 0's ctl of a counter group also holds the group's insert lock
- * (XDPBAN_G0_LOCK), which is not part of slot 0; a reader ignores it when it compares.
+ * barrier). Slot 0's ctl also holds bits of the group, not of slot 0 (XDPBAN_G0_*: a counter
+ * group's insert lock, a ban group's overflow count); a reader ignores them when it compares.
  *
- * Bans may live up to XDPBAN_BAN_PROBE - 1 groups past their home group. An overflow count
- * per group (a parallel array of __u64, the map xdpban_banovf: BPF arrays keep their values
- * 8-byte aligned, so a narrower type would not be the layout userspace maps) counts the bans living
- * beyond it whose home is at or before it: raised before such a ban is published, lowered only
- * after it is gone. A ban lookup that misses in a group stops there when its overflow count is
- * zero, which at the table's load is almost always at the home group. Bans are never evicted.
+ * Bans may live up to XDPBAN_BAN_PROBE - 1 groups past their home group. Each group's overflow
+ * count, kept in slot 0's ctl (XDPBAN_G0_OVF_*, read with the group, so it costs no access of
+ * its own), counts the bans living beyond it whose home is at or before it: raised before such
+ * a ban is published, lowered only after it is gone. It can never pass 60 (fifteen groups of
+ * four slots), so an atomic add never carries out of its bits. A ban lookup that misses in a
+ * group stops there when its overflow count is zero, which at the table's load is almost
+ * always at the home group. Bans are never evicted.
  *
  * Counters live in their home group only. Inserting one takes the group's insert lock (a bit
  * in slot 0), so a key is never in a group twice; updates of a present key are lock-free
@@ -65,18 +66,18 @@ struct xdpban_group {
 
 /* ---- hashing ---- */
 
-/* The home group of a key: a keyed multiply-xorshift hash of its words (the seed is chosen at
+/* The home group of a key: a keyed multiply-xorshift hash of its five words, taken as two
+ * 64-bit lanes and one more word (the seed is chosen at
  * random when the tables are made, xdpban_seed, so that sources cannot be aimed at one group),
  * reduced to [0, groups) by a multiply, which needs no power of two. */
 XDPBAN_INLINE __u32 xdpban_key_home(__u64 seed, const struct xdpban_key *key, __u32 groups)
 {
 	const __u32 *w = (const __u32 *)key;
-	__u64 h = seed ^ 0x9e3779b97f4a7c15ull;
+	__u64 h = (((__u64)w[0] | (__u64)w[1] << 32) ^ seed) * 0x9e3779b97f4a7c15ull;
 
-	for (int i = 0; i < (int)(sizeof(*key) / 4); i++) {
-		h = (h ^ w[i]) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-	}
+	h = (h ^ (h >> 29) ^ ((__u64)w[2] | (__u64)w[3] << 32)) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 32) ^ w[4]) * 0x94d049bb133111ebull;
+	h ^= h >> 31;
 	return (__u32)(((h >> 32) * (__u64)groups) >> 32);
 }
 
@@ -101,7 +102,10 @@ enum xdpban_slot_state {
 #define XDPBAN_CTL_GEN_MASK (0x3fffull << XDPBAN_CTL_GEN_SHIFT) /* 14 bits */
 #define XDPBAN_CTL_V6 (1ull << 16)                             /* family IPv6 */
 #define XDPBAN_G0_LOCK (1ull << 17) /* slot 0 of a counter group: the group's insert lock */
-#define XDPBAN_G0_BITS XDPBAN_G0_LOCK /* bits of slot 0 that belong to the group */
+#define XDPBAN_G0_OVF_SHIFT 18      /* slot 0 of a ban group: the group's overflow count */
+#define XDPBAN_G0_OVF_ONE (1ull << XDPBAN_G0_OVF_SHIFT)
+#define XDPBAN_G0_OVF_MASK (0x3full << XDPBAN_G0_OVF_SHIFT) /* at most 60: 15 groups of 4 */
+#define XDPBAN_G0_BITS (XDPBAN_G0_LOCK | XDPBAN_G0_OVF_MASK) /* slot 0's bits of the group */
 #define XDPBAN_CTL_PLEN_SHIFT 24
 #define XDPBAN_CTL_PLEN_MASK (0xffull << XDPBAN_CTL_PLEN_SHIFT)
 #define XDPBAN_CTL_AUX_SHIFT 32

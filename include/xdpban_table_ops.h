@@ -3,15 +3,14 @@
  * memory through mmap. Both sides follow this one protocol; nothing may write a slot any other
  * way. The includer defines, before including:
  *   XDPBAN_TABLE_GROUP(tab, index)   struct xdpban_group * of group `index`, or NULL;
- *   XDPBAN_TABLE_OVF(tab, index)     __u64 * of the overflow count of ban group `index`;
  * and every call takes `tab` (a BPF map, or userspace's mapping) and the number of groups.
  * Every loop is bounded, every function inline: the verifier must see all of it.
  */
 #ifndef XDPBAN_TABLE_OPS_H
 #define XDPBAN_TABLE_OPS_H
 
-#if !defined(XDPBAN_TABLE_GROUP) || !defined(XDPBAN_TABLE_OVF)
-#error "define XDPBAN_TABLE_GROUP and XDPBAN_TABLE_OVF before including xdpban_table_ops.h"
+#ifndef XDPBAN_TABLE_GROUP
+#error "define XDPBAN_TABLE_GROUP(tab, index) before including xdpban_table_ops.h"
 #endif
 
 #include "xdpban_table.h"
@@ -137,10 +136,9 @@ XDPBAN_INLINE int xdpban_ban_find(void *tab, __u32 groups, __u64 seed,
 	for (__u32 step = 0; step < XDPBAN_BAN_PROBE && step < groups; step++) {
 		__u32 gi = xdpban_group_next(home, step, groups);
 		struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, gi);
-		__u64 *ovf = XDPBAN_TABLE_OVF(tab, gi);
 		int i;
 
-		if (!g || !ovf)
+		if (!g)
 			return 0;
 		i = xdpban_group_find(g, key, &ref->ctl, &ref->expires_ns);
 		if (i >= 0) {
@@ -148,7 +146,7 @@ XDPBAN_INLINE int xdpban_ban_find(void *tab, __u32 groups, __u64 seed,
 			ref->slot = i;
 			return 1;
 		}
-		if (XDPBAN_READ64(ovf) == 0)
+		if (!(XDPBAN_READ64(&g->slot[0].ctl) & XDPBAN_G0_OVF_MASK))
 			return 0;
 	}
 	return 0;
@@ -159,17 +157,17 @@ XDPBAN_INLINE int xdpban_ban_find(void *tab, __u32 groups, __u64 seed,
 XDPBAN_INLINE void xdpban_ovf_path(void *tab, __u32 groups, __u32 home, __u32 steps, int delta)
 {
 	for (__u32 step = 0; step < XDPBAN_BAN_PROBE - 1; step++) {
-		__u64 *ovf;
+		struct xdpban_group *g;
 
 		if (step >= steps)
 			return;
-		ovf = XDPBAN_TABLE_OVF(tab, xdpban_group_next(home, step, groups));
-		if (!ovf)
+		g = XDPBAN_TABLE_GROUP(tab, xdpban_group_next(home, step, groups));
+		if (!g)
 			continue;
 		if (delta > 0)
-			__sync_fetch_and_add(ovf, 1);
+			__sync_fetch_and_add(&g->slot[0].ctl, XDPBAN_G0_OVF_ONE);
 		else
-			__sync_fetch_and_sub(ovf, 1);
+			__sync_fetch_and_sub(&g->slot[0].ctl, XDPBAN_G0_OVF_ONE);
 	}
 }
 

@@ -475,10 +475,10 @@ static void compare_ban_overflow(struct diff *d)
 	assert_non_null(t.want);
 	xb_bans_walk(b, tally_overflow, &t);
 	for (__u32 g = 0; g < b->tab.n; g++)
-		if (b->tab.ovf[g] != t.want[g])
-			mismatch(d, "ban group %u overflow count: kernel %llu, bans living past it %u (%s)",
-				 g, (unsigned long long)b->tab.ovf[g], t.want[g],
-				 b->tab.ovf[g] < t.want[g] ? "a ban may go unenforced" : "stale");
+		if (xb_bans_overflow(b, g) != t.want[g])
+			mismatch(d, "ban group %u overflow count: kernel %u, bans living past it %u (%s)",
+				 g, xb_bans_overflow(b, g), t.want[g],
+				 xb_bans_overflow(b, g) < t.want[g] ? "a ban may go unenforced" : "stale");
 	free(t.want);
 }
 

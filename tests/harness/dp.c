@@ -62,8 +62,7 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	dp->report_fd = bpf_program__fd(dp->skel->progs.xdpban_report);
 	dp->ncpus = libbpf_num_possible_cpus();
 	fill_maps(dp);
-	err = xb_bans_open(&dp->bans, dp->maps.bans, dp->maps.banovf, dp->maps.baninfo,
-			   dp->maps.seed);
+	err = xb_bans_open(&dp->bans, dp->maps.bans, dp->maps.baninfo, dp->maps.seed);
 	if (!err)
 		err = xb_counters_open(&dp->counters, dp->maps.counts, dp->maps.seed);
 	if (err)
@@ -257,7 +256,6 @@ void dp_tables_clear(struct dp *dp)
 
 	memset(dp->counters.tab.groups, 0, (size_t)dp->counters.tab.n * sizeof(struct xdpban_group));
 	memset(dp->bans.tab.groups, 0, groups * sizeof(struct xdpban_group));
-	memset(dp->bans.tab.ovf, 0, groups * sizeof(__u64));
 	memset(dp->bans.info, 0, groups * XDPBAN_GROUP_SLOTS * sizeof(struct xdpban_ban_info));
 }
 

@@ -25,7 +25,7 @@
 
 /* File descriptors of the data path's maps, one per row of XDPBAN_MAPS (xdpban_maps.h), named
  * by its field column (and of the report program, when loaded). Every map is required, and:
- *   - bans, banovf, baninfo, counts, seed: the tables, mapped and changed only through
+ *   - bans, baninfo, counts, seed: the tables, mapped and changed only through
  *     table.h; ban, unban, sweep and query fail without them;
  *   - flat4, flat6: every write of the policy tries keeps them right (policy.h); policy writes
  *     fail without them;

@@ -57,8 +57,6 @@ void xb_table_unmap(struct xb_table *t)
 {
 	if (t->groups && t->len)
 		munmap(t->groups, t->len);
-	if (t->ovf && t->ovf_len)
-		munmap(t->ovf, t->ovf_len);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -89,17 +87,13 @@ int xb_seed_get(int seed_fd, __u64 *seed)
 
 /* ---- bans ---- */
 
-int xb_bans_open(struct xb_bans *b, int bans_fd, int ovf_fd, int info_fd, int seed_fd)
+int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd)
 {
 	__u32 n;
 	int ret;
 
 	memset(b, 0, sizeof(*b));
 	ret = xb_table_map(&b->tab, bans_fd);
-	if (!ret)
-		ret = map_array(ovf_fd, sizeof(__u64), (void **)&b->tab.ovf, &b->tab.ovf_len, &n);
-	if (!ret && n < b->tab.n)
-		ret = -EPROTO; /* an overflow count for every group */
 	if (!ret)
 		ret = map_array(info_fd, sizeof(struct xdpban_ban_info), (void **)&b->info,
 				&b->info_len, &n);
@@ -112,13 +106,12 @@ int xb_bans_open(struct xb_bans *b, int bans_fd, int ovf_fd, int info_fd, int se
 	return ret;
 }
 
-void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n, __u64 *ovf,
+void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n,
 		  struct xdpban_ban_info *info, __u64 seed)
 {
 	memset(b, 0, sizeof(*b));
 	b->tab.groups = groups;
 	b->tab.n = n;
-	b->tab.ovf = ovf;
 	b->info = info;
 	b->seed = seed;
 }
@@ -131,9 +124,15 @@ void xb_bans_close(struct xb_bans *b)
 	memset(b, 0, sizeof(*b));
 }
 
+__u32 xb_bans_overflow(const struct xb_bans *b, __u32 gi)
+{
+	return (__u32)((__atomic_load_n(&b->tab.groups[gi].slot[0].ctl, __ATOMIC_SEQ_CST) &
+			XDPBAN_G0_OVF_MASK) >> XDPBAN_G0_OVF_SHIFT);
+}
+
 int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen)
 {
-	int ret = xb_bans_open(b, m->bans, m->banovf, m->baninfo, m->seed);
+	int ret = xb_bans_open(b, m->bans, m->baninfo, m->seed);
 
 	if (ret)
 		snprintf(err, errlen, "cannot map the ban table %s: %s", XDPBAN_MAP_NAME(xdpban_bans),

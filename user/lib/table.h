@@ -16,11 +16,8 @@ struct xb_table {
 	struct xdpban_group *groups;
 	__u32 n;      /* groups */
 	size_t len;   /* bytes mapped; 0 when the memory is not ours to unmap */
-	__u64 *ovf;   /* bans only: the overflow count of each group (xdpban_banovf) */
-	size_t ovf_len;
 };
 #define XDPBAN_TABLE_GROUP(tab, index) (&((struct xb_table *)(tab))->groups[index])
-#define XDPBAN_TABLE_OVF(tab, index) (&((struct xb_table *)(tab))->ovf[index])
 #include "xdpban_table_ops.h"
 
 /* Maps an array of groups (checks value size and BPF_F_MMAPABLE). 0 or -errno (-EPROTO: a map
@@ -43,11 +40,13 @@ struct xb_bans {
 	__u64 seed;
 };
 
-/* Maps the ban table, its overflow counts and its cold data. 0 or -errno. */
-int xb_bans_open(struct xb_bans *b, int bans_fd, int ovf_fd, int info_fd, int seed_fd);
-/* Over memory the caller owns (tests): ovf has n entries, info n * XDPBAN_GROUP_SLOTS. */
-void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n, __u64 *ovf,
+/* Maps the ban table and its cold data. 0 or -errno. */
+int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd);
+/* Over memory the caller owns (tests): info has n * XDPBAN_GROUP_SLOTS entries. */
+void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n,
 		  struct xdpban_ban_info *info, __u64 seed);
+/* The overflow count of group gi (include/xdpban_table.h). */
+__u32 xb_bans_overflow(const struct xb_bans *b, __u32 gi);
 void xb_bans_close(struct xb_bans *b);
 /* Maps the ban table of a set of maps (libxdpban.h), with one line in err on failure. */
 int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen);
