@@ -31,6 +31,7 @@ struct dp_opts {
 	__u32 counters_max;
 	__u32 bans_max;
 	__u32 flat4x_max; /* level-3 lines of the IPv4 flat table */
+	__u32 policy4_max, policy6_max; /* entries of the policy tries */
 };
 
 /* 0 or -errno. */

@@ -115,18 +115,6 @@ static int tally_policy(const struct xb_policy_entry *e, void *ctx)
 	return 0;
 }
 
-/* A table's capacity, fixed when it was created: status shows use against it. */
-static int map_capacity(int fd, __u32 *max_entries)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	*max_entries = info.max_entries;
-	return 0;
-}
-
 int xb_json_status(const struct xb_maps *m, struct json_object **out)
 {
 	struct json_object *obj, *config = NULL, *stats = NULL;
@@ -138,9 +126,9 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 	banned = xb_count_banned(m, xb_boot_ns());
 	ret = tracked < 0 ? tracked : banned < 0 ? banned : 0;
 	if (!ret)
-		ret = map_capacity(m->counts, &counters_max);
+		ret = xb_map_capacity(m->counts, &counters_max);
 	if (!ret)
-		ret = map_capacity(m->bans, &bans_max);
+		ret = xb_map_capacity(m->bans, &bans_max);
 	if (!ret)
 		ret = xb_policy_foreach(m, tally_policy, &tally);
 	if (!ret)

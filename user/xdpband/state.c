@@ -270,7 +270,7 @@ static bool parse_key(const char *text, struct xdpban_key *key)
 	struct xb_prefix p;
 	char err[XB_ERRLEN];
 
-	if (!text || xb_prefix_parse(text, &p, err, sizeof(err)))
+	if (!text || xb_prefix_parse_saved(text, &p, err, sizeof(err)))
 		return false;
 	if (p.family == XDPBAN_FAMILY_INET ? p.plen != 32 : p.plen < XDPBAN_V6_PREFIX_MIN)
 		return false;
@@ -322,7 +322,7 @@ static int parse_prefix(char **t, int n, struct saved_state *s)
 	char err[XB_ERRLEN];
 	__u64 expires;
 
-	if (n != 3 || xb_prefix_parse(t[1], &p.prefix, err, sizeof(err)) ||
+	if (n != 3 || xb_prefix_parse_saved(t[1], &p.prefix, err, sizeof(err)) ||
 	    !parse_field(t[2], "expires", TIME_MAX_WALL, &expires))
 		return -EINVAL;
 	p.expires = expires;
