@@ -192,6 +192,17 @@ sendp([Ether(dst="ff:ff:ff:ff:ff:ff") / IP(src=src, dst="192.0.2.1") / l4] * cou
 EOF
 }
 
+# xbd_request JSON: sends one raw request line to the daemon's socket and prints the reply line.
+xbd_request() {
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline().strip())' "$XBD_SOCK" "$1"
+}
+
 # xbd_json EXPR: evaluates a Python expression over the JSON on stdin, bound to d.
 xbd_json() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
 
@@ -231,6 +242,33 @@ xbd_prog_id() {
 # xbd_log_has TEXT: the daemon logged a line containing TEXT.
 xbd_log_has() { grep -qF -- "$1" "$XBD_LOG"; }
 
+# xbd_check_t NAME WANT_RC WANT_TEXT ARGS...: xdpband ARGS in the receiver namespace must exit
+# WANT_RC within 5 s, with one line containing WANT_TEXT; otherwise the problem goes into the
+# caller's array $bad.
+xbd_check_t() {
+	local name=$1 want_rc=$2 want=$3 out rc t0
+	shift 3
+	t0=$(date +%s%N)
+	out=$(nsenter --net="/run/netns/$XBD_NS_R" timeout 20 "$XBD_BIN/xdpband" "$@" 2>&1)
+	rc=$?
+	if ((rc != want_rc)) || [[ $(wc -l <<<"$out") != 1 || $out != *"$want"* ]]; then
+		bad+=("$name: exit $rc, '${out:0:200}'")
+	elif (($(date +%s%N) - t0 > 5000000000)); then
+		bad+=("$name: took more than 5 s")
+	fi
+}
+
+# xbd_checks_done CASE: PASS when $bad is empty and no check left pins or a socket.
+xbd_checks_done() {
+	if ((${#bad[@]})); then
+		xbd_fail "$1" "${#bad[@]} wrong: ${bad[*]:0:3}"
+	elif [[ -e $XBD_PIN || -e $XBD_SOCK ]]; then
+		xbd_fail "$1" "a check or a refused start left pins or a socket"
+	else
+		xbd_pass "$1"
+	fi
+}
+
 # The cases below run only when this file is executed, not when it is sourced.
 [[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
 
@@ -268,18 +306,6 @@ case_bad_config() {
 }
 
 # --- -t makes every check a start makes before loading: what it accepts, a start accepts ---
-# xbd_check_t NAME WANT_RC WANT_TEXT ARGS...: xdpband ARGS in the receiver namespace must exit
-# WANT_RC with one line containing WANT_TEXT; otherwise the problem goes into $bad.
-xbd_check_t() {
-	local name=$1 want_rc=$2 want=$3 out rc
-	shift 3
-	out=$(nsenter --net="/run/netns/$XBD_NS_R" timeout 20 "$XBD_BIN/xdpband" "$@" 2>&1)
-	rc=$?
-	if ((rc != want_rc)) || [[ $(wc -l <<<"$out") != 1 || $out != *"$want"* ]]; then
-		bad+=("$name: exit $rc, '${out:0:160}'")
-	fi
-}
-
 case_check_config() {
 	local dir=$XBD_TMP/t bad=()
 	mkdir -p "$dir" && mkfifo "$dir/fifo" || { xbd_fail check_matches_start "cannot set up"; return; }
@@ -307,13 +333,7 @@ case_check_config() {
 	# A start refuses the same files, in one line, before it makes anything.
 	xbd_check_t start-on-directory 1 "config $dir is a directory, not a regular file" -c "$dir"
 	xbd_check_t start-without-interfaces 1 "no interface to attach to" -c "$dir/no-ifaces.conf"
-	if ((${#bad[@]})); then
-		xbd_fail check_matches_start "${#bad[@]} wrong: ${bad[*]:0:3}"
-	elif [[ -e $XBD_PIN || -e $XBD_SOCK ]]; then
-		xbd_fail check_matches_start "a check or a refused start left pins or a socket"
-	else
-		xbd_pass check_matches_start
-	fi
+	xbd_checks_done check_matches_start
 }
 
 # --- start and attach ---

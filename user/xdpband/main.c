@@ -37,7 +37,8 @@ static void usage(FILE *out)
 		"The xdpban daemon: attaches the XDP firewall and serves its control socket.\n"
 		"  -c FILE   configuration file (default %s)\n"
 		"  -i IFACE  attach to IFACE instead of the configured interfaces (repeatable)\n"
-		"  -t        check the configuration, the list files and the interfaces, then exit\n"
+		"  -t        check the configuration, the list and state files and the interfaces,\n"
+		"            then exit\n"
 		"  -v        verbose: debug lines, and libbpf's and libxdp's messages\n"
 		"  -h        this help\n"
 		"Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n"
@@ -191,14 +192,17 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 
 int xbd_reload(struct xbd *d, char *err, size_t errlen)
 {
-	struct xbd_lists lists;
+	struct xbd_list_caps caps;
+	struct xbd_lists lists = {};
 	struct xbd_conf next;
 	char restart_keys[256];
 	int ret = xbd_conf_load(d->conf.path, &next, err, errlen);
 
 	if (ret)
 		return ret;
-	ret = xbd_lists_read(&next, &lists, err, errlen);
+	ret = xbd_list_caps_of(&d->maps, &caps, err, errlen);
+	if (!ret)
+		ret = xbd_lists_read(&next, &caps, &lists, err, errlen);
 	if (!ret && d->ifaces_from_args && replace_ifaces(&next, d->conf.ifaces, d->conf.n_ifaces)) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
@@ -286,9 +290,12 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 
 /* ---- start and stop ---- */
 
+/* Everything a start reads and checks before it makes anything, and all that -t checks
+ * (with the table sizes a start creates). */
 static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *lists, char *err,
 		       size_t errlen)
 {
+	struct xbd_list_caps caps;
 	int ret = xbd_conf_load(a->config, &d->conf, err, errlen);
 
 	if (ret)
@@ -301,7 +308,11 @@ static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *li
 			return ret;
 		}
 	}
-	return xbd_lists_read(&d->conf, lists, err, errlen);
+	xbd_list_caps_default(&caps);
+	ret = xbd_lists_read(&d->conf, &caps, lists, err, errlen);
+	if (!ret && d->conf.state_file)
+		ret = xbd_state_check(d->conf.state_file, err, errlen);
+	return ret;
 }
 
 static int start_services(struct xbd *d, char *err, size_t errlen)
