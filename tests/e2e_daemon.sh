@@ -100,6 +100,22 @@ xbd_setup() {
 		ip -n "$XBD_NS_R" link set lo up
 }
 
+# xbd_begin TAG CASE...: the start of a test that sources tests/e2e_lib.sh as well: skips all
+# CASEs when they cannot run (xbd_require), or makes the namespaces (xbd_setup TAG) with
+# xbd_cleanup at the bottom of e2e_lib.sh's one cleanup stack; if that fails, one FAIL line
+# per case and exit 1.
+xbd_begin() {
+	local tag=$1 c
+	shift
+	xbd_require "$@"
+	if ! xbd_setup "$tag"; then
+		for c in "$@"; do echo "FAIL: $c (cannot create the test namespaces)"; done
+		exit 1
+	fi
+	trap e2e__cleanup EXIT
+	e2e_defer xbd_cleanup
+}
+
 # xbd_veth IF_S ADDR_S IF_R ADDR_R: one veth from the sender to the receiver namespace.
 xbd_veth() {
 	ip link add "$1" netns "$XBD_NS_S" type veth peer name "$3" netns "$XBD_NS_R" &&

@@ -18,13 +18,7 @@ source "$(dirname "$0")/e2e_daemon.sh"
 
 CASES=(check_refuses_hostile_files list_larger_than_the_table_refused_whole
 	fifo_and_device_refused_by_reload full_disk_named_when_saving)
-xbd_require "${CASES[@]}"
-if ! xbd_setup h; then
-	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
-	exit 1
-fi
-trap e2e__cleanup EXIT # instead of xbd_setup's: one stack, xbd_cleanup at its bottom
-e2e_defer xbd_cleanup
+xbd_begin h "${CASES[@]}"
 XBD_DENY=$XBD_TMP/deny.list
 printf '198.51.100.0/24\n' >"$XBD_DENY"
 xbd_write_conf "[metrics]" "listen = off" "[lists]" "deny = $XBD_DENY"

@@ -735,6 +735,20 @@ static void client_reports_closed_and_silent_peers(void **state)
 			 -EPIPE);
 	assert_null(reply);
 	close(sv[0]);
+
+	/* A refusal: the server answers and closes before it reads the request; the send fails,
+	 * and the answer is what the caller gets. */
+	static const char refusal[] = "{\"ok\":false,\"error\":\"permission denied\"}\n";
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(write(sv[1], refusal, sizeof(refusal) - 1), sizeof(refusal) - 1);
+	close(sv[1]);
+	assert_int_equal(xb_control_call(sv[0], "{\"cmd\":\"stats\"}", 1000, &reply, err,
+					 sizeof(err)),
+			 0);
+	assert_string_equal(reply, "{\"ok\":false,\"error\":\"permission denied\"}");
+	free(reply);
+	close(sv[0]);
 }
 
 static void client_refuses_bad_requests_and_paths(void **state)
