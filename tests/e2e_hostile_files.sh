@@ -69,15 +69,19 @@ case_check_files() {
 	xbd_checks_done check_refuses_hostile_files
 }
 
+# xbd_status_fast: the daemon answers `status` within 2 s.
+xbd_status_fast() { timeout 2 "$XBD_BIN/xdpban" --socket "$XBD_SOCK" status --json >/dev/null; }
+
 # xbd_queries: `xdpban query --json` of addresses in the old and in the refused list.
 xbd_queries() {
 	local a
 	for a in 198.51.100.7 2001:db8::1 2001:db8:1:2::1 192.0.2.2; do xbd_cli query "$a" --json; done
 }
 
-# --- 3,000,000 IPv6 entries, more than ten times the table: refused whole ---
+# --- 3,000,000 IPv6 entries, more than ten times the table: refused whole, by -t, SIGHUP and
+# the reload command, while the daemon keeps answering ---
 case_big_list() {
-	local big=$XBD_TMP/big.list conf=$XBD_TMP/big.conf before after out reply
+	local big=$XBD_TMP/big.list conf=$XBD_TMP/big.conf before after out reply during
 	awk 'BEGIN { for (i = 0; i < 3000000; i++) printf "2001:db8:%x:%x::/64\n", int(i / 65536), i % 65536 }' >"$big"
 	before=$(xbd_queries)
 	xbd_conf_with "$conf" "deny = $XBD_DENY" "deny = $big"
@@ -85,11 +89,16 @@ case_big_list() {
 	cp "$XBD_CONF" "$XBD_TMP/good.conf"
 	cp "$conf" "$XBD_CONF"
 	kill -HUP "$XBD_PID"
+	# the files are read beside the loop: status answers while the reading goes on
+	xbd_status_fast && ! xbd_log_has "reload: $big"
+	during=$?
 	xbd_wait_until xbd_log_has "reload: $big: 3000000 IPv6 entries"
 	reply=$(xbd_request '{"cmd":"reload"}')
 	after=$(xbd_queries)
 	if [[ $(wc -l <<<"$out") != 1 || $out != *"$big: 3000000 IPv6 entries: more than the IPv6 policy table holds (262144)"* ]]; then
 		xbd_fail list_larger_than_the_table_refused_whole "-t said: ${out:0:200}"
+	elif ((during != 0)); then
+		xbd_fail list_larger_than_the_table_refused_whole "status did not answer while the list was read"
 	elif ! xbd_log_has "reload: $big: 3000000 IPv6 entries: more than the IPv6 policy table holds (262144); keeping the old configuration"; then
 		xbd_fail list_larger_than_the_table_refused_whole "no log line refusing the reload"
 	elif [[ $(xbd_json 'd["ok"]' <<<"$reply") != False || $reply != *"3000000 IPv6 entries"* ]]; then
@@ -104,9 +113,6 @@ case_big_list() {
 	cp "$XBD_TMP/good.conf" "$XBD_CONF"
 	rm -f "$big"
 }
-
-# xbd_status_fast: the daemon answers `status` within 2 s.
-xbd_status_fast() { timeout 2 "$XBD_BIN/xdpban" --socket "$XBD_SOCK" status --json >/dev/null; }
 
 # --- a FIFO (SIGHUP) and /dev/zero (reload command) as list files: refused at once ---
 case_fifo_reload() {
@@ -129,7 +135,13 @@ case_fifo_reload() {
 	elif ! xbd_status_fast || [[ $(xbd_query 198.51.100.7 'd["policy"]') != deny ]]; then
 		xbd_fail fifo_and_device_refused_by_reload "the daemon does not answer, or lost its deny list"
 	else
-		xbd_pass fifo_and_device_refused_by_reload
+		cp "$XBD_TMP/good.conf" "$XBD_CONF"
+		reply=$(xbd_request '{"cmd":"reload"}')
+		if [[ $reply != '{"ok":true,"config_file":"'"$XBD_CONF"'"}' ]]; then
+			xbd_fail fifo_and_device_refused_by_reload "reload of the good file: '$reply'"
+		else
+			xbd_pass fifo_and_device_refused_by_reload
+		fi
 	fi
 	cp "$XBD_TMP/good.conf" "$XBD_CONF"
 }

@@ -552,7 +552,7 @@ static void escape_message(const char *in, char *out, size_t outlen)
 	out[used] = '\0';
 }
 
-static char *error_reply(const char *message)
+char *xb_control_error_reply(const char *message)
 {
 	struct json_object *obj = json_object_new_object();
 	char escaped[4 * XB_ERRLEN + 1];
@@ -586,7 +586,7 @@ int xb_control_handle(const struct xb_control_ctx *ctx, const char *request, siz
 	if (ret) {
 		if (!err[0])
 			snprintf(err, sizeof(err), "%s", strerror(-ret));
-		*reply = error_reply(err);
+		*reply = xb_control_error_reply(err);
 	} else {
 		*reply = strdup(xb_json_line(r.reply));
 	}

@@ -4,6 +4,7 @@
  * before the reply is read) and it is closed. */
 #include <errno.h>
 #include <grp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <json-c/json.h>
 #include "log.h"
 #include "server.h"
 
@@ -183,25 +183,10 @@ static void queue_reply(struct xbd_client *c, char *reply)
 	c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
 }
 
-/* {"ok": false, "error": msg}, malloc'ed, without the '\n'; NULL when out of memory. */
-static char *error_line(const char *msg)
-{
-	struct json_object *o = json_object_new_object();
-	char *text = NULL;
-
-	if (!o)
-		return NULL;
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	json_object_put(o);
-	return text;
-}
-
 /* One error line, after which the connection ends. */
 static void queue_error(struct xbd_client *c, const char *msg)
 {
-	char *line = error_line(msg);
+	char *line = xb_control_error_reply(msg);
 
 	c->closing = true;
 	if (line)
@@ -213,7 +198,7 @@ static void queue_error(struct xbd_client *c, const char *msg)
  * connection before the line is read), and the close. Never waits. */
 static void end_now(int fd, const char *msg)
 {
-	char *line = error_line(msg), discard[4096];
+	char *line = xb_control_error_reply(msg), discard[4096];
 
 	if (line) {
 		snprintf(discard, sizeof(discard), "%s\n", line);
@@ -310,12 +295,14 @@ static int count_members(const struct xbd_server *s)
 	return n;
 }
 
-/* Idle: no request begun (none read, none waiting in the socket), no reply pending, and not
- * accepted in this very turn (it has not been read from yet). */
+/* Idle: no request begun (none read, none waiting in the socket), none held, no reply
+ * pending, and not accepted in this very turn (it has not been read from yet). */
 static bool idle(const struct xbd_server *s, const struct xbd_client *c)
 {
 	char byte;
 
+	if (c->held)
+		return false;
 	if (c->closing)
 		return true;
 	return c->turn != s->turn && !c->in_len && !c->out &&
@@ -429,11 +416,20 @@ static void handle_request(struct xbd_server *s, struct xbd_client *c, const cha
 {
 	struct xb_control_ctx ctx = s->ctx;
 	char *reply = NULL;
+	int ret;
 
 	ctx.read_only = c->read_only;
 	s->serving_read_only = c->read_only; /* for the daemon's own commands */
+	s->serving = c;
 	pr_debug("control: uid %u: %.*s", c->uid, (int)(len > 200 ? 200 : len), line);
-	if (xb_control_handle(&ctx, line, len, &reply) || !reply) {
+	ret = xb_control_handle(&ctx, line, len, &reply);
+	s->serving = NULL;
+	if (c->held) { /* the answer comes later, from xbd_server_release() */
+		free(reply);
+		c->deadline_ms = xbd_now_ms() + XBD_HELD_TIMEOUT_MS;
+		return;
+	}
+	if (ret || !reply) {
 		free(reply);
 		queue_error(c, "out of memory");
 		return;
@@ -447,7 +443,7 @@ static void handle_lines(struct xbd_server *s, struct xbd_client *c)
 	char *nl;
 	size_t len;
 
-	while (!c->out && !c->closing) {
+	while (!c->out && !c->closing && !c->held) {
 		nl = memchr(c->in, '\n', c->in_len);
 		if (!nl) {
 			if (c->in_len == sizeof(c->in))
@@ -466,7 +462,8 @@ static void client_read(struct xbd_server *s, struct xbd_client *c)
 	char discard[512];
 	ssize_t n;
 
-	if (c->closing) { /* draining what a refused client still sends */
+	if (c->closing || c->held) { /* draining what a refused client still sends, or a held
+				       * client hung up (it is not polled for input) */
 		n = recv(c->fd, discard, sizeof(discard), 0);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			client_free(c);
@@ -518,6 +515,11 @@ static void expire(struct xbd_client *c, __u64 now)
 {
 	if (now < c->deadline_ms)
 		return;
+	if (c->held) {
+		c->held = false;
+		queue_error(c, "the outcome did not come in time: see the daemon's log");
+		return;
+	}
 	if (c->out || c->closing) {
 		client_free(c);
 		return;
@@ -533,7 +535,7 @@ void xbd_server_pollfds(const struct xbd_server *s, struct pollfd *pfds)
 
 		pfds[i + 1] = (struct pollfd){
 			.fd = c->fd, /* a negative fd is ignored by poll */
-			.events = c->out ? POLLOUT : POLLIN,
+			.events = c->held ? 0 : c->out ? POLLOUT : POLLIN,
 		};
 	}
 }
@@ -573,4 +575,29 @@ int xbd_server_timeout_ms(const struct xbd_server *s)
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= now ? 0 : (int)(next - now);
+}
+
+void xbd_server_hold(struct xbd_server *s)
+{
+	if (s->serving)
+		s->serving->held = true;
+}
+
+void xbd_server_release(struct xbd_server *s, const char *reply)
+{
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
+		struct xbd_client *c = &s->clients[i];
+		char *line;
+
+		if (c->fd < 0 || !c->held)
+			continue;
+		c->held = false;
+		line = strdup(reply);
+		if (line)
+			queue_reply(c, line);
+		else
+			queue_error(c, "out of memory");
+		if (!c->closing)
+			c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
+	}
 }

@@ -28,6 +28,7 @@
 #define XBD_ACCEPTS_PER_POLL 64    /* connections taken per turn of the loop; more wait */
 #define XBD_LISTEN_BACKLOG 128
 #define XBD_REFUSALS_LOG_MS 5000   /* one refusal is logged per this long; the rest counted */
+#define XBD_HELD_TIMEOUT_MS 60000  /* a held request (a reload) gets its answer within this */
 
 struct xbd_client {
 	int fd; /* -1 = free slot */
@@ -35,6 +36,7 @@ struct xbd_client {
 	bool privileged;   /* root or the daemon's user: may use the reserved slots */
 	bool read_only;
 	bool closing;      /* close once the reply is out */
+	bool held;         /* its request is answered later (xbd_server_release) */
 	__u64 deadline_ms; /* CLOCK_MONOTONIC */
 	__u64 active_ms;   /* when it connected or last had a reply */
 	unsigned long turn; /* xbd_server.turn it was accepted in */
@@ -54,6 +56,7 @@ struct xbd_server {
 	gid_t group;
 	struct xb_control_ctx ctx;
 	bool serving_read_only; /* the request being handled is from a read-only peer */
+	struct xbd_client *serving; /* whose request is being handled, or NULL */
 	unsigned long turn;       /* calls of xbd_server_serve */
 	__u64 refusals_logged_ms; /* when a refusal was last logged */
 	unsigned long refusals_unlogged; /* refusals since then */
@@ -71,6 +74,11 @@ void xbd_server_pollfds(const struct xbd_server *s, struct pollfd *pfds);
 void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds);
 /* The poll timeout the nearest client deadline allows, in ms; -1 = none. */
 int xbd_server_timeout_ms(const struct xbd_server *s);
+/* Called from a hook while a request is handled: its reply is not sent; the connection waits
+ * (reading no further request) for xbd_server_release(), at most XBD_HELD_TIMEOUT_MS. */
+void xbd_server_hold(struct xbd_server *s);
+/* Sends reply (a line without '\n') to every held connection. */
+void xbd_server_release(struct xbd_server *s, const char *reply);
 void xbd_server_close(struct xbd_server *s);
 __u64 xbd_now_ms(void);
 
