@@ -41,12 +41,14 @@ case_check_files() {
 	printf '::ffff:192.0.2.1\n' >"$d/mapped.list"
 	printf '192.0.2.7 # %s\n' "$(head -c 1100 /dev/zero | tr '\0' x)" >"$d/long.list"
 	truncate -s 300M "$d/huge.list" # sparse: costs no disk
+	{ printf '192.0.2.7 #'; head -c 1013 /dev/zero | tr '\0' x; printf '\n192.0.2.8'; } >"$d/longest.list"
+	yes 2001:db8::1 | head -n 2500000 >"$d/repeats.list" # more lines than the table, one entry
 	for f in fifo sock; do
 		xbd_conf_with "$d/$f.conf" "deny = $d/$f"
 	done
 	xbd_conf_with "$d/zero.conf" "deny = /dev/zero"
 	xbd_conf_with "$d/dir.conf" "trusted = $d"
-	for f in nul all4 all6 mapped long huge; do
+	for f in nul all4 all6 mapped long huge longest repeats; do
 		xbd_conf_with "$d/$f.conf" "deny = $d/$f.list"
 	done
 	sed 's/^factor = .*/factor = 0x2/' "$XBD_CONF" >"$d/hex.conf"
@@ -60,6 +62,8 @@ case_check_files() {
 	xbd_check_t all-ipv6 1 "$d/all6.list:2: '::/0' is every IPv6 address" -t -c "$d/all6.conf"
 	xbd_check_t mapped 1 "$d/mapped.list:1: '::ffff:192.0.2.1' is an IPv4-mapped IPv6 address" -t -c "$d/mapped.conf"
 	xbd_check_t long-line 1 "$d/long.list:1: line longer than 1024 bytes" -t -c "$d/long.conf"
+	xbd_check_t longest-line 0 "configuration OK (2 interfaces, 1 list file, 2 list entries)" -t -c "$d/longest.conf"
+	xbd_check_t repeats 0 "configuration OK (2 interfaces, 1 list file, 1 list entries)" -t -c "$d/repeats.conf"
 	xbd_check_t huge 1 "list $d/huge.list is 314572800 bytes, more than the limit of 268435456" -t -c "$d/huge.conf"
 	xbd_check_t hex-factor 1 "[escalation] factor = '0x2': not a decimal number" -t -c "$d/hex.conf"
 	xbd_check_t state-dir 1 "state file /tmp is a directory, not a regular file" -t -c "$d/state-dir.conf"
