@@ -53,6 +53,9 @@ case_check_files() {
 	done
 	sed 's/^factor = .*/factor = 0x2/' "$XBD_CONF" >"$d/hex.conf"
 	sed "s|^file = .*|file = /tmp|" "$XBD_CONF" >"$d/state-dir.conf"
+	# A start is tried on a directory of our own: a daemon that took /tmp for a corrupt state
+	# file would move it aside.
+	mkdir -p "$d/state.d" && sed "s|^file = .*|file = $d/state.d|" "$XBD_CONF" >"$d/own-state-dir.conf"
 	xbd_check_t fifo 1 "list $d/fifo is a FIFO, not a regular file" -t -c "$d/fifo.conf"
 	xbd_check_t socket 1 "list $d/sock is a socket, not a regular file" -t -c "$d/sock.conf"
 	xbd_check_t dev-zero 1 "list /dev/zero is a device, not a regular file" -t -c "$d/zero.conf"
@@ -69,7 +72,7 @@ case_check_files() {
 	xbd_check_t state-dir 1 "state file /tmp is a directory, not a regular file" -t -c "$d/state-dir.conf"
 	# a start refuses them the same way, before it makes anything
 	xbd_check_t start-fifo 1 "list $d/fifo is a FIFO, not a regular file" -c "$d/fifo.conf"
-	xbd_check_t start-state-dir 1 "state file /tmp is a directory, not a regular file" -c "$d/state-dir.conf"
+	xbd_check_t start-state-dir 1 "state file $d/state.d is a directory, not a regular file" -c "$d/own-state-dir.conf"
 	xbd_checks_done check_refuses_hostile_files
 }
 
