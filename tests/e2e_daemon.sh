@@ -6,10 +6,11 @@
 # through errors seen on the wire, takes `set` at once, refuses a second daemon and a non-root
 # peer, answers garbage on its control socket without dying, and its metrics match the maps.
 #
-# It is also the helper library of tests/e2e_daemon_*.sh, which source it: then it only
-# defines the xbd_* functions and runs no case. Everything it creates (namespaces, veth, pin
-# directory, temp directory, daemons) is named xbd-* and removed by the EXIT trap, also on
-# failure. It never touches an interface it did not create.
+# It is also the helper library of tests/e2e_daemon_*.sh and tests/e2e_hostile_*.sh, which
+# source it: then it only defines the xbd_* functions and runs no case. Everything it creates
+# (namespaces, veth, pin directory, temp directory, daemons) is named xbd-* and removed by the
+# EXIT trap (or, with xbd_begin, by e2e_lib.sh's cleanup), also on failure. It never touches
+# an interface it did not create.
 #
 # Usage: tests/e2e_daemon.sh BUILD_DIR
 set -uo pipefail

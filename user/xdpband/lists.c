@@ -111,7 +111,7 @@ int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *
 }
 
 /* One read of every list file. */
-struct reading {
+struct read_state {
 	const struct xbd_conf *conf;
 	size_t cap[2];      /* [0] IPv4, [1] IPv6: distinct entries the tries can take */
 	size_t store_max;   /* entries held at most; then repeats are dropped to make room */
@@ -131,7 +131,7 @@ static int family_index(const struct xb_prefix *p)
  * its capacity; false when every family fits. *before: that family's entries in the lists
  * before it. The entries must be deduplicated: each is then counted for the first list that
  * names it. */
-static bool find_overflow(const struct reading *r, int *family, __u32 *list_id, size_t *before)
+static bool find_overflow(const struct read_state *r, int *family, __u32 *list_id, size_t *before)
 {
 	size_t per[XBD_MAX_LISTS + 1][2] = {};
 
@@ -153,7 +153,7 @@ static bool find_overflow(const struct reading *r, int *family, __u32 *list_id, 
 	return false;
 }
 
-static int overflow_error(const struct reading *r)
+static int overflow_error(const struct read_state *r)
 {
 	int f, v;
 	__u32 id;
@@ -176,7 +176,7 @@ static int overflow_error(const struct reading *r)
 /* Keeps an entry; when the array is at store_max, drops repeats first, and stops keeping
  * entries once the distinct ones are more than the tries can take (they are still counted,
  * so that the error can say how many a file holds). */
-static int keep(struct reading *r, const struct xbd_list_entry *e)
+static int keep(struct read_state *r, const struct xbd_list_entry *e)
 {
 	int f, ret;
 	__u32 id;
@@ -261,7 +261,7 @@ static void read_error(const char *path, const struct xbd_lines *lines, int ret,
 		snprintf(err, errlen, "cannot read list %s: %s", path, strerror(-ret));
 }
 
-static int read_one(struct reading *r, const struct xbd_list_conf *lc)
+static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 {
 	struct xbd_list_entry e = { .verdict = lc->verdict, .list_id = lc->id };
 	struct xbd_lines lines;
@@ -296,7 +296,7 @@ static int read_one(struct reading *r, const struct xbd_list_conf *lc)
 int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
 		   struct xbd_lists *out, char *err, size_t errlen)
 {
-	struct reading r = {
+	struct read_state r = {
 		.conf = conf, .cap = { caps->ipv4, caps->ipv6 }, .out = out, .err = err,
 		.errlen = errlen,
 	};
