@@ -6,10 +6,11 @@
 # through errors seen on the wire, takes `set` at once, refuses a second daemon and a non-root
 # peer, answers garbage on its control socket without dying, and its metrics match the maps.
 #
-# It is also the helper library of tests/e2e_daemon_*.sh, which source it: then it only
-# defines the xbd_* functions and runs no case. Everything it creates (namespaces, veth, pin
-# directory, temp directory, daemons) is named xbd-* and removed by the EXIT trap, also on
-# failure. It never touches an interface it did not create.
+# It is also the helper library of tests/e2e_daemon_*.sh and tests/e2e_hostile_*.sh, which
+# source it: then it only defines the xbd_* functions and runs no case. Everything it creates
+# (namespaces, veth, pin directory, temp directory, daemons) is named xbd-* and removed by the
+# EXIT trap (or, with xbd_begin, by e2e_lib.sh's cleanup), also on failure. It never touches
+# an interface it did not create.
 #
 # Usage: tests/e2e_daemon.sh BUILD_DIR
 set -uo pipefail
@@ -98,6 +99,22 @@ xbd_setup() {
 		xbd_veth "$XBD_IF_S" 192.0.2.2 "$XBD_IF_R" 192.0.2.1 &&
 		xbd_veth "$XBD_IF_S2" 198.51.100.2 "$XBD_IF_R2" 198.51.100.1 &&
 		ip -n "$XBD_NS_R" link set lo up
+}
+
+# xbd_begin TAG CASE...: the start of a test that sources tests/e2e_lib.sh as well: skips all
+# CASEs when they cannot run (xbd_require), or makes the namespaces (xbd_setup TAG) with
+# xbd_cleanup at the bottom of e2e_lib.sh's one cleanup stack; if that fails, one FAIL line
+# per case and exit 1.
+xbd_begin() {
+	local tag=$1 c
+	shift
+	xbd_require "$@"
+	if ! xbd_setup "$tag"; then
+		for c in "$@"; do echo "FAIL: $c (cannot create the test namespaces)"; done
+		exit 1
+	fi
+	trap e2e__cleanup EXIT
+	e2e_defer xbd_cleanup
 }
 
 # xbd_veth IF_S ADDR_S IF_R ADDR_R: one veth from the sender to the receiver namespace.
@@ -192,6 +209,17 @@ sendp([Ether(dst="ff:ff:ff:ff:ff:ff") / IP(src=src, dst="192.0.2.1") / l4] * cou
 EOF
 }
 
+# xbd_request JSON: sends one raw request line to the daemon's socket and prints the reply line.
+xbd_request() {
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline().strip())' "$XBD_SOCK" "$1"
+}
+
 # xbd_json EXPR: evaluates a Python expression over the JSON on stdin, bound to d.
 xbd_json() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
 
@@ -222,6 +250,33 @@ xbd_prog_id() {
 
 # xbd_log_has TEXT: the daemon logged a line containing TEXT.
 xbd_log_has() { grep -qF -- "$1" "$XBD_LOG"; }
+
+# xbd_check_t NAME WANT_RC WANT_TEXT ARGS...: xdpband ARGS in the receiver namespace must exit
+# WANT_RC within 5 s, with one line containing WANT_TEXT; otherwise the problem goes into the
+# caller's array $bad.
+xbd_check_t() {
+	local name=$1 want_rc=$2 want=$3 out rc t0
+	shift 3
+	t0=$(date +%s%N)
+	out=$(nsenter --net="/run/netns/$XBD_NS_R" timeout 20 "$XBD_BIN/xdpband" "$@" 2>&1)
+	rc=$?
+	if ((rc != want_rc)) || [[ $(wc -l <<<"$out") != 1 || $out != *"$want"* ]]; then
+		bad+=("$name: exit $rc, '${out:0:200}'")
+	elif (($(date +%s%N) - t0 > 5000000000)); then
+		bad+=("$name: took more than 5 s")
+	fi
+}
+
+# xbd_checks_done CASE: PASS when $bad is empty and no check left pins or a socket.
+xbd_checks_done() {
+	if ((${#bad[@]})); then
+		xbd_fail "$1" "${#bad[@]} wrong: ${bad[*]:0:3}"
+	elif [[ -e $XBD_PIN || -e $XBD_SOCK ]]; then
+		xbd_fail "$1" "a check or a refused start left pins or a socket"
+	else
+		xbd_pass "$1"
+	fi
+}
 
 # The cases below run only when this file is executed, not when it is sourced.
 [[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
@@ -260,18 +315,6 @@ case_bad_config() {
 }
 
 # --- -t makes every check a start makes before loading: what it accepts, a start accepts ---
-# xbd_check_t NAME WANT_RC WANT_TEXT ARGS...: xdpband ARGS in the receiver namespace must exit
-# WANT_RC with one line containing WANT_TEXT; otherwise the problem goes into $bad.
-xbd_check_t() {
-	local name=$1 want_rc=$2 want=$3 out rc
-	shift 3
-	out=$(nsenter --net="/run/netns/$XBD_NS_R" timeout 20 "$XBD_BIN/xdpband" "$@" 2>&1)
-	rc=$?
-	if ((rc != want_rc)) || [[ $(wc -l <<<"$out") != 1 || $out != *"$want"* ]]; then
-		bad+=("$name: exit $rc, '${out:0:160}'")
-	fi
-}
-
 case_check_config() {
 	local dir=$XBD_TMP/t bad=()
 	mkdir -p "$dir" && mkfifo "$dir/fifo" || { xbd_fail check_matches_start "cannot set up"; return; }
@@ -299,13 +342,7 @@ case_check_config() {
 	# A start refuses the same files, in one line, before it makes anything.
 	xbd_check_t start-on-directory 1 "config $dir is a directory, not a regular file" -c "$dir"
 	xbd_check_t start-without-interfaces 1 "no interface to attach to" -c "$dir/no-ifaces.conf"
-	if ((${#bad[@]})); then
-		xbd_fail check_matches_start "${#bad[@]} wrong: ${bad[*]:0:3}"
-	elif [[ -e $XBD_PIN || -e $XBD_SOCK ]]; then
-		xbd_fail check_matches_start "a check or a refused start left pins or a socket"
-	else
-		xbd_pass check_matches_start
-	fi
+	xbd_checks_done check_matches_start
 }
 
 # --- start and attach ---

@@ -37,6 +37,7 @@
 #include "model.h"
 #include "pkt.h"
 #include "pset.h"
+#include "snapshot.h"
 #include "xdpban_time.h"
 
 #define BASE_SEED 0x78626b6c6174ull /* "xbklat" */
@@ -193,11 +194,7 @@ static void mirror(struct fx *f, const struct xb_policy_set *s)
 /* Copies the live table of a family: XDPBAN_FLAT_ENTRIES words, the codes and the guard. */
 static void read_table(struct fx *f, __u8 family, __u64 *words)
 {
-	struct xb_flat t;
-
-	assert_int_equal(xb_flat_open(&t, &f->dp.maps, family), 0);
-	memcpy(words, t.words, XDPBAN_FLAT_ENTRIES * sizeof(*words));
-	xb_flat_close(&t);
+	assert_int_equal(snapshot_flat_table(&f->dp.maps, family, words), 0);
 }
 
 /* The guard a compile through the full maps leaves: IPv4 has level 3. */
@@ -896,49 +893,15 @@ static void writer_without_level_3_turns_it_off(void **state)
 
 /* ---- bad input ---- */
 
-/* The tries' contents (sorted) and both tables, to show that nothing changed. */
-struct snapshot {
-	struct xb_policy_set tries;
-	__u64 *t4, *t6;
-};
-
-static void snapshot_take(struct fx *f, struct snapshot *snap)
+static void assert_unchanged(struct fx *f, const struct policy_snapshot *before)
 {
-	memset(snap, 0, sizeof(*snap));
-	assert_int_equal(xb_policy_foreach(&f->dp.maps, collect_entry, &snap->tries), 0);
-	pset_dedup(&snap->tries); /* sorts; nothing repeats in a trie */
-	snap->t4 = malloc(XDPBAN_FLAT_ENTRIES * sizeof(__u64));
-	snap->t6 = malloc(XDPBAN_FLAT_ENTRIES * sizeof(__u64));
-	assert_non_null(snap->t4);
-	assert_non_null(snap->t6);
-	read_table(f, XDPBAN_FAMILY_INET, snap->t4);
-	read_table(f, XDPBAN_FAMILY_INET6, snap->t6);
-}
+	struct policy_snapshot now;
+	char why[160];
 
-static void snapshot_free(struct snapshot *snap)
-{
-	xb_policy_set_free(&snap->tries);
-	free(snap->t4);
-	free(snap->t6);
-}
-
-static void assert_unchanged(struct fx *f, const struct snapshot *before)
-{
-	struct snapshot now;
-
-	snapshot_take(f, &now);
-	assert_int_equal(now.tries.n, before->tries.n);
-	for (size_t i = 0; i < now.tries.n; i++) {
-		const struct xb_policy_entry *x = &now.tries.v[i], *y = &before->tries.v[i];
-
-		assert_true(same_prefix(&x->prefix, &y->prefix));
-		assert_int_equal(x->policy.verdict, y->policy.verdict);
-		assert_int_equal(x->policy.list_id, y->policy.list_id);
-		assert_int_equal(x->policy.expires_ns, y->policy.expires_ns);
-	}
-	assert_memory_equal(now.t4, before->t4, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
-	assert_memory_equal(now.t6, before->t6, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
-	snapshot_free(&now);
+	assert_int_equal(policy_snapshot_take(&f->dp.maps, &now), 0);
+	if (policy_snapshot_differs(before, &now, why, sizeof(why)))
+		fail_msg("the policy changed: %s", why);
+	policy_snapshot_free(&now);
 }
 
 /* A good set plus one bad entry: refused with one line naming what is wrong. */
@@ -963,12 +926,12 @@ static void bad_input_changes_nothing(void **state)
 	struct fx *f = need_fx(state);
 	struct xb_policy_set good = {}, next = {};
 	struct xb_policy_entry bad;
-	struct snapshot before;
+	struct policy_snapshot before;
 
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 300, 8, 32, "", 5), &good);
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 100, 8, 64, "", 5), &good);
 	assert_int_equal(dp_policy_compile(&f->dp, &good, NULL, NULL), 0);
-	snapshot_take(f, &before);
+	assert_int_equal(policy_snapshot_take(&f->dp.maps, &before), 0);
 	/* the next set would change a lot, were it not refused */
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 300, 8, 32, "", 5), &next);
 
@@ -999,7 +962,7 @@ static void bad_input_changes_nothing(void **state)
 	bad.prefix.family = 9;
 	assert_int_equal(xb_policy_delete(&f->dp.maps, &bad.prefix), -EINVAL);
 	assert_unchanged(f, &before);
-	snapshot_free(&before);
+	policy_snapshot_free(&before);
 	xb_policy_set_free(&good);
 	xb_policy_set_free(&next);
 }

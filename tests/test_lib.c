@@ -230,6 +230,11 @@ static void prefix_parse_rejects_with_one_line(void **state)
 		{ "192.0.2.1/24", "host bits set in '192.0.2.1/24' (the prefix is 192.0.2.0/24)" },
 		{ "2001:db8::1/64", "host bits set in '2001:db8::1/64' (the prefix is 2001:db8::/64)" },
 		{ "2001:db8:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0/64", "not an IPv4" },
+		/* IPv4 traffic is seen as IPv4: a mapped entry could never match it */
+		{ "::ffff:192.0.2.1", "'::ffff:192.0.2.1' is an IPv4-mapped IPv6 address" },
+		{ "::ffff:c000:201", "never matches IPv4 traffic" },
+		{ "::ffff:192.0.2.0/120", "IPv4-mapped IPv6 prefix" },
+		{ "::ffff:0:0/96", "IPv4-mapped IPv6 prefix" },
 	};
 	struct xb_prefix p = { .family = 99, .plen = 77 };
 	char err[XB_ERRLEN];
@@ -243,6 +248,11 @@ static void prefix_parse_rejects_with_one_line(void **state)
 		assert_int_equal(p.family, 99); /* untouched */
 		assert_int_equal(p.plen, 77);
 	}
+	/* what xdpban wrote itself (a ban under ipv6-prefix 128) still reads back */
+	assert_int_equal(xb_prefix_parse_saved("::ffff:192.0.2.1", &p, err, sizeof(err)), 0);
+	assert_int_equal(p.plen, 128);
+	assert_int_equal(xb_prefix_parse("::fffe:c000:201", &p, err, sizeof(err)), 0);
+	assert_int_equal(xb_prefix_parse("::/95", &p, err, sizeof(err)), 0);
 }
 
 static void key_masks_ipv6_to_the_prefix(void **state)
@@ -512,6 +522,11 @@ static void control_rejects_bad_requests(void **state)
 		{ "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.1\",\"seconds\":315360001}", "out of range" },
 		{ "{\"cmd\":\"report\",\"addr\":\"192.0.2.1\",\"count\":0}", "out of range" },
 		{ "{\"cmd\":\"set\",\"key\":\"limit\"}", "missing field \"value\"" },
+		/* json-c would keep the last: this would be a ban */
+		{ "{\"cmd\":\"status\",\"cmd\":\"ban\"}", "field \"cmd\" appears twice" },
+		{ "{\"cmd\":\"query\",\"addr\":\"192.0.2.1\",\"addr\":\"192.0.2.2\"}",
+		  "field \"addr\" appears twice" },
+		{ "{\"c\\u006dd\":\"status\",\"cmd\":\"ban\"}", "field \"cmd\" appears twice" },
 	};
 	expect_refusals(rows, sizeof(rows) / sizeof(rows[0]));
 }
@@ -708,6 +723,20 @@ static void client_reports_closed_and_silent_peers(void **state)
 					 sizeof(err)),
 			 -EPIPE);
 	assert_null(reply);
+	close(sv[0]);
+
+	/* A refusal: the server answers and closes before it reads the request; the send fails,
+	 * and the answer is what the caller gets. */
+	static const char refusal[] = "{\"ok\":false,\"error\":\"permission denied\"}\n";
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(write(sv[1], refusal, sizeof(refusal) - 1), sizeof(refusal) - 1);
+	close(sv[1]);
+	assert_int_equal(xb_control_call(sv[0], "{\"cmd\":\"stats\"}", 1000, &reply, err,
+					 sizeof(err)),
+			 0);
+	assert_string_equal(reply, "{\"ok\":false,\"error\":\"permission denied\"}");
+	free(reply);
 	close(sv[0]);
 }
 

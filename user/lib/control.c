@@ -347,29 +347,106 @@ static int check_fields(struct request *r, const struct command *c)
 	return 0;
 }
 
-/* json-c cuts a member name at an escaped NUL: "cmd\u0000x" arrives as "cmd", and may then
- * replace an earlier "cmd". So member names are checked in the text, which is valid JSON by
- * now: a backslash occurs only inside a string, and a string followed by ':' is a name. */
-static bool name_has_nul(const char *text, size_t len)
+/* Member names, found in the request text, which is valid JSON by now: a backslash occurs
+ * only inside a string, and a string followed by ':' is a name. cb gets each name with its
+ * quotes and its depth (1: a member of the request itself); a non-zero return stops. */
+typedef int (*name_fn)(const char *name, size_t len, int depth, void *ctx);
+
+static int scan_names(const char *text, size_t len, name_fn cb, void *ctx)
 {
-	bool in_string = false, nul = false;
+	size_t start = 0;
+	int depth = 0, ret;
 
 	for (size_t i = 0; i < len; i++) {
-		if (!in_string) {
-			in_string = text[i] == '"';
-			nul = false;
-		} else if (text[i] == '\\') {
-			nul = nul || (i + 5 < len && !memcmp(text + i + 1, "u0000", 5));
-			i++; /* the escaped character, which may be a '"' */
+		if (text[i] == '{' || text[i] == '[') {
+			depth++;
+		} else if (text[i] == '}' || text[i] == ']') {
+			depth--;
 		} else if (text[i] == '"') {
+			for (start = i++; i < len && text[i] != '"'; i++)
+				i += text[i] == '\\'; /* the escaped character, which may be a '"' */
 			size_t next = i + 1 + strspn(text + i + 1, " \t\r\n");
 
-			in_string = false;
-			if (nul && next < len && text[next] == ':')
-				return true;
+			if (next < len && text[next] == ':') {
+				ret = cb(text + start, i + 1 - start, depth, ctx);
+				if (ret)
+					return ret;
+			}
 		}
 	}
-	return false;
+	return 0;
+}
+
+/* json-c cuts a member name at an escaped NUL: "cmd\u0000x" arrives as "cmd", and may then
+ * replace an earlier "cmd". */
+static int name_has_nul(const char *name, size_t len, int depth, void *ctx)
+{
+	for (size_t i = 0; i + 5 < len; i++) {
+		if (name[i] != '\\')
+			continue;
+		if (!memcmp(name + i + 1, "u0000", 5))
+			return 1;
+		i++;
+	}
+	return 0;
+}
+
+struct member_names {
+	size_t n;
+	char **v; /* decoded, when they are collected */
+};
+
+static int count_member(const char *name, size_t len, int depth, void *ctx)
+{
+	struct member_names *m = ctx;
+
+	m->n += depth == 1;
+	return 0;
+}
+
+static int collect_member(const char *name, size_t len, int depth, void *ctx)
+{
+	struct member_names *m = ctx;
+	struct json_tokener *tok;
+	struct json_object *s;
+
+	if (depth != 1)
+		return 0;
+	tok = json_tokener_new();
+	s = tok ? json_tokener_parse_ex(tok, name, (int)len) : NULL;
+	m->v[m->n] = s ? strdup(json_object_get_string(s)) : NULL;
+	json_object_put(s);
+	json_tokener_free(tok);
+	return m->v[m->n++] ? 0 : -ENOMEM;
+}
+
+/* json-c keeps the last of two members with one name: {"cmd":"status","cmd":"ban"} would be a
+ * ban. A request whose text names more members than the object holds is refused, naming the
+ * member that came twice. */
+static int check_unique_names(const char *text, size_t len, struct json_object *obj,
+			      char *err, size_t errlen)
+{
+	struct member_names m = {};
+	int ret = 0;
+
+	scan_names(text, len, count_member, &m);
+	if (m.n == (size_t)json_object_object_length(obj))
+		return 0;
+	m.v = calloc(m.n, sizeof(*m.v));
+	if (!m.v)
+		return -ENOMEM;
+	m.n = 0;
+	ret = scan_names(text, len, collect_member, &m);
+	for (size_t i = 0; !ret && i < m.n; i++)
+		for (size_t j = 0; !ret && j < i; j++)
+			if (!strcmp(m.v[i], m.v[j])) {
+				snprintf(err, errlen, "field \"%.40s\" appears twice", m.v[i]);
+				ret = -EINVAL;
+			}
+	for (size_t i = 0; i < m.n; i++)
+		free(m.v[i]);
+	free(m.v);
+	return ret ? ret : -EINVAL; /* the counts differ: some name came twice */
 }
 
 static int parse_request(const char *text, size_t len, struct json_object **out, char *err,
@@ -379,6 +456,7 @@ static int parse_request(const char *text, size_t len, struct json_object **out,
 	struct json_object *obj;
 	enum json_tokener_error jerr;
 	size_t used;
+	int ret;
 
 	if (len > XB_CONTROL_REQUEST_MAX) {
 		snprintf(err, errlen, "request longer than %d bytes", XB_CONTROL_REQUEST_MAX);
@@ -412,10 +490,15 @@ static int parse_request(const char *text, size_t len, struct json_object **out,
 		json_object_put(obj);
 		return -EINVAL;
 	}
-	if (name_has_nul(text, len)) {
+	if (scan_names(text, len, name_has_nul, NULL)) {
 		snprintf(err, errlen, "a field name contains a NUL character (\\u0000)");
 		json_object_put(obj);
 		return -EINVAL;
+	}
+	ret = check_unique_names(text, len, obj, err, errlen);
+	if (ret) {
+		json_object_put(obj);
+		return ret;
 	}
 	*out = obj;
 	return 0;
@@ -469,7 +552,7 @@ static void escape_message(const char *in, char *out, size_t outlen)
 	out[used] = '\0';
 }
 
-static char *error_reply(const char *message)
+char *xb_control_error_reply(const char *message)
 {
 	struct json_object *obj = json_object_new_object();
 	char escaped[4 * XB_ERRLEN + 1];
@@ -503,7 +586,7 @@ int xb_control_handle(const struct xb_control_ctx *ctx, const char *request, siz
 	if (ret) {
 		if (!err[0])
 			snprintf(err, sizeof(err), "%s", strerror(-ret));
-		*reply = error_reply(err);
+		*reply = xb_control_error_reply(err);
 	} else {
 		*reply = strdup(xb_json_line(r.reply));
 	}

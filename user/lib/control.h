@@ -63,6 +63,11 @@ struct xb_control_ctx {
 int xb_control_handle(const struct xb_control_ctx *ctx, const char *request, size_t len,
 		      char **reply);
 
+/* {"ok": false, "error": message} as a reply line without its '\n', every byte of message
+ * that is not printable ASCII written as \xNN: for replies the server makes itself (refusals,
+ * answers given later). malloc'ed; NULL when out of memory. */
+char *xb_control_error_reply(const char *message);
+
 /* Client. Connects to the control socket at path (NULL: XB_CONTROL_SOCKET_DEFAULT).
  * Returns the fd, or -errno: -ENOENT or -ECONNREFUSED mean no daemon is listening. */
 int xb_control_connect(const char *path, char *err, size_t errlen);

@@ -156,15 +156,19 @@ int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, c
 		    size_t errlen)
 {
 	struct line_buf b = {};
-	int ret;
+	int sent, ret;
 
 	*reply = NULL;
-	ret = send_request(fd, request, timeout_ms, err, errlen);
-	if (ret)
-		return ret;
-	ret = read_line(fd, &b, timeout_ms);
+	sent = send_request(fd, request, timeout_ms, err, errlen);
+	/* A server that refuses a peer answers and closes before it reads a byte: the send can
+	 * fail then, and the refusal is still there to be read. */
+	if (sent && sent != -EPIPE && sent != -ECONNRESET)
+		return sent;
+	ret = read_line(fd, &b, sent ? 0 : timeout_ms);
 	if (ret) {
 		free(b.data);
+		if (sent)
+			return sent; /* err says why the send failed */
 		if (ret == -ETIMEDOUT)
 			snprintf(err, errlen, "no reply from the daemon within %d ms", timeout_ms);
 		else if (ret == -ECONNRESET)

@@ -54,13 +54,18 @@ int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups);
 void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel);
 
 /* An address or prefix as the operator writes it: "192.0.2.1", "192.0.2.0/24", "2001:db8::/48".
- * Strict: no hostnames, no host bits set past the length, length in range. */
+ * Strict: no hostnames, no host bits set past the length, length in range, and no IPv4-mapped
+ * IPv6 address or prefix (inside ::ffff:0:0/96: the data path sees IPv4 traffic as IPv4, so
+ * such an entry never matches it). */
 struct xb_prefix {
 	__u8 family; /* XDPBAN_FAMILY_INET or XDPBAN_FAMILY_INET6 */
 	__u8 plen;
 	__u8 addr[16]; /* network byte order */
 };
 int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t errlen);
+/* The same for what xdpband wrote itself (the state file): it also takes an IPv4-mapped IPv6
+ * key, which a spoofed IPv6 packet can earn a ban under with ipv6-prefix 96 or more. */
+int xb_prefix_parse_saved(const char *text, struct xb_prefix *out, char *err, size_t errlen);
 int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len);
 /* The data path's key for an address, at the given IPv6 prefix length. */
 void xb_key_from_addr(const struct xb_prefix *addr, __u8 v6_prefix, struct xdpban_key *key);
@@ -177,6 +182,8 @@ int xb_time_format(time_t wall, char *buf, size_t len);
  * return stops the walk and is returned. Entries changed during the walk may be seen or not. */
 typedef int (*xb_entry_cb)(const void *key, const void *value, void *ctx);
 int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, void *ctx);
+/* A map's max_entries, fixed when it was created. 0 or -errno. */
+int xb_map_capacity(int fd, __u32 *max_entries);
 
 /* Policy prefixes, both tries. Timed entries whose time has come are included (expired set). */
 struct xb_policy_entry {

@@ -265,6 +265,17 @@ out:
 	return ret;
 }
 
+int xb_map_capacity(int fd, __u32 *max_entries)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*max_entries = info.max_entries;
+	return 0;
+}
+
 int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, void *ctx)
 {
 	bool unsupported = false;

@@ -1056,6 +1056,9 @@ struct plan {
 	struct entry_list remove;  /* entries of `old` that are not in `next` */
 	struct entry_list touch;   /* prefixes whose codes may change: LOOKUP first */
 	size_t kept;
+	size_t added;              /* entries of `write` that take a new place in the trie */
+	bool remove_first;         /* the trie cannot hold `old` and `write` at once */
+	bool changed;              /* its compile has begun to change the maps */
 };
 
 static void plan_free(struct plan *p)
@@ -1180,6 +1183,7 @@ static int plan_diff(struct plan *p)
 			ret = list_push(&p->write, n);
 			if (!ret)
 				ret = list_push(&p->touch, n);
+			p->added++;
 			j++;
 		} else {
 			if (memcmp(&o->policy, &n->policy, sizeof(o->policy)))
@@ -1313,36 +1317,47 @@ static int trie_apply(int fd, const struct entry_list *l, bool write, size_t key
 	return ret;
 }
 
+static size_t trie_key_size(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
+					    : sizeof(struct xdpban_lpm6_key);
+}
+
+/* Writes the plan's new and changed entries, or deletes its doomed ones. */
+static int plan_apply_list(const struct plan *p, bool write, const struct xb_maps *m,
+			   const struct xb_compile_opts *opts, char *err, size_t errlen)
+{
+	const struct entry_list *l = write ? &p->write : &p->remove;
+	char text[64];
+	size_t failed;
+	int ret = trie_apply(xb_policy_fd(m, p->family), l, write, trie_key_size(p->family), opts,
+			     p->family, &failed);
+
+	if (!ret)
+		return 0;
+	if (failed < l->n)
+		describe(&l->v[failed].prefix, text, sizeof(text));
+	else
+		snprintf(text, sizeof(text), "entries");
+	if (write)
+		snprintf(err, errlen, "cannot add %s to %s (%zu of %zu written): %s", text,
+			 trie_name(p->family), failed, l->n,
+			 ret == -ENOSPC || ret == -E2BIG ? "the table is full" : strerror(-ret));
+	else
+		snprintf(err, errlen, "cannot remove %s from %s: %s", text, trie_name(p->family),
+			 strerror(-ret));
+	return ret;
+}
+
+/* Writes, then removes, so that every entry of old or next is in force throughout; removes
+ * first only when the trie cannot hold both (plan_check_capacity). */
 static int plan_apply_trie(const struct plan *p, const struct xb_maps *m,
 			   const struct xb_compile_opts *opts, char *err, size_t errlen)
 {
-	size_t key_size = p->family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
-							    : sizeof(struct xdpban_lpm6_key);
-	int fd = xb_policy_fd(m, p->family);
-	char text[64];
-	size_t failed;
-	int ret = trie_apply(fd, &p->write, true, key_size, opts, p->family, &failed);
+	bool first = !p->remove_first; /* true: write */
+	int ret = plan_apply_list(p, first, m, opts, err, errlen);
 
-	if (ret) {
-		if (failed < p->write.n)
-			describe(&p->write.v[failed].prefix, text, sizeof(text));
-		else
-			snprintf(text, sizeof(text), "entries");
-		snprintf(err, errlen, "cannot add %s to %s (%zu of %zu written): %s", text,
-			 trie_name(p->family), failed, p->write.n,
-			 ret == -ENOSPC || ret == -E2BIG ? "the table is full" : strerror(-ret));
-		return ret;
-	}
-	ret = trie_apply(fd, &p->remove, false, key_size, opts, p->family, &failed);
-	if (ret) {
-		if (failed < p->remove.n)
-			describe(&p->remove.v[failed].prefix, text, sizeof(text));
-		else
-			snprintf(text, sizeof(text), "entries");
-		snprintf(err, errlen, "cannot remove %s from %s: %s", text, trie_name(p->family),
-			 strerror(-ret));
-	}
-	return ret;
+	return ret ? ret : plan_apply_list(p, !first, m, opts, err, errlen);
 }
 
 /* Copies the exact table into the live one, level 2 first: a level-1 code turns pure only
@@ -1406,6 +1421,7 @@ static int compile_family(struct plan *p, const struct xb_maps *m,
 	}
 	if (p->family == XDPBAN_FAMILY_INET)
 		l3_live_open(&l3, m, &t);
+	p->changed = true;
 	for (size_t i = 0; i < p->touch.n; i++) {
 		flat_touch(t.words, &p->touch.v[i].prefix);
 		l3_forget(&l3, &t, &p->touch.v[i].prefix);
@@ -1425,6 +1441,77 @@ static int compile_family(struct plan *p, const struct xb_maps *m,
 	return ret;
 }
 
+/* Refuses, before anything changes, a set the trie cannot hold (with what the compile keeps),
+ * and has the removals go first when the new entries do not fit beside the doomed ones. */
+static int plan_check_capacity(struct plan *p, const struct xb_maps *m, char *err,
+			       size_t errlen)
+{
+	char kept[96];
+	__u32 max;
+	int ret = xb_map_capacity(xb_policy_fd(m, p->family), &max);
+
+	if (ret) {
+		snprintf(err, errlen, "cannot read the size of %s: %s", trie_name(p->family),
+			 strerror(-ret));
+		return ret;
+	}
+	if (p->next.n > max) {
+		if (p->kept)
+			snprintf(kept, sizeof(kept), " (%zu of them kept from the trie, such as manual prefix bans)",
+				 p->kept);
+		snprintf(err, errlen, "%zu policy entries%s do not fit in %s, which holds %u; nothing changed",
+			 p->next.n, p->kept ? kept : "", trie_name(p->family), max);
+		return -ENOSPC;
+	}
+	p->remove_first = p->old.n + p->added > max;
+	return 0;
+}
+
+/* After a failed compile: makes the family's trie hold again what it held before (p->old),
+ * with exact codes, through a compile of its own from what the trie holds now. Removals go
+ * first, so that it fits wherever the failed compile stopped. 0 or -errno. */
+static int plan_revert(const struct plan *p, const struct xb_maps *m,
+		       const struct xb_compile_opts *opts)
+{
+	struct plan r = { .family = p->family, .remove_first = true };
+	struct xb_compile_result ignored = {};
+	char err[XB_ERRLEN];
+	int ret = 0;
+
+	for (size_t i = 0; i < p->old.n && !ret; i++)
+		ret = list_push(&r.next, &p->old.v[i]);
+	if (!ret)
+		ret = xb_policy_foreach_family(m, p->family, collect_old, &r.old);
+	if (!ret) {
+		list_sort(&r.old);
+		ret = plan_diff(&r);
+	}
+	if (!ret)
+		ret = compile_family(&r, m, opts, &ignored, err, sizeof(err));
+	plan_free(&r);
+	return ret;
+}
+
+/* Every family whose compile began, the failed one included, goes back to where it was; err
+ * (the failure) gets what came of that. */
+static void plans_revert(struct plan *plans, const struct xb_maps *m,
+			 const struct xb_compile_opts *opts, char *err, size_t errlen)
+{
+	size_t used = strlen(err);
+	int ret = 0, one;
+
+	for (int f = FAMILIES - 1; f >= 0; f--) {
+		one = plans[f].changed ? plan_revert(&plans[f], m, opts) : 0;
+		ret = ret ? ret : one;
+	}
+	if (!ret)
+		snprintf(err + used, errlen - used, "; rolled back: the policy is as it was");
+	else
+		snprintf(err + used, errlen - used,
+			 "; the rollback failed too (%s): the tries hold part of the new set until a compile succeeds",
+			 strerror(-ret));
+}
+
 int xb_policy_compile(const struct xb_maps *m, const struct xb_policy_set *set,
 		      const struct xb_compile_opts *opts, struct xb_compile_result *res,
 		      char *err, size_t errlen)
@@ -1437,13 +1524,18 @@ int xb_policy_compile(const struct xb_maps *m, const struct xb_policy_set *set,
 	if (!res)
 		res = &ignored;
 	memset(res, 0, sizeof(*res));
-	/* Both plans are made before either family changes: a bad set changes nothing. */
+	/* Both plans are made and checked before either family changes: a bad set, or one that
+	 * does not fit, changes nothing. */
 	for (int f = 0; f < FAMILIES && !ret; f++) {
 		plans[f].family = families[f];
 		ret = plan_make(&plans[f], m, set, opts, err, errlen);
+		if (!ret)
+			ret = plan_check_capacity(&plans[f], m, err, errlen);
 	}
 	for (int f = 0; f < FAMILIES && !ret; f++)
 		ret = compile_family(&plans[f], m, opts, res, err, errlen);
+	if (ret && plans[0].changed) /* IPv4 goes first: if it changed nothing, nothing did */
+		plans_revert(plans, m, opts, err, errlen);
 	for (int f = 0; f < FAMILIES; f++)
 		plan_free(&plans[f]);
 	return ret;

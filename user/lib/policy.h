@@ -117,9 +117,13 @@ struct xb_compile_result {
 /* Makes the tries of both families hold exactly `set` (plus what opts->keep keeps; an entry
  * of the set wins over a kept one with the same prefix), then writes exact codes. A bad set (a
  * prefix twice, a bad length, family or verdict) is refused with one line in err before
- * anything changes. A trie that fails midway (full, out of memory) is left holding part of the
- * change, with LOOKUP wherever it may differ from before: right, only slower until the next
- * compile. opts and res may be NULL. 0 or -errno. */
+ * anything changes, and so is a set that a trie cannot hold (-ENOSPC, naming the count and the
+ * trie's max_entries). Entries are written before the ones that go are removed, unless the
+ * trie cannot hold both at once. A compile that fails midway (a trie full or out of memory)
+ * is rolled back: every family it changed is compiled back to the entries it held before, and
+ * err says "rolled back" (or, if that failed too, that the tries hold part of the new set,
+ * with LOOKUP wherever they may differ: right for what they hold, slower until the next
+ * compile). opts and res may be NULL. 0 or -errno. */
 int xb_policy_compile(const struct xb_maps *m, const struct xb_policy_set *set,
 		      const struct xb_compile_opts *opts, struct xb_compile_result *res,
 		      char *err, size_t errlen);

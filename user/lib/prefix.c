@@ -63,7 +63,18 @@ static int parse_addr(const char *text, struct xb_prefix *out)
 	return -EINVAL;
 }
 
-int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t errlen)
+/* Inside ::ffff:0:0/96: the data path sees an IPv4 packet as IPv4, never with a mapped IPv6
+ * source, so such an entry can never match anything. */
+static bool ipv4_mapped(const struct xb_prefix *p)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return p->family == XDPBAN_FAMILY_INET6 && p->plen >= 96 &&
+	       !memcmp(p->addr, mapped, sizeof(mapped));
+}
+
+static int prefix_parse(const char *text, bool mapped_ok, struct xb_prefix *out, char *err,
+			size_t errlen)
 {
 	char buf[PREFIX_TEXT_MAX + 1], *slash;
 	struct xb_prefix p = {};
@@ -106,8 +117,24 @@ int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t e
 		return -EINVAL;
 	}
 	p.plen = plen;
+	if (!mapped_ok && ipv4_mapped(&p)) {
+		snprintf(err, errlen,
+			 "'%s' is an IPv4-mapped IPv6 %s (::ffff:0:0/96): it never matches IPv4 traffic, which the data path sees as IPv4; write it as IPv4",
+			 text, slash ? "prefix" : "address");
+		return -EINVAL;
+	}
 	*out = p;
 	return 0;
+}
+
+int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t errlen)
+{
+	return prefix_parse(text, false, out, err, errlen);
+}
+
+int xb_prefix_parse_saved(const char *text, struct xb_prefix *out, char *err, size_t errlen)
+{
+	return prefix_parse(text, true, out, err, errlen);
 }
 
 bool xb_prefix_is_addr(const struct xb_prefix *p)

@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <math.h>
@@ -16,11 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <ini.h>
 #include "conf.h"
+#include "files.h"
 #include "libxdpban.h"
 #include "xdpban_flat.h"
 #include "xdpban_maps.h"
@@ -385,6 +384,20 @@ static int parse_listen(struct conf_parse *p, const struct conf_key *k, const ch
 	return set_listen(p->conf, value, why);
 }
 
+/* Digits, then at most one '.' and more digits: strtod alone would also take "0x2", "1e1",
+ * "inf" and leading spaces, which no other number of the file accepts. */
+static bool plain_decimal(const char *s)
+{
+	size_t whole = strspn(s, "0123456789"), frac;
+
+	if (!whole)
+		return false;
+	if (s[whole] != '.')
+		return !s[whole];
+	frac = strspn(s + whole + 1, "0123456789");
+	return frac && !s[whole + 1 + frac];
+}
+
 static int parse_factor(struct conf_parse *p, const struct conf_key *k, const char *value,
 			char *why)
 {
@@ -392,9 +405,9 @@ static int parse_factor(struct conf_parse *p, const struct conf_key *k, const ch
 	double f;
 
 	errno = 0;
-	f = strtod(value, &end);
-	if (errno || end == value || *end || !isfinite(f) || f <= 1.0 || f > 1000.0) {
-		snprintf(why, WHY_LEN, "not a number above 1 and at most 1000");
+	f = plain_decimal(value) ? strtod(value, &end) : NAN;
+	if (errno || isnan(f) || *end || f <= 1.0 || f > 1000.0) {
+		snprintf(why, WHY_LEN, "not a decimal number above 1 and at most 1000 (like 2 or 1.5)");
 		return -EINVAL;
 	}
 	p->conf->esc.factor = f;
@@ -506,13 +519,6 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	return 1;
 }
 
-/* True for a byte no text file holds: NUL and the other control characters, except tab and
- * the CR of CRLF line ends. Bytes from 0x80 up are left alone (UTF-8 in comments). */
-static bool not_text(int c)
-{
-	return (c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f;
-}
-
 /* inih joins a line that starts with a space or a tab to the previous value (a continuation
  * line), so "  mode = skb" would become a second value of the key above it. Only comments and
  * blank lines may be indented. */
@@ -534,7 +540,7 @@ static char *read_line(char *buf, int size, void *stream)
 	if (p->failed)
 		return NULL;
 	while (n < size - 1 && c != '\n' && (c = getc(p->file)) != EOF) {
-		if (not_text(c)) {
+		if (xbd_byte_not_text(c)) {
 			p->bad_byte = c;
 			p->bad_byte_line = p->line + 1;
 			return NULL;
@@ -624,46 +630,20 @@ static int config_dir(const char *path, char *dir)
 	return realpath(buf, dir) ? 0 : -errno;
 }
 
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISCHR(mode) || S_ISBLK(mode))
-		return "a device";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "a special file";
-}
-
-/* Only a regular file: a directory would read as an empty file (a config of defaults), and a
- * FIFO or a device could block or never end. O_NONBLOCK keeps the open from waiting on a FIFO;
- * it changes nothing for a regular file. */
+/* Only a regular file (files.h): a directory would read as an empty file (a config of
+ * defaults), and a FIFO or a device could block or never end. */
 static int open_config(const char *path, FILE **file, char *err, size_t errlen)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret;
+	int fd, ret = xbd_open_regular(path, "config", XBD_CONF_SIZE_MAX, &fd, err, errlen);
 
-	if (fd < 0 || fstat(fd, &st)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "config %s is %s, not a regular file", path,
-			 file_kind(st.st_mode));
-		ret = -EINVAL;
-		goto fail;
-	}
+	if (ret)
+		return ret;
 	*file = fdopen(fd, "r");
 	if (*file)
 		return 0;
 	ret = -errno;
 	snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
-fail:
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return ret;
 }
 

@@ -18,6 +18,7 @@
 #define XBD_MAX_IFACES 32
 #define XBD_MAX_LISTS 64
 #define XBD_TABLE_MAX (1u << 24) /* largest counters-max / bans-max accepted */
+#define XBD_CONF_SIZE_MAX (1 << 20) /* bytes: a larger config file is refused */
 
 enum xbd_mode {
 	XBD_MODE_AUTO,   /* native, falling back to generic (skb) */

@@ -3,6 +3,7 @@
  * `reload` and `save`. Each hook does one small thing; none blocks for long. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -164,13 +165,31 @@ static int check_no_fields(const char *cmd, struct json_object *request, char *e
 	return 0;
 }
 
+/* The answer comes when the reading is done (xbd_hooks_reload_done). */
 static int do_reload(struct xbd *d, struct json_object *reply, char *err, size_t errlen)
 {
-	int ret = xbd_reload(d, err, errlen);
+	int ret = xbd_reload_request(d, err, errlen);
 
 	if (!ret)
-		json_object_object_add(reply, "config_file", json_object_new_string(d->conf.path));
+		xbd_server_hold(&d->server);
 	return ret;
+}
+
+void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err)
+{
+	struct json_object *o = ret ? NULL : json_object_new_object();
+	char *line = NULL;
+
+	if (ret) {
+		line = xb_control_error_reply(err);
+	} else if (o) {
+		json_object_object_add(o, "ok", json_object_new_boolean(1));
+		json_object_object_add(o, "config_file", json_object_new_string(d->conf.path));
+		line = strdup(xb_json_line(o));
+	}
+	json_object_put(o);
+	xbd_server_release(&d->server, line ? line : "{\"ok\":false,\"error\":\"out of memory\"}");
+	free(line);
 }
 
 static int do_save(struct xbd *d, struct json_object *reply, char *err, size_t errlen)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "files.h"
 #include "lists.h"
 #include "log.h"
 #include "policy.h"
@@ -32,12 +34,15 @@ static int entry_cmp(const void *pa, const void *pb)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-static int entries_push(struct xbd_lists *l, const struct xbd_list_entry *e)
+/* Grows the array by doubling, but never past max entries. */
+static int entries_push(struct xbd_lists *l, const struct xbd_list_entry *e, size_t max)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 1024;
-		struct xbd_list_entry *v = realloc(l->v, cap * sizeof(*v));
+		struct xbd_list_entry *v;
 
+		cap = cap > max ? max : cap;
+		v = realloc(l->v, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		l->v = v;
@@ -45,61 +50,6 @@ static int entries_push(struct xbd_lists *l, const struct xbd_list_entry *e)
 	}
 	l->v[l->n++] = *e;
 	return 0;
-}
-
-/* The first whitespace-separated token before any '#', or NULL for a blank line. */
-static char *first_token(char *line)
-{
-	char *hash = strchr(line, '#'), *save = NULL;
-
-	if (hash)
-		*hash = '\0';
-	return strtok_r(line, " \t\r\n", &save);
-}
-
-static int read_one(const struct xbd_list_conf *lc, struct xbd_lists *out, char *err,
-		    size_t errlen)
-{
-	struct xbd_list_entry e = { .verdict = lc->verdict, .list_id = lc->id };
-	char why[XB_ERRLEN], *line = NULL, *tok;
-	size_t cap = 0;
-	FILE *f = fopen(lc->path, "re");
-	int ret = 0;
-
-	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot read list %s: %s", lc->path, strerror(errno));
-		return ret;
-	}
-	while (getline(&line, &cap, f) >= 0) {
-		e.line++;
-		tok = first_token(line);
-		if (!tok)
-			continue;
-		why[0] = '\0';
-		ret = xb_prefix_parse(tok, &e.prefix, why, sizeof(why));
-		if (ret) {
-			if (why[0])
-				snprintf(err, errlen, "%s:%u: %s", lc->path, e.line, why);
-			else
-				snprintf(err, errlen, "%s:%u: '%s' is not an address or prefix",
-					 lc->path, e.line, tok);
-			break;
-		}
-		ret = entries_push(out, &e);
-		if (ret) {
-			snprintf(err, errlen, "%s:%u: out of memory", lc->path, e.line);
-			break;
-		}
-		out->entries[lc->id]++;
-	}
-	if (!ret && ferror(f)) {
-		ret = -EIO;
-		snprintf(err, errlen, "cannot read list %s: %s", lc->path, strerror(EIO));
-	}
-	free(line);
-	fclose(f);
-	return ret;
 }
 
 static const char *list_path(const struct xbd_conf *conf, __u32 id)
@@ -135,16 +85,232 @@ static int dedup(const struct xbd_conf *conf, struct xbd_lists *l, char *err, si
 	return 0;
 }
 
-int xbd_lists_read(const struct xbd_conf *conf, struct xbd_lists *out, char *err,
-		   size_t errlen)
+/* ---- capacity ---- */
+
+void xbd_list_caps_default(struct xbd_list_caps *caps)
 {
+	caps->ipv4 = XDPBAN_DEFAULT_POLICY4_MAX;
+	caps->ipv6 = XDPBAN_DEFAULT_POLICY6_MAX;
+}
+
+int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *err,
+		     size_t errlen)
+{
+	__u32 v4, v6;
+	int ret = xb_map_capacity(m->policy4, &v4);
+
+	if (!ret)
+		ret = xb_map_capacity(m->policy6, &v6);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the size of the policy tries: %s", strerror(-ret));
+		return ret;
+	}
+	caps->ipv4 = v4;
+	caps->ipv6 = v6;
+	return 0;
+}
+
+/* One read of every list file. */
+struct read_state {
+	const struct xbd_conf *conf;
+	size_t cap[2];      /* [0] IPv4, [1] IPv6: distinct entries the tries can take */
+	size_t store_max;   /* entries held at most; then repeats are dropped to make room */
+	bool over;          /* a family went over its capacity: entries are counted, not kept */
+	size_t raw[XBD_MAX_LISTS + 1][2]; /* entry lines per list id and family */
+	struct xbd_lists *out;
+	char *err;
+	size_t errlen;
+};
+
+static int family_index(const struct xb_prefix *p)
+{
+	return p->family == XDPBAN_FAMILY_INET6;
+}
+
+/* The list at which the distinct entries of a family, counted in list order, first go over
+ * its capacity; false when every family fits. *before: that family's entries in the lists
+ * before it. The entries must be deduplicated: each is then counted for the first list that
+ * names it. */
+static bool find_overflow(const struct read_state *r, int *family, __u32 *list_id, size_t *before)
+{
+	size_t per[XBD_MAX_LISTS + 1][2] = {};
+
+	for (size_t i = 0; i < r->out->n; i++)
+		per[r->out->v[i].list_id][family_index(&r->out->v[i].prefix)]++;
+	for (int f = 0; f < 2; f++) {
+		size_t sum = 0;
+
+		for (__u32 id = 1; id <= (__u32)r->conf->n_lists; id++) {
+			if (sum + per[id][f] > r->cap[f]) {
+				*family = f;
+				*list_id = id;
+				*before = sum;
+				return true;
+			}
+			sum += per[id][f];
+		}
+	}
+	return false;
+}
+
+static int overflow_error(const struct read_state *r)
+{
+	int f, v;
+	__u32 id;
+	size_t before;
+
+	if (!find_overflow(r, &f, &id, &before))
+		return 0;
+	v = f ? 6 : 4;
+	if (before)
+		snprintf(r->err, r->errlen,
+			 "%s: %zu IPv%d entries, after %zu in the lists before it: more than the IPv%d policy table holds (%zu)",
+			 list_path(r->conf, id), r->raw[id][f], v, before, v, r->cap[f]);
+	else
+		snprintf(r->err, r->errlen,
+			 "%s: %zu IPv%d entries: more than the IPv%d policy table holds (%zu)",
+			 list_path(r->conf, id), r->raw[id][f], v, v, r->cap[f]);
+	return -ENOSPC;
+}
+
+/* Keeps an entry; when the array is at store_max, drops repeats first, and stops keeping
+ * entries once the distinct ones are more than the tries can take (they are still counted,
+ * so that the error can say how many a file holds). */
+static int keep(struct read_state *r, const struct xbd_list_entry *e)
+{
+	int f, ret;
+	__u32 id;
+	size_t before;
+
+	if (r->over)
+		return 0;
+	if (r->out->n == r->store_max) {
+		ret = dedup(r->conf, r->out, r->err, r->errlen);
+		if (ret)
+			return ret;
+		if (find_overflow(r, &f, &id, &before) || r->out->n == r->store_max) {
+			r->over = true;
+			return 0;
+		}
+	}
+	if (entries_push(r->out, e, r->store_max)) {
+		snprintf(r->err, r->errlen, "%s:%u: out of memory", list_path(r->conf, e->list_id),
+			 e->line);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- reading ---- */
+
+/* The first whitespace-separated token before any '#', or NULL for a blank line. */
+static char *first_token(char *line)
+{
+	char *hash = strchr(line, '#'), *save = NULL;
+
+	if (hash)
+		*hash = '\0';
+	return strtok_r(line, " \t\r\n", &save);
+}
+
+/* One line: its bytes must be text (a NUL would cut "192.0.2.1\0junk" to 192.0.2.1), its
+ * entry an address or a prefix of at least one bit. 0 and e->prefix, 1 for a line without an
+ * entry, or -EINVAL with "FILE:LINE: ..." in err. */
+static int parse_line(const char *path, char *line, size_t len, struct xbd_list_entry *e,
+		      char *err, size_t errlen)
+{
+	char why[XB_ERRLEN] = "", *tok;
+
+	for (size_t i = 0; i < len; i++) {
+		if (xbd_byte_not_text(line[i])) {
+			snprintf(err, errlen, "%s:%u: byte 0x%02x is not text (a binary file?)", path,
+				 e->line, (unsigned char)line[i]);
+			return -EINVAL;
+		}
+	}
+	tok = first_token(line);
+	if (!tok)
+		return 1;
+	if (xb_prefix_parse(tok, &e->prefix, why, sizeof(why))) {
+		if (why[0])
+			snprintf(err, errlen, "%s:%u: %s", path, e->line, why);
+		else
+			snprintf(err, errlen, "%s:%u: '%s' is not an address or prefix", path,
+				 e->line, tok);
+		return -EINVAL;
+	}
+	if (e->prefix.plen == 0) {
+		snprintf(err, errlen,
+			 "%s:%u: '%s' is every IPv%d address: a list entry must be /1 or longer, as for xdpban ban",
+			 path, e->line, tok, e->prefix.family == XDPBAN_FAMILY_INET ? 4 : 6);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void read_error(const char *path, const struct xbd_lines *lines, int ret, char *err,
+		       size_t errlen)
+{
+	if (ret == -EMSGSIZE)
+		snprintf(err, errlen, "%s:%u: line longer than %d bytes", path, lines->line,
+			 XBD_LIST_LINE_MAX);
+	else if (ret == -EFBIG)
+		snprintf(err, errlen, "list %s grew past the limit of %d bytes while it was read",
+			 path, XBD_LIST_FILE_MAX);
+	else
+		snprintf(err, errlen, "cannot read list %s: %s", path, strerror(-ret));
+}
+
+static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
+{
+	struct xbd_list_entry e = { .verdict = lc->verdict, .list_id = lc->id };
+	struct xbd_lines lines;
+	char *line;
+	size_t len;
+	int fd, ret = xbd_open_regular(lc->path, "list", XBD_LIST_FILE_MAX, &fd, r->err,
+				       r->errlen);
+
+	if (ret)
+		return ret;
+	ret = xbd_lines_open(&lines, fd, XBD_LIST_LINE_MAX, XBD_LIST_FILE_MAX);
+	while (!ret && (ret = xbd_lines_next(&lines, &line, &len)) > 0) {
+		e.line = lines.line;
+		ret = parse_line(lc->path, line, len, &e, r->err, r->errlen);
+		if (ret == 1) {
+			ret = 0;
+			continue;
+		}
+		if (ret)
+			break;
+		r->raw[lc->id][family_index(&e.prefix)]++;
+		r->out->entries[lc->id]++;
+		ret = keep(r, &e);
+	}
+	if (ret < 0 && ret != -EINVAL && ret != -ENOMEM)
+		read_error(lc->path, &lines, ret, r->err, r->errlen);
+	xbd_lines_close(&lines);
+	close(fd);
+	return ret;
+}
+
+int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
+		   struct xbd_lists *out, char *err, size_t errlen)
+{
+	struct read_state r = {
+		.conf = conf, .cap = { caps->ipv4, caps->ipv6 }, .out = out, .err = err,
+		.errlen = errlen,
+	};
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
+	r.store_max = caps->ipv4 + caps->ipv6;
+	r.store_max += r.store_max / 2 + 1024; /* room that each dropping of repeats makes */
 	for (int i = 0; i < conf->n_lists && !ret; i++)
-		ret = read_one(&conf->lists[i], out, err, errlen);
+		ret = read_one(&r, &conf->lists[i]);
 	if (!ret)
 		ret = dedup(conf, out, err, errlen);
+	if (!ret)
+		ret = overflow_error(&r);
 	if (ret)
 		xbd_lists_free(out);
 	return ret;

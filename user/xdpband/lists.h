@@ -1,7 +1,8 @@
 /* lists.h - the trusted and deny list files, in zmap's blocklist format (one address or
  * prefix per line, first token only, '#' comments, no hostnames), compiled into the policy
- * tries with one list id per file. Reading and applying are separate steps, so a bad file is
- * refused before any map changes. Never touches manual bans (list XDPBAN_LIST_MANUAL_BAN). */
+ * tries with one list id per file. Reading and applying are separate steps, so a bad file, or
+ * lists that cannot fit, are refused before any map changes. Never touches manual bans (list
+ * XDPBAN_LIST_MANUAL_BAN). */
 #ifndef XDPBAND_LISTS_H
 #define XDPBAND_LISTS_H
 
@@ -9,6 +10,10 @@
 #include <linux/types.h>
 #include "conf.h"
 #include "libxdpban.h"
+
+/* Documented in xdpban.conf(5), section [lists]. */
+#define XBD_LIST_LINE_MAX 1024          /* bytes in a line, not counting its '\n' */
+#define XBD_LIST_FILE_MAX (256 << 20)   /* bytes in one list file */
 
 struct xbd_list_entry {
 	struct xb_prefix prefix;
@@ -23,10 +28,26 @@ struct xbd_lists {
 	size_t entries[XBD_MAX_LISTS + 1]; /* by list id: entries the file contributed */
 };
 
-/* Reads every list file the config names. 0, or -errno with "FILE:LINE: ..." in err. */
-int xbd_lists_read(const struct xbd_conf *conf, struct xbd_lists *out, char *err,
-		   size_t errlen);
-/* Makes the policy tries hold exactly these list entries (manual bans stay). */
+/* How many list entries the policy tries can take, per family. */
+struct xbd_list_caps {
+	size_t ipv4, ipv6;
+};
+/* The sizes of the tries xdpband creates (for -t and a start). */
+void xbd_list_caps_default(struct xbd_list_caps *caps);
+/* The sizes of the tries in m (for a reload on maps that exist). 0 or -errno, with err. */
+int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *err,
+		     size_t errlen);
+
+/* Reads and checks every list file the config names, in full: each must be a regular file of
+ * at most XBD_LIST_FILE_MAX bytes with lines of at most XBD_LIST_LINE_MAX bytes of text, and
+ * all lists together may not hold more distinct entries of a family than caps allows.
+ * 0, or -errno with one line in err ("FILE:LINE: ...", or the file, its count and the
+ * capacity). Memory stays bounded by caps, whatever the files hold. Reads nothing but the
+ * files and changes nothing: safe to run while the maps are in use. */
+int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
+		   struct xbd_lists *out, char *err, size_t errlen);
+/* Makes the policy tries hold exactly these list entries (manual bans stay), or, when that
+ * fails at any point, leaves them as they were (policy.h). */
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists, char *err,
 		    size_t errlen);
 void xbd_lists_free(struct xbd_lists *lists);

@@ -37,7 +37,8 @@ static void usage(FILE *out)
 		"The xdpban daemon: attaches the XDP firewall and serves its control socket.\n"
 		"  -c FILE   configuration file (default %s)\n"
 		"  -i IFACE  attach to IFACE instead of the configured interfaces (repeatable)\n"
-		"  -t        check the configuration, the list files and the interfaces, then exit\n"
+		"  -t        check the configuration, the list and state files and the interfaces,\n"
+		"            then exit\n"
 		"  -v        verbose: debug lines, and libbpf's and libxdp's messages\n"
 		"  -h        this help\n"
 		"Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n"
@@ -189,37 +190,77 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 	return ret;
 }
 
-int xbd_reload(struct xbd *d, char *err, size_t errlen)
+int xbd_reload_request(struct xbd *d, char *err, size_t errlen)
 {
-	struct xbd_lists lists;
-	struct xbd_conf next;
-	char restart_keys[256];
-	int ret = xbd_conf_load(d->conf.path, &next, err, errlen);
+	struct xbd_list_caps caps;
+	int ret;
 
+	if (d->reading.running) {
+		d->reload_again = true;
+		return 0;
+	}
+	err[0] = '\0';
+	ret = xbd_list_caps_of(&d->maps, &caps, err, errlen);
+	if (!ret)
+		ret = xbd_reading_start(&d->reading, d->conf.path, &caps);
+	if (ret && !err[0])
+		snprintf(err, errlen, "cannot start reading %s: %s", d->conf.path, strerror(-ret));
+	return ret;
+}
+
+/* Applies a configuration that was read and checked whole; on failure nothing changed. */
+static int reload_apply(struct xbd *d, struct xbd_conf *next, const struct xbd_lists *lists,
+			char *err, size_t errlen)
+{
+	char restart_keys[256];
+	int ret;
+
+	if (d->ifaces_from_args && replace_ifaces(next, d->conf.ifaces, d->conf.n_ifaces)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = apply_reloaded(d, next, lists, err, errlen);
 	if (ret)
 		return ret;
-	ret = xbd_lists_read(&next, &lists, err, errlen);
-	if (!ret && d->ifaces_from_args && replace_ifaces(&next, d->conf.ifaces, d->conf.n_ifaces)) {
-		snprintf(err, errlen, "out of memory");
-		ret = -ENOMEM;
-	}
-	if (!ret)
-		ret = apply_reloaded(d, &next, &lists, err, errlen);
-	if (ret) {
-		xbd_lists_free(&lists);
-		xbd_conf_free(&next);
-		return ret;
-	}
-	xbd_conf_restart_keys(&d->conf, &next, restart_keys, sizeof(restart_keys));
+	xbd_conf_restart_keys(&d->conf, next, restart_keys, sizeof(restart_keys));
 	if (restart_keys[0])
 		pr_warn("reload: %s changed; that takes effect at the next restart", restart_keys);
-	xbd_conf_keep_restart_keys(&next, &d->conf);
-	remember_list_sizes(d, &lists);
-	xbd_lists_free(&lists);
+	xbd_conf_keep_restart_keys(next, &d->conf);
+	remember_list_sizes(d, lists);
 	xbd_conf_free(&d->conf);
-	d->conf = next; /* in place: the events module keeps pointing at d->conf.esc */
+	d->conf = *next; /* in place: the events module keeps pointing at d->conf.esc */
 	log_settings("reloaded", &d->conf);
 	return 0;
+}
+
+/* The reading is done: apply it (or read again, when a reload was asked for meanwhile), log,
+ * and answer the reload requests that wait. */
+static void reload_finish(struct xbd *d)
+{
+	struct xbd_lists lists = {};
+	struct xbd_conf next;
+	char err[XB_ERRLEN] = "";
+	int ret = xbd_reading_finish(&d->reading, &next, &lists, err, sizeof(err));
+
+	if (d->reload_again) {
+		d->reload_again = false;
+		if (!ret) {
+			xbd_lists_free(&lists);
+			xbd_conf_free(&next);
+		}
+		pr_info("reload asked for again while reading %s: reading it again", d->conf.path);
+		ret = xbd_reload_request(d, err, sizeof(err));
+		if (!ret)
+			return;
+	} else if (!ret) {
+		ret = reload_apply(d, &next, &lists, err, sizeof(err));
+		xbd_lists_free(&lists);
+		if (ret)
+			xbd_conf_free(&next);
+	}
+	if (ret)
+		pr_err("reload: %s; keeping the old configuration", err);
+	xbd_hooks_reload_done(d, ret, err);
 }
 
 /* At a restart on existing pins the maps' settings win, `xdpban set` changes included, so a
@@ -286,9 +327,12 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 
 /* ---- start and stop ---- */
 
+/* Everything a start reads and checks before it makes anything, and all that -t checks
+ * (with the table sizes a start creates). */
 static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *lists, char *err,
 		       size_t errlen)
 {
+	struct xbd_list_caps caps;
 	int ret = xbd_conf_load(a->config, &d->conf, err, errlen);
 
 	if (ret)
@@ -301,7 +345,11 @@ static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *li
 			return ret;
 		}
 	}
-	return xbd_lists_read(&d->conf, lists, err, errlen);
+	xbd_list_caps_default(&caps);
+	ret = xbd_lists_read(&d->conf, &caps, lists, err, errlen);
+	if (!ret && d->conf.state_file)
+		ret = xbd_state_check(d->conf.state_file, err, errlen);
+	return ret;
 }
 
 static int start_services(struct xbd *d, char *err, size_t errlen)
@@ -314,6 +362,11 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(-ret));
 		return ret;
 	}
+	ret = xbd_reading_init(&d->reading);
+	if (ret) {
+		snprintf(err, errlen, "cannot create an eventfd for reloads: %s", strerror(-ret));
+		return ret;
+	}
 	xbd_hooks_init(d);
 	ret = xbd_server_open(&d->server, &d->conf, &ctx, err, errlen);
 	if (!ret)
@@ -323,6 +376,7 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 
 static void stop_services(struct xbd *d)
 {
+	xbd_reading_close(&d->reading);
 	xbd_metrics_stop(&d->metrics);
 	if (d->server.ctx.maps)
 		xbd_server_close(&d->server);
@@ -393,7 +447,8 @@ static void stop(struct xbd *d)
 
 /* ---- the loop ---- */
 
-enum { PFD_EVENTS, PFD_METRICS, PFD_SERVER, PFD_COUNT = PFD_SERVER + XBD_SERVER_POLLFDS };
+enum { PFD_EVENTS, PFD_METRICS, PFD_RELOAD, PFD_SERVER,
+       PFD_COUNT = PFD_SERVER + XBD_SERVER_POLLFDS };
 
 static int min_timeout(int a, int b)
 {
@@ -437,7 +492,7 @@ static void handle_reload(struct xbd *d)
 
 	reload_pending = 0;
 	pr_info("SIGHUP: reloading %s", d->conf.path);
-	if (xbd_reload(d, err, sizeof(err)))
+	if (xbd_reload_request(d, err, sizeof(err)))
 		pr_err("reload: %s; keeping the old configuration", err);
 }
 
@@ -457,6 +512,7 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 		run_timers(d, now);
 		pfds[PFD_EVENTS] = (struct pollfd){ .fd = xbd_events_fd(&d->events), .events = POLLIN };
 		pfds[PFD_METRICS] = (struct pollfd){ .fd = xbd_metrics_fd(&d->metrics), .events = POLLIN };
+		pfds[PFD_RELOAD] = (struct pollfd){ .fd = d->reading.fd, .events = POLLIN };
 		xbd_server_pollfds(&d->server, &pfds[PFD_SERVER]);
 		timeout = min_timeout(POLL_MAX_MS, timer_ms(d->next_sweep_ms, now));
 		timeout = min_timeout(timeout, timer_ms(d->next_save_ms, now));
@@ -472,6 +528,8 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 			xbd_events_consume(&d->events);
 		xbd_metrics_run(&d->metrics);
 		xbd_server_serve(&d->server, &pfds[PFD_SERVER]);
+		if (pfds[PFD_RELOAD].revents)
+			reload_finish(d);
 	}
 	/* Bans made just before the signal still get their escalation and their log line. */
 	xbd_events_consume(&d->events);
@@ -499,6 +557,7 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret;
+	d.reading.fd = -1; /* no eventfd before start_services() */
 	xbd_log_init(a.verbose);
 	/* -t stops after the checks a start makes before it loads anything, so that a
 	 * configuration -t accepts does not then fail at start for a reason -t could see. */

@@ -4,6 +4,7 @@
  * before the reply is read) and it is closed. */
 #include <errno.h>
 #include <grp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <json-c/json.h>
 #include "log.h"
 #include "server.h"
 
@@ -91,7 +91,7 @@ static int bind_socket(struct xbd_server *s, const struct sockaddr_un *sa,
 	umask(old_umask);
 	if (ret || chmod(sa->sun_path, conf->socket_mode) ||
 	    (conf->has_group && chown(sa->sun_path, (uid_t)-1, conf->group)) ||
-	    listen(s->fd, XBD_MAX_CLIENTS) || stat(sa->sun_path, &st))
+	    listen(s->fd, XBD_LISTEN_BACKLOG) || stat(sa->sun_path, &st))
 		goto fail;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
@@ -183,21 +183,63 @@ static void queue_reply(struct xbd_client *c, char *reply)
 	c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
 }
 
-/* One {"ok": false, "error": msg} line, after which the connection ends. */
+/* One error line, after which the connection ends. */
 static void queue_error(struct xbd_client *c, const char *msg)
 {
-	struct json_object *o = json_object_new_object();
-	char *text = NULL;
+	char *line = xb_control_error_reply(msg);
 
-	if (o) {
-		json_object_object_add(o, "ok", json_object_new_boolean(0));
-		json_object_object_add(o, "error", json_object_new_string(msg));
-		text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
-	}
 	c->closing = true;
-	if (text)
-		queue_reply(c, text);
+	if (line)
+		queue_reply(c, line);
+}
+
+/* Ends a connection that holds no slot (or is losing it) at once: one error line if the
+ * socket takes it now, the input it sent read away (so that the close does not reset the
+ * connection before the line is read), and the close. Never waits. */
+static void end_now(int fd, const char *msg)
+{
+	char *line = xb_control_error_reply(msg), discard[4096];
+
+	if (line) {
+		snprintf(discard, sizeof(discard), "%s\n", line);
+		(void)!send(fd, discard, strlen(discard), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	free(line);
+	for (int i = 0; i < 16 && recv(fd, discard, sizeof(discard), MSG_DONTWAIT) > 0; i++)
+		;
+	close(fd);
+}
+
+/* Refusals are logged one by one at most once per XBD_REFUSALS_LOG_MS, and the others are
+ * counted in one line at the end of that time: a peer that reconnects in a loop must not flood
+ * the journal. */
+static void log_refusal(struct xbd_server *s, const struct ucred *cred, const char *why)
+{
+	__u64 now = xbd_now_ms();
+
+	s->refused_uid = cred->uid;
+	if (s->refusals_logged_ms && now < s->refusals_logged_ms + XBD_REFUSALS_LOG_MS) {
+		s->refusals_unlogged++;
+		return;
+	}
+	pr_warn("control: refused a connection from uid %u (pid %d): %s", cred->uid, cred->pid,
+		why);
+	s->refusals_logged_ms = now;
+}
+
+static __u64 refusals_due_ms(const struct xbd_server *s)
+{
+	return s->refusals_unlogged ? s->refusals_logged_ms + XBD_REFUSALS_LOG_MS : UINT64_MAX;
+}
+
+static void log_refusals_counted(struct xbd_server *s, __u64 now)
+{
+	if (now < refusals_due_ms(s))
+		return;
+	pr_warn("control: %lu more connections refused in the last %d s (last from uid %u)",
+		s->refusals_unlogged, XBD_REFUSALS_LOG_MS / 1000, s->refused_uid);
+	s->refusals_unlogged = 0;
+	s->refusals_logged_ms = now;
 }
 
 static bool peer_in_group(int fd, gid_t primary, gid_t group)
@@ -215,53 +257,157 @@ static bool peer_in_group(int fd, gid_t primary, gid_t group)
 	return false;
 }
 
-/* Root and the socket's owner may do everything; the configured group may read, or
- * everything with group-access = full; anyone else gets one error line. */
-static void check_peer(struct xbd_server *s, struct xbd_client *c)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	char msg[160];
+enum peer_class { PEER_REFUSED, PEER_MEMBER, PEER_PRIVILEGED };
 
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-		queue_error(c, "cannot read the peer's credentials");
-		return;
+/* Root and the socket's owner may do everything; the configured group may read, or
+ * everything with group-access = full; anyone else nothing. */
+static enum peer_class classify(const struct xbd_server *s, int fd, struct ucred *cred)
+{
+	socklen_t len = sizeof(*cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len)) {
+		*cred = (struct ucred){ .uid = (uid_t)-1, .pid = -1 };
+		return PEER_REFUSED;
 	}
-	c->uid = cred.uid;
-	if (cred.uid == 0 || cred.uid == s->owner)
-		return;
-	if (s->has_group && peer_in_group(c->fd, cred.gid, s->group)) {
-		c->read_only = !s->group_full;
-		return;
-	}
-	pr_warn("control: refused a connection from uid %u (pid %d)", cred.uid, cred.pid);
-	snprintf(msg, sizeof(msg), "permission denied: uid %u may not use the control socket",
-		 cred.uid);
-	queue_error(c, msg);
+	if (cred->uid == 0 || cred->uid == s->owner)
+		return PEER_PRIVILEGED;
+	if (s->has_group && peer_in_group(fd, cred->gid, s->group))
+		return PEER_MEMBER;
+	return PEER_REFUSED;
 }
 
+/* Connections held by one uid, and by group members. */
+static int count_uid(const struct xbd_server *s, uid_t uid)
+{
+	int n = 0;
+
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++)
+		n += s->clients[i].fd >= 0 && s->clients[i].uid == uid;
+	return n;
+}
+
+static int count_members(const struct xbd_server *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++)
+		n += s->clients[i].fd >= 0 && !s->clients[i].privileged;
+	return n;
+}
+
+/* Idle: no request begun (none read, none waiting in the socket), none held, no reply
+ * pending, and not accepted in this very turn (it has not been read from yet). */
+static bool idle(const struct xbd_server *s, const struct xbd_client *c)
+{
+	char byte;
+
+	if (c->held)
+		return false;
+	if (c->closing)
+		return true;
+	return c->turn != s->turn && !c->in_len && !c->out &&
+	       recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) < 0;
+}
+
+/* When no slot is free: the idle connection that has waited longest, of a uid that holds
+ * more connections than the newcomer's would (its own included); a privileged newcomer may
+ * take any idle one's slot, and else any member's. NULL when none may go. */
+static struct xbd_client *pick_victim(const struct xbd_server *s, bool privileged, uid_t uid)
+{
+	const struct xbd_client *best = NULL;
+	int mine = count_uid(s, uid) + 1;
+	bool found;
+
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
+		const struct xbd_client *c = &s->clients[i];
+
+		if (c->fd < 0 || !idle(s, c) ||
+		    (!privileged && c->uid != uid && count_uid(s, c->uid) <= mine))
+			continue;
+		if (!best || c->active_ms < best->active_ms)
+			best = c;
+	}
+	found = best != NULL;
+	for (int i = 0; !found && privileged && i < XBD_MAX_CLIENTS; i++) {
+		const struct xbd_client *c = &s->clients[i];
+
+		if (c->fd >= 0 && !c->privileged && (!best || c->active_ms < best->active_ms))
+			best = c;
+	}
+	return (struct xbd_client *)best;
+}
+
+/* A free slot for the newcomer, or one taken from another connection; NULL with why set when
+ * it may not have one. */
+static struct xbd_client *find_slot(struct xbd_server *s, enum peer_class cls, uid_t uid,
+				    char *why, size_t len)
+{
+	struct xbd_client *c = NULL;
+
+	if (cls == PEER_MEMBER && count_uid(s, uid) >= XBD_CLIENTS_PER_UID) {
+		snprintf(why, len, "too many connections from uid %u (at most %d at once)", uid,
+			 XBD_CLIENTS_PER_UID);
+		return NULL;
+	}
+	if (cls == PEER_MEMBER && count_members(s) >= XBD_MAX_CLIENTS - XBD_RESERVED_CLIENTS) {
+		snprintf(why, len, "too many connections: the last %d are kept for root",
+			 XBD_RESERVED_CLIENTS);
+		return NULL;
+	}
+	for (int i = 0; i < XBD_MAX_CLIENTS && !c; i++)
+		if (s->clients[i].fd < 0)
+			c = &s->clients[i];
+	if (c)
+		return c;
+	c = pick_victim(s, cls == PEER_PRIVILEGED, uid);
+	if (!c) {
+		snprintf(why, len, "too many connections (%d), none of them idle", XBD_MAX_CLIENTS);
+		return NULL;
+	}
+	pr_debug("control: uid %u takes the slot of an idle connection of uid %u", uid, c->uid);
+	end_now(c->fd, "closed: a new connection needed the slot of this idle one");
+	free(c->out);
+	return c;
+}
+
+/* Every peer is checked before it takes a slot: one that may not connect, or may not have
+ * another connection, is answered and closed at once. */
+static void admit(struct xbd_server *s, int fd)
+{
+	struct ucred cred;
+	enum peer_class cls = classify(s, fd, &cred);
+	struct xbd_client *c = NULL;
+	char why[160];
+
+	if (cls == PEER_REFUSED)
+		snprintf(why, sizeof(why), "permission denied: uid %u may not use the control socket",
+			 cred.uid);
+	else
+		c = find_slot(s, cls, cred.uid, why, sizeof(why));
+	if (!c) {
+		log_refusal(s, &cred, why);
+		end_now(fd, why);
+		return;
+	}
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->uid = cred.uid;
+	c->privileged = cls == PEER_PRIVILEGED;
+	c->read_only = cls == PEER_MEMBER && !s->group_full;
+	c->turn = s->turn;
+	c->active_ms = xbd_now_ms();
+	c->deadline_ms = c->active_ms + XBD_CLIENT_TIMEOUT_MS;
+}
+
+/* A bounded number per turn, so that a flood of connections cannot hold up the loop. */
 static void accept_clients(struct xbd_server *s)
 {
-	for (;;) {
-		struct xbd_client *c = NULL;
+	for (int i = 0; i < XBD_ACCEPTS_PER_POLL; i++) {
 		int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0)
 			return; /* EAGAIN, or a client that went away */
-		for (int i = 0; i < XBD_MAX_CLIENTS && !c; i++)
-			if (s->clients[i].fd < 0)
-				c = &s->clients[i];
-		if (!c) {
-			static const char busy[] = "{\"ok\":false,\"error\":\"too many connections\"}\n";
-
-			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
-			continue;
-		}
-		memset(c, 0, sizeof(*c));
-		c->fd = fd;
-		c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
-		check_peer(s, c);
+		admit(s, fd);
 	}
 }
 
@@ -270,11 +416,20 @@ static void handle_request(struct xbd_server *s, struct xbd_client *c, const cha
 {
 	struct xb_control_ctx ctx = s->ctx;
 	char *reply = NULL;
+	int ret;
 
 	ctx.read_only = c->read_only;
 	s->serving_read_only = c->read_only; /* for the daemon's own commands */
+	s->serving = c;
 	pr_debug("control: uid %u: %.*s", c->uid, (int)(len > 200 ? 200 : len), line);
-	if (xb_control_handle(&ctx, line, len, &reply) || !reply) {
+	ret = xb_control_handle(&ctx, line, len, &reply);
+	s->serving = NULL;
+	if (c->held) { /* the answer comes later, from xbd_server_release() */
+		free(reply);
+		c->deadline_ms = xbd_now_ms() + XBD_HELD_TIMEOUT_MS;
+		return;
+	}
+	if (ret || !reply) {
 		free(reply);
 		queue_error(c, "out of memory");
 		return;
@@ -288,7 +443,7 @@ static void handle_lines(struct xbd_server *s, struct xbd_client *c)
 	char *nl;
 	size_t len;
 
-	while (!c->out && !c->closing) {
+	while (!c->out && !c->closing && !c->held) {
 		nl = memchr(c->in, '\n', c->in_len);
 		if (!nl) {
 			if (c->in_len == sizeof(c->in))
@@ -307,7 +462,8 @@ static void client_read(struct xbd_server *s, struct xbd_client *c)
 	char discard[512];
 	ssize_t n;
 
-	if (c->closing) { /* draining what a refused client still sends */
+	if (c->closing || c->held) { /* draining what a refused client still sends, or a held
+				       * client hung up (it is not polled for input) */
 		n = recv(c->fd, discard, sizeof(discard), 0);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			client_free(c);
@@ -347,7 +503,8 @@ static void client_write(struct xbd_server *s, struct xbd_client *c)
 		return;
 	free(c->out);
 	c->out = NULL;
-	c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
+	c->active_ms = xbd_now_ms();
+	c->deadline_ms = c->active_ms + XBD_CLIENT_TIMEOUT_MS;
 	if (c->closing)
 		shutdown(c->fd, SHUT_WR); /* then drain until the peer closes or the deadline */
 	else
@@ -358,6 +515,11 @@ static void expire(struct xbd_client *c, __u64 now)
 {
 	if (now < c->deadline_ms)
 		return;
+	if (c->held) {
+		c->held = false;
+		queue_error(c, "the outcome did not come in time: see the daemon's log");
+		return;
+	}
 	if (c->out || c->closing) {
 		client_free(c);
 		return;
@@ -373,7 +535,7 @@ void xbd_server_pollfds(const struct xbd_server *s, struct pollfd *pfds)
 
 		pfds[i + 1] = (struct pollfd){
 			.fd = c->fd, /* a negative fd is ignored by poll */
-			.events = c->out ? POLLOUT : POLLIN,
+			.events = c->held ? 0 : c->out ? POLLOUT : POLLIN,
 		};
 	}
 }
@@ -382,6 +544,7 @@ void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds)
 {
 	__u64 now;
 
+	s->turn++;
 	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
 		struct xbd_client *c = &s->clients[i];
 		short ev = pfds[i + 1].revents;
@@ -399,11 +562,12 @@ void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds)
 	for (int i = 0; i < XBD_MAX_CLIENTS; i++)
 		if (s->clients[i].fd >= 0)
 			expire(&s->clients[i], now);
+	log_refusals_counted(s, now);
 }
 
 int xbd_server_timeout_ms(const struct xbd_server *s)
 {
-	__u64 now = xbd_now_ms(), next = UINT64_MAX;
+	__u64 now = xbd_now_ms(), next = refusals_due_ms(s);
 
 	for (int i = 0; i < XBD_MAX_CLIENTS; i++)
 		if (s->clients[i].fd >= 0 && s->clients[i].deadline_ms < next)
@@ -411,4 +575,29 @@ int xbd_server_timeout_ms(const struct xbd_server *s)
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= now ? 0 : (int)(next - now);
+}
+
+void xbd_server_hold(struct xbd_server *s)
+{
+	if (s->serving)
+		s->serving->held = true;
+}
+
+void xbd_server_release(struct xbd_server *s, const char *reply)
+{
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
+		struct xbd_client *c = &s->clients[i];
+		char *line;
+
+		if (c->fd < 0 || !c->held)
+			continue;
+		c->held = false;
+		line = strdup(reply);
+		if (line)
+			queue_reply(c, line);
+		else
+			queue_error(c, "out of memory");
+		if (!c->closing)
+			c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
+	}
 }

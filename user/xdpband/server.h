@@ -1,5 +1,6 @@
 /* server.h - the control socket server: a Unix stream socket (owner-only by default) that
- * checks each peer's credentials with SO_PEERCRED, reads request lines of at most
+ * checks each peer's credentials with SO_PEERCRED before it takes a slot, keeps slots for root,
+ * limits the connections of every other user, reads request lines of at most
  * XB_CONTROL_REQUEST_MAX bytes within a time limit, and hands each to xb_control_handle().
  * It never interprets a request itself and never blocks the daemon: every socket is
  * non-blocking and driven by the daemon's poll loop. */
@@ -14,15 +15,31 @@
 #include "conf.h"
 #include "control.h"
 
-#define XBD_MAX_CLIENTS 16
+/* The limits of the socket (xdpband(8), docs/control.md), so that no peer can keep another
+ * out: a peer that may not connect is refused before it takes a slot; the last
+ * XBD_RESERVED_CLIENTS slots are for root and the daemon's own user; a group member holds at
+ * most XBD_CLIENTS_PER_UID; when every slot is taken, a newcomer takes the slot of the
+ * connection that has waited longest with nothing to do (of root's or the daemon's user's, if
+ * the newcomer is one of those, any member's after that). */
+#define XBD_MAX_CLIENTS 32
+#define XBD_RESERVED_CLIENTS 8
+#define XBD_CLIENTS_PER_UID 4
 #define XBD_CLIENT_TIMEOUT_MS 5000 /* to send a whole request, and to take the whole reply */
+#define XBD_ACCEPTS_PER_POLL 64    /* connections taken per turn of the loop; more wait */
+#define XBD_LISTEN_BACKLOG 128
+#define XBD_REFUSALS_LOG_MS 5000   /* one refusal is logged per this long; the rest counted */
+#define XBD_HELD_TIMEOUT_MS 60000  /* a held request (a reload) gets its answer within this */
 
 struct xbd_client {
 	int fd; /* -1 = free slot */
 	uid_t uid;
+	bool privileged;   /* root or the daemon's user: may use the reserved slots */
 	bool read_only;
 	bool closing;      /* close once the reply is out */
+	bool held;         /* its request is answered later (xbd_server_release) */
 	__u64 deadline_ms; /* CLOCK_MONOTONIC */
+	__u64 active_ms;   /* when it connected or last had a reply */
+	unsigned long turn; /* xbd_server.turn it was accepted in */
 	char in[XB_CONTROL_REQUEST_MAX + 1]; /* a full request and its '\n' */
 	size_t in_len;
 	char *out;
@@ -39,6 +56,11 @@ struct xbd_server {
 	gid_t group;
 	struct xb_control_ctx ctx;
 	bool serving_read_only; /* the request being handled is from a read-only peer */
+	struct xbd_client *serving; /* whose request is being handled, or NULL */
+	unsigned long turn;       /* calls of xbd_server_serve */
+	__u64 refusals_logged_ms; /* when a refusal was last logged */
+	unsigned long refusals_unlogged; /* refusals since then */
+	uid_t refused_uid;               /* of the last refusal */
 	struct xbd_client clients[XBD_MAX_CLIENTS];
 };
 
@@ -52,6 +74,11 @@ void xbd_server_pollfds(const struct xbd_server *s, struct pollfd *pfds);
 void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds);
 /* The poll timeout the nearest client deadline allows, in ms; -1 = none. */
 int xbd_server_timeout_ms(const struct xbd_server *s);
+/* Called from a hook while a request is handled: its reply is not sent; the connection waits
+ * (reading no further request) for xbd_server_release(), at most XBD_HELD_TIMEOUT_MS. */
+void xbd_server_hold(struct xbd_server *s);
+/* Sends reply (a line without '\n') to every held connection. */
+void xbd_server_release(struct xbd_server *s, const char *reply);
 void xbd_server_close(struct xbd_server *s);
 __u64 xbd_now_ms(void);
 

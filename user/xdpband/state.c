@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include "files.h"
 #include "table.h"
 #include "log.h"
 #include "policy.h"
@@ -26,6 +27,7 @@
 #include "xdpban_policy.h"
 
 #define MAX_TOKENS 8
+#define STATE_LINE_MAX 1024 /* bytes; the longest record xdpband writes is under 200 */
 
 /* One saved ban, in wall-clock time. */
 struct saved_ban {
@@ -186,11 +188,57 @@ static void fsync_dir(const char *path)
 	}
 }
 
+/* The temporary file as a stream that keeps the errno of a failed write: stdio only says
+ * that a write failed, and a full disk must be reported as ENOSPC, not as EIO. */
+struct sink {
+	int fd;
+	int err;
+};
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+{
+	struct sink *s = cookie;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = write(s->fd, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			s->err = w < 0 ? errno : EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += w;
+	}
+	return n;
+}
+
+/* Writes everything into fd and flushes it to disk: 0 or -errno, the write's own. */
+static int write_synced(int fd, const struct xb_maps *m, const struct xbd_history *h,
+			struct xbd_state_counts *c)
+{
+	static const cookie_io_functions_t io = { .write = sink_write };
+	struct sink sink = { .fd = fd };
+	FILE *f = fopencookie(&sink, "w", io);
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = write_all(f, m, h, c);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (sink.err)
+		ret = -sink.err;
+	if (!ret && fsync(fd))
+		ret = -errno;
+	return ret;
+}
+
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
 		   struct xbd_state_counts *c, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX];
-	FILE *f = NULL;
 	int fd, ret;
 
 	memset(c, 0, sizeof(*c));
@@ -201,29 +249,40 @@ int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_h
 		return ret ?: -ENAMETOOLONG;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto fail;
+		return ret;
 	}
-	ret = write_all(f, m, h, c);
-	if (!ret && (fflush(f) || fsync(fileno(f))))
-		ret = -errno;
-	if (fclose(f) && !ret)
+	ret = write_synced(fd, m, h, c);
+	if (close(fd) && !ret)
 		ret = -errno;
 	if (!ret && rename(tmp, path))
 		ret = -errno;
 	if (ret) {
 		snprintf(err, errlen, "cannot save state to %s: %s", path, strerror(-ret));
-		goto fail;
+		unlink(tmp);
+		return ret;
 	}
 	fsync_dir(path);
 	return 0;
-fail:
-	unlink(tmp);
-	return ret;
+}
+
+int xbd_state_check(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "state file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	snprintf(err, errlen, "state file %s is %s, not a regular file", path,
+		 xbd_file_kind(st.st_mode));
+	return -EINVAL;
 }
 
 /* ---- reading ---- */
@@ -267,7 +326,7 @@ static bool parse_key(const char *text, struct xdpban_key *key)
 	struct xb_prefix p;
 	char err[XB_ERRLEN];
 
-	if (!text || xb_prefix_parse(text, &p, err, sizeof(err)))
+	if (!text || xb_prefix_parse_saved(text, &p, err, sizeof(err)))
 		return false;
 	if (p.family == XDPBAN_FAMILY_INET ? p.plen != 32 : p.plen < XDPBAN_V6_PREFIX_MIN)
 		return false;
@@ -319,7 +378,7 @@ static int parse_prefix(char **t, int n, struct saved_state *s)
 	char err[XB_ERRLEN];
 	__u64 expires;
 
-	if (n != 3 || xb_prefix_parse(t[1], &p.prefix, err, sizeof(err)) ||
+	if (n != 3 || xb_prefix_parse_saved(t[1], &p.prefix, err, sizeof(err)) ||
 	    !parse_field(t[2], "expires", TIME_MAX_WALL, &expires))
 		return -EINVAL;
 	p.expires = expires;
@@ -413,25 +472,30 @@ static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 }
 
 /* Parses the whole file. 0, or -errno with the line and the problem in why. */
-static int parse_file(FILE *f, struct saved_state *s, char *why, size_t whylen)
+static int parse_file(int fd, struct saved_state *s, char *why, size_t whylen)
 {
 	struct parse_pos pos = {};
-	char *line = NULL;
-	size_t cap = 0;
-	int ret = 0;
+	struct xbd_lines lines;
+	char *line;
+	size_t len;
+	int ret = xbd_lines_open(&lines, fd, STATE_LINE_MAX, 0);
 
-	while (!ret && getline(&line, &cap, f) >= 0) {
+	while (!ret && (ret = xbd_lines_next(&lines, &line, &len)) > 0) {
 		pos.line++;
-		ret = parse_line(line, &pos, s);
+		ret = memchr(line, '\0', len) ? -EINVAL : parse_line(line, &pos, s);
 	}
-	free(line);
+	xbd_lines_close(&lines);
 	if (ret == -EPROTO)
 		snprintf(why, whylen, "line 1: not an xdpban state file of version %d",
 			 XBD_STATE_VERSION);
 	else if (ret == -ENOMEM)
 		snprintf(why, whylen, "out of memory at line %d", pos.line);
-	else if (ret)
+	else if (ret == -EMSGSIZE)
+		snprintf(why, whylen, "line %u: longer than %d bytes", lines.line, STATE_LINE_MAX);
+	else if (ret == -EINVAL)
 		snprintf(why, whylen, "line %d: not a valid record", pos.line);
+	else if (ret)
+		snprintf(why, whylen, "cannot read it: %s", strerror(-ret));
 	if (!ret && !pos.ended) {
 		snprintf(why, whylen, "truncated: no end line after line %d", pos.line);
 		ret = -EINVAL;
@@ -547,28 +611,22 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 	struct saved_state s = {};
 	char why[XB_ERRLEN];
 	time_t now = time(NULL);
-	FILE *f;
-	int ret;
+	int fd, ret;
 
 	memset(c, 0, sizeof(*c));
 	*corrupt = false;
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		ret = -errno;
-		snprintf(err, errlen, "cannot read state file %s: %s", path, strerror(errno));
-		return ret;
-	}
+	ret = xbd_open_regular(path, "state file", 0, &fd, err, errlen);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	c->present = true;
-	ret = parse_file(f, &s, why, sizeof(why));
-	fclose(f);
-	if (ret == -ENOMEM) {
-		snprintf(err, errlen, "state file %s: %s", path, why);
-	} else if (ret) {
+	ret = parse_file(fd, &s, why, sizeof(why));
+	close(fd);
+	if (ret == -EINVAL || ret == -EPROTO || ret == -EMSGSIZE) {
 		*corrupt = true;
 		set_aside(path, err, errlen, why);
 		ret = 0;
+	} else if (ret) { /* out of memory, or the read failed: the file may be fine */
+		snprintf(err, errlen, "state file %s: %s", path, why);
 	} else {
 		if (restore)
 			ret = restore_bans(&s, m, now, c);

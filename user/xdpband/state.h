@@ -22,6 +22,9 @@ struct xbd_state_counts {
 
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
 		   struct xbd_state_counts *counts, char *err, size_t errlen);
+/* At -t and at start: a state file that exists must be a regular file (a directory such as
+ * /tmp would otherwise be "corrupt" and moved aside). 0, or -errno with one line in err. */
+int xbd_state_check(const char *path, char *err, size_t errlen);
 /* Reads the file; restores the offence history, and the bans too when restore_bans (the
  * maps were created empty). A missing file is not an error. A corrupt one is moved to
  * PATH.corrupt-TIMESTAMP; *corrupt tells, and err says why; the return is 0 then. */

@@ -16,6 +16,7 @@
 #include "load.h"
 #include "metrics.h"
 #include "pin.h"
+#include "reload.h"
 #include "server.h"
 #include "sweep.h"
 
@@ -33,19 +34,25 @@ struct xbd {
 	struct xbd_events events;
 	struct xbd_server server;
 	struct xbd_metrics metrics;
+	struct xbd_reading reading;          /* the reading half of a reload */
+	bool reload_again;                   /* asked for while reading: read again */
 	struct xb_control_hooks hooks;
 	bool state_dirty;                    /* the state file is behind the maps */
 	__u64 next_sweep_ms, next_save_ms;
 	time_t started;
 };
 
-/* Rereads the config file and applies what can change at run time. 0, or -errno with one
- * line in err, and then nothing was changed. */
-int xbd_reload(struct xbd *d, char *err, size_t errlen);
+/* Starts a reload: the config file and the lists are read in a thread (reload.h), then the
+ * loop applies what can change at run time, or nothing if any of it is wrong, and calls
+ * xbd_hooks_reload_done(). A reload asked for while one reads makes that one read again.
+ * 0, or -errno with one line in err when it cannot start. */
+int xbd_reload_request(struct xbd *d, char *err, size_t errlen);
 /* Saves the state file now (if one is configured). 0 or -errno with one line in err. */
 int xbd_save_state(struct xbd *d, char *err, size_t errlen);
 
 /* The control handler's view of the daemon (hooks.c). */
 void xbd_hooks_init(struct xbd *d);
+/* A reload is over (ret 0, or -errno and err): answers the reload requests that wait. */
+void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err);
 
 #endif /* XDPBAND_H */

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# e2e_hostile_control.sh - end-to-end tests that no client can starve the control socket of
+# xdpband: with socket-mode 0666, `nobody` reconnecting 200 connections in a loop takes no
+# slot (each is refused at once, and the refusals are logged a few times, not thousands);
+# with 0660 and the group nogroup, a member doing the same gets at most its share and cannot
+# keep root out; root's own 2000 idle connections do not keep a new root client out; and a
+# connection that sends nothing is closed after the idle timeout. In every case root's
+# `xdpban status` must answer within 2 s, again and again, while the flood goes on.
+# Shares the helpers of tests/e2e_daemon.sh; every namespace, daemon, pin, process and file it
+# makes is removed by the cleanup of tests/e2e_lib.sh, also on failure.
+#
+# Usage: tests/e2e_hostile_control.sh BUILD_DIR
+set -uo pipefail
+# shellcheck source=tests/e2e_lib.sh
+source "$(dirname "$0")/e2e_lib.sh"
+# shellcheck source=tests/e2e_daemon.sh
+source "$(dirname "$0")/e2e_daemon.sh"
+
+CASES=(refused_peers_take_no_slot member_cannot_keep_root_out
+	root_idle_connections_do_not_keep_root_out idle_connection_times_out)
+xbd_begin k "${CASES[@]}"
+XBD_HOLD=$XBD_TMP/hold # where the flooding user writes its counts
+mkdir -p "$XBD_HOLD" && chown nobody:nogroup "$XBD_HOLD"
+install -m 644 "$(dirname "$0")/tools/hold_connections.py" "$XBD_TMP/"
+
+# xbd_flood AS COUNT MODE: runs hold_connections.py as AS (nobody, or root) in the background,
+# killed at exit; its counts go to $XBD_HOLD/$AS.json.
+xbd_flood() {
+	local as=$1 run=()
+	[[ $as == nobody ]] && run=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	# shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+	"${run[@]}" bash -c 'ulimit -n 4096; exec "$0" "$@"' "$XBD_PY" "$XBD_TMP/hold_connections.py" \
+		"$XBD_SOCK" "$2" "$3" "$XBD_HOLD/$as.json" 2>>"$XBD_TMP/hold.err" &
+	XBD_FLOOD_PID=$!
+	e2e_defer kill "$XBD_FLOOD_PID"
+}
+
+xbd_flood_stop() { kill "$XBD_FLOOD_PID" 2>/dev/null && wait "$XBD_FLOOD_PID" 2>/dev/null; }
+
+# xbd_flood_stat AS EXPR: EXPR over the flood's counts, bound to d.
+xbd_flood_stat() { xbd_json "$2" 2>/dev/null <"$XBD_HOLD/$1.json"; }
+
+# xbd_root_answers TIMES: root's `xdpban status` answers within 2 s, TIMES times in a row.
+xbd_root_answers() {
+	local i out
+	for ((i = 0; i < $1; i++)); do
+		out=$(timeout 2 "$XBD_BIN/xdpban" --socket "$XBD_SOCK" status --json 2>&1)
+		if [[ $(xbd_json 'd["daemon"]' <<<"$out" 2>/dev/null) != True ]]; then
+			E2E_WHY="status $((i + 1)) of $1: '${out:0:160}'"
+			return 1
+		fi
+		sleep 0.3
+	done
+}
+
+# --- 0666: nobody may connect but not use the socket; reconnecting 200 at once takes nothing ---
+case_refused() {
+	local refusals opened
+	xbd_flood nobody 200 reconnect
+	sleep 1
+	if ! xbd_root_answers 5; then
+		xbd_fail refused_peers_take_no_slot "under nobody's flood: $E2E_WHY"
+		xbd_flood_stop
+		return
+	fi
+	opened=$(xbd_flood_stat nobody 'd["opened"]')
+	xbd_flood_stop
+	xbd_wait_until xbd_log_has "more connections refused in the last 5 s (last from uid 65534)"
+	refusals=$(grep -c "refused.*uid 65534" "$XBD_LOG")
+	if ((${opened:-0} < 1000)); then
+		xbd_fail refused_peers_take_no_slot "the flood opened only ${opened:-no} connections"
+	elif [[ $(xbd_flood_stat nobody 'd["seen"]') != *"permission denied: uid 65534 may not use the control socket"* ]]; then
+		xbd_fail refused_peers_take_no_slot "nobody was not told why: $(xbd_flood_stat nobody 'd["seen"]')"
+	elif ((refusals < 2 || refusals > 4)); then
+		xbd_fail refused_peers_take_no_slot "$refusals log lines for $opened refusals (want 2 to 4)"
+	elif ! xbd_log_has "more connections refused in the last 5 s (last from uid 65534)"; then
+		xbd_fail refused_peers_take_no_slot "the log does not count the refusals it did not show"
+	else
+		xbd_pass refused_peers_take_no_slot
+	fi
+}
+
+# --- 0660 with the group nogroup: a member's flood gets its share only ---
+case_member() {
+	xbd_stop TERM
+	xbd_write_conf "[metrics]" "listen = off"
+	sed -i "s/^socket-mode = .*/socket-mode = 0660\ngroup = nogroup/" "$XBD_CONF"
+	xbd_start || { xbd_fail member_cannot_keep_root_out "xdpband did not start with a group"; return; }
+	xbd_flood nobody 200 reconnect
+	sleep 1
+	if ! xbd_root_answers 5; then
+		xbd_fail member_cannot_keep_root_out "under a member's flood: $E2E_WHY"
+	elif [[ $(xbd_flood_stat nobody 'd["seen"]') != *"too many connections from uid 65534 (at most 4 at once)"* ]]; then
+		xbd_fail member_cannot_keep_root_out "no per-user limit seen: $(xbd_flood_stat nobody 'd["seen"]' | head -c 300)"
+	elif (($(xbd_flood_stat nobody 'd["open"]') > 200)); then
+		xbd_fail member_cannot_keep_root_out "the counts make no sense"
+	else
+		xbd_pass member_cannot_keep_root_out
+	fi
+	xbd_flood_stop
+}
+
+# --- root's own 2000 idle connections: a new root client still gets in at once ---
+case_root_idle() {
+	xbd_flood root 2000 hold
+	xbd_wait_until [ "$(xbd_flood_stat root 'd["opened"] + d["connect_failed"]')" = 2000 ]
+	if ! xbd_root_answers 5; then
+		xbd_fail root_idle_connections_do_not_keep_root_out "behind 2000 idle root connections: $E2E_WHY"
+	elif [[ $(xbd_flood_stat root 'd["seen"]') != *"a new connection needed the slot of this idle one"* ]]; then
+		xbd_fail root_idle_connections_do_not_keep_root_out "no idle connection gave its slot: $(xbd_flood_stat root 'd["seen"]' | head -c 300)"
+	else
+		xbd_pass root_idle_connections_do_not_keep_root_out
+	fi
+	xbd_flood_stop
+}
+
+# --- a member's connection that sends nothing is closed after 5 s, with a reason ---
+case_idle_timeout() {
+	local out
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups $XBD_PY -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(9)
+t0 = time.monotonic()
+line = s.makefile().readline().strip()
+print(f"{time.monotonic() - t0:.1f} {line}")' "$XBD_SOCK" 2>&1)
+	if [[ $out != *"timed out waiting for a complete request line"* ]]; then
+		xbd_fail idle_connection_times_out "got '$out'"
+	elif ! awk '{ exit !($1 >= 4.5 && $1 <= 7) }' <<<"$out"; then
+		xbd_fail idle_connection_times_out "closed after ${out%% *} s, not about 5"
+	else
+		xbd_pass idle_connection_times_out
+	fi
+}
+
+XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = off"
+if xbd_start; then
+	case_refused
+	case_member
+	case_root_idle
+	case_idle_timeout
+else
+	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done
+fi
+xbd_stop TERM
+((XBD_FAILED == 0))

@@ -1,0 +1,90 @@
+/* reload.c - see reload.h. The thread owns r->conf, r->lists and r->err from the start until
+ * it writes the eventfd; the main thread reads them only after it has joined the thread. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "reload.h"
+
+int xbd_reading_init(struct xbd_reading *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return r->fd < 0 ? -errno : 0;
+}
+
+static void *reading_main(void *arg)
+{
+	struct xbd_reading *r = arg;
+	const uint64_t one = 1;
+
+	r->ret = xbd_conf_load(r->path, &r->conf, r->err, sizeof(r->err));
+	if (!r->ret) {
+		r->ret = xbd_lists_read(&r->conf, &r->caps, &r->lists, r->err, sizeof(r->err));
+		if (r->ret)
+			xbd_conf_free(&r->conf);
+	}
+	(void)!write(r->fd, &one, sizeof(one));
+	return NULL;
+}
+
+int xbd_reading_start(struct xbd_reading *r, const char *path, const struct xbd_list_caps *caps)
+{
+	int ret;
+
+	if (r->running)
+		return -EBUSY;
+	r->path = strdup(path);
+	if (!r->path)
+		return -ENOMEM;
+	r->caps = *caps;
+	r->ret = 0;
+	r->err[0] = '\0';
+	ret = -pthread_create(&r->thread, NULL, reading_main, r);
+	if (ret) {
+		free(r->path);
+		r->path = NULL;
+		return ret;
+	}
+	r->running = true;
+	return 0;
+}
+
+int xbd_reading_finish(struct xbd_reading *r, struct xbd_conf *conf, struct xbd_lists *lists,
+		       char *err, size_t errlen)
+{
+	uint64_t count;
+
+	if (!r->running)
+		return -ENOENT;
+	pthread_join(r->thread, NULL);
+	(void)!read(r->fd, &count, sizeof(count));
+	r->running = false;
+	free(r->path);
+	r->path = NULL;
+	if (r->ret) {
+		snprintf(err, errlen, "%s", r->err);
+		return r->ret;
+	}
+	*conf = r->conf;
+	*lists = r->lists;
+	return 0;
+}
+
+void xbd_reading_close(struct xbd_reading *r)
+{
+	struct xbd_conf conf;
+	struct xbd_lists lists;
+	char err[XB_ERRLEN];
+
+	if (r->running && !xbd_reading_finish(r, &conf, &lists, err, sizeof(err))) {
+		xbd_lists_free(&lists);
+		xbd_conf_free(&conf);
+	}
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
