@@ -25,7 +25,9 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	      -Iinclude -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -g -O2
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Werror=unused-function \
-	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE
+	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE $(SANITIZE)
+# SANITIZE: extra compile and link flags, set by `make asan` for its build of the unit tests.
+SANITIZE  ?=
 LDLIBS     := -lbpf -lxdp -lelf -lz
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -54,8 +56,11 @@ BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/bpf/%.bpf.o,$(wild
 
 USER_LIBS := $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null)
 
-.PHONY: all deps test demo bench bench-full install clean
-all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS)
+# AddressSanitizer and UBSan, with UB fatal (no recovery): `make asan`.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+.PHONY: all deps test demo bench bench-full install clean asan asan-tests
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) asan
 
 deps:
 	$(Q)./tests/deps.sh
@@ -94,6 +99,14 @@ $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUIL
 $(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(BENCH_HDRS) $(SKELS) | $(BUILD)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lm
+
+# The unit tests once more, with the sanitizers, into $(BUILD)/asan: this Makefile again with
+# another BUILD. tests/run.sh runs them after the plain ones.
+asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE="$(SAN_FLAGS)" asan-tests
+
+asan-tests: $(TESTS)
+	@:
 
 $(BUILD):
 	$(Q)mkdir -p $@
