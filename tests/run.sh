@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh - runs every test: the cmocka binaries in BUILD/tests, the same built with ASan and
-# UBSan in BUILD/asan/tests, then the shell tests tests/e2e_*.sh, and prints one closing line
-# with the totals. Exits non-zero if any failed.
+# UBSan in BUILD/asan/tests, then the shell tests tests/e2e_*.sh (the fuzz smoke among them),
+# and prints one closing line with the totals. Exits non-zero if any failed.
 # Shell tests report each case as a line "PASS: name", "FAIL: name" or "SKIP: name (why)".
 set -uo pipefail
 build=${1:-build}
