@@ -23,6 +23,10 @@
 
 #define XB_ERRLEN 256
 
+/* text as a message quotes it: printable ASCII as it is, any other byte as \xNN (so a message
+ * stays one line of plain text). Cut to fit out (outlen >= 1 bytes); returns out. */
+const char *xb_quote(const char *text, char *out, size_t outlen);
+
 /* File descriptors of the data path's maps (and of the report program, when loaded). */
 struct xb_maps {
 	int config, policy4, policy6, counts, bans, stats, events;

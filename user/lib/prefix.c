@@ -9,6 +9,8 @@
 #include "libxdpban.h"
 
 #define PREFIX_TEXT_MAX (INET6_ADDRSTRLEN + 4) /* "ADDR/128" */
+#define QUOTED_MAX (4 * PREFIX_TEXT_MAX + 5)   /* xb_quote() of any text that may be one */
+#define QUOTED_LONG 64                         /* the first 60 bytes of a longer text */
 
 static unsigned int family_bits(__u8 family)
 {
@@ -65,7 +67,7 @@ static int parse_addr(const char *text, struct xb_prefix *out)
 
 int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t errlen)
 {
-	char buf[PREFIX_TEXT_MAX + 1], *slash;
+	char buf[PREFIX_TEXT_MAX + 1], quoted[QUOTED_MAX], *slash;
 	struct xb_prefix p = {};
 	unsigned int bits, plen;
 	int ret;
@@ -75,7 +77,8 @@ int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t e
 		return -EINVAL;
 	}
 	if (strlen(text) > PREFIX_TEXT_MAX) {
-		snprintf(err, errlen, "not an IPv4 or IPv6 address or prefix: '%.60s...'", text);
+		snprintf(err, errlen, "not an IPv4 or IPv6 address or prefix: '%s...'",
+			 xb_quote(text, quoted, QUOTED_LONG));
 		return -EINVAL;
 	}
 	strcpy(buf, text);
@@ -84,7 +87,7 @@ int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t e
 		*slash++ = '\0';
 	if (parse_addr(buf, &p)) {
 		snprintf(err, errlen, "not an IPv4 or IPv6 address%s: '%s'", slash ? " or prefix" : "",
-			 text);
+			 xb_quote(text, quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
 	bits = family_bits(p.family);
@@ -92,7 +95,8 @@ int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t e
 	if (slash) {
 		ret = parse_plen(slash, bits, &plen);
 		if (ret) {
-			snprintf(err, errlen, "bad prefix length in '%s': must be 0..%u", text, bits);
+			snprintf(err, errlen, "bad prefix length in '%s': must be 0..%u",
+				 xb_quote(text, quoted, sizeof(quoted)), bits);
 			return -EINVAL;
 		}
 	}
