@@ -1,5 +1,6 @@
 # xdpban build. `make` builds everything, `make test` installs what is missing, builds and runs
-# every test, `make demo` runs the main job, `make bench` measures. Quiet unless V=1.
+# every test, `make demo` runs the main job, `make bench` measures, `make fuzz` fuzzes the
+# parsers and file readers (FUZZ_TIME seconds each). Quiet unless V=1.
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -25,7 +26,9 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	      -Iinclude -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -g -O2
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Werror=unused-function \
-	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE
+	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE $(SANITIZE)
+# SANITIZE: extra compile and link flags, set by `make asan` for its build of the unit tests.
+SANITIZE  ?=
 LDLIBS     := -lbpf -lxdp -lelf -lz
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -56,8 +59,23 @@ BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.o)
 
 USER_LIBS := $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null)
 
-.PHONY: all deps test demo bench bench-full install clean
-all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) $(BENCH_CUT_OBJS)
+# AddressSanitizer and UBSan, with UB fatal (no recovery): the fuzz harnesses and `make asan`.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+# Each tests/fuzz/fuzz_NAME.c is a libFuzzer harness (tests/fuzz/README.md), built by clang
+# into $(BUILD)/fuzz/fuzz_NAME with the library and the daemon modules it reaches, all with
+# the sanitizers and coverage for the fuzzer.
+FUZZ_TIME ?= 60
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_XBD  := conf files lists log state sweep
+FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/obj/%.o,$(ULIB_SRCS) \
+	       $(patsubst %,user/xdpband/%.c,$(FUZZ_XBD))) $(BUILD)/fuzz/obj/support.o
+FUZZ_CFLAGS = $(CFLAGS) -O1 $(SAN_FLAGS) -Iuser/xdpband -Itests/fuzz
+
+.PHONY: all deps test demo bench bench-full install clean fuzz fuzz-build asan asan-tests
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) $(BENCH_CUT_OBJS) \
+     fuzz-build asan
 
 deps:
 	$(Q)./tests/deps.sh
@@ -101,12 +119,41 @@ $(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(BENCH
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lm
 
+$(BUILD)/fuzz/obj/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# The harnesses' own support is not what is fuzzed: no coverage for it.
+$(BUILD)/fuzz/obj/support.o: tests/fuzz/support.c tests/fuzz/support.h | $(BUILD)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) tests/fuzz/support.h $(U_HDRS)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(USER_LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+	@:
+
+# The unit tests once more, with the sanitizers, into $(BUILD)/asan: this Makefile again with
+# another BUILD. tests/run.sh runs them after the plain ones.
+asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE="$(SAN_FLAGS)" asan-tests
+
+asan-tests: $(TESTS)
+	@:
+
 $(BUILD):
 	$(Q)mkdir -p $@
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tests/run.sh $(BUILD)
+
+# Runs every fuzz harness for FUZZ_TIME seconds (default 60) each; fails if one finds anything.
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory fuzz-build
+	$(Q)./tests/fuzz/run.sh $(BUILD) $(FUZZ_TIME)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

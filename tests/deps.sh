@@ -3,9 +3,11 @@
 # Idempotent and quiet when everything is present; also mounts bpffs if it is missing.
 set -euo pipefail
 
+# libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (the fuzz harnesses); only
+# recommended by clang, so --no-install-recommends would leave it out.
 PKGS=(
-	clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev pkg-config
-	libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
+	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
+	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps
 )
 

@@ -19,13 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/tcp.h>
 #include <linux/bpf.h>
 #include "control.h"
 #include "dp.h"
 #include "libxdpban.h"
+#include "pkt.h"
 #include "xdpban_time.h"
 
 /* --- helpers ------------------------------------------------------------------------------ */
@@ -87,35 +85,23 @@ static struct fixture *need_maps(void **state)
 	return *state;
 }
 
-/* An Ethernet + IPv4 + TCP frame from src with the given TCP flags. SYN+FIN is malformed. */
-static __u32 tcp4_frame(unsigned char *buf, const char *src, __u8 flags)
-{
-	struct ethhdr *eth = (void *)buf;
-	struct iphdr *ip = (void *)(eth + 1);
-	struct tcphdr *tcp = (void *)(ip + 1);
-
-	memset(buf, 0, sizeof(*eth) + sizeof(*ip) + sizeof(*tcp));
-	eth->h_proto = htons(ETH_P_IP);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_TCP;
-	ip->tot_len = htons(sizeof(*ip) + sizeof(*tcp));
-	inet_pton(AF_INET, src, &ip->saddr);
-	inet_pton(AF_INET, "203.0.113.254", &ip->daddr);
-	tcp->source = htons(40000);
-	tcp->dest = htons(80);
-	tcp->doff = 5;
-	((__u8 *)tcp)[13] = flags;
-	return sizeof(*eth) + sizeof(*ip) + sizeof(*tcp);
-}
-
+/* Runs an Ethernet + IPv4 + TCP frame from src with the given TCP flags (SYN+FIN is
+ * malformed), built by the packet builder so that no header is accessed unaligned. */
 static __u32 run_tcp4(struct fixture *f, const char *src, __u8 flags)
 {
+	const struct pkt_spec spec = {
+		.src = src,
+		.dst = "203.0.113.254",
+		.l4 = PKT_L4_TCP,
+		.dport = PKT_SET(80),
+		.tcp = { .flags = PKT_SET(flags) },
+	};
 	unsigned char frame[128];
-	__u32 len = tcp4_frame(frame, src, flags), action = ~0u;
+	struct pkt_layout at;
+	__u32 action = ~0u;
 
-	assert_int_equal(dp_run(&f->dp, frame, len, &action), 0);
+	assert_int_equal(pkt_build(&spec, frame, sizeof(frame), &at), 0);
+	assert_int_equal(dp_run(&f->dp, frame, at.len, &action), 0);
 	return action;
 }
 

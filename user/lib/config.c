@@ -70,11 +70,12 @@ static bool all_digits(const char *text, size_t n)
 int xb_u32_parse(const char *what, const char *text, __u32 min, __u32 max, __u32 *out,
 		 char *err, size_t errlen)
 {
+	char quoted[XB_ERRLEN];
 	unsigned long long v;
 
 	if (!text || !all_digits(text, strlen(text)) || strlen(text) > 12) {
 		snprintf(err, errlen, "bad %s '%s': expected a whole number %u..%u", what,
-			 text ? text : "", min, max);
+			 xb_quote(text ? text : "", quoted, sizeof(quoted)), min, max);
 		return -EINVAL;
 	}
 	v = strtoull(text, NULL, 10);
@@ -108,6 +109,7 @@ int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *
 {
 	size_t n = text ? strlen(text) : 0;
 	unsigned long long unit = 1, v;
+	char quoted[XB_ERRLEN];
 
 	if (n && !(text[n - 1] >= '0' && text[n - 1] <= '9')) {
 		unit = unit_seconds(text[n - 1]);
@@ -116,7 +118,7 @@ int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *
 	if (!unit || !all_digits(text, n) || n > 12) {
 		snprintf(err, errlen,
 			 "bad %s '%s': expected seconds, or a number with s, m, h, d or w", what,
-			 text ? text : "");
+			 xb_quote(text ? text : "", quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
 	v = strtoull(text, NULL, 10) * unit;
@@ -159,6 +161,7 @@ static int class_bit(const char *name, size_t len, __u32 *bit)
 
 int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err, size_t errlen)
 {
+	char quoted[XB_ERRLEN], piece[41], name[4 * sizeof(piece) + 5];
 	const char *p = text;
 	__u32 result = 0, bit;
 
@@ -172,10 +175,12 @@ int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err,
 		size_t len = strcspn(p, ",");
 
 		if (class_bit(p, len, &bit)) {
+			snprintf(piece, sizeof(piece), "%.*s", (int)(len > 40 ? 40 : len), p);
 			snprintf(err, errlen,
-				 "bad %s '%s': '%.*s' is not an error class (malformed, reported, "
+				 "bad %s '%s': '%s' is not an error class (malformed, reported, "
 				 "or none alone)",
-				 what, text, (int)(len > 40 ? 40 : len), p);
+				 what, xb_quote(text, quoted, sizeof(quoted)),
+				 xb_quote(piece, name, sizeof(name)));
 			return -EINVAL;
 		}
 		result |= bit;
@@ -271,6 +276,7 @@ int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value,
 		  size_t errlen)
 {
 	struct xdpban_config next = *cfg;
+	char quoted[4 * 40 + 5];
 	int ret;
 
 	for (size_t i = 0; i < sizeof(set_keys) / sizeof(set_keys[0]); i++) {
@@ -286,6 +292,6 @@ int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value,
 	snprintf(err, errlen,
 		 "unknown setting '%.40s' (known: limit, window, ban-time, ipv6-prefix, errors, "
 		 "drop)",
-		 key ? key : "");
+		 xb_quote(key ? key : "", quoted, sizeof(quoted)));
 	return -EINVAL;
 }

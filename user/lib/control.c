@@ -538,20 +538,8 @@ static int dispatch(struct request *r)
 /* Error messages quote what the client sent, and json-c copies bytes >= 0x80 into a reply as
  * they are: a client's invalid UTF-8 (or a character cut in half by "%.40s") would make the
  * reply invalid JSON, and control characters would reach the CLI's terminal. So every byte of
- * a message that is not printable ASCII is written as \xNN; our own text is plain ASCII. */
-static void escape_message(const char *in, char *out, size_t outlen)
-{
-	size_t used = 0;
-
-	for (const unsigned char *c = (const unsigned char *)in; *c && used + 5 <= outlen; c++) {
-		if (*c >= 0x20 && *c <= 0x7e)
-			out[used++] = (char)*c;
-		else
-			used += snprintf(out + used, outlen - used, "\\x%02x", *c);
-	}
-	out[used] = '\0';
-}
-
+ * a message that is not printable ASCII is written as \xNN (xb_quote); our own text is plain
+ * ASCII. */
 char *xb_control_error_reply(const char *message)
 {
 	struct json_object *obj = json_object_new_object();
@@ -560,7 +548,7 @@ char *xb_control_error_reply(const char *message)
 
 	if (!obj)
 		return NULL;
-	escape_message(message, escaped, sizeof(escaped));
+	xb_quote(message, escaped, sizeof(escaped));
 	json_object_object_add(obj, "ok", json_object_new_boolean(false));
 	json_object_object_add(obj, "error", json_object_new_string(escaped));
 	line = strdup(xb_json_line(obj));

@@ -23,6 +23,10 @@
 
 #define XB_ERRLEN 256
 
+/* text as a message quotes it: printable ASCII as it is, any other byte as \xNN (so a message
+ * stays one line of plain text). Cut to fit out (outlen >= 1 bytes); returns out. */
+const char *xb_quote(const char *text, char *out, size_t outlen);
+
 /* File descriptors of the data path's maps, one per row of XDPBAN_MAPS (xdpban_maps.h), named
  * by its field column (and of the report program, when loaded). Every map is required, and:
  *   - bans, baninfo, counts, seed: the tables, mapped and changed only through
@@ -39,6 +43,10 @@ struct xb_maps {
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */
 };
+
+/* A struct xb_maps with no map open, to fill in: { XB_MAPS_NONE, .ncpus = 1 }. */
+#define XB_MAP_NONE(name, field, ...) .field = -1,
+#define XB_MAPS_NONE XDPBAN_MAPS(XB_MAP_NONE) .report_prog = -1
 
 /* Opens the pinned maps under pin_dir (NULL: XDPBAN_PIN_DIR_DEFAULT, then
  * XDPBAN_PIN_DIR_IPROUTE2). -ENOENT with a message naming the directory when none is there. */

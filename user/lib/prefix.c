@@ -9,6 +9,8 @@
 #include "libxdpban.h"
 
 #define PREFIX_TEXT_MAX (INET6_ADDRSTRLEN + 4) /* "ADDR/128" */
+#define QUOTED_MAX (4 * PREFIX_TEXT_MAX + 5)   /* xb_quote() of any text that may be one */
+#define QUOTED_LONG 64                         /* the first 60 bytes of a longer text */
 
 static unsigned int family_bits(__u8 family)
 {
@@ -76,7 +78,7 @@ static bool ipv4_mapped(const struct xb_prefix *p)
 static int prefix_parse(const char *text, bool mapped_ok, struct xb_prefix *out, char *err,
 			size_t errlen)
 {
-	char buf[PREFIX_TEXT_MAX + 1], *slash;
+	char buf[PREFIX_TEXT_MAX + 1], quoted[QUOTED_MAX], *slash;
 	struct xb_prefix p = {};
 	unsigned int bits, plen;
 	int ret;
@@ -86,7 +88,8 @@ static int prefix_parse(const char *text, bool mapped_ok, struct xb_prefix *out,
 		return -EINVAL;
 	}
 	if (strlen(text) > PREFIX_TEXT_MAX) {
-		snprintf(err, errlen, "not an IPv4 or IPv6 address or prefix: '%.60s...'", text);
+		snprintf(err, errlen, "not an IPv4 or IPv6 address or prefix: '%s...'",
+			 xb_quote(text, quoted, QUOTED_LONG));
 		return -EINVAL;
 	}
 	strcpy(buf, text);
@@ -95,7 +98,7 @@ static int prefix_parse(const char *text, bool mapped_ok, struct xb_prefix *out,
 		*slash++ = '\0';
 	if (parse_addr(buf, &p)) {
 		snprintf(err, errlen, "not an IPv4 or IPv6 address%s: '%s'", slash ? " or prefix" : "",
-			 text);
+			 xb_quote(text, quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
 	bits = family_bits(p.family);
@@ -103,7 +106,8 @@ static int prefix_parse(const char *text, bool mapped_ok, struct xb_prefix *out,
 	if (slash) {
 		ret = parse_plen(slash, bits, &plen);
 		if (ret) {
-			snprintf(err, errlen, "bad prefix length in '%s': must be 0..%u", text, bits);
+			snprintf(err, errlen, "bad prefix length in '%s': must be 0..%u",
+				 xb_quote(text, quoted, sizeof(quoted)), bits);
 			return -EINVAL;
 		}
 	}

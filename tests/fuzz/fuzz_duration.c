@@ -1,0 +1,141 @@
+/* fuzz_duration.c - libFuzzer harness for the value parsers of user/lib/config.c:
+ * xb_duration_parse (durations in the config file, `xdpban set`, `ban --for` and the control
+ * socket), and beside it xb_u32_parse, xb_classes_parse/xb_classes_format and xb_config_set,
+ * which the config file and `set` share. No seam is needed: they are pure functions of their
+ * text.
+ *
+ * Each input is one text (cut at its first NUL) given to every parser. Checked against the
+ * documented contract (libxdpban.h): a refusal is -EINVAL or -ERANGE with a one-line message
+ * of printable ASCII and leaves the output alone; an accepted duration is 1..XDPBAN_TIME_MAX_S,
+ * written as digits with at most one unit, equal to its digits times its unit, and survives
+ * the daemon's own formatting (xbd_format_duration) and a second parse; an accepted number is
+ * plain digits in range; an accepted class list formats and parses back to the same mask;
+ * `set` of any key leaves a valid config or no change at all. "KEY VALUE" and "KEY=VALUE"
+ * inputs also try that key.
+ *
+ * Inputs are kept to 128 bytes (fuzz-options below): longer values are refused at once.
+ */
+/* fuzz-options: -max_len=128 */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "conf.h"
+#include "libxdpban.h"
+#include "support.h"
+
+static bool all_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return n > 0;
+}
+
+#define UNTOUCHED 0xdeadbeef /* what an output holds before the call */
+
+/* True when the call refused text; a refusal is -EINVAL or -ERANGE, with a one-line message
+ * of printable ASCII, and the output as it was. */
+static bool refused(int ret, const char *err, const char *what, const char *text,
+		    bool untouched)
+{
+	if (!ret)
+		return false;
+	fz_check(ret == -EINVAL || ret == -ERANGE, "%s '%s': returned %d", what, text, ret);
+	fz_check_message(err, XB_ERRLEN, what);
+	fz_check(fz_printable(err), "%s: the message quotes a byte as it is: %s", what, err);
+	fz_check(untouched, "%s '%s' refused but the output changed", what, text);
+	return true;
+}
+
+static unsigned long long unit_of(char c)
+{
+	static const char units[] = "smhdw";
+	static const unsigned long long seconds[] = { 1, 60, 3600, 86400, 7 * 86400 };
+	const char *u = c ? strchr(units, c) : NULL;
+
+	return u ? seconds[u - units] : 0;
+}
+
+static void fuzz_duration(const char *text)
+{
+	size_t n = strlen(text), digits = n;
+	unsigned long long unit = 1;
+	__u32 s = UNTOUCHED, again;
+	char err[XB_ERRLEN], back[32];
+	int ret = xb_duration_parse("window", text, &s, err, sizeof(err));
+
+	if (refused(ret, err, "xb_duration_parse", text, s == UNTOUCHED))
+		return;
+	fz_check(s >= 1 && s <= XDPBAN_TIME_MAX_S, "'%s' -> %u s, out of range", text, s);
+	if (n && unit_of(text[n - 1])) {
+		unit = unit_of(text[n - 1]);
+		digits--;
+	}
+	fz_check(all_digits(text, digits) && digits <= 12, "'%s' accepted as a duration", text);
+	fz_check(strtoull(text, NULL, 10) * unit == s, "'%s' -> %u s", text, s);
+	xbd_format_duration(s, back, sizeof(back));
+	fz_check(!xb_duration_parse("window", back, &again, err, sizeof(err)) && again == s,
+		 "'%s' -> %u s -> '%s' does not parse back", text, s, back);
+}
+
+static void fuzz_u32(const char *text, __u32 min, __u32 max)
+{
+	__u32 v = UNTOUCHED;
+	char err[XB_ERRLEN];
+	int ret = xb_u32_parse("limit", text, min, max, &v, err, sizeof(err));
+
+	if (refused(ret, err, "xb_u32_parse", text, v == UNTOUCHED)) {
+		fz_check(ret == -EINVAL || all_digits(text, strlen(text)),
+			 "'%s' is not a number but out of range", text);
+		return;
+	}
+	fz_check(all_digits(text, strlen(text)), "'%s' accepted as a number", text);
+	fz_check(v >= min && v <= max && strtoull(text, NULL, 10) == v, "'%s' -> %u (%u..%u)",
+		 text, v, min, max);
+}
+
+static void fuzz_classes(const char *text)
+{
+	__u32 mask = UNTOUCHED, again;
+	char err[XB_ERRLEN], back[64];
+	int ret = xb_classes_parse("errors", text, &mask, err, sizeof(err));
+
+	if (refused(ret, err, "xb_classes_parse", text, mask == UNTOUCHED))
+		return;
+	fz_check(!(mask & ~XDPBAN_CLASS_ALL), "'%s' -> mask %#x", text, mask);
+	fz_check(!xb_classes_format(mask, back, sizeof(back)), "mask %#x does not format", mask);
+	fz_check(!xb_classes_parse("errors", back, &again, err, sizeof(err)) && again == mask,
+		 "'%s' -> %#x -> '%s' does not parse back", text, mask, back);
+}
+
+static void fuzz_set(const char *key, const char *value)
+{
+	const struct xdpban_config defaults = XDPBAN_CONFIG_DEFAULTS;
+	struct xdpban_config cfg = defaults;
+	char err[XB_ERRLEN];
+	int ret = xb_config_set(&cfg, key, value, err, sizeof(err));
+
+	if (!refused(ret, err, "xb_config_set", value, !memcmp(&cfg, &defaults, sizeof(cfg))))
+		fz_check(xdpban_config_valid(&cfg), "set %s '%s' left an invalid config", key, value);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const keys[] = { "limit",  "window", "ban-time",
+					    "ipv6-prefix", "errors", "drop" };
+	char *text = fz_text(data, size), *sep;
+
+	fuzz_duration(text);
+	fuzz_u32(text, 0, UINT32_MAX);
+	fuzz_u32(text, XDPBAN_V6_PREFIX_MIN, XDPBAN_V6_PREFIX_MAX);
+	fuzz_classes(text);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		fuzz_set(keys[i], text);
+	sep = strpbrk(text, " =");
+	if (sep) {
+		*sep = '\0';
+		fuzz_set(text, sep + 1);
+	}
+	free(text);
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* fuzz_lists.c - libFuzzer harness for xbd_lists_read (user/xdpband/lists.c), the reader of
+ * the trusted and deny list files, on their contents. No seam is needed: reading is a step of
+ * its own, before anything reaches a map (xbd_lists_apply). Each input is split at lines that
+ * are exactly "--" into up to four files (memfds, named by their /proc/self/fd paths), given
+ * to the reader as lists 1..4 of a config, alternately trusted and deny, so that duplicates
+ * and a prefix in both kinds of list are reached too.
+ *
+ * Checked: a refusal is -errno with one line of printable ASCII (the paths here are) that
+ * names a list file, and leaves no entries; an accepted set is sorted by family, length and
+ * address without repeats, each entry a valid prefix with its list's verdict and id and a line
+ * number, and no list contributed fewer entries than it kept.
+ */
+#include <errno.h>
+#include <string.h>
+#include "lists.h"
+#include "support.h"
+
+/* struct xb_prefix is family, length, address, with no padding: memcmp orders it as the
+ * reader must (lists.h). */
+_Static_assert(sizeof(struct xb_prefix) == 18, "struct xb_prefix has padding");
+
+static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *l)
+{
+	size_t kept[XBD_MAX_LISTS + 1] = {};
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct xbd_list_entry *e = &l->v[i];
+		char text[64], err[XB_ERRLEN];
+		struct xb_prefix again;
+
+		fz_check(e->list_id >= 1 && e->list_id <= (__u32)conf->n_lists,
+			 "entry %zu: list %u", i, e->list_id);
+		fz_check(e->verdict == conf->lists[e->list_id - 1].verdict && e->line >= 1,
+			 "entry %zu: verdict %u, line %u", i, e->verdict, e->line);
+		fz_check(i == 0 || memcmp(&l->v[i - 1].prefix, &e->prefix, sizeof(e->prefix)) < 0,
+			 "entries %zu and %zu out of order or repeated", i - 1, i);
+		fz_check(!xb_prefix_format(&e->prefix, text, sizeof(text)) &&
+				 !xb_prefix_parse(text, &again, err, sizeof(err)) &&
+				 !memcmp(&again, &e->prefix, sizeof(again)),
+			 "entry %zu is not a valid prefix", i);
+		kept[e->list_id]++;
+	}
+	for (int id = 1; id <= conf->n_lists; id++)
+		fz_check(l->entries[id] >= kept[id], "list %d: %zu entries read, %zu kept", id,
+			 l->entries[id], kept[id]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *part[FZ_FILES_MAX];
+	size_t len[FZ_FILES_MAX];
+	struct xbd_conf conf = {};
+	struct xbd_lists lists;
+	char err[XB_ERRLEN] = "";
+	struct xbd_list_caps caps;
+	bool named = false;
+	int ret;
+
+	conf.n_lists = fz_split(data, size, "--", part, len);
+	for (int i = 0; i < conf.n_lists; i++) {
+		conf.lists[i] = (struct xbd_list_conf){
+			.path = (char *)fz_file(i, part[i], len[i]),
+			.verdict = i % 2 ? XDPBAN_POLICY_DENY : XDPBAN_POLICY_TRUSTED,
+			.id = i + 1,
+		};
+	}
+	xbd_list_caps_default(&caps);
+	ret = xbd_lists_read(&conf, &caps, &lists, err, sizeof(err));
+	if (!ret) {
+		check_accepted(&conf, &lists);
+		xbd_lists_free(&lists);
+		return 0;
+	}
+	fz_check(ret < 0, "returned %d", ret);
+	fz_check_message(err, sizeof(err), "xbd_lists_read");
+	fz_check(fz_printable(err), "the message quotes a byte as it is: %s", err);
+	for (int i = 0; i < conf.n_lists; i++)
+		named = named || strstr(err, conf.lists[i].path);
+	fz_check(named, "the message names no list file: %s", err);
+	fz_check(!lists.v && !lists.n, "refused, but %zu entries are left", lists.n);
+	return 0;
+}
