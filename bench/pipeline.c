@@ -164,6 +164,9 @@ static int load_state(struct pipe *p)
 		.counters_max = 4 * p->sz.tracked,
 		.bans_max = p->sz.bans * 2 > XDPBAN_DEFAULT_BANS_MAX ? p->sz.bans * 2
 								    : XDPBAN_DEFAULT_BANS_MAX,
+		/* room for a line of every /24 that holds longer entries, as an operator sizes
+		 * policy-lines-max for a list of this size (docs/datapath.md) */
+		.flat4x_max = p->sz.prefixes,
 	};
 	uint64_t t0;
 	int err, n;
