@@ -13,6 +13,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
 #include <linux/udp.h>
 #include "bench.h"
 #include "xdpban_policy.h"
@@ -351,6 +352,8 @@ struct bench_frame {
 enum bench_frame_kind {
 	BENCH_FRAME_VALID = 0,     /* a well-formed UDP datagram: an xdpban pass */
 	BENCH_FRAME_MALFORMED = 1, /* UDP length past the datagram: an xdpban error */
+	BENCH_FRAME_TCP_ACK = 2,   /* IPv4 only: a bare ACK of no connection, what the spoof
+				    * defence's learning looks at (docs/datapath.md, section 8) */
 };
 
 struct bench_frame_addrs {
@@ -412,18 +415,32 @@ static inline void bench_frame4(struct bench_frame *f, const struct bench_frame_
 	struct iphdr *ip = (struct iphdr *)(f->data + sizeof(struct ethhdr));
 	struct udphdr *udp = (struct udphdr *)(ip + 1);
 
+	struct tcphdr *tcp = (struct tcphdr *)(ip + 1);
+
 	memset(f, 0, sizeof(*f));
 	bench_frame_eth(f, a, ETH_P_IP);
 	ip->version = 4;
 	ip->ihl = 5;
 	ip->ttl = 64;
-	ip->protocol = IPPROTO_UDP;
-	ip->tot_len = htons(sizeof(*ip) + sizeof(*udp) + BENCH_UDP4_PAYLOAD);
+	ip->protocol = k == BENCH_FRAME_TCP_ACK ? IPPROTO_TCP : IPPROTO_UDP;
+	ip->tot_len = htons(sizeof(*ip) + (k == BENCH_FRAME_TCP_ACK ? sizeof(*tcp)
+					  : sizeof(*udp) + BENCH_UDP4_PAYLOAD));
 	ip->saddr = htonl(a && a->saddr4 ? a->saddr4 : 0xc0000201u);
 	ip->daddr = htonl(a && a->daddr4 ? a->daddr4 : 0xc6336402u);
 	ip->check = bench_ip_csum(ip, sizeof(*ip));
-	bench_frame_udp(udp, BENCH_UDP4_PAYLOAD, k);
+	/* the same 60 bytes either way: a TCP frame carries Ethernet padding past its 40 */
 	f->len = sizeof(struct ethhdr) + sizeof(*ip) + sizeof(*udp) + BENCH_UDP4_PAYLOAD;
+	if (k != BENCH_FRAME_TCP_ACK) {
+		bench_frame_udp(udp, BENCH_UDP4_PAYLOAD, k);
+		return;
+	}
+	tcp->source = htons(BENCH_UDP_SPORT);
+	tcp->dest = htons(BENCH_UDP_DPORT);
+	tcp->seq = htonl(0x12345678u);
+	tcp->ack_seq = htonl(0x9abcdef0u);
+	tcp->doff = 5;
+	tcp->ack = 1;
+	tcp->window = htons(65535);
 }
 
 static inline void bench_frame6(struct bench_frame *f, const struct bench_frame_addrs *a,

@@ -1,9 +1,10 @@
 /* verify.h - the spoof defence's learning (docs/datapath.md, section 8): a clean TCP segment
  * that belongs to an established connection of this host, in its sequence window, proves that
  * its source hears what is sent to it, so its hop count is recorded as verified. Only 1 in
- * 2^learn_shift segments with ACK is looked at, chosen by their sequence numbers, so the cost
- * on clean traffic is a test and a multiply; a looked-at segment costs a socket lookup. Never
- * decides a verdict. */
+ * 2^learn_shift segments with ACK is looked at, chosen by their sequence numbers mixed with the
+ * table seed, so the cost on clean traffic is a test and a multiply, and a forger, who cannot
+ * tell which numbers are looked at, cannot make every forged segment cost a socket lookup.
+ * Never decides a verdict. */
 #ifndef XDPBAN_BPF_VERIFY_H
 #define XDPBAN_BPF_VERIFY_H
 
@@ -24,8 +25,9 @@ struct tcp_sock {
 	__u32 snd_nxt;
 } __attribute__((preserve_access_index));
 
-/* A sampled segment: ACK set, no SYN or RST, and its sequence numbers hash low enough. */
-static __always_inline int learn_sampled(const struct pkt *p, __u8 shift)
+/* A sampled segment: ACK set, no SYN or RST, and its sequence numbers, keyed with the seed,
+ * hash low enough. */
+static __always_inline int learn_sampled(const struct pkt *p, __u8 shift, __u64 seed)
 {
 	__u32 h;
 
@@ -35,7 +37,7 @@ static __always_inline int learn_sampled(const struct pkt *p, __u8 shift)
 		return 0;
 	if (shift == 0)
 		return 1;
-	h = (p->seq ^ p->ack_seq) * 0x9e3779b1u;
+	h = (p->seq ^ p->ack_seq ^ (__u32)(seed >> 32)) * 0x9e3779b1u;
 	return (h >> (32 - shift)) == 0;
 }
 
@@ -111,7 +113,7 @@ static __always_inline void learn_hop(struct xdp_md *ctx, const struct pkt *p,
 				      const struct xdpban_config *cfg,
 				      const struct xdpban_key *key, __u64 seed)
 {
-	if (cfg->spoof == XDPBAN_SPOOF_OFF || !learn_sampled(p, cfg->learn_shift))
+	if (cfg->spoof == XDPBAN_SPOOF_OFF || !learn_sampled(p, cfg->learn_shift, seed))
 		return;
 	if (segment_established(ctx, p))
 		hop_verify(key, seed, p->hop, p->bytes);
