@@ -17,7 +17,13 @@ static __always_inline struct xdpban_group *bpf_group_at(void *map, __u32 index)
 	return bpf_map_lookup_elem(map, &index);
 }
 
+static __always_inline __u64 *bpf_banidx_at(__u32 index)
+{
+	return bpf_map_lookup_elem(&xdpban_banidx, &index);
+}
+
 #define XDPBAN_TABLE_GROUP(tab, index) bpf_group_at((tab), (index))
+#define XDPBAN_TABLE_BANIDX(tab, index) bpf_banidx_at(index) /* only the ban table has one */
 #include "xdpban_table_ops.h"
 
 const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
@@ -66,7 +72,8 @@ static __always_inline __u64 table_seed(void)
  * its own, where inlined into every caller their bounded loops would multiply. Their pointer
  * arguments may be NULL as far as the verifier knows, so each checks. */
 
-/* 1 if the key is under a ban that has not expired. An expired ban is lifted on the way. */
+/* 1 if the key is under a ban that has not expired. An expired ban is lifted on the way.
+ * Called only when ban_check's index word says the key may have one. */
 __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 seed, __u64 bytes)
 {
 	__u32 groups = map_groups(&xdpban_bans);
@@ -81,6 +88,15 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
 	if (xdpban_ban_delete(&xdpban_bans, groups, seed, key, &ref))
 		stat_add(XDPBAN_STAT_BANS_EXPIRED, 1, bytes);
 	return 0;
+}
+
+/* The ban check of stage 4: inline, so that a source whose home index word rules out a ban
+ * (nearly all) pays one cached read and no call. */
+static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, __u64 bytes)
+{
+	if (!xdpban_ban_maybe(&xdpban_bans, map_groups(&xdpban_bans), seed, key))
+		return 0;
+	return ban_active(key, seed, bytes);
 }
 
 static __always_inline void ban_event(const struct xdpban_key *key, __u64 start_ns,

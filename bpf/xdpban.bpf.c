@@ -71,7 +71,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 
 	xdpban_key_make(&key, p.family, p.saddr, cfg->v6_prefix);
 	seed = table_seed();
-	banned = ban_active(&key, seed, p.bytes);
+	banned = ban_check(&key, seed, p.bytes);
 	STAGE_END(CUT_BAN, banned);
 	if (banned)
 		return XDPBAN_STAT_DROP_BANNED;
@@ -129,7 +129,7 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 	}
 	xdpban_key_make(&key, req->family, saddr, cfg->v6_prefix);
 	seed = table_seed();
-	if (ban_active(&key, seed, 0))
+	if (ban_check(&key, seed, 0))
 		return XDPBAN_REPORT_ALREADY_BANNED;
 	if (!(cfg->class_mask & XDPBAN_CLASS_REPORTED))
 		return XDPBAN_REPORT_DISABLED;

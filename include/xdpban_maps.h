@@ -66,6 +66,9 @@
 	/* Bans: groups of four slots; never evicted, a ban that finds no room is counted. */      \
 	X(xdpban_bans, bans, MMAP_ARRAY, __u32, struct xdpban_group,                               \
 	  XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX))                                              \
+	/* The ban table's index: per group, its slots' tags and overflow count. */                \
+	X(xdpban_banidx, banidx, MMAP_ARRAY, __u32, __u64,                                         \
+	  XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX))                                              \
 	/* Start and count of each ban slot, the fields only userspace reads. */                   \
 	X(xdpban_baninfo, baninfo, MMAP_ARRAY, __u32, struct xdpban_ban_info,                      \
 	  XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX) * XDPBAN_GROUP_SLOTS)                         \

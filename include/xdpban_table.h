@@ -16,16 +16,24 @@
  * A slot is claimed by a compare-and-swap of ctl to BUSY, written, then published as LIVE; a
  * reader reads ctl, then the key and val, then ctl again, and trusts what it read only when
  * ctl did not change (x86 keeps loads in order and stores in order, and every CAS is a full
- * barrier). Slot 0's ctl also holds bits of the group, not of slot 0 (XDPBAN_G0_*: a counter
- * group's insert lock, a ban group's overflow count); a reader ignores them when it compares.
+ * barrier). Slot 0's ctl of a counter group also holds the group's insert lock (XDPBAN_G0_LOCK),
+ * which a reader ignores when it compares.
+ *
+ * The ban index (xdpban_banidx) has one 64-bit word per ban group, in an array a sixteenth of
+ * the table's size that stays in the cache: the tags of the group's four slots (XDPBAN_IDX_*; a
+ * key's tag is 14 more bits of the hash that picks its home group, never 0) and the group's
+ * overflow count. A lookup reads the index word first and reads a slot only when its tag is the
+ * key's, so a source with no ban costs one read of the index and none of the table. A slot's
+ * tag is set, by its owner, after the slot is claimed and before it is published; it is
+ * cleared only while the slot is taken back from LIVE (BUSY again, by the one writer that won
+ * it), before it is freed. So a free slot's tag is always 0, and a LIVE slot's is its key's.
  *
  * Bans may live up to XDPBAN_BAN_PROBE - 1 groups past their home group. Each group's overflow
- * count, kept in slot 0's ctl (XDPBAN_G0_OVF_*, read with the group, so it costs no access of
- * its own), counts the bans living beyond it whose home is at or before it: raised before such
- * a ban is published, lowered only after it is gone. It can never pass 60 (fifteen groups of
- * four slots), so an atomic add never carries out of its bits. A ban lookup that misses in a
- * group stops there when its overflow count is zero, which at the table's load is almost
- * always at the home group. Bans are never evicted.
+ * count, in its index word, counts the bans living beyond it whose home is at or before it:
+ * raised before such a ban is published, lowered only after it is gone. It can never pass 60
+ * (fifteen groups of four slots), so an atomic add never carries out of its bits. A ban lookup
+ * that misses in a group stops there when its overflow count is zero, which at the table's
+ * load is almost always at the home group. Bans are never evicted.
  *
  * Counters live in their home group only. Inserting one takes the group's insert lock (a bit
  * in slot 0), so a key is never in a group twice; updates of a present key are lock-free
@@ -66,19 +74,40 @@ struct xdpban_group {
 
 /* ---- hashing ---- */
 
-/* The home group of a key: a keyed multiply-xorshift hash of its five words, taken as two
- * 64-bit lanes and one more word (the seed is chosen at
- * random when the tables are made, xdpban_seed, so that sources cannot be aimed at one group),
- * reduced to [0, groups) by a multiply, which needs no power of two. */
-XDPBAN_INLINE __u32 xdpban_key_home(__u64 seed, const struct xdpban_key *key, __u32 groups)
+/* A key's hash: a keyed multiply-xorshift hash of its five words, taken as two 64-bit lanes
+ * and one more word (the seed is chosen at random when the tables are made, xdpban_seed, so
+ * that sources cannot be aimed at one group). */
+XDPBAN_INLINE __u64 xdpban_key_hash(__u64 seed, const struct xdpban_key *key)
 {
 	const __u32 *w = (const __u32 *)key;
 	__u64 h = (((__u64)w[0] | (__u64)w[1] << 32) ^ seed) * 0x9e3779b97f4a7c15ull;
 
 	h = (h ^ (h >> 29) ^ ((__u64)w[2] | (__u64)w[3] << 32)) * 0xbf58476d1ce4e5b9ull;
 	h = (h ^ (h >> 32) ^ w[4]) * 0x94d049bb133111ebull;
-	h ^= h >> 31;
+	return h ^ (h >> 31);
+}
+
+/* The home group from a key's hash: its top 32 bits reduced to [0, groups) by a multiply,
+ * which needs no power of two. */
+XDPBAN_INLINE __u32 xdpban_hash_home(__u64 h, __u32 groups)
+{
 	return (__u32)(((h >> 32) * (__u64)groups) >> 32);
+}
+
+XDPBAN_INLINE __u32 xdpban_key_home(__u64 seed, const struct xdpban_key *key, __u32 groups)
+{
+	return xdpban_hash_home(xdpban_key_hash(seed, key), groups);
+}
+
+/* The ban index's tag of a key from its hash: 14 low bits, which the home does not use;
+ * never 0 (a free slot's tag). */
+#define XDPBAN_IDX_TAG_BITS 14
+#define XDPBAN_IDX_TAG_MASK 0x3fffull
+XDPBAN_INLINE __u32 xdpban_hash_tag(__u64 h)
+{
+	__u32 tag = (__u32)(h & XDPBAN_IDX_TAG_MASK);
+
+	return tag ? tag : 1;
 }
 
 /* A slot from a key's own bits, independent of its home group: where an insert's scan for
@@ -102,10 +131,7 @@ enum xdpban_slot_state {
 #define XDPBAN_CTL_GEN_MASK (0x3fffull << XDPBAN_CTL_GEN_SHIFT) /* 14 bits */
 #define XDPBAN_CTL_V6 (1ull << 16)                             /* family IPv6 */
 #define XDPBAN_G0_LOCK (1ull << 17) /* slot 0 of a counter group: the group's insert lock */
-#define XDPBAN_G0_OVF_SHIFT 18      /* slot 0 of a ban group: the group's overflow count */
-#define XDPBAN_G0_OVF_ONE (1ull << XDPBAN_G0_OVF_SHIFT)
-#define XDPBAN_G0_OVF_MASK (0x3full << XDPBAN_G0_OVF_SHIFT) /* at most 60: 15 groups of 4 */
-#define XDPBAN_G0_BITS (XDPBAN_G0_LOCK | XDPBAN_G0_OVF_MASK) /* slot 0's bits of the group */
+#define XDPBAN_G0_BITS XDPBAN_G0_LOCK /* slot 0's bits of the group, not of the slot */
 #define XDPBAN_CTL_PLEN_SHIFT 24
 #define XDPBAN_CTL_PLEN_MASK (0xffull << XDPBAN_CTL_PLEN_SHIFT)
 #define XDPBAN_CTL_AUX_SHIFT 32
@@ -149,17 +175,41 @@ XDPBAN_INLINE __u64 xdpban_ctl_live(__u64 claimed, const struct xdpban_key *key,
 
 /* A ban lives in its home group or in one of the XDPBAN_BAN_PROBE - 1 groups after it. */
 #define XDPBAN_BAN_PROBE 16
+
+/* A ban group's index word: slot i's tag in bits 14i..14i+13, the overflow count in 56..61. */
+#define XDPBAN_IDX_TAG_SHIFT(slot) ((slot) * XDPBAN_IDX_TAG_BITS)
+#define XDPBAN_IDX_TAG(word, slot) ((__u32)((word) >> XDPBAN_IDX_TAG_SHIFT(slot)) & 0x3fffu)
+#define XDPBAN_IDX_OVF_SHIFT 56
+#define XDPBAN_IDX_OVF_ONE (1ull << XDPBAN_IDX_OVF_SHIFT)
+#define XDPBAN_IDX_OVF_MASK (0x3full << XDPBAN_IDX_OVF_SHIFT) /* at most 60: 15 groups of 4 */
+/* 1 in the low bit of each of the four tag fields, so that REP * x is x in every field */
+#define XDPBAN_IDX_REP 0x0000040010004001ull
+
+/* 1 if any of the word's four slot tags is `tag`, without a branch or a loop (the verifier
+ * walks a loop over the tags once per value it could leave behind): x is 0 exactly in the
+ * fields equal to tag, and adding 0x1fff to a field's low 13 bits sets its bit 13 exactly
+ * when the field is not 0, with no carry into the next field. */
+XDPBAN_INLINE int xdpban_idx_has(__u64 word, __u32 tag)
+{
+	const __u64 low = 0x1fffull * XDPBAN_IDX_REP, high = 0x2000ull * XDPBAN_IDX_REP;
+	__u64 x = (word ^ (__u64)tag * XDPBAN_IDX_REP) & (low | high);
+
+	return ((((x & low) + low) | x) & high) != high;
+}
 /* aux of a ban: reason and classes (struct xdpban_ban) */
 #define XDPBAN_BAN_AUX(reason, classes) ((__u32)(reason) | ((__u32)(classes) << 8))
 #define XDPBAN_BAN_AUX_REASON(aux) ((__u8)(aux))
 #define XDPBAN_BAN_AUX_CLASSES(aux) ((__u8)((aux) >> 8))
 
-/* Where a ban was found: group index, slot, and the ctl and expiry read together. */
+/* Where a ban was found: group index, slot, the key's tag, and the ctl and expiry read
+ * together. */
 struct xdpban_ban_ref {
 	__u32 group;
 	__u32 slot;
 	__u64 ctl;
 	__u64 expires_ns;
+	__u32 tag;
+	__u32 pad;
 };
 
 /* What a ban holds besides its key, expiry, reason and classes: read only by userspace. */

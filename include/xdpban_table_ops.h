@@ -3,14 +3,15 @@
  * memory through mmap. Both sides follow this one protocol; nothing may write a slot any other
  * way. The includer defines, before including:
  *   XDPBAN_TABLE_GROUP(tab, index)   struct xdpban_group * of group `index`, or NULL;
+ *   XDPBAN_TABLE_BANIDX(tab, index)  __u64 * of a ban table's index word `index`, or NULL;
  * and every call takes `tab` (a BPF map, or userspace's mapping) and the number of groups.
  * Every loop is bounded, every function inline: the verifier must see all of it.
  */
 #ifndef XDPBAN_TABLE_OPS_H
 #define XDPBAN_TABLE_OPS_H
 
-#ifndef XDPBAN_TABLE_GROUP
-#error "define XDPBAN_TABLE_GROUP(tab, index) before including xdpban_table_ops.h"
+#if !defined(XDPBAN_TABLE_GROUP) || !defined(XDPBAN_TABLE_BANIDX)
+#error "define XDPBAN_TABLE_GROUP and XDPBAN_TABLE_BANIDX before including xdpban_table_ops.h"
 #endif
 
 #include "xdpban_table.h"
@@ -97,20 +98,27 @@ XDPBAN_INLINE int xdpban_slot_read(const struct xdpban_slot *s, const struct xdp
 	return is;
 }
 
-/* Which slot of g holds key: its index, or -1. A slot that changed while it was read is read
- * once more; if it changed again, the key is being written there right now and counts as not
- * there yet (a ban being stored is not in force until it is published). */
+/* Reads slot i of g for key, once more if it changed while read: 1 it holds key (*ctl, *val
+ * filled), 0 not. A slot that changed twice is being written right now and counts as not
+ * holding key yet (a ban being stored is not in force until it is published). */
+XDPBAN_INLINE int xdpban_slot_holds(const struct xdpban_group *g, int i,
+				    const struct xdpban_key *key, __u64 *ctl, __u64 *val)
+{
+	const struct xdpban_slot *s = &g->slot[i & (XDPBAN_GROUP_SLOTS - 1)];
+	int is = xdpban_slot_read(s, key, ctl, val);
+
+	if (is < 0)
+		is = xdpban_slot_read(s, key, ctl, val);
+	return is > 0;
+}
+
+/* Which slot of g holds key: its index, or -1. */
 XDPBAN_INLINE int xdpban_group_find(const struct xdpban_group *g, const struct xdpban_key *key,
 				    __u64 *ctl, __u64 *val)
 {
-	for (int i = 0; i < XDPBAN_GROUP_SLOTS; i++) {
-		int is = xdpban_slot_read(&g->slot[i], key, ctl, val);
-
-		if (is < 0)
-			is = xdpban_slot_read(&g->slot[i], key, ctl, val);
-		if (is > 0)
+	for (int i = 0; i < XDPBAN_GROUP_SLOTS; i++)
+		if (xdpban_slot_holds(g, i, key, ctl, val))
 			return i;
-	}
 	return -1;
 }
 
@@ -122,31 +130,53 @@ XDPBAN_INLINE __u32 xdpban_group_next(__u32 home, __u32 step, __u32 groups)
 	return home + step >= groups ? home + step - groups : home + step;
 }
 
-/* Finds key's ban: 1 (*ref filled) or 0. One group read in the common case: the probe goes
- * past a group only while that group's overflow count says a ban of an earlier home lives
- * beyond it. */
-XDPBAN_INLINE int xdpban_ban_find(void *tab, __u32 groups, __u64 seed,
-				  const struct xdpban_key *key, struct xdpban_ban_ref *ref)
+/* 0 when the key's home index word proves it has no ban (no slot of its home group has its
+ * tag, and no ban lives past the group): the whole ban check of almost every source, one
+ * cached read. 1: xdpban_ban_find must look. */
+XDPBAN_INLINE int xdpban_ban_maybe(void *tab, __u32 groups, __u64 seed,
+				   const struct xdpban_key *key)
 {
-	__u32 home;
+	__u64 h = xdpban_key_hash(seed, key), *w, word;
 
 	if (!groups)
 		return 0;
-	home = xdpban_key_home(seed, key, groups);
+	w = XDPBAN_TABLE_BANIDX(tab, xdpban_hash_home(h, groups));
+	if (!w)
+		return 0;
+	word = XDPBAN_READ64(w);
+	return ((word & XDPBAN_IDX_OVF_MASK) != 0) | xdpban_idx_has(word, xdpban_hash_tag(h));
+}
+
+/* Finds key's ban: 1 (*ref filled) or 0. The probe reads a group's slots only where the index
+ * word has the key's tag, and goes past a group only while its overflow count says a ban of an
+ * earlier home lives beyond it. */
+XDPBAN_INLINE int xdpban_ban_find(void *tab, __u32 groups, __u64 seed,
+				  const struct xdpban_key *key, struct xdpban_ban_ref *ref)
+{
+	__u64 h = xdpban_key_hash(seed, key);
+	__u32 home, tag = xdpban_hash_tag(h);
+
+	if (!groups)
+		return 0;
+	home = xdpban_hash_home(h, groups);
 	for (__u32 step = 0; step < XDPBAN_BAN_PROBE && step < groups; step++) {
 		__u32 gi = xdpban_group_next(home, step, groups);
+		__u64 *w = XDPBAN_TABLE_BANIDX(tab, gi), word;
 		struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, gi);
-		int i;
 
-		if (!g)
+		if (!w || !g)
 			return 0;
-		i = xdpban_group_find(g, key, &ref->ctl, &ref->expires_ns);
-		if (i >= 0) {
+		word = XDPBAN_READ64(w);
+		for (int i = 0; xdpban_idx_has(word, tag) && i < XDPBAN_GROUP_SLOTS; i++) {
+			if (XDPBAN_IDX_TAG(word, i) != tag ||
+			    !xdpban_slot_holds(g, i, key, &ref->ctl, &ref->expires_ns))
+				continue;
 			ref->group = gi;
 			ref->slot = i;
+			ref->tag = tag;
 			return 1;
 		}
-		if (!(XDPBAN_READ64(&g->slot[0].ctl) & XDPBAN_G0_OVF_MASK))
+		if (!(word & XDPBAN_IDX_OVF_MASK))
 			return 0;
 	}
 	return 0;
@@ -157,32 +187,33 @@ XDPBAN_INLINE int xdpban_ban_find(void *tab, __u32 groups, __u64 seed,
 XDPBAN_INLINE void xdpban_ovf_path(void *tab, __u32 groups, __u32 home, __u32 steps, int delta)
 {
 	for (__u32 step = 0; step < XDPBAN_BAN_PROBE - 1; step++) {
-		struct xdpban_group *g;
+		__u64 *w;
 
 		if (step >= steps)
 			return;
-		g = XDPBAN_TABLE_GROUP(tab, xdpban_group_next(home, step, groups));
-		if (!g)
+		w = XDPBAN_TABLE_BANIDX(tab, xdpban_group_next(home, step, groups));
+		if (!w)
 			continue;
 		if (delta > 0)
-			__sync_fetch_and_add(&g->slot[0].ctl, XDPBAN_G0_OVF_ONE);
+			__sync_fetch_and_add(w, XDPBAN_IDX_OVF_ONE);
 		else
-			__sync_fetch_and_sub(&g->slot[0].ctl, XDPBAN_G0_OVF_ONE);
+			__sync_fetch_and_sub(w, XDPBAN_IDX_OVF_ONE);
 	}
 }
 
 /* Claims a slot for a new ban of key (which the caller found absent): the first free slot in
  * the probe window; the overflow counts of the groups it passes are raised before anything
  * can see it. The slot stays BUSY until xdpban_ban_publish (write the cold data of struct
- * xdpban_ban_info in between) or xdpban_ban_unclaim. 0 and *ref, or -1: the window is full. */
+ * xdpban_ban_info in between). 0 and *ref, or -1: the window is full. */
 XDPBAN_INLINE int xdpban_ban_claim(void *tab, __u32 groups, __u64 seed,
 				   const struct xdpban_key *key, struct xdpban_ban_ref *ref)
 {
+	__u64 h = xdpban_key_hash(seed, key);
 	__u32 home;
 
 	if (!groups)
 		return -1;
-	home = xdpban_key_home(seed, key, groups);
+	home = xdpban_hash_home(h, groups);
 	for (__u32 step = 0; step < XDPBAN_BAN_PROBE && step < groups; step++) {
 		__u32 gi = xdpban_group_next(home, step, groups);
 		struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, gi);
@@ -204,6 +235,7 @@ XDPBAN_INLINE int xdpban_ban_claim(void *tab, __u32 groups, __u64 seed,
 			ref->slot = i;
 			ref->ctl = claimed;
 			ref->expires_ns = 0;
+			ref->tag = xdpban_hash_tag(h);
 			return 0;
 		}
 	}
@@ -216,19 +248,24 @@ XDPBAN_INLINE __u32 xdpban_ban_info_index(const struct xdpban_ban_ref *ref)
 	return ref->group * XDPBAN_GROUP_SLOTS + ref->slot;
 }
 
-/* Publishes a claimed ban slot. */
+/* Publishes a claimed ban slot: key and expiry, then its tag in the index (a free slot's tag
+ * is 0, so an OR sets it), then LIVE. */
 XDPBAN_INLINE void xdpban_ban_publish(void *tab, struct xdpban_ban_ref *ref,
 				      const struct xdpban_key *key, __u64 expires_ns, __u32 aux)
 {
 	struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, ref->group);
+	__u64 *w = XDPBAN_TABLE_BANIDX(tab, ref->group);
+	__u32 slot = ref->slot & (XDPBAN_GROUP_SLOTS - 1);
 	struct xdpban_slot *s;
 	__u64 live;
 
-	if (!g)
+	if (!g || !w)
 		return;
-	s = &g->slot[ref->slot & (XDPBAN_GROUP_SLOTS - 1)];
+	s = &g->slot[slot];
 	xdpban_slot_write_key(s, key);
 	XDPBAN_WRITE64(&s->val, expires_ns);
+	__sync_fetch_and_or(w, ((__u64)ref->tag & XDPBAN_IDX_TAG_MASK)
+				       << XDPBAN_IDX_TAG_SHIFT(slot));
 	live = xdpban_ctl_live(ref->ctl, key, aux);
 	xdpban_ctl_swap(s, ref->ctl, live);
 	ref->ctl = live;
@@ -244,18 +281,23 @@ XDPBAN_INLINE __u32 xdpban_ban_steps(__u32 groups, __u64 seed, const struct xdpb
 	return ref->group >= home ? ref->group - home : ref->group + groups - home;
 }
 
-/* Frees the slot at *ref if it is still exactly what *ref says (published or claimed). 1 if
- * this call freed it; the overflow counts are lowered after. */
+/* Frees the slot at *ref if it is still exactly what *ref says. It is taken back to BUSY
+ * first, so that of the calls that race to delete it only one clears its tag; then the tag,
+ * then TOMB, then the overflow counts. 1 if this call freed it. */
 XDPBAN_INLINE int xdpban_ban_delete(void *tab, __u32 groups, __u64 seed,
 				    const struct xdpban_key *key, const struct xdpban_ban_ref *ref)
 {
 	struct xdpban_group *g = XDPBAN_TABLE_GROUP(tab, ref->group);
+	__u64 *w = XDPBAN_TABLE_BANIDX(tab, ref->group);
+	__u32 slot = ref->slot & (XDPBAN_GROUP_SLOTS - 1);
+	__u64 busy = (ref->ctl & ~XDPBAN_CTL_STATE_MASK) | XDPBAN_SLOT_BUSY;
 
-	if (!g)
+	if (!g || !w)
 		return 0;
-	if (xdpban_ctl_swap(&g->slot[ref->slot & (XDPBAN_GROUP_SLOTS - 1)], ref->ctl,
-			    (ref->ctl & ~XDPBAN_CTL_STATE_MASK) | XDPBAN_SLOT_TOMB))
+	if (xdpban_ctl_swap(&g->slot[slot], ref->ctl, busy))
 		return 0;
+	__sync_fetch_and_and(w, ~(XDPBAN_IDX_TAG_MASK << XDPBAN_IDX_TAG_SHIFT(slot)));
+	xdpban_ctl_swap(&g->slot[slot], busy, (busy & ~XDPBAN_CTL_STATE_MASK) | XDPBAN_SLOT_TOMB);
 	xdpban_ovf_path(tab, groups, xdpban_key_home(seed, key, groups),
 			xdpban_ban_steps(groups, seed, key, ref), -1);
 	return 1;

@@ -69,7 +69,7 @@ send_synfin() { # SRC COUNT: malformed TCP segments (SYN+FIN) from SRC to the re
 # Every map but the ring buffer, as bpftool prints it: equal dumps mean equal state.
 dump_state() {
 	local m
-	for m in config bans baninfo counts seed policy4 policy6 exempt4 exempt6 stats; do
+	for m in config bans banidx baninfo counts seed policy4 policy6 exempt4 exempt6 stats; do
 		echo "== $m"
 		bpftool map dump pinned "$PIN_DIR/xdpban_$m" || return 1
 	done

@@ -447,8 +447,10 @@ static void compare_table_sizes(struct diff *d)
 }
 
 struct overflow_tally {
+	struct diff *d;
 	const struct xb_bans *b;
 	__u32 *want;
+	__u32 walked, found;
 };
 
 static int tally_overflow(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
@@ -456,9 +458,15 @@ static int tally_overflow(const struct xdpban_key *key, const struct xdpban_ban 
 	struct overflow_tally *t = ctx;
 	struct xdpban_ban_ref ref;
 	__u32 n = t->b->tab.n, home = xdpban_key_home(t->b->seed, key, n);
+	char text[64];
 
-	if (!xdpban_ban_find((void *)&t->b->tab, n, t->b->seed, key, &ref))
+	t->walked++;
+	if (!xdpban_ban_find((void *)&t->b->tab, n, t->b->seed, key, &ref)) {
+		key_text(key, text, sizeof(text));
+		mismatch(t->d, "the ban of %s is in the table but its index word hides it", text);
 		return 0;
+	}
+	t->found++;
 	for (__u32 g = home; g != ref.group; g = g + 1 == n ? 0 : g + 1)
 		t->want[g]++;
 	return 0;
@@ -466,19 +474,27 @@ static int tally_overflow(const struct xdpban_key *key, const struct xdpban_ban 
 
 /* Each group's overflow count must be exactly the bans living past it whose home is at or
  * before it: fewer would let a ban go unenforced, more would only cost probes but break the
- * stated invariant. */
-static void compare_ban_overflow(struct diff *d)
+ * stated invariant. And the index holds exactly one tag per live ban (each found through it
+ * above), none for a free slot. */
+static void compare_ban_index(struct diff *d)
 {
 	const struct xb_bans *b = &d->dp.bans;
-	struct overflow_tally t = { b, calloc(b->tab.n, sizeof(__u32)) };
+	struct overflow_tally t = { d, b, calloc(b->tab.n, sizeof(__u32)), 0, 0 };
+	__u32 tags = 0;
 
 	assert_non_null(t.want);
 	xb_bans_walk(b, tally_overflow, &t);
-	for (__u32 g = 0; g < b->tab.n; g++)
+	for (__u32 g = 0; g < b->tab.n; g++) {
 		if (xb_bans_overflow(b, g) != t.want[g])
 			mismatch(d, "ban group %u overflow count: kernel %u, bans living past it %u (%s)",
 				 g, xb_bans_overflow(b, g), t.want[g],
 				 xb_bans_overflow(b, g) < t.want[g] ? "a ban may go unenforced" : "stale");
+		for (__u32 i = 0; i < XDPBAN_GROUP_SLOTS; i++)
+			tags += xb_bans_tag(b, g, i) != 0;
+	}
+	if (tags != t.found)
+		mismatch(d, "ban index: %u slot tags set for %u live bans (%u walked)", tags, t.found,
+			 t.walked);
 	free(t.want);
 }
 
@@ -490,7 +506,7 @@ static void compare_state(struct diff *d)
 	compare_table_sizes(d);
 	model_for_each_counter(&d->model, compare_counter, d);
 	model_for_each_ban(&d->model, compare_ban, d);
-	compare_ban_overflow(d);
+	compare_ban_index(d);
 }
 
 /* ---- Frames and reports ---- */

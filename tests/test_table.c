@@ -53,6 +53,7 @@ static void key_n(__u32 i, struct xdpban_key *k)
 
 struct bans_fixture {
 	struct xdpban_group *g;
+	__u64 *idx;
 	struct xdpban_ban_info *info;
 	struct xb_bans b;
 	__u32 n;
@@ -65,15 +66,18 @@ static struct bans_fixture *bans_new(__u32 n)
 	assert_non_null(f);
 	f->n = n;
 	f->g = groups_new(n);
+	f->idx = calloc(n, sizeof(*f->idx));
 	f->info = calloc(n * XDPBAN_GROUP_SLOTS, sizeof(*f->info));
+	assert_non_null(f->idx);
 	assert_non_null(f->info);
-	xb_bans_init(&f->b, f->g, n, f->info, SEED);
+	xb_bans_init(&f->b, f->g, n, f->idx, f->info, SEED);
 	return f;
 }
 
 static void bans_free(struct bans_fixture *f)
 {
 	free(f->g);
+	free(f->idx);
 	free(f->info);
 	free(f);
 }

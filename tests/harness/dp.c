@@ -66,7 +66,8 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	dp->report_fd = bpf_program__fd(dp->skel->progs.xdpban_report);
 	dp->ncpus = libbpf_num_possible_cpus();
 	fill_maps(dp);
-	err = xb_bans_open(&dp->bans, dp->maps.bans, dp->maps.baninfo, dp->maps.seed);
+	err = xb_bans_open(&dp->bans, dp->maps.bans, dp->maps.banidx, dp->maps.baninfo,
+			   dp->maps.seed);
 	if (!err)
 		err = xb_counters_open(&dp->counters, dp->maps.counts, dp->maps.seed);
 	if (err)

@@ -87,13 +87,17 @@ int xb_seed_get(int seed_fd, __u64 *seed)
 
 /* ---- bans ---- */
 
-int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd)
+int xb_bans_open(struct xb_bans *b, int bans_fd, int idx_fd, int info_fd, int seed_fd)
 {
 	__u32 n;
 	int ret;
 
 	memset(b, 0, sizeof(*b));
 	ret = xb_table_map(&b->tab, bans_fd);
+	if (!ret)
+		ret = map_array(idx_fd, sizeof(__u64), (void **)&b->tab.idx, &b->tab.idx_len, &n);
+	if (!ret && n < b->tab.n)
+		ret = -EPROTO; /* the index must have a word for every group */
 	if (!ret)
 		ret = map_array(info_fd, sizeof(struct xdpban_ban_info), (void **)&b->info,
 				&b->info_len, &n);
@@ -106,18 +110,21 @@ int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd)
 	return ret;
 }
 
-void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n,
+void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n, __u64 *idx,
 		  struct xdpban_ban_info *info, __u64 seed)
 {
 	memset(b, 0, sizeof(*b));
 	b->tab.groups = groups;
 	b->tab.n = n;
+	b->tab.idx = idx;
 	b->info = info;
 	b->seed = seed;
 }
 
 void xb_bans_close(struct xb_bans *b)
 {
+	if (b->tab.idx && b->tab.idx_len)
+		munmap(b->tab.idx, b->tab.idx_len);
 	xb_table_unmap(&b->tab);
 	if (b->info && b->info_len)
 		munmap(b->info, b->info_len);
@@ -126,13 +133,18 @@ void xb_bans_close(struct xb_bans *b)
 
 __u32 xb_bans_overflow(const struct xb_bans *b, __u32 gi)
 {
-	return (__u32)((__atomic_load_n(&b->tab.groups[gi].slot[0].ctl, __ATOMIC_SEQ_CST) &
-			XDPBAN_G0_OVF_MASK) >> XDPBAN_G0_OVF_SHIFT);
+	return (__u32)((__atomic_load_n(&b->tab.idx[gi], __ATOMIC_SEQ_CST) & XDPBAN_IDX_OVF_MASK) >>
+		       XDPBAN_IDX_OVF_SHIFT);
+}
+
+__u32 xb_bans_tag(const struct xb_bans *b, __u32 gi, __u32 i)
+{
+	return XDPBAN_IDX_TAG(__atomic_load_n(&b->tab.idx[gi], __ATOMIC_SEQ_CST), i);
 }
 
 int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen)
 {
-	int ret = xb_bans_open(b, m->bans, m->baninfo, m->seed);
+	int ret = xb_bans_open(b, m->bans, m->banidx, m->baninfo, m->seed);
 
 	if (ret)
 		snprintf(err, errlen, "cannot map the ban table %s: %s", XDPBAN_MAP_NAME(xdpban_bans),

@@ -11,13 +11,17 @@
 #include <linux/types.h>
 #include "xdpban_state.h"
 
-/* A table as plain memory: a mapped map, or (in tests) any array of groups. */
+/* A table as plain memory: a mapped map, or (in tests) any array of groups; a ban table also
+ * has its index, one word per group. */
 struct xb_table {
 	struct xdpban_group *groups;
-	__u32 n;      /* groups */
-	size_t len;   /* bytes mapped; 0 when the memory is not ours to unmap */
+	__u32 n;        /* groups */
+	size_t len;     /* bytes mapped; 0 when the memory is not ours to unmap */
+	__u64 *idx;     /* bans only: the index (xdpban_table.h), n words */
+	size_t idx_len; /* bytes of it mapped; 0 when not ours */
 };
 #define XDPBAN_TABLE_GROUP(tab, index) (&((struct xb_table *)(tab))->groups[index])
+#define XDPBAN_TABLE_BANIDX(tab, index) (&((struct xb_table *)(tab))->idx[index])
 #include "xdpban_table_ops.h"
 
 /* Maps an array of groups (checks value size and BPF_F_MMAPABLE). 0 or -errno (-EPROTO: a map
@@ -40,13 +44,15 @@ struct xb_bans {
 	__u64 seed;
 };
 
-/* Maps the ban table and its cold data. 0 or -errno. */
-int xb_bans_open(struct xb_bans *b, int bans_fd, int info_fd, int seed_fd);
-/* Over memory the caller owns (tests): info has n * XDPBAN_GROUP_SLOTS entries. */
-void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n,
+/* Maps the ban table, its index and its cold data. 0 or -errno. */
+int xb_bans_open(struct xb_bans *b, int bans_fd, int idx_fd, int info_fd, int seed_fd);
+/* Over memory the caller owns (tests): idx has n words, info n * XDPBAN_GROUP_SLOTS entries. */
+void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n, __u64 *idx,
 		  struct xdpban_ban_info *info, __u64 seed);
-/* The overflow count of group gi (include/xdpban_table.h). */
+/* The overflow count of group gi, and the tag its index word holds for slot i
+ * (include/xdpban_table.h). */
 __u32 xb_bans_overflow(const struct xb_bans *b, __u32 gi);
+__u32 xb_bans_tag(const struct xb_bans *b, __u32 gi, __u32 i);
 void xb_bans_close(struct xb_bans *b);
 /* Maps the ban table of a set of maps (libxdpban.h), with one line in err on failure. */
 int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen);
