@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# wire_lib.sh - what the workloads on the wire (bench/wire.sh) share: two
+# wire_lib.sh - what the workloads on the wire (bench/wire.sh, bench/flood.sh) share: two
 # namespaces joined by a veth pair, the receivers of `build/bench/wire attach`, one run of a
 # live-frames sender with the CPU ticks around it, the frames the veth or a socket lost, and
 # the medians of samples. Source it, never run it, after setting:
-#   WHO    the workload's name, for messages ("wire");
-#   NS_TAG what tells its namespaces apart from another workload's ("" for the wire);
+#   WHO    the workload's name, for messages ("wire", "flood");
+#   NS_TAG what tells its namespaces apart from another workload's ("" or "flood-");
 #   build, work   the build directory and the run's own temporary directory.
 # It never touches an interface it did not create: DEV_TX and DEV_RX live in its own namespaces,
 # which wire_cleanup deletes with everything in them.
@@ -134,7 +134,8 @@ wait_drained() { # until the application has read everything the socket holds
 # Frames the receiving veth dropped before its XDP program: its ring was full because the
 # receiver fell behind (veth counts these as rx_dropped, like a NIC's missed frames).
 veth_rx_dropped() { ip -n "$NS_RX" -s link show dev "$DEV_RX" | awk '/RX:/{getline; print $4; exit}'; }
-rx_mac() { ip -n "$NS_RX" link show dev "$DEV_RX" | awk '/link\/ether/{print $2}'; }
+mac_of() { ip -n "$1" link show dev "$2" | awk '/link\/ether/{print $2}'; } # NS DEV
+rx_mac() { mac_of "$NS_RX" "$DEV_RX"; }
 
 # live_send FRAMES DURING CMD...: runs the sender CMD (bench_live.h) in the sending namespace
 # on SEND_CPU, and records for the run: ticks before and after ($t0, $t1), the time of the
