@@ -311,22 +311,54 @@ static inline int bench_finish(const struct bench_check *c)
 	return 0;
 }
 
+static inline uint64_t bench_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
 /* CPU time of the calling thread. A BPF_PROG_TEST_RUN call runs in the caller's context, so
  * this counts the runs but not the time other tasks held the CPU. */
 static inline uint64_t bench_thread_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+	return bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static inline uint64_t bench_mono_ns(void)
 {
-	struct timespec ts;
+	return bench_clock_ns(CLOCK_MONOTONIC);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+/* Wall-clock time, to compare with what a script stamps (bash's $EPOCHREALTIME). */
+static inline uint64_t bench_real_ns(void)
+{
+	return bench_clock_ns(CLOCK_REALTIME);
+}
+
+/* A command of a bench tool that takes them ("wire send ...", "flood gen ..."): run with the
+ * arguments after its name. */
+struct bench_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+};
+
+/* Runs the command named by argv[1] from cmds (ended by a NULL name), after an optional
+ * "--build DIR" that sets *build (when build is not NULL); usage() when none matches. */
+static inline int bench_dispatch(int argc, char **argv, const struct bench_cmd *cmds,
+				 const char **build, int (*usage)(void))
+{
+	int i = 1;
+
+	if (build && argc > 2 && !strcmp(argv[1], "--build")) {
+		*build = argv[2];
+		i = 3;
+	}
+	for (const struct bench_cmd *c = cmds; i < argc && c->name; c++)
+		if (!strcmp(argv[i], c->name))
+			return c->run(argc - i - 1, argv + i + 1);
+	return usage();
 }
 
 /* Progress for the operator, on stderr so it never lands in the tables. */

@@ -400,12 +400,18 @@ static inline void bench_frame_eth(struct bench_frame *f, const struct bench_fra
 #define BENCH_UDP4_PAYLOAD 18
 #define BENCH_UDP6_PAYLOAD 2
 
+/* The UDP length field (network order) of a datagram of `kind` with `payload` bytes: a
+ * malformed datagram claims more bytes than the IP packet holds. */
+static inline uint16_t bench_udp_len(uint32_t payload, enum bench_frame_kind k)
+{
+	return htons(sizeof(struct udphdr) + payload + (k == BENCH_FRAME_MALFORMED ? 100 : 0));
+}
+
 static inline void bench_frame_udp(struct udphdr *udp, uint32_t payload, enum bench_frame_kind k)
 {
 	udp->source = htons(BENCH_UDP_SPORT);
 	udp->dest = htons(BENCH_UDP_DPORT);
-	/* A malformed datagram claims more bytes than the IP packet holds. */
-	udp->len = htons(sizeof(*udp) + payload + (k == BENCH_FRAME_MALFORMED ? 100 : 0));
+	udp->len = bench_udp_len(payload, k);
 	udp->check = 0; /* no checksum: allowed for IPv4, and xdpban never checks it */
 }
 

@@ -423,8 +423,9 @@ static inline long long bench_map_memory(int fd)
 struct srcdrv {
 	struct bpf_object *obj;
 	int tail_fd, redirect_fd;
-	int state_fd, src4_fd, src6_fd, target_fd;
+	int state_fd, src4_fd, src6_fd, target_fd, shape_fd;
 	uint32_t cap4, cap6;
+	uint32_t shape_period; /* 0: no shapes (srcdrv_shapes) */
 };
 
 static inline void srcdrv_close(struct srcdrv *d)
@@ -464,13 +465,15 @@ static inline int srcdrv_open(struct srcdrv *d, const char *build, uint32_t cap4
 	d->src4_fd = bench_map_fd(d->obj, SRCDRV_MAP_SRC4);
 	d->src6_fd = bench_map_fd(d->obj, SRCDRV_MAP_SRC6);
 	d->target_fd = bench_map_fd(d->obj, SRCDRV_MAP_TARGET);
+	d->shape_fd = bench_map_fd(d->obj, SRCDRV_MAP_SHAPE);
 	return 0;
 }
 
 /* Starts the table over at index 0 with `count` sources; ifindex is for srcdrv_redirect. */
 static inline int srcdrv_reset(struct srcdrv *d, uint32_t count, uint32_t ifindex)
 {
-	struct srcdrv_state st = { .count = count, .ifindex = ifindex };
+	struct srcdrv_state st = { .count = count, .ifindex = ifindex,
+				   .shape_period = d->shape_period };
 	uint32_t zero = 0;
 
 	return bpf_map_update_elem(d->state_fd, &zero, &st, BPF_ANY) ? -errno : 0;
@@ -487,25 +490,35 @@ static inline int srcdrv_runs(struct srcdrv *d, uint64_t *runs)
 	return 0;
 }
 
+/* Writes vals[0..n) into an array map at keys 0..n-1, in batches. */
+static inline int bench_array_fill(int fd, const void *vals, size_t val_size, uint32_t n)
+{
+	uint32_t *keys = malloc((n ? n : 1) * sizeof(*keys));
+	int err;
+
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = i;
+	err = bench_update_batch(fd, keys, sizeof(*keys), vals, val_size, n, NULL);
+	free(keys);
+	return err;
+}
+
 /* Loads IPv4 sources (host order) into the table; the next run starts at the first. */
 static inline int srcdrv_sources4(struct srcdrv *d, const uint32_t *addr, uint32_t n)
 {
-	uint32_t *keys, *vals;
+	uint32_t *vals;
 	int err = -ENOMEM;
 
 	if (n == 0 || n > d->cap4)
 		return -EINVAL;
-	keys = malloc(n * sizeof(*keys));
 	vals = malloc(n * sizeof(*vals));
-	if (keys && vals) {
-		for (uint32_t i = 0; i < n; i++) {
-			keys[i] = i;
+	if (vals) {
+		for (uint32_t i = 0; i < n; i++)
 			vals[i] = htonl(addr[i]);
-		}
-		err = bench_update_batch(d->src4_fd, keys, sizeof(*keys), vals, sizeof(*vals), n,
-					 NULL);
+		err = bench_array_fill(d->src4_fd, vals, sizeof(*vals), n);
 	}
-	free(keys);
 	free(vals);
 	return err ? err : srcdrv_reset(d, n, 0);
 }
@@ -513,20 +526,27 @@ static inline int srcdrv_sources4(struct srcdrv *d, const uint32_t *addr, uint32
 /* Loads IPv6 sources (network order, 16 bytes each). */
 static inline int srcdrv_sources6(struct srcdrv *d, const struct srcdrv_addr6 *addr, uint32_t n)
 {
-	uint32_t *keys;
-	int err = -ENOMEM;
+	int err;
 
 	if (n == 0 || n > d->cap6)
 		return -EINVAL;
-	keys = malloc(n * sizeof(*keys));
-	if (keys) {
-		for (uint32_t i = 0; i < n; i++)
-			keys[i] = i;
-		err = bench_update_batch(d->src6_fd, keys, sizeof(*keys), addr, sizeof(*addr), n,
-					 NULL);
-	}
-	free(keys);
+	err = bench_array_fill(d->src6_fd, addr, sizeof(*addr), n);
 	return err ? err : srcdrv_reset(d, n, 0);
+}
+
+/* Gives the IPv4 frame of source i the TTL and UDP length of shape[i % period] from the next
+ * srcdrv_reset on (the frame must be the bench's IPv4 UDP frame). */
+static inline int srcdrv_shapes(struct srcdrv *d, const struct srcdrv_shape *shape,
+				uint32_t period)
+{
+	int err;
+
+	if (period == 0 || period > SRCDRV_SHAPES_MAX)
+		return -EINVAL;
+	err = bench_array_fill(d->shape_fd, shape, sizeof(*shape), period);
+	if (!err)
+		d->shape_period = period;
+	return err;
 }
 
 /* Makes prog_fd the program the driver tail-calls. */

@@ -438,14 +438,10 @@ static int do_state(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	int i = 1;
+	static const struct bench_cmd cmds[] = {
+		{ "load", do_load }, { "state", do_state }, { NULL, NULL },
+	};
 
 	libbpf_set_print(NULL);
-	if (i >= argc)
-		return usage();
-	if (!strcmp(argv[i], "load"))
-		return do_load(argc - i - 1, argv + i + 1);
-	if (!strcmp(argv[i], "state"))
-		return do_state(argc - i - 1, argv + i + 1);
-	return usage();
+	return bench_dispatch(argc, argv, cmds, NULL, usage);
 }

@@ -14,7 +14,7 @@
 # attachment and pin they make; this script never touches an interface it did not create.
 set -uo pipefail
 
-WORKLOADS=(pipeline matrix policy xdp-filter wire control)
+WORKLOADS=(pipeline matrix policy xdp-filter wire flood control)
 
 usage() {
 	echo "usage: $0 BUILD quick|full|smoke [${WORKLOADS[*]}]" >&2
@@ -94,6 +94,7 @@ workload_cmd() {
 	pipeline | matrix | policy) echo "$build/bench/$1 --build $build --mode $mode" ;;
 	xdp-filter) echo "bash bench/xdp_filter.sh $build $mode" ;;
 	wire) echo "bash bench/wire.sh $build $mode" ;;
+	flood) echo "bash bench/flood.sh $build $mode" ;;
 	control) echo "bash bench/control.sh $build $mode" ;;
 	esac
 }

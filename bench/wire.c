@@ -12,19 +12,17 @@
  *   wire send IFNAME DST_MAC SOURCES FRAMES
  *       sends FRAMES 60-byte UDP frames into IFNAME the way a NIC delivers them: XDP frames
  *       from BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES, each redirected by
- *       srcdrv_redirect with the next source of SOURCES; prints "sent N ns M".
+ *       srcdrv_redirect with the next source of SOURCES (bench_live.h); prints "sending",
+ *       then "sent N ns M ...".
  *
  * Every command takes --build DIR. Nothing is pinned; an attachment lives only as long as
  * the process. This file must never attach to an interface the script did not create: the
  * script passes only its own veth names.
  */
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
-#include "bench_bpf.h"
+#include "bench_live.h"
 
 static const char *build_dir = "build";
 
@@ -287,120 +285,39 @@ static int do_attach(int argc, char **argv)
 	return usage();
 }
 
-static int parse_mac(const char *text, uint8_t mac[ETH_ALEN])
-{
-	unsigned v[ETH_ALEN];
-	char tail;
-
-	if (sscanf(text, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-		   &tail) != ETH_ALEN)
-		return -EINVAL;
-	for (int i = 0; i < ETH_ALEN; i++) {
-		if (v[i] > 0xff)
-			return -EINVAL;
-		mac[i] = v[i];
-	}
-	return 0;
-}
-
-/* The MAC of an interface of this namespace (asked through a socket: with nsenter, /sys is
- * still the host's). */
-static int own_mac(const char *ifname, uint8_t mac[ETH_ALEN])
-{
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
-		err = -errno;
-	else
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
-	close(fd);
-	return err;
-}
-
-/* Sends `frames` frames: one live-frames test run of srcdrv_redirect, in batches of 64, as a
- * NIC driver hands frames to XDP. The frames' ingress device is lo: only the redirect target
- * matters. *ns gets the wall time of the run. */
-static int send_frames(struct srcdrv *d, const struct bench_frame *f, uint32_t frames,
-		       uint64_t *ns)
-{
-	struct xdp_md ctx_in = { .data_end = f->len, .ingress_ifindex = 1 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
-		    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in), .repeat = (int)frames,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64);
-	uint64_t start = bench_mono_ns();
-
-	if (bpf_prog_test_run_opts(d->redirect_fd, &opts))
-		return -errno;
-	*ns = bench_mono_ns() - start;
-	return 0;
-}
-
 static int do_send(int argc, char **argv)
 {
-	struct bench_frame_addrs a = { .daddr4 = 0xc6336402 /* 198.51.100.2 */ };
+	struct bench_live l = { .build = build_dir, .kind = BENCH_FRAME_VALID };
 	struct bench_prefix4 *src;
-	struct bench_frame f;
-	uint32_t n, frames, *addrs;
-	struct srcdrv d;
-	uint64_t ns = 0, runs = 0;
-	int ifindex, err;
+	uint32_t *addrs;
+	int rc;
 
 	if (argc != 4)
 		return usage();
-	ifindex = if_nametoindex(argv[0]);
-	if (!ifindex)
-		return fprintf(stderr, "wire: no interface '%s' in this namespace\n", argv[0]), 1;
-	if (parse_mac(argv[1], a.dst_mac))
-		return fprintf(stderr, "wire: '%s' is not a MAC address\n", argv[1]), 2;
-	if (own_mac(argv[0], a.src_mac))
-		return fprintf(stderr, "wire: cannot read the MAC of %s\n", argv[0]), 1;
-	if (parse_count("FRAMES", argv[3], INT_MAX, &frames))
+	l.ifname = argv[0];
+	l.dst_mac = argv[1];
+	if (parse_count("FRAMES", argv[3], INT_MAX, &l.frames))
 		return 2;
-	if (bench_prefix4_read(argv[2], &src, &n))
+	if (bench_prefix4_read(argv[2], &src, &l.n))
 		return 1;
-	addrs = malloc(n * sizeof(*addrs));
-	err = addrs ? srcdrv_open(&d, build_dir, n, 1) : -ENOMEM;
-	for (uint32_t i = 0; !err && i < n; i++)
+	addrs = malloc(l.n * sizeof(*addrs));
+	for (uint32_t i = 0; addrs && i < l.n; i++)
 		addrs[i] = src[i].addr;
-	if (!err)
-		err = srcdrv_sources4(&d, addrs, n);
 	free(src);
+	if (!addrs)
+		return fprintf(stderr, "wire: out of memory\n"), 1;
+	l.addr = addrs;
+	rc = bench_live_send("wire", &l);
 	free(addrs);
-	if (err)
-		return fprintf(stderr, "wire: loading the sender: %s\n", strerror(-err)), 1;
-	bench_frame4(&f, &a, BENCH_FRAME_VALID);
-	err = srcdrv_reset(&d, n, ifindex);
-	if (!err)
-		err = send_frames(&d, &f, frames, &ns);
-	if (!err)
-		err = srcdrv_runs(&d, &runs);
-	srcdrv_close(&d);
-	if (err)
-		return fprintf(stderr, "wire: sending: %s\n", strerror(-err)), 1;
-	printf("sent %llu ns %llu\n", (unsigned long long)runs, (unsigned long long)ns);
-	return runs == frames ? 0 : 1;
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	int i = 1;
+	static const struct bench_cmd cmds[] = {
+		{ "gen", do_gen }, { "attach", do_attach }, { "send", do_send }, { NULL, NULL },
+	};
 
 	libbpf_set_print(NULL);
-	if (argc > 2 && !strcmp(argv[1], "--build")) {
-		build_dir = argv[2];
-		i = 3;
-	}
-	if (i >= argc)
-		return usage();
-	if (!strcmp(argv[i], "gen"))
-		return do_gen(argc - i - 1, argv + i + 1);
-	if (!strcmp(argv[i], "attach"))
-		return do_attach(argc - i - 1, argv + i + 1);
-	if (!strcmp(argv[i], "send"))
-		return do_send(argc - i - 1, argv + i + 1);
-	return usage();
+	return bench_dispatch(argc, argv, cmds, &build_dir, usage);
 }

@@ -18,14 +18,6 @@ set -uo pipefail
 build=${1:?usage: $0 BUILD MODE} mode=${2:?usage: $0 BUILD MODE}
 cd "$(dirname "$0")/.." || exit 1
 
-# Names of this run's own (a concurrent run, e.g. `make test` beside `make bench`, gets others).
-NS_TX=xbbench-tx-$$
-NS_RX=xbbench-rx-$$
-DEV_TX=xbbw-tx
-DEV_RX=xbbw-rx
-PORT=6969
-SEND_CPU=0 # the sender, and with it the receiving softirq, run here
-APP_CPU=1  # the user-space receiver runs here
 case $mode in
 smoke) prefixes=1000 sources=1024 frames=200000 runs=1 ;;
 quick) prefixes=10000 sources=65536 frames=3000000 runs=3 ;;
@@ -35,138 +27,28 @@ full) prefixes=100000 sources=65536 frames=10000000 runs=5 ;;
 	exit 2
 	;;
 esac
-tck=$(getconf CLK_TCK)
-wire=$build/bench/wire
 work=$(mktemp -d /tmp/xbbench-wire.XXXXXX)
-rx_pid=
+WHO=wire NS_TAG=
+# shellcheck source=bench/wire_lib.sh
+. bench/wire_lib.sh
 app_pid=
 failures=0
 checks=0
 
-# Background processes are started with nsenter directly, never through these functions:
-# nsenter (and taskset) exec the command, so $! is the command itself and can be stopped.
-rx() { nsenter --net="/run/netns/$NS_RX" "$@"; }
-tx() { nsenter --net="/run/netns/$NS_TX" "$@"; }
-
-stop_pid() { # stops a process this script started and waits for it
-	[[ -n $1 ]] || return 0
-	kill -TERM "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
-
 cleanup() {
-	stop_pid "$rx_pid"
 	stop_pid "$app_pid"
-	# Deleting a namespace takes its veth, tables, sets and rules with it.
-	ip netns del "$NS_RX" 2>/dev/null
-	ip netns del "$NS_TX" 2>/dev/null
+	wire_cleanup
 	rm -rf "$work"
 	return 0
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-skip() {
-	echo "bench: wire: skipped ($1)" >&2
-	exit 77
-}
+wire_preflight udp_drop
 
-for t in wire udp_drop; do
-	[[ -x $build/bench/$t ]] || {
-		echo "bench: wire: $build/bench/$t is missing; run make first" >&2
-		exit 1
-	}
-done
-[[ -f $build/bench/bpf/srcdrv.bpf.o && -f $build/bench/bpf/xdp_pass.bpf.o ]] || {
-	echo "bench: wire: the bench BPF objects are missing; run bench/run.sh" >&2
-	exit 1
-}
-(($(nproc) >= 2)) || skip "needs two CPUs: one sends, one runs the user-space receiver"
-for ns in "$NS_TX" "$NS_RX"; do
-	[[ -e /run/netns/$ns ]] && skip "namespace $ns exists: another bench run is going on"
-done
-
-setup_namespaces() {
-	ip netns add "$NS_TX" && ip netns add "$NS_RX" &&
-		ip link add "$DEV_TX" netns "$NS_TX" type veth peer name "$DEV_RX" netns "$NS_RX" &&
-		ip -n "$NS_TX" addr add 198.51.100.1/24 dev "$DEV_TX" &&
-		ip -n "$NS_RX" addr add 198.51.100.2/24 dev "$DEV_RX" || return 1
-	# No IPv6: neighbour discovery and MLD would add frames of their own.
-	for ns in "$NS_TX" "$NS_RX"; do
-		nsenter --net="/run/netns/$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-			net.ipv6.conf.default.disable_ipv6=1 || return 1
-		ip -n "$ns" link set lo up || return 1
-	done
-	ip -n "$NS_TX" link set "$DEV_TX" up && ip -n "$NS_RX" link set "$DEV_RX" up
-}
-
-# Starts `wire attach DEV_RX ...` in the receiving namespace and waits for "ready".
-start_rx() {
-	nsenter --net="/run/netns/$NS_RX" "$wire" --build "$build" attach "$DEV_RX" "$@" \
-		>"$work/rx.out" 2>"$work/rx.err" &
-	rx_pid=$!
-	wait_ready "$work/rx.out" "$rx_pid"
-}
-
-wait_ready() { # FILE PID
-	for _ in $(seq 100); do
-		grep -q '^ready' "$1" && return 0
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "bench: wire: receiver did not start: $(cat "${1%.out}.err" 2>/dev/null)" >&2
-	return 1
-}
-
-stop_rx() {
-	stop_pid "$rx_pid"
-	rx_pid=
-}
-
-# /proc/stat ticks, all CPUs: "softirq system user".
-ticks() { awk '/^cpu /{print $8, $4, $2}' /proc/stat; }
-udp_rcvbuf_errors() { rx awk '/^Udp:/{n++} /^Udp:/ && n==2 {print $6}' /proc/net/snmp; }
-# Bytes waiting in the receiver's socket (/proc/net/udp, rx_queue of local port $PORT).
-udp_queued() {
-	local hex
-	hex=$(rx awk -v port="$(printf '%04X' "$PORT")" '$2 ~ ":" port "$" {split($5, q, ":"); print q[2]}' /proc/net/udp)
-	[[ -n $hex ]] && echo $((16#$hex))
-}
-wait_drained() { # until the application has read everything the socket holds
-	for _ in $(seq 100); do
-		[[ $(udp_queued) == 0 ]] && return 0
-		sleep 0.1
-	done
-	echo "bench: wire: the user-space receiver did not drain its socket in 10 s" >&2
-	return 1
-}
-
-# Frames the receiving veth dropped before its XDP program: its ring was full because the
-# receiver fell behind (veth counts these as rx_dropped, like a NIC's missed frames).
-veth_rx_dropped() { ip -n "$NS_RX" -s link show dev "$DEV_RX" | awk '/RX:/{getline; print $4; exit}'; }
-
-# Sends the frames and records, for the run: ticks before and after, the send time, and how
-# many frames arrived at the receiving program ($arrived) and were lost before it ($lost).
+# Sends the frames of the run (live_send).
 send() {
-	local mac out d0
-	mac=$(ip -n "$NS_RX" link show dev "$DEV_RX" | awk '/link\/ether/{print $2}')
-	d0=$(veth_rx_dropped)
-	t0=$(ticks)
-	out=$(tx taskset -c "$SEND_CPU" "$wire" --build "$build" send "$DEV_TX" "$mac" \
-		"$work/sources.txt" "$frames" 2>&1)
-	t1=$(ticks)
-	sent=$(awk '/^sent/{print $2}' <<<"$out")
-	send_ns=$(awk '/^sent/{print $4}' <<<"$out")
-	if [[ $sent != "$frames" ]]; then
-		echo "bench: wire: sender: $out" >&2
-		return 1
-	fi
-	lost=$(($(veth_rx_dropped) - d0))
-	arrived=$((frames - lost))
-}
-
-fail() { # the caller returns 1, and the main sequence counts the failure
-	echo "bench: wire: $1: verdict check failed: $2" >&2
+	live_send "$frames" : "$wire" --build "$build" send "$DEV_TX" "$(rx_mac)" "$work/sources.txt" "$frames"
 }
 
 # One sample of a receiver: CPU ns per frame that arrived and the rate, appended to

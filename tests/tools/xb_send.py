@@ -7,6 +7,10 @@
   xb_send.py synfin IFACE DSTMAC SRC DST COUNT
       COUNT TCP segments with SYN and FIN set (malformed for xdpban), built with scapy and sent
       as raw Ethernet frames on IFACE to DSTMAC; SRC need not be held.
+  xb_send.py tcp SRC DST PORT COUNT
+      one TCP connection from SRC to an echo server (xb_tcp_echo.py) at DST:PORT, and COUNT
+      exchanges on it, each a separate segment waiting for its echo: the established
+      traffic from which xdpban learns (verifies) SRC's hop count.
 
 Test support only: it must never be pointed at an interface the test did not create. Bad
 arguments get one line on stderr and exit status 2.
@@ -16,7 +20,8 @@ import re
 import socket
 import sys
 
-USAGE = "usage: xb_send.py udp SRC DST PORT COUNT | synfin IFACE DSTMAC SRC DST COUNT"
+USAGE = ("usage: xb_send.py udp SRC DST PORT COUNT | synfin IFACE DSTMAC SRC DST COUNT"
+         " | tcp SRC DST PORT COUNT")
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 PAYLOAD = b"xdpban-e2e"
 
@@ -66,10 +71,28 @@ def send_synfin(iface, dstmac, src, dst, count):
     sendp(frames, iface=iface, verbose=False)
 
 
+def send_tcp(src, dst, port, count):
+    with socket.create_connection((str(dst), port), timeout=10,
+                                  source_address=(str(src), 0)) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(count):
+            s.sendall(PAYLOAD)
+            echoed = b""
+            while len(echoed) < len(PAYLOAD):
+                chunk = s.recv(len(PAYLOAD) - len(echoed))
+                if not chunk:
+                    raise OSError("the echo server closed the connection")
+                echoed += chunk
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "udp":
         src, dst = parse_pair(argv[2], argv[3])
         send_udp(src, dst, parse_int(argv[4], "PORT", 1, 65535),
+                 parse_int(argv[5], "COUNT", 1, 100000))
+    elif len(argv) == 6 and argv[1] == "tcp":
+        src, dst = parse_pair(argv[2], argv[3])
+        send_tcp(src, dst, parse_int(argv[4], "PORT", 1, 65535),
                  parse_int(argv[5], "COUNT", 1, 100000))
     elif len(argv) == 7 and argv[1] == "synfin":
         if not MAC_RE.match(argv[3]):
