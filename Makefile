@@ -68,7 +68,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_XBD  := conf files lists log state sweep
+FUZZ_XBD  := conf conf_keys files lists log state sweep
 FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/obj/%.o,$(ULIB_SRCS) \
 	       $(patsubst %,user/xdpband/%.c,$(FUZZ_XBD))) $(BUILD)/fuzz/obj/support.o
 FUZZ_CFLAGS = $(CFLAGS) -O1 $(SAN_FLAGS) -Iuser/xdpband -Itests/fuzz

@@ -186,7 +186,7 @@ victim_state() { "$flood" --build "$build" source "$PIN" "$VICTIM"; }
 # The victim proves its return path: a TCP connection from its address into the receiving
 # namespace, whose segments the data path learns its hop count from (0: one link away).
 verify_victim() {
-	start_helper "$work/tcp.ready" "$PY" tests/tools/xb_tcp_echo.py 198.51.100.2 "$TCP_PORT" \
+	start_helper "$work/tcp.ready" "$PY" tests/tools/xb_tcp_flow.py server 198.51.100.2 "$TCP_PORT" \
 		"$work/tcp.ready" || return 1
 	tx "$PY" tests/tools/xb_send.py tcp "$VICTIM" 198.51.100.2 "$TCP_PORT" "$TCP_EXCHANGES" || {
 		fail "victim" "the TCP exchange from $VICTIM failed"

@@ -22,6 +22,7 @@
 #include <linux/bpf.h>
 #include "control.h"
 #include "dp.h"
+#include "maps_fixture.h"
 #include "libxdpban.h"
 #include "pkt.h"
 #include "xdpban_time.h"
@@ -38,56 +39,19 @@ static struct xb_prefix P(const char *text)
 	return p;
 }
 
-/* The loaded data path and a struct xb_maps over its fds, as the daemon fills one. */
-struct fixture {
-	struct dp dp;
-	struct xb_maps m;
-};
-
-static int fixture_open(void **state, __u32 bans_max)
-{
-	struct dp_opts opts = { .bans_max = bans_max };
-	struct fixture *f;
-
-	*state = NULL;
-	if (!dp_can_load())
-		return 0;
-	f = calloc(1, sizeof(*f));
-	if (!f || dp_open(&f->dp, &opts)) {
-		free(f);
-		return -1;
-	}
-	f->m = f->dp.maps; /* the harness fills it from the skeleton */
-	*state = f;
-	return 0;
-}
-
 static int setup(void **state)
 {
-	return fixture_open(state, 0);
+	return maps_fixture_open(state, NULL);
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
-	if (f) {
-		dp_close(&f->dp);
-		free(f);
-	}
-	return 0;
-}
-
-static struct fixture *need_maps(void **state)
-{
-	if (!*state)
-		skip(); /* dp_can_load() said why */
-	return *state;
+	return maps_fixture_close(state);
 }
 
 /* Runs an Ethernet + IPv4 + TCP frame from src with the given TCP flags (SYN+FIN is
  * malformed), built by the packet builder so that no header is accessed unaligned. */
-static __u32 run_tcp4(struct fixture *f, const char *src, __u8 flags)
+static __u32 run_tcp4(struct maps_fixture *f, const char *src, __u8 flags)
 {
 	const struct pkt_spec spec = {
 		.src = src,
@@ -108,14 +72,14 @@ static __u32 run_tcp4(struct fixture *f, const char *src, __u8 flags)
 #define TCP_ACK 0x10
 #define TCP_SYNFIN 0x03
 
-static int policy_count(struct fixture *f, __u8 family)
+static int policy_count(struct maps_fixture *f, __u8 family)
 {
 	return family == XDPBAN_FAMILY_INET
 		       ? dp_map_count(f->m.policy4, sizeof(struct xdpban_lpm4_key))
 		       : dp_map_count(f->m.policy6, sizeof(struct xdpban_lpm6_key));
 }
 
-static int ban_count(struct fixture *f)
+static int ban_count(struct maps_fixture *f)
 {
 	return dp_count_bans(&f->dp);
 }
@@ -750,7 +714,7 @@ static void client_refuses_bad_requests_and_paths(void **state)
 
 static void config_defaults_then_written(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xdpban_config cfg, bad;
 	char err[XB_ERRLEN];
 	bool is_default;
@@ -780,7 +744,7 @@ static void config_defaults_then_written(void **state)
 
 static void ban_address_drops_then_unban_passes(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix p = P("192.0.2.10");
 	struct xdpban_ban ban;
 	struct xdpban_key key;
@@ -809,7 +773,7 @@ static void ban_address_drops_then_unban_passes(void **state)
 
 static void ban_permanent_has_no_expiry(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix p = P("2001:db8:5:6::/64");
 	struct xdpban_ban ban;
 	struct xdpban_key key;
@@ -825,7 +789,7 @@ static void ban_permanent_has_no_expiry(void **state)
 
 static void ban_prefix_goes_to_policy_trie(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix p = P("198.51.100.0/24"), in = P("198.51.100.77");
 	struct xb_query_info q;
 	char err[XB_ERRLEN];
@@ -860,7 +824,7 @@ static void ban_refuses_trusted_overlap_and_changes_nothing(void **state)
 		"2001:db8:7::/48", /* contains trusted 2001:db8:7:1::/64 */
 		"2001:db8:7:1::/64",
 	};
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	char err[XB_ERRLEN];
 
 	assert_int_equal(dp_policy_add(&f->dp, "192.0.2.0/24", XDPBAN_POLICY_TRUSTED), 0);
@@ -880,7 +844,7 @@ static void ban_refuses_trusted_overlap_and_changes_nothing(void **state)
 
 static void ban_refuses_zero_length_and_list_deny(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix all = P("0.0.0.0/0"), same = P("203.0.113.0/24"),
 			 inner = P("203.0.113.0/25");
 	char err[XB_ERRLEN];
@@ -911,7 +875,7 @@ static int collect_prefixes(const struct xb_policy_entry *e, void *ctx)
  * would otherwise punch a hole in the outer one (docs/datapath.md: no fallback on expiry). */
 static void ban_wider_replaces_inner_that_expire_first(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix inner_short = P("198.51.100.0/26"), inner_long = P("198.51.100.64/26"),
 			 outer = P("198.51.100.0/24");
 	char err[XB_ERRLEN], seen[256] = "";
@@ -954,7 +918,7 @@ static const struct xb_ban_info *find_ban(struct ban_seen *s, const char *prefix
 
 static void ban_foreach_lists_both_tables_and_skips_expired(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix net = P("2001:db8:9::/48"), addr = P("192.0.2.44");
 	struct xdpban_ban expired = { .start_ns = 1, .expires_ns = 2, .reason = XDPBAN_REASON_ERRORS };
 	struct xdpban_ban auto_ban;
@@ -1003,7 +967,7 @@ static int stop_at_first(const struct xb_ban_info *ban, void *ctx)
 
 static void ban_foreach_stops_when_asked(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix a = P("192.0.2.1"), b = P("192.0.2.2");
 	char err[XB_ERRLEN];
 	int calls = 0;
@@ -1020,7 +984,7 @@ static void ban_foreach_stops_when_asked(void **state)
 
 static int setup_many(void **state)
 {
-	return fixture_open(state, MANY_BANS);
+	return maps_fixture_open(state, &(struct dp_opts){ .bans_max = MANY_BANS });
 }
 
 struct many_seen {
@@ -1051,7 +1015,7 @@ static int mark_ban(const struct xb_ban_info *ban, void *ctx)
 
 static void ban_foreach_lists_a_million(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct many_seen seen = { .hit = calloc(MANY_BANS, 1) };
 	struct timespec t0, t1;
 	__u64 now = dp_now_ns();
@@ -1082,7 +1046,7 @@ static void ban_foreach_lists_a_million(void **state)
 
 static void query_counts_only_the_current_window(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix a = P("2001:db8:3:4::9"), b = P("192.0.2.99");
 	__u32 now_s = dp_now_ns() / NS_PER_SEC;
 	struct xdpban_key key;
@@ -1110,7 +1074,7 @@ static void query_counts_only_the_current_window(void **state)
 
 static void query_shows_trusted_match(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix a = P("198.51.100.200");
 	struct xb_query_info q;
 
@@ -1125,7 +1089,7 @@ static void query_shows_trusted_match(void **state)
 
 static void sweep_removes_only_what_is_over(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	__u64 now = dp_now_ns();
 	__u32 now_s = now / NS_PER_SEC;
 	struct xdpban_ban old = { .start_ns = now - 100 * NS_PER_SEC,
@@ -1167,7 +1131,7 @@ static void sweep_removes_only_what_is_over(void **state)
 
 static void stats_sum_and_names(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xdpban_stat_value st[XDPBAN_STAT__MAX];
 
 	assert_int_equal(run_tcp4(f, "192.0.2.7", TCP_SYNFIN), XDP_DROP);
@@ -1186,7 +1150,7 @@ static void stats_sum_and_names(void **state)
 
 static void report_bans_past_the_limit(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
 	struct xb_prefix a = P("203.0.113.9"), net = P("203.0.113.0/24");
 	__u32 status, count;
@@ -1209,7 +1173,7 @@ static void report_bans_past_the_limit(void **state)
 
 static void lists_count_per_list(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xdpban_policy list2 = { .verdict = XDPBAN_POLICY_TRUSTED, .list_id = 2 };
 	struct xdpban_lpm4_key k = { .prefixlen = 24, .addr = { 203, 0, 113, 0 } };
 	struct xb_prefix manual = P("198.51.100.0/25");
@@ -1242,7 +1206,7 @@ static void lists_count_per_list(void **state)
 /* xb_json_bans writes its text directly (for speed): parse it back and check every field. */
 static void json_bans_fields(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix net = P("198.51.100.0/24");
 	__u64 now = dp_now_ns();
 	struct xdpban_ban ban = { .start_ns = now - 5 * NS_PER_SEC,
@@ -1324,7 +1288,7 @@ static int add_reference_ban(const struct xb_ban_info *b, void *ctx)
 }
 
 /* Bans of every kind in both tables; returns how many are active (listed). */
-static size_t fill_every_kind(struct fixture *f)
+static size_t fill_every_kind(struct maps_fixture *f)
 {
 	static const __u8 v6_lens[] = { 128, 64, 80, 48, 96, 127 };
 	static const char *const prefix_bans[] = { "203.0.113.0/25", "203.0.113.128/26",
@@ -1370,7 +1334,7 @@ static size_t fill_every_kind(struct fixture *f)
 /* The text both fast paths write, and the same bans rendered through json-c objects, from
  * walks of their own: a walk sees another "now" than the next, so when a ban's seconds_left
  * ticks between two walks the three are taken again (a tick lasts microseconds). */
-static bool bans_texts_agree(struct fixture *f, size_t active)
+static bool bans_texts_agree(struct maps_fixture *f, size_t active)
 {
 	struct json_object *reference = json_object_new_array(), *fast;
 	char *streamed = NULL;
@@ -1398,7 +1362,7 @@ static bool bans_texts_agree(struct fixture *f, size_t active)
 
 static void json_bans_fast_text_matches_json_c(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	size_t active = fill_every_kind(f);
 	int tries = 0;
 
@@ -1421,7 +1385,7 @@ static void banned_hook(const struct xb_prefix *p, __u32 seconds, void *user)
 
 static void handler_on_maps(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_control_hooks hooks = { .status = status_hook };
 	struct xb_control_ctx ctx = { .maps = &f->m, .hooks = &hooks, .user = "/etc/xb.conf" };
 	struct json_object *r, *cfg;
@@ -1464,7 +1428,7 @@ static void handler_on_maps(void **state)
 
 static void handler_ban_unban_and_hooks(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	char banned = 0;
 	struct xb_control_hooks hooks = { .banned = banned_hook };
 	struct xb_control_ctx ctx = { .maps = &f->m, .hooks = &hooks, .user = &banned };
@@ -1503,7 +1467,7 @@ static void handler_ban_unban_and_hooks(void **state)
 /* The audit's request: before the fix it banned 192.0.2.45. Now it changes nothing. */
 static void handler_nul_in_prefix_bans_nothing(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	char banned = 0;
 	struct xb_control_hooks hooks = { .banned = banned_hook };
 	struct xb_control_ctx ctx = { .maps = &f->m, .hooks = &hooks, .user = &banned };
@@ -1521,13 +1485,13 @@ static void handler_nul_in_prefix_bans_nothing(void **state)
 /* `set` reads the config in force before it parses the value, so it needs the maps. */
 static void handler_set_errors_escape_what_they_quote(void **state)
 {
-	struct fixture *f = need_maps(state);
+	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_control_ctx ctx = { .maps = &f->m };
 	struct xdpban_config cfg;
 
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"limit\xff\",\"value\":\"3\"}",
 			   "unknown setting 'limit\\xff' (known: limit, window, ban-time, "
-			   "ipv6-prefix, errors, drop)");
+			   "ipv6-prefix, errors, drop, spoof, hop-tolerance, learn)");
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"window\",\"value\":\"1\xc3\xa9\"}",
 			   "bad window '1\\xc3\\xa9': expected seconds, or a number with s, m, h, d "
 			   "or w");

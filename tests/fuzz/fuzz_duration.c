@@ -1,17 +1,17 @@
 /* fuzz_duration.c - libFuzzer harness for the value parsers of user/lib/config.c:
  * xb_duration_parse (durations in the config file, `xdpban set`, `ban --for` and the control
- * socket), and beside it xb_u32_parse, xb_classes_parse/xb_classes_format and xb_config_set,
- * which the config file and `set` share. No seam is needed: they are pure functions of their
- * text.
+ * socket), and beside it xb_u32_parse, xb_classes_parse/xb_classes_format, xb_learn_parse/
+ * xb_learn_format, xb_spoof_parse and xb_config_set, which the config file and `set` share.
+ * No seam is needed: they are pure functions of their text.
  *
  * Each input is one text (cut at its first NUL) given to every parser. Checked against the
  * documented contract (libxdpban.h): a refusal is -EINVAL or -ERANGE with a one-line message
  * of printable ASCII and leaves the output alone; an accepted duration is 1..XDPBAN_TIME_MAX_S,
  * written as digits with at most one unit, equal to its digits times its unit, and survives
  * the daemon's own formatting (xbd_format_duration) and a second parse; an accepted number is
- * plain digits in range; an accepted class list formats and parses back to the same mask;
- * `set` of any key leaves a valid config or no change at all. "KEY VALUE" and "KEY=VALUE"
- * inputs also try that key.
+ * plain digits in range; an accepted class list formats and parses back to the same mask, and
+ * an accepted learning rate or spoof mode to the same value; `set` of any key leaves a valid
+ * config or no change at all. "KEY VALUE" and "KEY=VALUE" inputs also try that key.
  *
  * Inputs are kept to 128 bytes (fuzz-options below): longer values are refused at once.
  */
@@ -108,6 +108,26 @@ static void fuzz_classes(const char *text)
 		 "'%s' -> %#x -> '%s' does not parse back", text, mask, back);
 }
 
+static void fuzz_spoof(const char *text)
+{
+	char err[XB_ERRLEN], back[16];
+	__u8 shift = 0xaa, mode = 0xaa, again;
+
+	if (!refused(xb_learn_parse("learn", text, &shift, err, sizeof(err)), err,
+		     "xb_learn_parse", text, shift == 0xaa)) {
+		fz_check(shift <= XDPBAN_LEARN_SHIFT_MAX || shift == XDPBAN_LEARN_OFF,
+			 "'%s' -> learn_shift %u", text, shift);
+		fz_check(!xb_learn_format(shift, back, sizeof(back)) &&
+				 !xb_learn_parse("learn", back, &again, err, sizeof(err)) &&
+				 again == shift,
+			 "'%s' -> %u -> '%s' does not parse back", text, shift, back);
+	}
+	if (!refused(xb_spoof_parse("spoof", text, &mode, err, sizeof(err)), err, "xb_spoof_parse",
+		     text, mode == 0xaa))
+		fz_check(mode <= XDPBAN_SPOOF_VERIFIED && !strcmp(xb_spoof_name(mode), text),
+			 "'%s' -> mode %u", text, mode);
+}
+
 static void fuzz_set(const char *key, const char *value)
 {
 	const struct xdpban_config defaults = XDPBAN_CONFIG_DEFAULTS;
@@ -121,14 +141,15 @@ static void fuzz_set(const char *key, const char *value)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const keys[] = { "limit",  "window", "ban-time",
-					    "ipv6-prefix", "errors", "drop" };
+	static const char *const keys[] = { "limit", "window", "ban-time", "ipv6-prefix", "errors",
+					    "drop", "spoof", "hop-tolerance", "learn" };
 	char *text = fz_text(data, size), *sep;
 
 	fuzz_duration(text);
 	fuzz_u32(text, 0, UINT32_MAX);
 	fuzz_u32(text, XDPBAN_V6_PREFIX_MIN, XDPBAN_V6_PREFIX_MAX);
 	fuzz_classes(text);
+	fuzz_spoof(text);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		fuzz_set(keys[i], text);
 	sep = strpbrk(text, " =");

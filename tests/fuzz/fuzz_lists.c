@@ -1,14 +1,16 @@
 /* fuzz_lists.c - libFuzzer harness for xbd_lists_read (user/xdpband/lists.c), the reader of
- * the trusted and deny list files, on their contents. No seam is needed: reading is a step of
- * its own, before anything reaches a map (xbd_lists_apply). Each input is split at lines that
- * are exactly "--" into up to four files (memfds, named by their /proc/self/fd paths), given
- * to the reader as lists 1..4 of a config, alternately trusted and deny, so that duplicates
- * and a prefix in both kinds of list are reached too.
+ * the list files, on their contents. No seam is needed: reading is a step of its own, before
+ * anything reaches a map (xbd_lists_apply, and the daemon's exemptions for never-ban lists).
+ * Each input is split at lines that are exactly "--" into up to four files (memfds, named by
+ * their /proc/self/fd paths), given to the reader as lists 1..4 of a config, in turn trusted,
+ * deny and never-ban, so that duplicates, a prefix in both a trusted and a deny list, and one
+ * in a never-ban list too are reached.
  *
  * Checked: a refusal is -errno with one line of printable ASCII (the paths here are) that
- * names a list file, and leaves no entries; an accepted set is sorted by family, length and
- * address without repeats, each entry a valid prefix with its list's verdict and id and a line
- * number, and no list contributed fewer entries than it kept.
+ * names a list file, and leaves no entries; an accepted set holds, for the policy and for the
+ * never-ban lists apart, entries sorted by family, length and address without repeats, each a
+ * valid prefix with its list's verdict and id and a line number, and no list contributed fewer
+ * entries than it kept.
  */
 #include <errno.h>
 #include <string.h>
@@ -19,10 +21,10 @@
  * reader must (lists.h). */
 _Static_assert(sizeof(struct xb_prefix) == 18, "struct xb_prefix has padding");
 
-static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *l)
+/* One kind of entries; kept counts them per list. */
+static void check_entries(const struct xbd_conf *conf, const struct xbd_list_entries *l,
+			  bool never_ban, size_t kept[XBD_MAX_LISTS + 1])
 {
-	size_t kept[XBD_MAX_LISTS + 1] = {};
-
 	for (size_t i = 0; i < l->n; i++) {
 		const struct xbd_list_entry *e = &l->v[i];
 		char text[64], err[XB_ERRLEN];
@@ -32,6 +34,9 @@ static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *
 			 "entry %zu: list %u", i, e->list_id);
 		fz_check(e->verdict == conf->lists[e->list_id - 1].verdict && e->line >= 1,
 			 "entry %zu: verdict %u, line %u", i, e->verdict, e->line);
+		fz_check((e->verdict == XBD_LIST_NEVER_BAN) == never_ban,
+			 "entry %zu of verdict %u among the %s entries", i, e->verdict,
+			 never_ban ? "never-ban" : "policy");
 		fz_check(i == 0 || memcmp(&l->v[i - 1].prefix, &e->prefix, sizeof(e->prefix)) < 0,
 			 "entries %zu and %zu out of order or repeated", i - 1, i);
 		fz_check(!xb_prefix_format(&e->prefix, text, sizeof(text)) &&
@@ -40,6 +45,14 @@ static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *
 			 "entry %zu is not a valid prefix", i);
 		kept[e->list_id]++;
 	}
+}
+
+static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *l)
+{
+	size_t kept[XBD_MAX_LISTS + 1] = {};
+
+	check_entries(conf, &l->policy, false, kept);
+	check_entries(conf, &l->never_ban, true, kept);
 	for (int id = 1; id <= conf->n_lists; id++)
 		fz_check(l->entries[id] >= kept[id], "list %d: %zu entries read, %zu kept", id,
 			 l->entries[id], kept[id]);
@@ -47,6 +60,8 @@ static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const __u32 verdicts[] = { XDPBAN_POLICY_TRUSTED, XDPBAN_POLICY_DENY,
+					  XBD_LIST_NEVER_BAN };
 	const uint8_t *part[FZ_FILES_MAX];
 	size_t len[FZ_FILES_MAX];
 	struct xbd_conf conf = {};
@@ -60,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < conf.n_lists; i++) {
 		conf.lists[i] = (struct xbd_list_conf){
 			.path = (char *)fz_file(i, part[i], len[i]),
-			.verdict = i % 2 ? XDPBAN_POLICY_DENY : XDPBAN_POLICY_TRUSTED,
+			.verdict = verdicts[i % 3],
 			.id = i + 1,
 		};
 	}
@@ -77,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < conf.n_lists; i++)
 		named = named || strstr(err, conf.lists[i].path);
 	fz_check(named, "the message names no list file: %s", err);
-	fz_check(!lists.v && !lists.n, "refused, but %zu entries are left", lists.n);
+	fz_check(!lists.policy.v && !lists.policy.n && !lists.never_ban.v && !lists.never_ban.n,
+		 "refused, but %zu entries are left", lists.policy.n + lists.never_ban.n);
 	return 0;
 }

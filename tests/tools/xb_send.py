@@ -4,50 +4,29 @@
   xb_send.py udp SRC DST PORT COUNT
       COUNT valid datagrams through an ordinary UDP socket bound to SRC (which the namespace
       must hold), so the kernel resolves the neighbour (ARP or NDP) from SRC like a real client.
-  xb_send.py synfin IFACE DSTMAC SRC DST COUNT
-      COUNT TCP segments with SYN and FIN set (malformed for xdpban), built with scapy and sent
-      as raw Ethernet frames on IFACE to DSTMAC; SRC need not be held.
+  xb_send.py synfin IFACE DSTMAC SRC[,SRC...] DST COUNT [TTL]
+      COUNT TCP segments with SYN and FIN set (malformed for xdpban) from each SRC, built with
+      scapy and sent as raw Ethernet frames on IFACE to DSTMAC; no SRC need be held. TTL (or
+      the IPv6 hop limit; default 64) is what the frames leave with: a forger who does not
+      know a host's distance picks one that the host's own packets do not arrive with.
   xb_send.py tcp SRC DST PORT COUNT
-      one TCP connection from SRC to an echo server (xb_tcp_echo.py) at DST:PORT, and COUNT
+      one TCP connection from SRC to an echo server (`xb_tcp_flow.py server`) at DST:PORT, and COUNT
       exchanges on it, each a separate segment waiting for its echo: the established
       traffic from which xdpban learns (verifies) SRC's hop count.
 
 Test support only: it must never be pointed at an interface the test did not create. Bad
 arguments get one line on stderr and exit status 2.
 """
-import ipaddress
 import re
 import socket
-import sys
 
-USAGE = ("usage: xb_send.py udp SRC DST PORT COUNT | synfin IFACE DSTMAC SRC DST COUNT"
-         " | tcp SRC DST PORT COUNT")
+from xb_args import BadArgs, parse_int, parse_pair, run
+from xb_tcp_flow import round_trip
+
+USAGE = ("usage: xb_send.py udp SRC DST PORT COUNT | "
+         "synfin IFACE DSTMAC SRC[,SRC...] DST COUNT [TTL] | tcp SRC DST PORT COUNT")
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 PAYLOAD = b"xdpban-e2e"
-
-
-class BadArgs(Exception):
-    pass
-
-
-def parse_addr(text, what):
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        raise BadArgs(f"{what} '{text}' is not an IPv4 or IPv6 address") from None
-
-
-def parse_pair(src_text, dst_text):
-    src, dst = parse_addr(src_text, "SRC"), parse_addr(dst_text, "DST")
-    if src.version != dst.version:
-        raise BadArgs(f"SRC {src} and DST {dst} are not of the same family")
-    return src, dst
-
-
-def parse_int(text, what, low, high):
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise BadArgs(f"{what} '{text}' is not a number from {low} to {high}")
-    return int(text)
 
 
 def send_udp(src, dst, port, count):
@@ -58,16 +37,20 @@ def send_udp(src, dst, port, count):
             s.sendto(PAYLOAD, (str(dst), port))
 
 
-def send_synfin(iface, dstmac, src, dst, count):
+def send_synfin(iface, dstmac, srcs, dst, count, ttl):
     import logging
 
     logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
     from scapy.all import IP, TCP, Ether, IPv6, sendp
 
-    l3 = IP if src.version == 4 else IPv6
+    def l3(src):
+        if src.version == 4:
+            return IP(src=str(src), dst=str(dst), ttl=ttl)
+        return IPv6(src=str(src), dst=str(dst), hlim=ttl)
+
     # Distinct source ports, so that every segment is a separate packet to any observer.
-    frames = [Ether(dst=dstmac) / l3(src=str(src), dst=str(dst)) /
-              TCP(sport=40000 + i, dport=7, flags="SF") for i in range(count)]
+    frames = [Ether(dst=dstmac) / l3(src) / TCP(sport=40000 + i, dport=7, flags="SF")
+              for src in srcs for i in range(count)]
     sendp(frames, iface=iface, verbose=False)
 
 
@@ -76,13 +59,7 @@ def send_tcp(src, dst, port, count):
                                   source_address=(str(src), 0)) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for _ in range(count):
-            s.sendall(PAYLOAD)
-            echoed = b""
-            while len(echoed) < len(PAYLOAD):
-                chunk = s.recv(len(PAYLOAD) - len(echoed))
-                if not chunk:
-                    raise OSError("the echo server closed the connection")
-                echoed += chunk
+            round_trip(s, PAYLOAD)
 
 
 def main(argv):
@@ -94,26 +71,21 @@ def main(argv):
         src, dst = parse_pair(argv[2], argv[3])
         send_tcp(src, dst, parse_int(argv[4], "PORT", 1, 65535),
                  parse_int(argv[5], "COUNT", 1, 100000))
-    elif len(argv) == 7 and argv[1] == "synfin":
+    elif len(argv) in (7, 8) and argv[1] == "synfin":
         if not MAC_RE.match(argv[3]):
             raise BadArgs(f"DSTMAC '{argv[3]}' is not a MAC address like 02:00:00:00:00:01")
         try:
             socket.if_nametoindex(argv[2])
         except OSError:
             raise BadArgs(f"IFACE '{argv[2]}' does not exist in this network namespace") from None
-        src, dst = parse_pair(argv[4], argv[5])
-        send_synfin(argv[2], argv[3], src, dst, parse_int(argv[6], "COUNT", 1, 100000))
+        pairs = [parse_pair(src, argv[5]) for src in argv[4].split(",")]
+        ttl = parse_int(argv[7], "TTL", 1, 255) if len(argv) == 8 else 64
+        send_synfin(argv[2], argv[3], [src for src, _ in pairs], pairs[0][1],
+                    parse_int(argv[6], "COUNT", 1, 100000), ttl)
     else:
         raise BadArgs(USAGE)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except BadArgs as e:
-        print(f"xb_send.py: {e}", file=sys.stderr)
-        sys.exit(2)
-    except OSError as e:
-        print(f"xb_send.py: {e.strerror or e}", file=sys.stderr)
-        sys.exit(1)
+    run(main)

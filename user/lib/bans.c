@@ -7,7 +7,9 @@
  * a hole when it expires: it is refused inside a deny prefix that outlasts it, and it replaces
  * the manual bans inside it that would expire first. It never overrides a trusted prefix and
  * never touches a list's own entries. Prefix bans are written through policy.h, which keeps the
- * flat table in front of the tries right; never write the tries directly. The listing reads
+ * flat table in front of the tries right; never write the tries directly. Nothing that is
+ * exempt (never counted or banned: built in, never-ban list, host address) is banned by hand
+ * either. The listing reads
  * the ban table in a thread of its own, but calls its callback only from the caller's thread.
  */
 #include <errno.h>
@@ -188,6 +190,35 @@ static int check_trust_address(const struct xb_maps *m, const struct xb_prefix *
 	return -EPERM;
 }
 
+/* Refuses a ban of what is never banned: an address or prefix an exempt prefix holds (the
+ * built-in set, a never-ban list, a host address), or a prefix holding a never-ban entry or a
+ * host address. A prefix that merely holds built-in addresses (224.0.0.0/3) may be banned:
+ * no real source has them. */
+static int check_exempt(const struct xb_maps *m, const struct xb_prefix *p, const char *text,
+			char *err, size_t errlen)
+{
+	char why[96], inner[64] = "?";
+	struct xb_exempt_entry e;
+	bool inside;
+	int ret = xb_exempt_find(m, p, &e, &inside);
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret) {
+		snprintf(err, errlen, "cannot read the exempt tries: %s", strerror(-ret));
+		return ret;
+	}
+	xb_exempt_describe(&e, p, why, sizeof(why));
+	if (!inside) {
+		snprintf(err, errlen, "refusing to ban %s: it is never banned (%s)", text, why);
+		return -EPERM;
+	}
+	xb_prefix_format(&e.prefix, inner, sizeof(inner));
+	snprintf(err, errlen, "refusing to ban %s: it contains %s, which is never banned (%s)", text,
+		 inner, why);
+	return -EPERM;
+}
+
 static int ban_in_table(const struct xb_maps *m, const struct xb_prefix *p, __u64 now,
 			__u64 expires, const char *text, char *err, size_t errlen)
 {
@@ -276,6 +307,8 @@ int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, ch
 	s.expires = seconds ? now + seconds * NS_PER_SEC : 0;
 	if (at_key_granularity(p, cfg.v6_prefix) && xb_prefix_is_addr(p)) {
 		ret = check_trust_address(m, p, text, err, errlen);
+		if (!ret)
+			ret = check_exempt(m, p, text, err, errlen);
 		return ret ? ret : ban_in_table(m, p, now, s.expires, text, err, errlen);
 	}
 	ret = survey_policy(m, &s);
@@ -284,6 +317,8 @@ int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, ch
 		goto out;
 	}
 	ret = check_trust(&s, text, err, errlen);
+	if (!ret)
+		ret = check_exempt(m, p, text, err, errlen);
 	if (ret)
 		goto out;
 	if (at_key_granularity(p, cfg.v6_prefix)) {

@@ -1,8 +1,9 @@
 /* config.c - the runtime configuration: reading the entry in force, validating and writing it,
- * and `set KEY VALUE` with its value parsers (numbers, durations, class lists). The daemon's
- * config file parses its durations with xb_duration_parse too, so the file, `set` and `--for`
- * accept the same text. A bad key or value is refused with a one-line message naming it, and
- * nothing is changed. Never writes an entry that xdpban_config_valid() rejects.
+ * and `set KEY VALUE` with its value parsers (numbers, durations, class lists, spoof modes,
+ * learning rates): the one place that names the settings and their ranges. The daemon's
+ * config file goes through xb_config_set and xb_duration_parse too, so the file, `set` and
+ * `--for` accept the same text. A bad key or value is refused with a one-line message naming
+ * it, and nothing is changed. Never writes an entry that xdpban_config_valid() rejects.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -218,6 +219,74 @@ int xb_classes_format(__u32 mask, char *buf, size_t len)
 	return 0;
 }
 
+static const char *const spoof_names[] = {
+	[XDPBAN_SPOOF_OFF] = "off",
+	[XDPBAN_SPOOF_HOP] = "hop",
+	[XDPBAN_SPOOF_VERIFIED] = "verified",
+};
+#define N_SPOOF_MODES (sizeof(spoof_names) / sizeof(spoof_names[0]))
+
+const char *xb_spoof_name(__u8 mode)
+{
+	return mode < N_SPOOF_MODES ? spoof_names[mode] : "?";
+}
+
+int xb_spoof_parse(const char *what, const char *text, __u8 *mode, char *err, size_t errlen)
+{
+	char quoted[XB_ERRLEN];
+
+	for (size_t i = 0; text && i < N_SPOOF_MODES; i++) {
+		if (!strcmp(text, spoof_names[i])) {
+			*mode = (__u8)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "bad %s '%s': expected off, hop or verified", what,
+		 xb_quote(text ? text : "", quoted, sizeof(quoted)));
+	return -EINVAL;
+}
+
+/* "1/N" with N = 2^shift, or "off" for XDPBAN_LEARN_OFF. */
+int xb_learn_parse(const char *what, const char *text, __u8 *shift, char *err, size_t errlen)
+{
+	char quoted[XB_ERRLEN];
+	const char *n = text && !strncmp(text, "1/", 2) ? text + 2 : NULL;
+	unsigned long long v;
+
+	if (text && !strcmp(text, "off")) {
+		*shift = XDPBAN_LEARN_OFF;
+		return 0;
+	}
+	if (n && all_digits(n, strlen(n)) && strlen(n) <= 12) {
+		v = strtoull(n, NULL, 10);
+		for (__u8 s = 0; s <= XDPBAN_LEARN_SHIFT_MAX; s++) {
+			if (v == 1ull << s) {
+				*shift = s;
+				return 0;
+			}
+		}
+	}
+	snprintf(err, errlen,
+		 "bad %s '%s': expected 1/N with N a power of two from 1 to %u (1/16: one TCP "
+		 "segment in 16), or off",
+		 what, xb_quote(text ? text : "", quoted, sizeof(quoted)),
+		 1u << XDPBAN_LEARN_SHIFT_MAX);
+	return -EINVAL;
+}
+
+int xb_learn_format(__u8 shift, char *buf, size_t len)
+{
+	int n;
+
+	if (shift == XDPBAN_LEARN_OFF)
+		n = snprintf(buf, len, "off");
+	else if (shift <= XDPBAN_LEARN_SHIFT_MAX)
+		n = snprintf(buf, len, "1/%u", 1u << shift);
+	else
+		return -EINVAL;
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
 typedef int (*set_fn)(struct xdpban_config *cfg, const char *key, const char *value,
 		      char *err, size_t errlen);
 
@@ -263,23 +332,54 @@ static int set_drop(struct xdpban_config *cfg, const char *key, const char *valu
 	return xb_classes_parse(key, value, &cfg->drop_mask, err, errlen);
 }
 
+static int set_spoof(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	return xb_spoof_parse(key, value, &cfg->spoof, err, errlen);
+}
+
+static int set_hop_tolerance(struct xdpban_config *cfg, const char *key, const char *value,
+			     char *err, size_t errlen)
+{
+	__u32 hops;
+	int ret = xb_u32_parse(key, value, 0, XDPBAN_HOP_TOLERANCE_MAX, &hops, err, errlen);
+
+	if (!ret)
+		cfg->hop_tolerance = (__u8)hops;
+	return ret;
+}
+
+static int set_learn(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	return xb_learn_parse(key, value, &cfg->learn_shift, err, errlen);
+}
+
 static const struct {
 	const char *key;
 	set_fn set;
 } set_keys[] = {
-	{ "limit", set_limit },		{ "window", set_window },
-	{ "ban-time", set_ban_time },	{ "ipv6-prefix", set_v6_prefix },
-	{ "errors", set_errors },	{ "drop", set_drop },
+	{ "limit", set_limit },
+	{ "window", set_window },
+	{ "ban-time", set_ban_time },
+	{ "ipv6-prefix", set_v6_prefix },
+	{ "errors", set_errors },
+	{ "drop", set_drop },
+	{ "spoof", set_spoof },
+	{ "hop-tolerance", set_hop_tolerance },
+	{ "learn", set_learn },
 };
+#define N_SET_KEYS (sizeof(set_keys) / sizeof(set_keys[0]))
 
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen)
 {
 	struct xdpban_config next = *cfg;
-	char quoted[4 * 40 + 5];
+	char quoted[4 * 40 + 5], known[128] = "";
+	size_t used = 0;
 	int ret;
 
-	for (size_t i = 0; i < sizeof(set_keys) / sizeof(set_keys[0]); i++) {
+	for (size_t i = 0; i < N_SET_KEYS; i++) {
 		if (strcmp(set_keys[i].key, key ? key : ""))
 			continue;
 		ret = set_keys[i].set(&next, key, value, err, errlen);
@@ -289,9 +389,10 @@ int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value,
 		*cfg = next;
 		return 0;
 	}
-	snprintf(err, errlen,
-		 "unknown setting '%.40s' (known: limit, window, ban-time, ipv6-prefix, errors, "
-		 "drop)",
-		 xb_quote(key ? key : "", quoted, sizeof(quoted)));
+	for (size_t i = 0; i < N_SET_KEYS && used < sizeof(known); i++)
+		used += snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "",
+				 set_keys[i].key);
+	snprintf(err, errlen, "unknown setting '%.40s' (known: %s)",
+		 xb_quote(key ? key : "", quoted, sizeof(quoted)), known);
 	return -EINVAL;
 }

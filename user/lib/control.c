@@ -171,13 +171,17 @@ static void name_lists(struct request *r, struct json_object *lists)
 
 static int cmd_lists(struct request *r)
 {
-	struct json_object *lists;
+	struct json_object *lists, *exempt;
 	int ret = xb_json_lists(r->ctx->maps, &lists);
 
 	if (ret)
 		return fail_errno(r, "cannot read the policy tries", ret);
 	name_lists(r, lists);
 	json_object_object_add(r->reply, "lists", lists);
+	ret = xb_json_exempt(r->ctx->maps, &exempt);
+	if (ret)
+		return fail_errno(r, "cannot read the exempt tries", ret);
+	json_object_object_add(r->reply, "exempt", exempt);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ int xb_json_config(const struct xb_maps *m, struct json_object **out)
 {
 	struct xdpban_config cfg;
 	struct json_object *obj;
+	char learn[16];
 	bool defaults;
 	int ret;
 
@@ -67,6 +69,11 @@ int xb_json_config(const struct xb_maps *m, struct json_object **out)
 	json_object_object_add(obj, "ipv6_prefix", json_object_new_int(cfg.v6_prefix));
 	json_object_object_add(obj, "errors", classes_array(cfg.class_mask));
 	json_object_object_add(obj, "drop", classes_array(cfg.drop_mask));
+	json_object_object_add(obj, "spoof", json_object_new_string(xb_spoof_name(cfg.spoof)));
+	json_object_object_add(obj, "hop_tolerance", json_object_new_int(cfg.hop_tolerance));
+	if (xb_learn_format(cfg.learn_shift, learn, sizeof(learn)))
+		snprintf(learn, sizeof(learn), "?");
+	json_object_object_add(obj, "learn", json_object_new_string(learn));
 	json_object_object_add(obj, "defaults", json_object_new_boolean(defaults));
 	return finish(obj, out);
 }
@@ -120,11 +127,12 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 	struct json_object *obj, *config = NULL, *stats = NULL;
 	struct policy_tally tally = {};
 	__u32 counters_max = 0, bans_max = 0;
-	int tracked, banned, ret;
+	int tracked, verified, banned, ret;
 
 	tracked = xb_count_tracked(m);
+	verified = xb_count_verified(m);
 	banned = xb_count_banned(m, xb_boot_ns());
-	ret = tracked < 0 ? tracked : banned < 0 ? banned : 0;
+	ret = tracked < 0 ? tracked : verified < 0 ? verified : banned < 0 ? banned : 0;
 	if (!ret)
 		ret = xb_capacity(m, &counters_max, &bans_max);
 	if (!ret)
@@ -145,6 +153,7 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 	}
 	json_object_object_add(obj, "config", config);
 	json_object_object_add(obj, "tracked", json_object_new_int(tracked));
+	json_object_object_add(obj, "verified", json_object_new_int(verified));
 	json_object_object_add(obj, "counters_max", json_object_new_int64(counters_max));
 	json_object_object_add(obj, "banned", json_object_new_int(banned));
 	json_object_object_add(obj, "bans_max", json_object_new_int64(bans_max));
@@ -334,6 +343,39 @@ int xb_json_bans(const struct xb_maps *m, struct json_object **out)
 	return 0;
 }
 
+/* Whether the address is exempt, why, the prefix that makes it so and, for a host address, the
+ * interface (its name in this network namespace, null when it has none here). */
+static void add_query_exempt(struct json_object *obj, const struct xb_query_info *q)
+{
+	const struct xb_exempt_entry *e = &q->exempt_match;
+	bool host = q->exempt && e->val.origin == XDPBAN_EXEMPT_HOST;
+	char text[64] = "", name[IF_NAMESIZE];
+
+	if (q->exempt)
+		xb_prefix_format(&e->prefix, text, sizeof(text));
+	json_object_object_add(obj, "exempt", json_object_new_boolean(q->exempt));
+	json_object_object_add(obj, "exempt_why", string_or_null(q->exempt ? q->exempt_why : NULL));
+	json_object_object_add(obj, "exempt_match", string_or_null(text));
+	json_object_object_add(obj, "exempt_ifindex",
+			       host ? json_object_new_int64(e->val.ifindex) : NULL);
+	json_object_object_add(obj, "exempt_interface",
+			       string_or_null(host && if_indextoname(e->val.ifindex, name) ? name
+											   : NULL));
+}
+
+/* The spoof defence's record: the reference hop count and where it came from. */
+static void add_query_spoof(struct json_object *obj, const struct xb_query_info *q)
+{
+	const char *from = !q->has_hop ? NULL : q->verified ? "verified" : "first_error";
+
+	json_object_object_add(obj, "hop", q->has_hop ? json_object_new_int(q->hop) : NULL);
+	json_object_object_add(obj, "hop_from", string_or_null(from));
+	json_object_object_add(obj, "verified", json_object_new_boolean(q->verified));
+	json_object_object_add(obj, "verified_ago_s",
+			       q->verified ? json_object_new_int64(q->verified_ago_s) : NULL);
+	json_object_object_add(obj, "disputed", json_object_new_boolean(q->disputed));
+}
+
 int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 		  struct json_object **out)
 {
@@ -358,6 +400,8 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, "policy_match", string_or_null(q.policy_match));
 	json_object_object_add(obj, "policy_list",
 			       q.policy_match[0] ? json_object_new_int64(q.policy_list) : NULL);
+	add_query_exempt(obj, &q);
+	add_query_spoof(obj, &q);
 	return finish(obj, out);
 }
 
@@ -391,4 +435,31 @@ int xb_json_lists(const struct xb_maps *m, struct json_object **out)
 	}
 	free(rows);
 	return finish(arr, out);
+}
+
+static struct json_object *family_counts(const __u32 counts[2])
+{
+	struct json_object *obj = json_object_new_object();
+
+	if (obj) {
+		json_object_object_add(obj, "ipv4", json_object_new_int64(counts[0]));
+		json_object_object_add(obj, "ipv6", json_object_new_int64(counts[1]));
+	}
+	return obj;
+}
+
+int xb_json_exempt(const struct xb_maps *m, struct json_object **out)
+{
+	struct xb_exempt_counts c;
+	struct json_object *obj;
+	int ret = xb_exempt_count(m, &c);
+
+	if (ret)
+		return ret;
+	obj = json_object_new_object();
+	if (!obj)
+		return -ENOMEM;
+	json_object_object_add(obj, "never_ban", family_counts(c.never_ban));
+	json_object_object_add(obj, "host", family_counts(c.host));
+	return finish(obj, out);
 }

@@ -87,8 +87,9 @@ int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg);
 /* Writes cfg after xdpban_config_valid(); -EINVAL with a message otherwise. */
 int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, char *err,
 		    size_t errlen);
-/* Applies one `set KEY VALUE` (limit, window, ban-time, ipv6-prefix, errors, drop) to *cfg;
- * -EINVAL with a message naming the key or value that is wrong; *cfg untouched then. */
+/* Applies one `set KEY VALUE` (limit, window, ban-time, ipv6-prefix, errors, drop, spoof,
+ * hop-tolerance, learn) to *cfg; -EINVAL with a message naming the key or value that is
+ * wrong; *cfg untouched then. */
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen);
 /* True when the map entry is unset (or invalid) and the data path runs on the defaults. */
@@ -104,6 +105,13 @@ int xb_u32_parse(const char *what, const char *text, __u32 min, __u32 max, __u32
 int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err, size_t errlen);
 int xb_classes_format(__u32 mask, char *buf, size_t len);
 const char *xb_class_name(enum xdpban_class c); /* "malformed", "reported" */
+/* The spoof defence's settings as `set` and the config file write them: a mode "off", "hop"
+ * or "verified" (enum xdpban_spoof_mode), and a learning rate "1/N" (N = 2^learn_shift, 1 to
+ * 65536) or "off" (XDPBAN_LEARN_OFF). Parsers: 0, or -EINVAL with a message naming `what`. */
+int xb_spoof_parse(const char *what, const char *text, __u8 *mode, char *err, size_t errlen);
+const char *xb_spoof_name(__u8 mode); /* "?" out of range */
+int xb_learn_parse(const char *what, const char *text, __u8 *shift, char *err, size_t errlen);
+int xb_learn_format(__u8 shift, char *buf, size_t len); /* 0, -EINVAL or -ENOSPC */
 
 /* Bans. A prefix at the key's granularity (IPv4 /32, IPv6 /v6_prefix) goes into xdpban_bans;
  * a wider one becomes a timed deny entry in the policy tries (list XDPBAN_LIST_MANUAL_BAN).
@@ -132,6 +140,40 @@ const char *xb_reason_name(__u8 reason); /* enum xdpban_ban_reason -> "errors", 
  * Returns the number removed or -errno. */
 int xb_sweep(const struct xb_maps *m, __u64 now_ns);
 
+/* Exempt sources (docs/datapath.md, section 8): never counted and never banned, whatever
+ * arrives. The built-in set is xdpban_builtin_exempt(); the tries xdpban_exempt4/6 hold the
+ * never-ban lists and the host's addresses, written by xdpband only (exempt.h). */
+#define XB_EXEMPT_BUILTIN 0 /* the origin userspace gives the built-in set: never in a trie */
+struct xb_exempt_entry {
+	struct xb_prefix prefix;
+	struct xdpban_exempt val; /* origin (enum xdpban_exempt_origin, or XB_EXEMPT_BUILTIN) and
+				   * ifindex (XDPBAN_EXEMPT_HOST) */
+};
+/* "built-in", "never-ban", "host" ("?" otherwise): the names `query` and `lists` use. */
+const char *xb_exempt_origin_name(__u32 origin);
+/* The built-in prefix that holds all of p (an address or a prefix): true and *match, or false. */
+bool xb_exempt_builtin(const struct xb_prefix *p, struct xb_prefix *match);
+typedef int (*xb_exempt_cb)(const struct xb_exempt_entry *e, void *ctx);
+/* Every entry of both tries (IPv4 first); stops at, and returns, a non-zero return of cb. */
+int xb_exempt_foreach(const struct xb_maps *m, xb_exempt_cb cb, void *ctx);
+/* What keeps p from ever being banned: an exempt prefix that holds all of p (the built-in set
+ * first, then the longest of the tries), or, when inside is not NULL and none does, an entry
+ * of the tries that lies inside p (*inside set to true). 0 and *out, -ENOENT, or -errno. */
+int xb_exempt_find(const struct xb_maps *m, const struct xb_prefix *p,
+		   struct xb_exempt_entry *out, bool *inside);
+/* Why e is exempt, for a message about p (an address or prefix that e holds, or e itself):
+ * "host address of eth1", "never-ban list", "never-ban list 198.51.100.0/24" (when e is wider
+ * than p), "built in: 224.0.0.0/4". The interface is named in this process's network
+ * namespace ("ifindex 7" when it has no such interface). */
+void xb_exempt_describe(const struct xb_exempt_entry *e, const struct xb_prefix *p, char *buf,
+			size_t len);
+/* Entries of the tries per origin and family ([0] IPv4, [1] IPv6). */
+struct xb_exempt_counts {
+	__u32 never_ban[2];
+	__u32 host[2];
+};
+int xb_exempt_count(const struct xb_maps *m, struct xb_exempt_counts *out);
+
 /* What `xdpban query ADDR` shows. */
 struct xb_query_info {
 	__u32 count;          /* errors in the current window (0 if none or window passed) */
@@ -152,6 +194,7 @@ struct xb_query_info {
 			       * window ends */
 	bool exempt;          /* never counted or banned (built-in, never-ban or host address) */
 	const char *exempt_why; /* "built-in", "never-ban" or "host", when exempt */
+	struct xb_exempt_entry exempt_match; /* the exempt prefix that holds the address */
 };
 /* addr must be a single address (/32 or /128): -EINVAL otherwise. */
 int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_query_info *out);
@@ -209,6 +252,8 @@ union xb_lpm_key {
 	struct xdpban_lpm6_key v6;
 };
 size_t xb_lpm_key_make(const struct xb_prefix *p, union xb_lpm_key *key); /* key size */
+/* The prefix of an LPM key of the family (struct xdpban_lpm4_key or xdpban_lpm6_key). */
+void xb_lpm_key_to_prefix(__u8 family, const void *key, struct xb_prefix *p);
 int xb_policy_fd(const struct xb_maps *m, __u8 family);
 
 /* What `xdpban lists` shows: prefixes per (list_id, verdict), sorted by list_id. Expired
@@ -236,6 +281,8 @@ int xb_json_bans_write(const struct xb_maps *m, FILE *out);
 int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 		  struct json_object **out);
 int xb_json_lists(const struct xb_maps *m, struct json_object **out); /* array of lists */
+/* {"never_ban": {"ipv4": N, "ipv6": N}, "host": {...}}: the entries of the exempt tries. */
+int xb_json_exempt(const struct xb_maps *m, struct json_object **out);
 /* One line, '/' not escaped; points into obj (valid while obj lives). */
 const char *xb_json_line(struct json_object *obj);
 

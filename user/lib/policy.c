@@ -42,6 +42,23 @@ size_t xb_lpm_key_make(const struct xb_prefix *p, union xb_lpm_key *key)
 	return sizeof(key->v6);
 }
 
+void xb_lpm_key_to_prefix(__u8 family, const void *key, struct xb_prefix *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->family = family;
+	if (family == XDPBAN_FAMILY_INET) {
+		const struct xdpban_lpm4_key *k = key;
+
+		p->plen = k->prefixlen;
+		memcpy(p->addr, k->addr, sizeof(k->addr));
+	} else {
+		const struct xdpban_lpm6_key *k = key;
+
+		p->plen = k->prefixlen;
+		memcpy(p->addr, k->addr, sizeof(k->addr));
+	}
+}
+
 int xb_policy_fd(const struct xb_maps *m, __u8 family)
 {
 	return family == XDPBAN_FAMILY_INET ? m->policy4 : m->policy6;
@@ -59,18 +76,7 @@ static int policy_entry(const void *key, const void *value, void *ctx)
 	const struct policy_walk *walk = ctx;
 	struct xb_policy_entry e = {};
 
-	e.prefix.family = walk->family;
-	if (walk->family == XDPBAN_FAMILY_INET) {
-		const struct xdpban_lpm4_key *k = key;
-
-		e.prefix.plen = k->prefixlen;
-		memcpy(e.prefix.addr, k->addr, sizeof(k->addr));
-	} else {
-		const struct xdpban_lpm6_key *k = key;
-
-		e.prefix.plen = k->prefixlen;
-		memcpy(e.prefix.addr, k->addr, sizeof(k->addr));
-	}
+	xb_lpm_key_to_prefix(walk->family, key, &e.prefix);
 	memcpy(&e.policy, value, sizeof(e.policy));
 	e.expired = e.policy.expires_ns && walk->now_ns >= e.policy.expires_ns;
 	return walk->cb(&e, walk->ctx);

@@ -1,5 +1,6 @@
-/* query.c - everything the data path knows about one address: its counter, its ban and the
- * policy prefix that matches it, judged the way the data path judges them now. Read-only.
+/* query.c - everything the data path knows about one address: its counter and the spoof
+ * defence's record of it, its ban, the policy prefix that matches it and whether it is exempt,
+ * judged the way the data path judges them now. Read-only.
  */
 #include <errno.h>
 #include <string.h>
@@ -101,24 +102,16 @@ static int query_ban(const struct xb_maps *m, const struct xdpban_key *key, __u6
 	return 0;
 }
 
-/* Whether the data path would never count or ban the address, and why. */
+/* Whether the data path would never count or ban the address, why, and by which prefix. */
 static int query_exempt(const struct xb_maps *m, const struct xb_prefix *addr,
 			struct xb_query_info *out)
 {
-	struct xdpban_exempt ex;
-	union xb_lpm_key key;
+	int ret = xb_exempt_find(m, addr, &out->exempt_match, NULL);
 
-	if (xdpban_builtin_exempt(addr->family, addr->addr)) {
-		out->exempt = true;
-		out->exempt_why = "built-in";
-		return 0;
-	}
-	xb_lpm_key_make(addr, &key);
-	if (bpf_map_lookup_elem(addr->family == XDPBAN_FAMILY_INET ? m->exempt4 : m->exempt6,
-				&key, &ex))
-		return errno == ENOENT ? 0 : -errno;
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	out->exempt = true;
-	out->exempt_why = ex.origin == XDPBAN_EXEMPT_HOST ? "host" : "never-ban";
+	out->exempt_why = xb_exempt_origin_name(out->exempt_match.val.origin);
 	return 0;
 }
 

@@ -96,6 +96,7 @@ void render_ban_row(bool *header_done, const char *prefix, const char *reason, l
 		    long long seconds_left, const char *started);
 void render_query(struct json_object *r);
 void render_lists(struct json_object *lists);
+void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */
 void render_config(struct json_object *config);
 void render_json(struct json_object *r);
 

@@ -178,7 +178,7 @@ static int do_lists(const struct cli *cli, const void *args)
 {
 	const struct json_args *a = args;
 
-	return run_request(cli, request_new("lists"), &reads, a->json, "lists", render_lists);
+	return run_request(cli, request_new("lists"), &reads, a->json, NULL, render_lists_reply);
 }
 
 struct query_args {
@@ -314,7 +314,8 @@ struct set_args {
 static const struct param set_params[] = {
 	{ "KEY", 0, P_STRING, true, ARGS(struct set_args, key), NULL,
 	  "limit (0..1000000000), window, ban-time (1s..10 years, suffix s/m/h/d/w), "
-	  "ipv6-prefix (32..128), errors, drop (malformed,reported or none)" },
+	  "ipv6-prefix (32..128), errors, drop (malformed,reported or none), spoof (off, hop or "
+	  "verified), hop-tolerance (0..8), learn (1/N, N a power of two up to 65536, or off)" },
 	{ "VALUE", 0, P_STRING, true, ARGS(struct set_args, value), NULL, "the new value" },
 	{ NULL },
 };
@@ -345,7 +346,7 @@ const struct command cli_commands[] = {
 		"Show the daemon, the config in force, table use and sizes, and statistics."),
 	COMMAND(bans, json_params, struct json_args, "List every active ban."),
 	COMMAND(query, query_params, struct query_args,
-		"Show the counter, ban and policy of one address."),
+		"Show the counter, ban, policy, exemption and hop count of one address."),
 	COMMAND(ban, ban_params, struct ban_args, "Ban an address or prefix."),
 	COMMAND(unban, unban_params, struct unban_args, "Lift a ban."),
 	COMMAND(report, report_params, struct report_args,
@@ -353,7 +354,8 @@ const struct command cli_commands[] = {
 	COMMAND(set, set_params, struct set_args, "Change one setting of the data path."),
 	COMMAND(stats, json_params, struct json_args, "Show packets and bytes per reason."),
 	COMMAND(lists, json_params, struct json_args,
-		"Show the policy lists loaded: prefixes per list."),
+		"Show the policy lists loaded (prefixes per list), never-ban entries and host "
+		"addresses."),
 	{ NULL },
 };
 

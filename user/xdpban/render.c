@@ -119,17 +119,22 @@ void render_json(struct json_object *r)
 	puts(xb_json_line(r));
 }
 
+/* The settings as `xdpban set` takes them; a daemon's reply without the spoof settings (an
+ * older one) shows none. */
 void render_config(struct json_object *c)
 {
 	char win[32], ban[32], errors[64], drop[64];
 
 	printf("limit %" PRId64 ", window %s, ban-time %s, ipv6-prefix /%" PRId64
-	       ", errors %s, drop %s%s\n",
+	       ", errors %s, drop %s",
 	       num(c, "limit"), setting_duration(num(c, "window"), win, sizeof(win)),
 	       setting_duration(num(c, "ban_time"), ban, sizeof(ban)), num(c, "ipv6_prefix"),
 	       joined(member(c, "errors"), errors, sizeof(errors)),
-	       joined(member(c, "drop"), drop, sizeof(drop)),
-	       json_object_get_boolean(member(c, "defaults")) ? " (defaults)" : "");
+	       joined(member(c, "drop"), drop, sizeof(drop)));
+	if (str(c, "spoof"))
+		printf(", spoof %s, hop-tolerance %" PRId64 ", learn %s", str(c, "spoof"),
+		       num(c, "hop_tolerance"), str(c, "learn") ?: "?");
+	printf("%s\n", json_object_get_boolean(member(c, "defaults")) ? " (defaults)" : "");
 }
 
 void render_stats(struct json_object *stats)
@@ -171,6 +176,9 @@ void render_status(struct json_object *r)
 	render_config(member(r, "config"));
 	printf("%-13s %" PRId64 " sources (counter table of %" PRId64 ")\n", "tracked:",
 	       num(r, "tracked"), num(r, "counters_max"));
+	if (member(r, "verified"))
+		printf("%-13s %" PRId64 " sources with a hop count proved by a TCP connection\n",
+		       "verified:", num(r, "verified"));
 	printf("%-13s %" PRId64 " in the ban table (of %" PRId64 "), %" PRId64 " prefix bans\n",
 	       "banned:", num(r, "banned"), num(r, "bans_max"), num(r, "prefix_bans"));
 	printf("%-13s %" PRId64 " IPv4 and %" PRId64 " IPv6 prefixes\n", "policy:",
@@ -240,6 +248,47 @@ void render_bans(struct json_object *bans)
 		printf("no bans\n");
 }
 
+/* Why an exempt source is never banned, in the words of a refused ban. */
+static void render_exempt(struct json_object *r)
+{
+	const char *why = str(r, "exempt_why") ?: "?", *match = str(r, "exempt_match") ?: "?";
+
+	if (!json_object_get_boolean(member(r, "exempt")))
+		printf("%-13s no\n", "exempt:");
+	else if (!strcmp(why, "host") && str(r, "exempt_interface"))
+		printf("%-13s yes (host address of %s)\n", "exempt:", str(r, "exempt_interface"));
+	else if (!strcmp(why, "host"))
+		printf("%-13s yes (host address of ifindex %" PRId64 ")\n", "exempt:",
+		       num(r, "exempt_ifindex"));
+	else if (!strcmp(why, "built-in"))
+		printf("%-13s yes (built in: %s)\n", "exempt:", match);
+	else if (strcmp(match, str(r, "address") ?: ""))
+		printf("%-13s yes (never-ban list %s)\n", "exempt:", match);
+	else
+		printf("%-13s yes (never-ban list)\n", "exempt:");
+}
+
+/* The exempt line, the reference hop count and the dispute (docs/datapath.md, section 8). */
+static void render_query_spoof(struct json_object *r)
+{
+	char ago[48];
+
+	render_exempt(r);
+	if (!member(r, "hop") || json_object_is_type(member(r, "hop"), json_type_null))
+		printf("%-13s none yet\n", "hop count:");
+	else if (json_object_get_boolean(member(r, "verified")))
+		printf("%-13s %" PRId64 ", verified by a TCP connection %s ago\n", "hop count:",
+		       num(r, "hop"), duration(num(r, "verified_ago_s"), ago, sizeof(ago)));
+	else
+		printf("%-13s %" PRId64 ", from the first error of the window (not verified)\n",
+		       "hop count:", num(r, "hop"));
+	if (json_object_get_boolean(member(r, "disputed")))
+		printf("%-13s yes: an error disagreed with the hop count; none is counted until the window ends\n",
+		       "disputed:");
+	else
+		printf("%-13s no\n", "disputed:");
+}
+
 void render_query(struct json_object *r)
 {
 	char left[32];
@@ -257,6 +306,27 @@ void render_query(struct json_object *r)
 		       str(r, "policy_match"), num(r, "policy_list"));
 	else
 		printf("%-13s %s\n", "policy:", str(r, "policy"));
+	if (member(r, "exempt"))
+		render_query_spoof(r);
+}
+
+/* The entries of the exempt tries, after the lists (a reply without them shows nothing). */
+static void render_exempt_counts(struct json_object *exempt)
+{
+	struct json_object *nb = member(exempt, "never_ban"), *host = member(exempt, "host");
+
+	if (!exempt)
+		return;
+	printf("\n%-12s %" PRId64 " IPv4 and %" PRId64 " IPv6 prefixes (never counted or banned)\n",
+	       "never-ban:", num(nb, "ipv4"), num(nb, "ipv6"));
+	printf("%-12s %" PRId64 " IPv4 and %" PRId64 " IPv6 addresses of the protected interfaces\n",
+	       "host:", num(host, "ipv4"), num(host, "ipv6"));
+}
+
+void render_lists_reply(struct json_object *r)
+{
+	render_lists(member(r, "lists"));
+	render_exempt_counts(member(r, "exempt"));
 }
 
 void render_lists(struct json_object *lists)

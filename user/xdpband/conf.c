@@ -1,464 +1,18 @@
-/* conf.c - see conf.h. One table row per key: its section, its parser and whether it may be
- * repeated; parsing, the error messages and the man page's key list follow that table.
- * inih reads the file, a regular text file only, through our reader, which counts lines (every
- * error names its line) and refuses bytes that are not text and indented keys. */
-#include <arpa/inet.h>
+/* conf.c - see conf.h. Reading the file: inih reads it, a regular text file only, through our
+ * reader, which counts lines (every error names its line) and refuses bytes that are not text
+ * and indented keys; each key goes to its row of the table in conf_keys.c, and the first error
+ * becomes one line naming file, line, key and value. Also what a reload may change. */
 #include <ctype.h>
 #include <errno.h>
-#include <grp.h>
 #include <limits.h>
-#include <math.h>
-#include <net/if.h>
 #include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <ini.h>
-#include "conf.h"
+#include "conf_keys.h"
 #include "files.h"
-#include "libxdpban.h"
-#include "xdpban_flat.h"
-#include "xdpban_maps.h"
-#include "xdpban_policy.h"
-#include "control.h"
-
-#define WHY_LEN XB_ERRLEN
-
-struct conf_key;
-struct conf_parse;
-/* A parser stores the value in p->conf, or explains in why (WHY_LEN) what is wrong with it. */
-typedef int (*conf_parse_fn)(struct conf_parse *p, const struct conf_key *k, const char *value,
-			     char *why);
-
-struct conf_key {
-	const char *section;
-	const char *name;
-	conf_parse_fn parse;
-	size_t off;      /* the field, for the generic parsers */
-	bool repeatable; /* list files: each line adds one */
-};
-
-/* State of one parse: the config being filled, where we are, and the first error. */
-struct conf_parse {
-	struct xbd_conf *conf;
-	const char *path;
-	char dir[PATH_MAX];            /* the config file's directory, for relative paths */
-	FILE *file;
-	int line;
-	bool line_too_long;
-	int bad_byte;                  /* a byte that is not text, on line bad_byte_line */
-	int bad_byte_line;
-	int read_errno;                /* the read failed */
-	int indented_line;             /* a key or section that does not start the line */
-	int first_line[64];            /* per table row: line it was first set on, 0 = not yet */
-	char err[XB_ERRLEN];
-	int err_line;
-	bool failed;
-};
-
-static bool parse_u64_digits(const char *s, __u64 *out, const char **end)
-{
-	__u64 v = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	for (; isdigit((unsigned char)*s); s++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (*s - '0');
-	}
-	*out = v;
-	*end = s;
-	return true;
-}
-
-#define FIELD(p, k, type) ((type *)((char *)(p)->conf + (k)->off))
-
-static int parse_bool(struct conf_parse *p, const struct conf_key *k, const char *value,
-		      char *why)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (!strcasecmp(value, yes[i]) || !strcasecmp(value, no[i])) {
-			*FIELD(p, k, bool) = !strcasecmp(value, yes[i]);
-			return 0;
-		}
-	}
-	snprintf(why, WHY_LEN, "not yes or no");
-	return -EINVAL;
-}
-
-/* The data path thresholds go through the library's `set` parser, so that the file and
- * `xdpban set` accept the same values and refuse the same ones. */
-static int set_threshold(struct conf_parse *p, const char *key, const char *value, char *why)
-{
-	char err[XB_ERRLEN] = "";
-	int ret = xb_config_set(&p->conf->dp, key, value, err, sizeof(err));
-
-	if (ret)
-		snprintf(why, WHY_LEN, "%s", err[0] ? err : strerror(-ret));
-	return ret;
-}
-
-static int parse_threshold(struct conf_parse *p, const struct conf_key *k, const char *value,
-			   char *why)
-{
-	return set_threshold(p, k->name, value, why);
-}
-
-/* The same parser as `xdpban set` and `xdpban ban --for`, so that a duration written in one
- * place is accepted everywhere. */
-static int parse_duration_field(struct conf_parse *p, const struct conf_key *k,
-				const char *value, char *why)
-{
-	char err[XB_ERRLEN] = "";
-	int ret = xb_duration_parse(k->name, value, FIELD(p, k, __u32), err, sizeof(err));
-
-	if (ret)
-		snprintf(why, WHY_LEN, "%s", err[0] ? err : strerror(-ret));
-	return ret;
-}
-
-static int parse_table_size(struct conf_parse *p, const struct conf_key *k, const char *value,
-			    char *why)
-{
-	const char *end;
-	__u64 n;
-
-	if (!parse_u64_digits(value, &n, &end) || *end || n < 1 || n > XBD_TABLE_MAX) {
-		snprintf(why, WHY_LEN, "not a number of entries from 1 to %u", XBD_TABLE_MAX);
-		return -EINVAL;
-	}
-	*FIELD(p, k, __u32) = n;
-	return 0;
-}
-
-static bool valid_ifname(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (len == 0 || len >= IFNAMSIZ || !strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	for (; *name; name++)
-		if (*name == '/' || *name == ':' || isspace((unsigned char)*name))
-			return false;
-	return true;
-}
-
-static int add_iface(struct xbd_conf *c, const char *name, char *why)
-{
-	if (!valid_ifname(name)) {
-		snprintf(why, WHY_LEN, "'%s' is not an interface name", name);
-		return -EINVAL;
-	}
-	for (int i = 0; i < c->n_ifaces; i++) {
-		if (!strcmp(c->ifaces[i], name)) {
-			snprintf(why, WHY_LEN, "interface %s is named twice", name);
-			return -EINVAL;
-		}
-	}
-	if (c->n_ifaces == XBD_MAX_IFACES) {
-		snprintf(why, WHY_LEN, "more than %d interfaces", XBD_MAX_IFACES);
-		return -E2BIG;
-	}
-	c->ifaces[c->n_ifaces] = strdup(name);
-	return c->ifaces[c->n_ifaces++] ? 0 : -ENOMEM;
-}
-
-/* "eth1 eth2" or "eth1, eth2". */
-static int parse_ifaces(struct conf_parse *p, const struct conf_key *k, const char *value,
-			char *why)
-{
-	char *copy = strdup(value), *save = NULL, *name;
-	int ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (name = strtok_r(copy, " \t,", &save); name && !ret;
-	     name = strtok_r(NULL, " \t,", &save))
-		ret = add_iface(p->conf, name, why);
-	free(copy);
-	if (!ret && p->conf->n_ifaces == 0) {
-		snprintf(why, WHY_LEN, "no interface named");
-		ret = -EINVAL;
-	}
-	return ret;
-}
-
-static int parse_mode(struct conf_parse *p, const struct conf_key *k, const char *value,
-		      char *why)
-{
-	for (int m = XBD_MODE_AUTO; m <= XBD_MODE_SKB; m++) {
-		if (!strcmp(value, xbd_mode_name(m))) {
-			p->conf->mode = m;
-			return 0;
-		}
-	}
-	snprintf(why, WHY_LEN, "not native, skb or auto");
-	return -EINVAL;
-}
-
-/* An absolute path, or one relative to the config file's directory. */
-static int resolve_path(const struct conf_parse *p, const char *value, char **out, char *why)
-{
-	char buf[PATH_MAX];
-	int n;
-
-	if (!value[0]) {
-		snprintf(why, WHY_LEN, "empty path");
-		return -EINVAL;
-	}
-	n = value[0] == '/' ? snprintf(buf, sizeof(buf), "%s", value)
-			    : snprintf(buf, sizeof(buf), "%s/%s", p->dir, value);
-	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		snprintf(why, WHY_LEN, "path too long");
-		return -ENAMETOOLONG;
-	}
-	free(*out);
-	*out = strdup(buf);
-	return *out ? 0 : -ENOMEM;
-}
-
-static int parse_path(struct conf_parse *p, const struct conf_key *k, const char *value,
-		      char *why)
-{
-	return resolve_path(p, value, FIELD(p, k, char *), why);
-}
-
-static int parse_path_or_off(struct conf_parse *p, const struct conf_key *k, const char *value,
-			     char *why)
-{
-	char **field = FIELD(p, k, char *);
-
-	if (strcmp(value, "off"))
-		return resolve_path(p, value, field, why);
-	free(*field);
-	*field = NULL;
-	return 0;
-}
-
-static int parse_list(struct conf_parse *p, const struct conf_key *k, const char *value,
-		      char *why)
-{
-	struct xbd_conf *c = p->conf;
-	struct xbd_list_conf *l = &c->lists[c->n_lists];
-	int ret;
-
-	if (c->n_lists == XBD_MAX_LISTS) {
-		snprintf(why, WHY_LEN, "more than %d list files", XBD_MAX_LISTS);
-		return -E2BIG;
-	}
-	l->path = NULL;
-	ret = resolve_path(p, value, &l->path, why);
-	if (ret)
-		return ret;
-	l->verdict = !strcmp(k->name, "trusted") ? XDPBAN_POLICY_TRUSTED : XDPBAN_POLICY_DENY;
-	l->id = ++c->n_lists;
-	return 0;
-}
-
-static int parse_socket(struct conf_parse *p, const struct conf_key *k, const char *value,
-			char *why)
-{
-	const size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-	int ret = parse_path(p, k, value, why);
-
-	if (!ret && strlen(p->conf->socket_path) > max) {
-		snprintf(why, WHY_LEN, "longer than %zu characters, the limit of a Unix socket path",
-			 max);
-		ret = -ENAMETOOLONG;
-	}
-	return ret;
-}
-
-static int parse_socket_mode(struct conf_parse *p, const struct conf_key *k, const char *value,
-			     char *why)
-{
-	unsigned long mode;
-	char *end;
-
-	errno = 0;
-	mode = strtoul(value, &end, 8);
-	if (errno || end == value || *end || mode > 0777 || (mode & 0600) != 0600) {
-		snprintf(why, WHY_LEN,
-			 "not an octal mode from 0600 to 0777 (the owner keeps read and write)");
-		return -EINVAL;
-	}
-	p->conf->socket_mode = mode;
-	return 0;
-}
-
-static int parse_group(struct conf_parse *p, const struct conf_key *k, const char *value,
-		       char *why)
-{
-	struct group *gr = getgrnam(value);
-	unsigned long gid;
-	char *end;
-
-	if (gr) {
-		gid = gr->gr_gid;
-	} else {
-		errno = 0;
-		gid = strtoul(value, &end, 10);
-		if (errno || end == value || *end || gid >= (gid_t)-1) {
-			snprintf(why, WHY_LEN, "no such group");
-			return -ENOENT;
-		}
-	}
-	p->conf->group = gid;
-	p->conf->has_group = true;
-	return 0;
-}
-
-static int parse_group_access(struct conf_parse *p, const struct conf_key *k, const char *value,
-			      char *why)
-{
-	if (strcmp(value, "read-only") && strcmp(value, "full")) {
-		snprintf(why, WHY_LEN, "not read-only or full");
-		return -EINVAL;
-	}
-	p->conf->group_full = !strcmp(value, "full");
-	return 0;
-}
-
-/* "127.0.0.1:9433" or "[::1]:9433" into a socket address. */
-static int parse_sockaddr(const char *value, struct sockaddr_storage *ss, socklen_t *sslen)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	const char *colon = strrchr(value, ':'), *end;
-	char host[INET6_ADDRSTRLEN];
-	size_t hostlen;
-	__u64 port;
-
-	if (!colon || !parse_u64_digits(colon + 1, &port, &end) || *end || port < 1 ||
-	    port > 65535)
-		return -EINVAL;
-	hostlen = colon - value;
-	if (hostlen >= 2 && value[0] == '[' && value[hostlen - 1] == ']') {
-		value++;
-		hostlen -= 2;
-	}
-	if (hostlen == 0 || hostlen >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, value, hostlen);
-	host[hostlen] = '\0';
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		*sslen = sizeof(*sin);
-	} else if (colon[-1] == ']' && inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		*sslen = sizeof(*sin6);
-	} else {
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int set_listen(struct xbd_conf *c, const char *value, char *why)
-{
-	free(c->metrics_listen);
-	c->metrics_listen = NULL;
-	if (!strcmp(value, "off"))
-		return 0;
-	if (parse_sockaddr(value, &c->metrics_addr, &c->metrics_addrlen)) {
-		snprintf(why, WHY_LEN, "not ADDRESS:PORT (e.g. 127.0.0.1:9433 or [::1]:9433) or off");
-		return -EINVAL;
-	}
-	c->metrics_listen = strdup(value);
-	return c->metrics_listen ? 0 : -ENOMEM;
-}
-
-static int parse_listen(struct conf_parse *p, const struct conf_key *k, const char *value,
-			char *why)
-{
-	return set_listen(p->conf, value, why);
-}
-
-/* Digits, then at most one '.' and more digits: strtod alone would also take "0x2", "1e1",
- * "inf" and leading spaces, which no other number of the file accepts. */
-static bool plain_decimal(const char *s)
-{
-	size_t whole = strspn(s, "0123456789"), frac;
-
-	if (!whole)
-		return false;
-	if (s[whole] != '.')
-		return !s[whole];
-	frac = strspn(s + whole + 1, "0123456789");
-	return frac && !s[whole + 1 + frac];
-}
-
-static int parse_factor(struct conf_parse *p, const struct conf_key *k, const char *value,
-			char *why)
-{
-	char *end;
-	double f;
-
-	errno = 0;
-	f = plain_decimal(value) ? strtod(value, &end) : NAN;
-	if (errno || isnan(f) || *end || f <= 1.0 || f > 1000.0) {
-		snprintf(why, WHY_LEN, "not a decimal number above 1 and at most 1000 (like 2 or 1.5)");
-		return -EINVAL;
-	}
-	p->conf->esc.factor = f;
-	return 0;
-}
-
-#define F(field) offsetof(struct xbd_conf, field)
-static const struct conf_key conf_keys[] = {
-	{ "xdp", "interfaces", parse_ifaces, 0, false },
-	{ "xdp", "mode", parse_mode, 0, false },
-	{ "xdp", "pin-dir", parse_path, F(pin_dir), false },
-	{ "xdp", "detach-on-exit", parse_bool, F(detach_on_exit), false },
-	{ "bans", "limit", parse_threshold, 0, false },
-	{ "bans", "window", parse_threshold, 0, false },
-	{ "bans", "ban-time", parse_threshold, 0, false },
-	{ "bans", "ipv6-prefix", parse_threshold, 0, false },
-	{ "bans", "errors", parse_threshold, 0, false },
-	{ "bans", "drop", parse_threshold, 0, false },
-	{ "bans", "counters-max", parse_table_size, F(counters_max), false },
-	{ "bans", "bans-max", parse_table_size, F(bans_max), false },
-	{ "lists", "policy-lines-max", parse_table_size, F(policy_lines_max), false },
-	{ "lists", "trusted", parse_list, 0, true },
-	{ "lists", "deny", parse_list, 0, true },
-	{ "control", "socket", parse_socket, F(socket_path), false },
-	{ "control", "socket-mode", parse_socket_mode, 0, false },
-	{ "control", "group", parse_group, 0, false },
-	{ "control", "group-access", parse_group_access, 0, false },
-	{ "metrics", "listen", parse_listen, 0, false },
-	{ "state", "file", parse_path_or_off, F(state_file), false },
-	{ "state", "save-interval", parse_duration_field, F(save_interval_s), false },
-	{ "escalation", "enabled", parse_bool, F(esc.enabled), false },
-	{ "escalation", "factor", parse_factor, 0, false },
-	{ "escalation", "max-ban-time", parse_duration_field, F(esc.max_ban_s), false },
-	{ "escalation", "period", parse_duration_field, F(esc.period_s), false },
-};
-#undef F
-#define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
-_Static_assert(N_KEYS <= 64, "conf_parse.first_line is too small");
-
-static const struct conf_key *find_key(const char *section, const char *name, bool *section_known)
-{
-	*section_known = false;
-	for (size_t i = 0; i < N_KEYS; i++) {
-		if (strcmp(conf_keys[i].section, section))
-			continue;
-		*section_known = true;
-		if (!strcmp(conf_keys[i].name, name))
-			return &conf_keys[i];
-	}
-	return NULL;
-}
 
 /* Records the first error as "FILE:LINE: ..."; returns 0, which tells inih it failed. */
 __attribute__((format(printf, 2, 3))) static int parse_error(struct conf_parse *p,
@@ -497,14 +51,14 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 	if (p->failed)
 		return 0;
-	k = find_key(section, name, &section_known);
+	k = xbd_conf_find_key(section, name, &section_known);
 	if (!k && !section[0])
 		return parse_error(p, "key '%s' is outside any [section]", name);
 	if (!k && !section_known)
 		return parse_error(p, "unknown section [%s]", section);
 	if (!k)
 		return parse_error(p, "unknown key '%s' in section [%s]", name, section);
-	first = &p->first_line[k - conf_keys];
+	first = &p->first_line[k - xbd_conf_keys];
 	if (*first && !k->repeatable)
 		return parse_error(p, "[%s] %s = '%s': already set on line %d", section, name,
 				   value, *first);
@@ -566,8 +120,8 @@ static char *read_line(char *buf, int size, void *stream)
 
 static int key_line(const struct conf_parse *p, const char *name)
 {
-	for (size_t i = 0; i < N_KEYS; i++)
-		if (!strcmp(conf_keys[i].name, name))
+	for (size_t i = 0; i < xbd_conf_n_keys; i++)
+		if (!strcmp(xbd_conf_keys[i].name, name))
 			return p->first_line[i];
 	return 0;
 }
@@ -589,31 +143,6 @@ static int check_cross_keys(struct conf_parse *p)
 	return 0;
 }
 
-static int set_defaults(struct xbd_conf *c, const char *path)
-{
-	const struct xdpban_config dp = XDPBAN_CONFIG_DEFAULTS;
-	char why[WHY_LEN];
-
-	memset(c, 0, sizeof(*c));
-	c->path = strdup(path);
-	c->mode = XBD_MODE_AUTO;
-	c->pin_dir = strdup(XDPBAN_PIN_DIR_DEFAULT);
-	c->detach_on_exit = true;
-	c->dp = dp;
-	c->counters_max = XDPBAN_DEFAULT_COUNTERS_MAX;
-	c->bans_max = XDPBAN_DEFAULT_BANS_MAX;
-	c->policy_lines_max = XDPBAN_DEFAULT_FLAT4X_MAX;
-	c->socket_path = strdup(XB_CONTROL_SOCKET_DEFAULT);
-	c->socket_mode = 0600;
-	c->state_file = strdup(XBD_STATE_FILE_DEFAULT);
-	c->save_interval_s = 60;
-	c->esc = (struct xbd_escalation){
-		.enabled = true, .factor = 2.0, .max_ban_s = 7 * 86400, .period_s = 7 * 86400,
-	};
-	if (!c->path || !c->pin_dir || !c->socket_path || !c->state_file)
-		return -ENOMEM;
-	return set_listen(c, XBD_METRICS_DEFAULT, why);
-}
 
 /* dir must hold PATH_MAX bytes. */
 static int config_dir(const char *path, char *dir)
@@ -689,7 +218,7 @@ int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t err
 	struct conf_parse p = { .conf = conf, .path = path };
 	int ret;
 
-	ret = set_defaults(conf, path);
+	ret = xbd_conf_defaults(conf, path);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		goto fail;

@@ -26,10 +26,14 @@ enum xbd_mode {
 	XBD_MODE_SKB,    /* generic only */
 };
 
+/* The verdict of a never-ban list, outside enum xdpban_verdict: its entries go to the exempt
+ * tries (never counted or banned), never to the policy. */
+#define XBD_LIST_NEVER_BAN 0x100u
+
 struct xbd_list_conf {
 	char *path;     /* absolute; relative paths are taken from the config file's directory */
-	__u32 verdict;  /* XDPBAN_POLICY_TRUSTED or XDPBAN_POLICY_DENY */
-	__u32 id;       /* list_id in the policy tries: 1, 2, ... in file order */
+	__u32 verdict;  /* XDPBAN_POLICY_TRUSTED, XDPBAN_POLICY_DENY or XBD_LIST_NEVER_BAN */
+	__u32 id;       /* the list id: 1, 2, ... in file order (list_id in the policy tries) */
 };
 
 struct xbd_escalation {

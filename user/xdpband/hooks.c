@@ -1,6 +1,7 @@
 /* hooks.c - what the control handler (user/lib/control.c) may ask of the daemon: its own
- * fields in `status`, notice of manual bans and setting changes, and the daemon's commands
- * `reload` and `save`. Each hook does one small thing; none blocks for long. */
+ * fields in `status` (with the host addresses it keeps exempt), notice of manual bans and
+ * setting changes, and the daemon's commands `reload` and `save`. Each hook does one small
+ * thing; none blocks for long. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 
 static const char *verdict_name(__u32 verdict)
 {
-	return verdict == XDPBAN_POLICY_TRUSTED ? "trusted" : "deny";
+	return verdict == XDPBAN_POLICY_TRUSTED ? "trusted"
+	       : verdict == XBD_LIST_NEVER_BAN  ? "never-ban"
+						: "deny";
 }
 
 /* docs/control.md names the modes as the kernel does. */
@@ -66,6 +69,25 @@ static struct json_object *lists_json(const struct xbd *d)
 	return arr;
 }
 
+/* The host's addresses that the exempt tries hold, with their interface. */
+static struct json_object *host_addresses_json(const struct xbd *d)
+{
+	const struct xb_exempt_set *host = &d->exempt.host;
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr && i < host->n; i++) {
+		const char *name = xbd_exemptions_ifname(&d->exempt, host->v[i].val.ifindex);
+		struct json_object *o = json_object_new_object();
+		char text[64] = "?";
+
+		xb_prefix_format(&host->v[i].prefix, text, sizeof(text));
+		json_object_object_add(o, "address", json_object_new_string(text));
+		json_object_object_add(o, "interface", name ? json_object_new_string(name) : NULL);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 static struct json_object *escalation_json(const struct xbd *d)
 {
 	const struct xbd_escalation *e = &d->conf.esc;
@@ -101,6 +123,7 @@ static int on_status(struct json_object *reply, void *user)
 	json_object_object_add(daemon, "detach_on_exit",
 			       json_object_new_boolean(d->conf.detach_on_exit));
 	json_object_object_add(daemon, "lists", lists_json(d));
+	json_object_object_add(daemon, "host_addresses", host_addresses_json(d));
 	json_object_object_add(daemon, "escalation", escalation_json(d));
 	json_object_object_add(reply, "config_file", json_object_new_string(d->conf.path));
 	json_object_object_add(reply, "interfaces", interfaces_json(d));
@@ -136,8 +159,12 @@ static void on_unbanned(const struct xb_prefix *p, void *user)
 
 static void on_config_changed(const struct xdpban_config *c, void *user)
 {
-	pr_info("settings changed over the control socket: limit %u, window %us, ban-time %us, ipv6-prefix %u, errors 0x%x, drop 0x%x (a reload puts back the file's values)",
-		c->limit, c->window_s, c->ban_s, c->v6_prefix, c->class_mask, c->drop_mask);
+	char learn[16] = "?";
+
+	xb_learn_format(c->learn_shift, learn, sizeof(learn));
+	pr_info("settings changed over the control socket: limit %u, window %us, ban-time %us, ipv6-prefix %u, errors 0x%x, drop 0x%x, spoof %s, hop-tolerance %u, learn %s (a reload puts back the file's values)",
+		c->limit, c->window_s, c->ban_s, c->v6_prefix, c->class_mask, c->drop_mask,
+		xb_spoof_name(c->spoof), c->hop_tolerance, learn);
 }
 
 static const char *on_list_name(__u32 list_id, void *user)

@@ -1,11 +1,14 @@
 /* lists.c - see lists.h. A prefix named in both a trusted and a deny list is an error rather
  * than a silent precedence rule: the tries are longest-prefix-match, and for the same prefix
- * only one verdict can exist. The lists reach the maps only through a compile (policy.h). */
+ * only one verdict can exist. The trusted and deny lists reach the maps only through a compile
+ * (policy.h); the never-ban lists are read the same way, into entries of their own, with
+ * capacities of their own, and go to the exempt tries through the daemon (exempt.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "exempt.h"
 #include "files.h"
 #include "lists.h"
 #include "log.h"
@@ -35,7 +38,7 @@ static int entry_cmp(const void *pa, const void *pb)
 }
 
 /* Grows the array by doubling, but never past max entries. */
-static int entries_push(struct xbd_lists *l, const struct xbd_list_entry *e, size_t max)
+static int entries_push(struct xbd_list_entries *l, const struct xbd_list_entry *e, size_t max)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 1024;
@@ -59,7 +62,8 @@ static const char *list_path(const struct xbd_conf *conf, __u32 id)
 
 /* Sorts, drops repeats of a prefix within one verdict (the first list keeps it), and refuses
  * a prefix that is both trusted and denied. */
-static int dedup(const struct xbd_conf *conf, struct xbd_lists *l, char *err, size_t errlen)
+static int dedup(const struct xbd_conf *conf, struct xbd_list_entries *l, char *err,
+		 size_t errlen)
 {
 	size_t kept = 0;
 
@@ -87,35 +91,60 @@ static int dedup(const struct xbd_conf *conf, struct xbd_lists *l, char *err, si
 
 /* ---- capacity ---- */
 
+/* What an exempt trie of max entries leaves to the never-ban lists. */
+static size_t never_ban_room(size_t max)
+{
+	return max > XBD_EXEMPT_HOST_ROOM ? max - XBD_EXEMPT_HOST_ROOM : 0;
+}
+
 void xbd_list_caps_default(struct xbd_list_caps *caps)
 {
 	caps->ipv4 = XDPBAN_DEFAULT_POLICY4_MAX;
 	caps->ipv6 = XDPBAN_DEFAULT_POLICY6_MAX;
+	caps->never_ban4 = never_ban_room(XDPBAN_DEFAULT_EXEMPT_MAX);
+	caps->never_ban6 = never_ban_room(XDPBAN_DEFAULT_EXEMPT_MAX);
 }
 
 int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *err,
 		     size_t errlen)
 {
-	__u32 v4, v6;
+	__u32 v4, v6, e4, e6;
 	int ret = xb_map_capacity(m->policy4, &v4);
 
 	if (!ret)
 		ret = xb_map_capacity(m->policy6, &v6);
+	if (!ret)
+		ret = xb_map_capacity(m->exempt4, &e4);
+	if (!ret)
+		ret = xb_map_capacity(m->exempt6, &e6);
 	if (ret) {
-		snprintf(err, errlen, "cannot read the size of the policy tries: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot read the size of the policy and exempt tries: %s",
+			 strerror(-ret));
 		return ret;
 	}
 	caps->ipv4 = v4;
 	caps->ipv6 = v6;
+	caps->never_ban4 = never_ban_room(e4);
+	caps->never_ban6 = never_ban_room(e6);
 	return 0;
 }
+
+/* The lists of one kind as they are read: trusted and deny lists for the policy tries, or
+ * never-ban lists for the exempt tries. */
+enum { KIND_POLICY, KIND_NEVER_BAN, N_KINDS };
+
+struct read_kind {
+	const char *table;  /* what the messages say holds them */
+	size_t cap[2];      /* [0] IPv4, [1] IPv6: distinct entries the tries can take */
+	size_t store_max;   /* entries held at most; then repeats are dropped to make room */
+	bool over;          /* a family went over its capacity: entries are counted, not kept */
+	struct xbd_list_entries *out;
+};
 
 /* One read of every list file. */
 struct read_state {
 	const struct xbd_conf *conf;
-	size_t cap[2];      /* [0] IPv4, [1] IPv6: distinct entries the tries can take */
-	size_t store_max;   /* entries held at most; then repeats are dropped to make room */
-	bool over;          /* a family went over its capacity: entries are counted, not kept */
+	struct read_kind kinds[N_KINDS];
 	size_t raw[XBD_MAX_LISTS + 1][2]; /* entry lines per list id and family */
 	struct xbd_lists *out;
 	char *err;
@@ -127,21 +156,27 @@ static int family_index(const struct xb_prefix *p)
 	return p->family == XDPBAN_FAMILY_INET6;
 }
 
-/* The list at which the distinct entries of a family, counted in list order, first go over
- * its capacity; false when every family fits. *before: that family's entries in the lists
- * before it. The entries must be deduplicated: each is then counted for the first list that
- * names it. */
-static bool find_overflow(const struct read_state *r, int *family, __u32 *list_id, size_t *before)
+static int kind_of(__u32 verdict)
+{
+	return verdict == XBD_LIST_NEVER_BAN ? KIND_NEVER_BAN : KIND_POLICY;
+}
+
+/* The list of a kind at which the distinct entries of a family, counted in list order, first
+ * go over its capacity; false when every family fits. *before: that family's entries in the
+ * lists before it. The entries must be deduplicated: each is then counted for the first list
+ * that names it. */
+static bool find_overflow(const struct read_state *r, const struct read_kind *k, int *family,
+			  __u32 *list_id, size_t *before)
 {
 	size_t per[XBD_MAX_LISTS + 1][2] = {};
 
-	for (size_t i = 0; i < r->out->n; i++)
-		per[r->out->v[i].list_id][family_index(&r->out->v[i].prefix)]++;
+	for (size_t i = 0; i < k->out->n; i++)
+		per[k->out->v[i].list_id][family_index(&k->out->v[i].prefix)]++;
 	for (int f = 0; f < 2; f++) {
 		size_t sum = 0;
 
 		for (__u32 id = 1; id <= (__u32)r->conf->n_lists; id++) {
-			if (sum + per[id][f] > r->cap[f]) {
+			if (sum + per[id][f] > k->cap[f]) {
 				*family = f;
 				*list_id = id;
 				*before = sum;
@@ -153,23 +188,23 @@ static bool find_overflow(const struct read_state *r, int *family, __u32 *list_i
 	return false;
 }
 
-static int overflow_error(const struct read_state *r)
+static int overflow_error(const struct read_state *r, const struct read_kind *k)
 {
 	int f, v;
 	__u32 id;
 	size_t before;
 
-	if (!find_overflow(r, &f, &id, &before))
+	if (!find_overflow(r, k, &f, &id, &before))
 		return 0;
 	v = f ? 6 : 4;
 	if (before)
 		snprintf(r->err, r->errlen,
-			 "%s: %zu IPv%d entries, after %zu in the lists before it: more than the IPv%d policy table holds (%zu)",
-			 list_path(r->conf, id), r->raw[id][f], v, before, v, r->cap[f]);
+			 "%s: %zu IPv%d entries, after %zu in the lists before it: more than the IPv%d %s holds (%zu)",
+			 list_path(r->conf, id), r->raw[id][f], v, before, v, k->table, k->cap[f]);
 	else
 		snprintf(r->err, r->errlen,
-			 "%s: %zu IPv%d entries: more than the IPv%d policy table holds (%zu)",
-			 list_path(r->conf, id), r->raw[id][f], v, v, r->cap[f]);
+			 "%s: %zu IPv%d entries: more than the IPv%d %s holds (%zu)",
+			 list_path(r->conf, id), r->raw[id][f], v, v, k->table, k->cap[f]);
 	return -ENOSPC;
 }
 
@@ -178,22 +213,23 @@ static int overflow_error(const struct read_state *r)
  * so that the error can say how many a file holds). */
 static int keep(struct read_state *r, const struct xbd_list_entry *e)
 {
+	struct read_kind *k = &r->kinds[kind_of(e->verdict)];
 	int f, ret;
 	__u32 id;
 	size_t before;
 
-	if (r->over)
+	if (k->over)
 		return 0;
-	if (r->out->n == r->store_max) {
-		ret = dedup(r->conf, r->out, r->err, r->errlen);
+	if (k->out->n == k->store_max) {
+		ret = dedup(r->conf, k->out, r->err, r->errlen);
 		if (ret)
 			return ret;
-		if (find_overflow(r, &f, &id, &before) || r->out->n == r->store_max) {
-			r->over = true;
+		if (find_overflow(r, k, &f, &id, &before) || k->out->n == k->store_max) {
+			k->over = true;
 			return 0;
 		}
 	}
-	if (entries_push(r->out, e, r->store_max)) {
+	if (entries_push(k->out, e, k->store_max)) {
 		snprintf(r->err, r->errlen, "%s:%u: out of memory", list_path(r->conf, e->list_id),
 			 e->line);
 		return -ENOMEM;
@@ -297,20 +333,31 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 		   struct xbd_lists *out, char *err, size_t errlen)
 {
 	struct read_state r = {
-		.conf = conf, .cap = { caps->ipv4, caps->ipv6 }, .out = out, .err = err,
-		.errlen = errlen,
+		.conf = conf,
+		.kinds = {
+			[KIND_POLICY] = { "policy table", { caps->ipv4, caps->ipv6 }, 0, false,
+					  &out->policy },
+			[KIND_NEVER_BAN] = { "never-ban room of the exempt trie",
+					     { caps->never_ban4, caps->never_ban6 }, 0, false,
+					     &out->never_ban },
+		},
+		.out = out, .err = err, .errlen = errlen,
 	};
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	r.store_max = caps->ipv4 + caps->ipv6;
-	r.store_max += r.store_max / 2 + 1024; /* room that each dropping of repeats makes */
+	for (int k = 0; k < N_KINDS; k++) {
+		size_t max = r.kinds[k].cap[0] + r.kinds[k].cap[1];
+
+		r.kinds[k].store_max = max + max / 2 + 1024; /* room that dropping repeats makes */
+	}
 	for (int i = 0; i < conf->n_lists && !ret; i++)
 		ret = read_one(&r, &conf->lists[i]);
-	if (!ret)
-		ret = dedup(conf, out, err, errlen);
-	if (!ret)
-		ret = overflow_error(&r);
+	for (int k = 0; k < N_KINDS && !ret; k++) {
+		ret = dedup(conf, r.kinds[k].out, err, errlen);
+		if (!ret)
+			ret = overflow_error(&r, &r.kinds[k]);
+	}
 	if (ret)
 		xbd_lists_free(out);
 	return ret;
@@ -318,8 +365,18 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 
 void xbd_lists_free(struct xbd_lists *l)
 {
-	free(l->v);
+	free(l->policy.v);
+	free(l->never_ban.v);
 	memset(l, 0, sizeof(*l));
+}
+
+int xbd_lists_never_ban(const struct xbd_lists *l, struct xb_exempt_set *out)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < l->never_ban.n && !ret; i++)
+		ret = xb_exempt_set_add(out, &l->never_ban.v[i].prefix, XDPBAN_EXEMPT_LIST, 0);
+	return ret;
 }
 
 /* Manual prefix bans live next to the lists and are not the lists' to change. */
@@ -338,14 +395,14 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l, char *er
 	struct xb_compile_result res;
 	int ret = 0;
 
-	for (size_t i = 0; i < l->n && !ret; i++) {
-		const struct xbd_list_entry *e = &l->v[i];
+	for (size_t i = 0; i < l->policy.n && !ret; i++) {
+		const struct xbd_list_entry *e = &l->policy.v[i];
 		struct xdpban_policy val = { .verdict = e->verdict, .list_id = e->list_id };
 
 		ret = xb_policy_set_add(&set, &e->prefix, &val);
 	}
 	if (ret)
-		snprintf(err, errlen, "out of memory for %zu policy entries", l->n);
+		snprintf(err, errlen, "out of memory for %zu policy entries", l->policy.n);
 	else
 		ret = xb_policy_compile(m, &set, &opts, &res, err, errlen);
 	xb_policy_set_free(&set);

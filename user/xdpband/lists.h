@@ -1,8 +1,9 @@
-/* lists.h - the trusted and deny list files, in zmap's blocklist format (one address or
- * prefix per line, first token only, '#' comments, no hostnames), compiled into the policy
- * tries with one list id per file. Reading and applying are separate steps, so a bad file, or
- * lists that cannot fit, are refused before any map changes. Never touches manual bans (list
- * XDPBAN_LIST_MANUAL_BAN). */
+/* lists.h - the list files, in zmap's blocklist format (one address or prefix per line, first
+ * token only, '#' comments, no hostnames): trusted and deny lists, compiled into the policy
+ * tries with one list id per file, and never-ban lists, whose entries the daemon writes into
+ * the exempt tries with the host's addresses (exempt_sync.h). Reading and applying are
+ * separate steps, so a bad file, or lists that cannot fit, are refused before any map changes.
+ * Never touches manual bans (list XDPBAN_LIST_MANUAL_BAN). */
 #ifndef XDPBAND_LISTS_H
 #define XDPBAND_LISTS_H
 
@@ -15,22 +16,33 @@
 #define XBD_LIST_LINE_MAX 1024          /* bytes in a line, not counting its '\n' */
 #define XBD_LIST_FILE_MAX (256 << 20)   /* bytes in one list file */
 
+/* Room in each exempt trie that the never-ban lists leave for the host's own addresses. */
+#define XBD_EXEMPT_HOST_ROOM 256
+
 struct xbd_list_entry {
 	struct xb_prefix prefix;
-	__u32 verdict; /* enum xdpban_verdict */
+	__u32 verdict; /* enum xdpban_verdict, or XBD_LIST_NEVER_BAN */
 	__u32 list_id; /* struct xbd_list_conf.id of the file it came from */
 	__u32 line;
 };
 
-struct xbd_lists {
-	struct xbd_list_entry *v; /* sorted by family, length, address; no duplicates */
+/* The entries of the lists of one kind: sorted by family, length, address; no duplicates. */
+struct xbd_list_entries {
+	struct xbd_list_entry *v;
 	size_t n, cap;
+};
+
+struct xbd_lists {
+	struct xbd_list_entries policy;    /* trusted and deny lists: the policy tries */
+	struct xbd_list_entries never_ban; /* never-ban lists: the exempt tries */
 	size_t entries[XBD_MAX_LISTS + 1]; /* by list id: entries the file contributed */
 };
 
-/* How many list entries the policy tries can take, per family. */
+/* How many list entries the tries can take, per family: the policy tries, and what the
+ * exempt tries leave to the never-ban lists (their size less XBD_EXEMPT_HOST_ROOM). */
 struct xbd_list_caps {
 	size_t ipv4, ipv6;
+	size_t never_ban4, never_ban6;
 };
 /* The sizes of the tries xdpband creates (for -t and a start). */
 void xbd_list_caps_default(struct xbd_list_caps *caps);
@@ -40,16 +52,21 @@ int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *
 
 /* Reads and checks every list file the config names, in full: each must be a regular file of
  * at most XBD_LIST_FILE_MAX bytes with lines of at most XBD_LIST_LINE_MAX bytes of text, and
- * all lists together may not hold more distinct entries of a family than caps allows.
+ * the lists of a kind together may not hold more distinct entries of a family than caps
+ * allows.
  * 0, or -errno with one line in err ("FILE:LINE: ...", or the file, its count and the
  * capacity). Memory stays bounded by caps, whatever the files hold. Reads nothing but the
  * files and changes nothing: safe to run while the maps are in use. */
 int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
 		   struct xbd_lists *out, char *err, size_t errlen);
-/* Makes the policy tries hold exactly these list entries (manual bans stay), or, when that
- * fails at any point, leaves them as they were (policy.h). */
+/* Makes the policy tries hold exactly these trusted and deny entries (manual bans stay), or,
+ * when that fails at any point, leaves them as they were (policy.h). */
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists, char *err,
 		    size_t errlen);
+struct xb_exempt_set;
+/* The never-ban entries as exempt entries (origin XDPBAN_EXEMPT_LIST), added to out. 0 or
+ * -ENOMEM. */
+int xbd_lists_never_ban(const struct xbd_lists *lists, struct xb_exempt_set *out);
 void xbd_lists_free(struct xbd_lists *lists);
 
 #endif /* XDPBAND_LISTS_H */

@@ -166,27 +166,59 @@ static void remember_list_sizes(struct xbd *d, const struct xbd_lists *lists)
 
 static void log_settings(const char *what, const struct xbd_conf *c)
 {
-	char window[32], ban[32];
+	char window[32], ban[32], learn[16] = "?";
 
 	xbd_format_duration(c->dp.window_s, window, sizeof(window));
 	xbd_format_duration(c->dp.ban_s, ban, sizeof(ban));
-	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, %d list file%s, escalation %s",
-		what, c->dp.limit, window, ban, c->dp.v6_prefix, c->n_lists,
-		c->n_lists == 1 ? "" : "s", c->esc.enabled ? "on" : "off");
+	xb_learn_format(c->dp.learn_shift, learn, sizeof(learn));
+	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list file%s, escalation %s",
+		what, c->dp.limit, window, ban, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
+		c->dp.hop_tolerance, learn, c->n_lists, c->n_lists == 1 ? "" : "s",
+		c->esc.enabled ? "on" : "off");
 }
 
-/* Applies the thresholds and the lists of next; on failure puts the old thresholds back. */
+/* The never-ban entries of lists, as a finished exempt set. 0, or -ENOMEM with err. */
+static int never_ban_set(const struct xbd_lists *lists, struct xb_exempt_set *out, char *err,
+			 size_t errlen)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = xbd_lists_never_ban(lists, out);
+	if (ret) {
+		xb_exempt_set_free(out);
+		snprintf(err, errlen, "out of memory for %zu never-ban entries", lists->never_ban.n);
+		return ret;
+	}
+	xb_exempt_set_finish(out);
+	return 0;
+}
+
+/* Applies the thresholds and the lists of next, the never-ban entries before the policy; on
+ * failure puts back the old thresholds and never-ban entries (the policy rolls itself back). */
 static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 			  const struct xbd_lists *lists, char *err, size_t errlen)
 {
+	struct xb_exempt_set never_ban;
 	char ignored[XB_ERRLEN];
-	int ret = xb_config_write(&d->maps, &next->dp, err, errlen);
+	int ret = never_ban_set(lists, &never_ban, err, errlen);
 
 	if (ret)
 		return ret;
-	ret = xbd_lists_apply(&d->maps, lists, err, errlen);
+	ret = xb_config_write(&d->maps, &next->dp, err, errlen);
+	if (ret)
+		goto out;
+	ret = xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, err, errlen);
+	if (!ret) {
+		ret = xbd_lists_apply(&d->maps, lists, err, errlen);
+		if (ret) /* never_ban holds the entries in force before */
+			xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, ignored,
+					    sizeof(ignored));
+	}
 	if (ret)
 		xb_config_write(&d->maps, &d->conf.dp, ignored, sizeof(ignored));
+out:
+	xb_exempt_set_free(&never_ban);
 	return ret;
 }
 
@@ -273,9 +305,9 @@ static int apply_settings(struct xbd *d, char *err, size_t errlen)
 	if (!d->ld.maps_created && !bpf_map_lookup_elem(d->maps.config, &zero, &pinned) &&
 	    pinned.magic == XDPBAN_CFG_MAGIC) {
 		if (memcmp(&pinned, &d->conf.dp, sizeof(pinned)))
-			pr_info("keeping the settings in the pinned maps (limit %u, window %us, ban-time %us, ipv6-prefix %u); %s says otherwise: reload (SIGHUP) to apply the file",
+			pr_info("keeping the settings in the pinned maps (limit %u, window %us, ban-time %us, ipv6-prefix %u, spoof %s); %s says otherwise: reload (SIGHUP) to apply the file",
 				pinned.limit, pinned.window_s, pinned.ban_s, pinned.v6_prefix,
-				d->conf.path);
+				xb_spoof_name(pinned.spoof), d->conf.path);
 		d->conf.dp = pinned;
 		return 0;
 	}
@@ -384,6 +416,20 @@ static void stop_services(struct xbd *d)
 		xbd_events_close(&d->events);
 }
 
+/* The never-ban entries and the host's addresses, exempt before the program is attached. */
+static int start_exemptions(struct xbd *d, const struct xbd_lists *lists, char *err,
+			    size_t errlen)
+{
+	struct xb_exempt_set never_ban;
+	int ret = never_ban_set(lists, &never_ban, err, errlen);
+
+	if (!ret)
+		ret = xbd_exemptions_start(&d->exempt, &d->maps, d->conf.ifaces, d->conf.n_ifaces,
+					   &never_ban, err, errlen);
+	xb_exempt_set_free(&never_ban);
+	return ret;
+}
+
 /* Everything up to a running daemon; on failure, undoes what it did. */
 static int start(struct xbd *d, const struct xbd_lists *lists, char *err, size_t errlen)
 {
@@ -397,6 +443,8 @@ static int start(struct xbd *d, const struct xbd_lists *lists, char *err, size_t
 	ret = apply_settings(d, err, errlen);
 	if (!ret)
 		ret = xbd_lists_apply(&d->maps, lists, err, errlen);
+	if (!ret)
+		ret = start_exemptions(d, lists, err, errlen);
 	if (!ret)
 		ret = restore_state(d, err, errlen);
 	if (!ret)
@@ -414,6 +462,7 @@ detach:
 	stop_services(d);
 	xbd_attach_close(&d->att, true);
 unload:
+	xbd_exemptions_close(&d->exempt);
 	/* Pins this start created would make the next start skip the state file. */
 	if (d->ld.maps_created)
 		xbd_load_unpin(&d->ld);
@@ -429,6 +478,7 @@ static void stop(struct xbd *d)
 	bool detach = d->conf.detach_on_exit;
 
 	stop_services(d);
+	xbd_exemptions_close(&d->exempt);
 	if (xbd_save_state(d, err, sizeof(err)))
 		pr_err("%s", err);
 	else if (d->conf.state_file)
@@ -447,7 +497,7 @@ static void stop(struct xbd *d)
 
 /* ---- the loop ---- */
 
-enum { PFD_EVENTS, PFD_METRICS, PFD_RELOAD, PFD_SERVER,
+enum { PFD_EVENTS, PFD_METRICS, PFD_RELOAD, PFD_ADDRS, PFD_SERVER,
        PFD_COUNT = PFD_SERVER + XBD_SERVER_POLLFDS };
 
 static int min_timeout(int a, int b)
@@ -476,6 +526,7 @@ static void run_timers(struct xbd *d, __u64 now)
 		else if (removed > 0)
 			pr_debug("sweep removed %d expired entries", removed);
 		d->next_sweep_ms = now + XBD_SWEEP_INTERVAL_MS;
+		xbd_exemptions_refresh(&d->exempt, &d->maps); /* when the last one failed */
 	}
 	/* Only a ban, a manual change or an offence makes the file stale; bans that merely
 	 * expired are skipped at restore anyway. */
@@ -513,6 +564,7 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 		pfds[PFD_EVENTS] = (struct pollfd){ .fd = xbd_events_fd(&d->events), .events = POLLIN };
 		pfds[PFD_METRICS] = (struct pollfd){ .fd = xbd_metrics_fd(&d->metrics), .events = POLLIN };
 		pfds[PFD_RELOAD] = (struct pollfd){ .fd = d->reading.fd, .events = POLLIN };
+		pfds[PFD_ADDRS] = (struct pollfd){ .fd = xbd_exemptions_fd(&d->exempt), .events = POLLIN };
 		xbd_server_pollfds(&d->server, &pfds[PFD_SERVER]);
 		timeout = min_timeout(POLL_MAX_MS, timer_ms(d->next_sweep_ms, now));
 		timeout = min_timeout(timeout, timer_ms(d->next_save_ms, now));
@@ -526,6 +578,8 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 		}
 		if (pfds[PFD_EVENTS].revents)
 			xbd_events_consume(&d->events);
+		if (pfds[PFD_ADDRS].revents)
+			xbd_exemptions_refresh(&d->exempt, &d->maps);
 		xbd_metrics_run(&d->metrics);
 		xbd_server_serve(&d->server, &pfds[PFD_SERVER]);
 		if (pfds[PFD_RELOAD].revents)
@@ -538,7 +592,7 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 
 static int check_config(const struct xbd *d, const struct xbd_lists *lists)
 {
-	size_t entries = lists->n;
+	size_t entries = lists->policy.n + lists->never_ban.n;
 
 	printf("%s: configuration OK (%d interface%s, %d list file%s, %zu list entries)\n",
 	       d->conf.path, d->conf.n_ifaces, d->conf.n_ifaces == 1 ? "" : "s", d->conf.n_lists,
@@ -558,6 +612,7 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	d.reading.fd = -1; /* no eventfd before start_services() */
+	d.exempt.events.fd = -1; /* no netlink socket before start_exemptions() */
 	xbd_log_init(a.verbose);
 	/* -t stops after the checks a start makes before it loads anything, so that a
 	 * configuration -t accepts does not then fail at start for a reason -t could see. */

@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "control.h"
 #include "events.h"
+#include "exemptions.h"
 #include "libxdpban.h"
 #include "load.h"
 #include "metrics.h"
@@ -32,6 +33,7 @@ struct xbd {
 	struct xbd_attach att;
 	struct xbd_history history;
 	struct xbd_events events;
+	struct xbd_exemptions exempt;        /* never-ban entries and host addresses */
 	struct xbd_server server;
 	struct xbd_metrics metrics;
 	struct xbd_reading reading;          /* the reading half of a reload */
