@@ -1,5 +1,5 @@
 /* test_flat.c - the code computation of the flat policy table (xb_flat_build and
- * xb_flat_lines_build, user/lib/policy.c) against a brute force written from the definition in
+ * xb_flat_lines_build, user/lib/flat.c) against a brute force written from the definition in
  * include/xdpban_flat.h, over fixed and seeded random prefix sets: every /16 and every /24
  * region, which IPv4 /24s get a level-3 line and every /32 code of each line, then random
  * addresses looked up the way the data path does (level 1, level 2, the line, then longest

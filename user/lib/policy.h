@@ -12,7 +12,7 @@
  *     anything), then writes exact codes for every region, level 2 before level 1, computed
  *     from a sorted copy of the set, never from lookups in the trie; then the guard word, which
  *     tells the data path to read the codes at all.
- * Level 3 (the IPv4 lines in xdpban_flat4x) has its own rule, written out in policy.c: every
+ * Level 3 (the IPv4 lines in xdpban_flat4x) has its own rule, written out in flat_live.c: every
  * line in the map is exact for the trie at every instant; a line is deleted before the trie
  * changes in its /24 and written only after; a writer that cannot reach the lines turns the
  * guard from XDPBAN_FLAT_COMPILED_L3 back to XDPBAN_FLAT_COMPILED before it changes the trie.

@@ -1,0 +1,350 @@
+/* flat.c - the code computation of the flat policy table (include/xdpban_flat.h), in plain
+ * memory: the exact level-1 and level-2 codes of a set of entries (xb_flat_build), the IPv4
+ * level-3 lines of /32 codes (xb_flat_lines_build), and the LOOKUP marks a change sets first.
+ * What tests/test_flat.c holds to a brute force. Never touches a map, a file descriptor or a
+ * syscall: flat_live.c writes the results into the live table (policy.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "policy_internal.h"
+
+#define CODES_ALL(code) ((__u64)(code) * 0x5555555555555555ull) /* the code in all 32 slots */
+
+/* ==== codes ================================================================================ */
+
+__u32 xb_prefix_top(const struct xb_prefix *p)
+{
+	__u32 top = (__u32)p->addr[0] << 24 | (__u32)p->addr[1] << 16 | (__u32)p->addr[2] << 8 |
+		    p->addr[3];
+
+	if (p->plen >= 32)
+		return top;
+	return p->plen ? top & ~0u << (32 - p->plen) : 0;
+}
+
+/* Sets codes [first, first + count) of one level to `code`. */
+static void codes_fill(__u64 *level, __u32 first, __u32 count, __u32 code)
+{
+	const __u64 pattern = CODES_ALL(code);
+	const __u32 end = first + count;
+
+	while (first < end) {
+		__u32 slot = first % XDPBAN_FLAT_CODES_PER_WORD;
+		__u32 n = XDPBAN_FLAT_CODES_PER_WORD - slot;
+		__u64 *word = &level[first / XDPBAN_FLAT_CODES_PER_WORD];
+		__u64 mask, old, new;
+
+		if (n > end - first)
+			n = end - first;
+		mask = n == XDPBAN_FLAT_CODES_PER_WORD ? ~0ull
+						       : ((1ull << (2 * n)) - 1) << (2 * slot);
+		old = word_load(word);
+		new = (old & ~mask) | (pattern & mask);
+		if (new != old)
+			word_store(word, new);
+		first += n;
+	}
+}
+
+__u32 xb_flat_code(const __u64 *words, int level, __u32 top)
+{
+	__u32 region = level == 1 ? xdpban_flat_l1_region(top) : xdpban_flat_l2_region(top);
+	__u32 base = level == 1 ? 0 : XDPBAN_FLAT_L2_BASE;
+
+	return (words[xdpban_flat_word(base, region)] >> xdpban_flat_shift(region)) &
+	       XDPBAN_FLAT_CODE_MASK;
+}
+
+/* The regions of one level that a prefix covers or lies in. */
+static void level_touch(__u64 *level, unsigned int bits, __u32 top, unsigned int plen)
+{
+	__u32 first = top >> (32 - bits);
+
+	codes_fill(level, first, plen < bits ? 1u << (bits - plen) : 1, XDPBAN_FLAT_LOOKUP);
+}
+
+void xb_flat_touch(__u64 *words, const struct xb_prefix *p)
+{
+	__u32 top = xb_prefix_top(p);
+
+	level_touch(words, XDPBAN_FLAT_L1_BITS, top, p->plen);
+	level_touch(words + XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_BITS, top, p->plen);
+}
+
+__u32 xb_flat_count_pure(const __u64 *level, __u32 nwords)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < nwords; i++)
+		n += __builtin_popcountll((level[i] | level[i] >> 1) & CODES_ALL(1));
+	return n;
+}
+
+/* ==== the code computation ================================================================= */
+
+/* An entry as the computation sees it: its place in the top 32 bits and its code. */
+struct flat_item {
+	__u32 top;
+	__u32 plen;  /* 0..128 */
+	__u32 code;  /* the pure code of its verdict; LOOKUP for a verdict the data path does
+		      * not know, which only the trie can answer for exactly */
+	bool timed;  /* expires_ns != 0: only the trie knows whether it still applies */
+};
+
+static int item_cmp(const void *pa, const void *pb)
+{
+	const struct flat_item *a = pa, *b = pb;
+
+	if (a->top != b->top)
+		return a->top < b->top ? -1 : 1;
+	return a->plen < b->plen ? -1 : a->plen > b->plen;
+}
+
+/* A prefix whose range of regions is still open during the sweep over a level. */
+struct open_prefix {
+	__u32 end;    /* first region past it */
+	__u32 code;   /* what its regions get where no longer prefix lies */
+	bool tainted; /* it or a prefix around it is timed */
+};
+
+#define OPEN_MAX (XDPBAN_FLAT_L2_BITS + 1) /* nested distinct prefixes of length 0..24 */
+
+/* Closes the open prefixes that end at or before `until`, filling their remaining regions. */
+static __u32 close_until(struct open_prefix *stack, int *depth, __u64 *level, __u32 pos,
+			 __u32 until)
+{
+	while (*depth && stack[*depth - 1].end <= until) {
+		const struct open_prefix *o = &stack[--*depth];
+
+		codes_fill(level, pos, o->end - pos, o->code);
+		pos = o->end;
+	}
+	return pos;
+}
+
+/* One level in one sweep over the items sorted by (top, plen), which puts every prefix before
+ * the prefixes inside it: a stack of the open prefixes gives each region its longest covering
+ * prefix. Then every region with a longer prefix inside becomes LOOKUP. */
+static int level_build(const struct flat_item *items, size_t n, unsigned int bits, __u64 *level)
+{
+	struct open_prefix stack[OPEN_MAX];
+	const __u32 regions = 1u << bits;
+	__u32 pos = 0;
+	int depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct flat_item *it = &items[i];
+		__u32 start = it->top >> (32 - bits);
+		bool tainted;
+
+		if (it->plen > bits)
+			continue;
+		pos = close_until(stack, &depth, level, pos, start);
+		codes_fill(level, pos, start - pos, depth ? stack[depth - 1].code : XDPBAN_FLAT_NONE);
+		pos = start;
+		if (depth == OPEN_MAX)
+			return -EINVAL; /* only a repeated prefix nests this deep */
+		tainted = it->timed || (depth && stack[depth - 1].tainted);
+		stack[depth++] = (struct open_prefix){
+			.end = start + (1u << (bits - it->plen)),
+			.code = tainted ? XDPBAN_FLAT_LOOKUP : it->code,
+			.tainted = tainted,
+		};
+	}
+	pos = close_until(stack, &depth, level, pos, regions);
+	codes_fill(level, pos, regions - pos, XDPBAN_FLAT_NONE);
+	for (size_t i = 0; i < n; i++)
+		if (items[i].plen > bits)
+			codes_fill(level, items[i].top >> (32 - bits), 1, XDPBAN_FLAT_LOOKUP);
+	return 0;
+}
+
+static __u32 entry_code(const struct xdpban_policy *pol)
+{
+	if (pol->verdict > XDPBAN_POLICY_TRUSTED)
+		return XDPBAN_FLAT_LOOKUP;
+	return xdpban_flat_code_of_verdict(pol->verdict);
+}
+
+/* The family's entries as items, sorted. *out is malloc'ed (NULL when there are none). */
+static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 family,
+		      struct flat_item **out, size_t *count)
+{
+	struct flat_item *items = NULL;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += entries[i].prefix.family == family;
+	*out = NULL;
+	*count = 0;
+	if (!k)
+		return 0;
+	items = malloc(k * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct xb_policy_entry *e = &entries[i];
+
+		if (e->prefix.family != family)
+			continue;
+		items[k++] = (struct flat_item){
+			.top = xb_prefix_top(&e->prefix),
+			.plen = e->prefix.plen,
+			.code = entry_code(&e->policy),
+			.timed = e->policy.expires_ns != 0,
+		};
+	}
+	qsort(items, k, sizeof(*items), item_cmp);
+	*out = items;
+	*count = k;
+	return 0;
+}
+
+int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, __u64 *words)
+{
+	struct flat_item *items;
+	size_t k;
+	int ret = items_make(entries, n, family, &items, &k);
+
+	if (ret)
+		return ret;
+	for (size_t i = 1; i < k && !ret; i++)
+		if (items[i].plen <= 32 && !item_cmp(&items[i - 1], &items[i]))
+			ret = -EINVAL;
+	if (!ret)
+		ret = level_build(items, k, XDPBAN_FLAT_L1_BITS, words);
+	if (!ret)
+		ret = level_build(items, k, XDPBAN_FLAT_L2_BITS, words + XDPBAN_FLAT_L2_BASE);
+	free(items);
+	return ret;
+}
+
+/* ==== level 3: lines of /32 codes for IPv4 /24 regions ===================================== */
+
+#define COVER_MAX 33                          /* nested prefixes of lengths 0..32 */
+
+/* A prefix of /24 or shorter that covers the regions being swept. */
+struct cover {
+	__u64 end;  /* first address past it */
+	__u32 code;
+	bool timed; /* it or a prefix around it is timed */
+};
+
+/* Paints the line of one region: the code of the longest covering prefix (base), then the
+ * region's own entries (all longer than /24) in (top, plen) order, which puts every prefix
+ * before the prefixes inside it, so each /32 ends with the code of its longest prefix.
+ * False when a timed entry covers or lies in the region: only the trie can answer there. */
+static bool line_paint(struct xdpban_flat_line *line, const struct flat_item *items,
+		       size_t first, size_t end, const struct cover *base)
+{
+	bool timed = base && base->timed;
+
+	memset(line, 0, sizeof(*line));
+	codes_fill(line->codes, 0, XDPBAN_FLAT_LINE_CODES, base ? base->code : XDPBAN_FLAT_NONE);
+	for (size_t i = first; i < end; i++) {
+		timed |= items[i].timed;
+		codes_fill(line->codes, items[i].top & (XDPBAN_FLAT_LINE_CODES - 1),
+			   1u << (32 - items[i].plen), items[i].code);
+	}
+	return !timed;
+}
+
+int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
+{
+	if (*n == *cap) {
+		size_t grown = *cap ? 2 * *cap : 256;
+		struct xb_flat_line *p = realloc(*v, grown * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = grown;
+	}
+	return 0;
+}
+
+/* One sweep over the sorted items: a stack of the open prefixes of /24 and shorter gives each
+ * region holding longer entries its base code; the region's entries follow it in the order. */
+static int lines_sweep(const struct flat_item *items, size_t n, struct xb_flat_line **out,
+		       size_t *count)
+{
+	struct cover stack[COVER_MAX];
+	size_t cap = 0, i = 0;
+	int depth = 0;
+
+	while (i < n) {
+		const struct flat_item *it = &items[i];
+		__u32 region = it->top >> XB_FLAT_L3_SHIFT;
+		size_t end = i;
+
+		while (depth && stack[depth - 1].end <= it->top)
+			depth--;
+		if (it->plen <= XDPBAN_FLAT_L2_BITS) {
+			if (depth == COVER_MAX)
+				return -EINVAL; /* only a repeated prefix nests this deep */
+			stack[depth] = (struct cover){
+				.end = (__u64)it->top + (1ull << (32 - it->plen)),
+				.code = it->code,
+				.timed = it->timed || (depth && stack[depth - 1].timed),
+			};
+			depth++;
+			i++;
+			continue;
+		}
+		while (end < n && items[end].plen > XDPBAN_FLAT_L2_BITS &&
+		       items[end].top >> XB_FLAT_L3_SHIFT == region)
+			end++;
+		if (xb_flat_lines_push(out, count, &cap))
+			return -ENOMEM;
+		(*out)[*count].region = region;
+		if (line_paint(&(*out)[*count].line, items, i, end, depth ? &stack[depth - 1] : NULL))
+			(*count)++;
+		i = end;
+	}
+	return 0;
+}
+
+int xb_flat_lines_build(const struct xb_policy_entry *entries, size_t n,
+			struct xb_flat_line **lines, size_t *count)
+{
+	struct flat_item *items;
+	size_t k;
+	int ret = items_make(entries, n, XDPBAN_FAMILY_INET, &items, &k);
+
+	*lines = NULL;
+	*count = 0;
+	if (ret)
+		return ret;
+	for (size_t i = 1; i < k && !ret; i++)
+		if (!item_cmp(&items[i - 1], &items[i]))
+			ret = -EINVAL;
+	if (!ret)
+		ret = lines_sweep(items, k, lines, count);
+	if (ret) {
+		free(*lines);
+		*lines = NULL;
+		*count = 0;
+	}
+	free(items);
+	return ret;
+}
+
+__u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 addr)
+{
+	size_t lo = 0, hi = count;
+	__u32 region = addr >> XB_FLAT_L3_SHIFT;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (lines[mid].region < region)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < count && lines[lo].region == region)
+		return xdpban_flat_line_code(&lines[lo].line, addr);
+	return XDPBAN_FLAT_LOOKUP;
+}

@@ -1,0 +1,119 @@
+/* policy_internal.h - what the four files of the policy module (policy.h) share, and nobody
+ * else may use: flat.c and policy_plan.c compute in plain memory (no map, no syscall);
+ * flat_live.c writes the flat maps (xdpban_flat4/6 through mmap, the level-3 lines in
+ * xdpban_flat4x); policy.c reads and writes the tries and runs a compile. Declared here once,
+ * defined once in the file named above each group.
+ */
+#ifndef XB_POLICY_INTERNAL_H
+#define XB_POLICY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "libxdpban.h"
+#include "policy.h"
+
+#define XB_FLAT_L3_SHIFT (32 - XDPBAN_FLAT_L2_BITS) /* address >> XB_FLAT_L3_SHIFT: its /24 */
+
+static inline unsigned int family_bits(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? 32 : 128;
+}
+
+/* Every store into a live table is one aligned 8-byte store of a whole word, so the data path
+ * reads either the old word or the new one, never a mix. The caller is the only writer. */
+static inline __u64 word_load(const __u64 *w)
+{
+	return __atomic_load_n(w, __ATOMIC_RELAXED);
+}
+
+static inline void word_store(__u64 *w, __u64 v)
+{
+	__atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
+/* ---- flat.c: codes in plain memory ---- */
+
+/* LOOKUP in every region (levels 1 and 2) whose code a change of the entry at p could make
+ * wrong. */
+void xb_flat_touch(__u64 *words, const struct xb_prefix *p);
+/* Pure codes in a level: a code is pure when either of its two bits is set. */
+__u32 xb_flat_count_pure(const __u64 *level, __u32 nwords);
+/* Room for one more line at (*v)[*n]. 0 or -ENOMEM. */
+int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap);
+
+/* ---- policy_plan.c: what a compile changes ---- */
+
+/* A growing array of entries. */
+struct xb_entry_list {
+	struct xb_policy_entry *v;
+	size_t n, cap;
+};
+
+/* Appends a copy of e, its prefix made canonical (no bits set past the length). 0 or -ENOMEM. */
+int xb_entry_list_push(struct xb_entry_list *l, const struct xb_policy_entry *e);
+/* Sorts by prefix (address, then length). */
+void xb_entry_list_sort(struct xb_entry_list *l);
+
+/* What one family's compile does: the sets before and after, and the changes between. */
+struct xb_plan {
+	__u8 family;
+	struct xb_entry_list old;     /* in the trie now, sorted */
+	struct xb_entry_list next;    /* what the trie will hold, sorted */
+	struct xb_entry_list write;   /* entries of `next` that are new or changed */
+	struct xb_entry_list remove;  /* entries of `old` that are not in `next` */
+	struct xb_entry_list touch;   /* prefixes whose codes may change: LOOKUP first */
+	size_t kept;
+	size_t added;                 /* entries of `write` that take a new place in the trie */
+	bool remove_first;            /* the trie cannot hold `old` and `write` at once */
+	bool changed;                 /* its compile has begun to change the maps */
+};
+
+void xb_plan_free(struct xb_plan *p);
+/* The prefix as text for a message, or "(a bad prefix)". */
+void xb_prefix_describe(const struct xb_prefix *p, char *buf, size_t len);
+/* Refuses the set as a whole (family, length, verdict), before anything changes. 0 or -EINVAL
+ * with one line in err. */
+int xb_policy_set_check(const struct xb_policy_set *set, char *err, size_t errlen);
+/* The set's entries of the plan's family into p->next, sorted; a prefix twice is refused
+ * (-EINVAL with one line in err). 0, -EINVAL or -ENOMEM. */
+int xb_plan_take_set(struct xb_plan *p, const struct xb_policy_set *set, char *err,
+		     size_t errlen);
+/* Adds to p->next the entries of p->old (sorted) that opts->keep keeps and the set does not
+ * name. 0 or -ENOMEM. */
+int xb_plan_keep_old(struct xb_plan *p, const struct xb_compile_opts *opts);
+/* Walks p->old and p->next in step: what to write, what to delete, which prefixes to touch.
+ * 0 or -ENOMEM. */
+int xb_plan_diff(struct xb_plan *p);
+
+/* ---- flat_live.c: the flat maps while the data path reads them ---- */
+
+/* LOOKUP in every region the entry at p touches, and no level-3 line there (or no lines read
+ * at all): the step before any single change of a trie. 0 or -errno (the table not mapped). */
+int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p);
+
+/* Lines as they are in the map. */
+struct xb_line_dump {
+	struct xb_flat_line *v;
+	size_t n, cap;
+};
+
+/* What a compile knows of the lines: the map's fd, or -1 when level 3 is off. */
+struct xb_l3_live {
+	int fd;
+	struct xb_line_dump old; /* the lines in the map before the compile, sorted */
+	bool *gone;              /* old lines deleted by rule 1 */
+};
+
+/* Opens level 3 for a compile of IPv4; when it cannot, turns it off (rule 3, flat_live.c). */
+void xb_l3_live_open(struct xb_l3_live *l, const struct xb_maps *m, struct xb_flat *t);
+void xb_l3_live_free(struct xb_l3_live *l);
+/* Rule 1 for a compile: deletes the old lines in the regions a touched prefix covers. */
+void xb_l3_forget(struct xb_l3_live *l, struct xb_flat *t, const struct xb_prefix *p);
+/* Rule 2, after the trie holds the new set: drops the old lines the set no longer has, then
+ * writes the new ones (sorted by region) that differ, counting them in res. False when level 3
+ * had to be turned off. */
+bool xb_l3_write(struct xb_l3_live *l, struct xb_flat *t, const struct xb_flat_line *lines,
+		 size_t n, struct xb_compile_result *res);
+
+#endif /* XB_POLICY_INTERNAL_H */
