@@ -144,7 +144,7 @@ static int policy_parse(const char *cidr, struct model_prefix *p)
 		p->family = XDPBAN_FAMILY_INET6;
 	else
 		return -EINVAL;
-	p->plen = slash ? (__u8)atoi(slash) : (p->family == XDPBAN_FAMILY_INET ? 32 : 128);
+	p->plen = slash ? (__u8)atoi(slash) : xb_family_bits(p->family);
 	return 0;
 }
 

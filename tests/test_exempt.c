@@ -160,7 +160,7 @@ static bool in_table(const struct xb_prefix *addr)
 static struct xb_prefix edge(const struct xb_prefix *row, bool last, int step)
 {
 	struct xb_prefix a = *row;
-	unsigned bits = row->family == XDPBAN_FAMILY_INET ? 32 : 128;
+	unsigned bits = xb_family_bits(row->family);
 	int carry = step;
 
 	a.plen = bits;
@@ -208,7 +208,7 @@ static void builtin_table_is_the_rule(void **state)
 	for (int i = 0; i < 200000; i++) {
 		struct xb_prefix a = { .family = i % 2 ? XDPBAN_FAMILY_INET6 : XDPBAN_FAMILY_INET };
 
-		a.plen = a.family == XDPBAN_FAMILY_INET ? 32 : 128;
+		a.plen = xb_family_bits(a.family);
 		for (int b = 0; b < 16; b++)
 			a.addr[b] = (__u8)rand();
 		if (a.family == XDPBAN_FAMILY_INET)

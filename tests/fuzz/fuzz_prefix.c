@@ -44,7 +44,7 @@ static void check_format(const struct xb_prefix *p, const char *input)
 
 static void check_accepted(const struct xb_prefix *p, const char *input)
 {
-	unsigned int bits = p->family == XDPBAN_FAMILY_INET ? 32 : 128;
+	unsigned int bits = xb_family_bits(p->family);
 	struct xdpban_key key;
 	struct xb_prefix back;
 

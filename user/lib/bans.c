@@ -36,11 +36,6 @@ const char *xb_reason_name(__u8 reason)
 	return "?";
 }
 
-static unsigned int family_bits(__u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? 32 : 128;
-}
-
 /* True when the ban belongs in xdpban_bans rather than in a policy trie. */
 static bool at_key_granularity(const struct xb_prefix *p, __u8 v6_prefix)
 {
@@ -270,9 +265,9 @@ static int check_ban_args(const struct xb_prefix *p, __u32 seconds, const char *
 		snprintf(err, errlen, "cannot ban: bad address family %u", p->family);
 		return -EINVAL;
 	}
-	if (p->plen == 0 || p->plen > family_bits(p->family)) {
+	if (p->plen == 0 || p->plen > xb_family_bits(p->family)) {
 		snprintf(err, errlen, "refusing to ban %s: prefix length must be 1..%u", text,
-			 family_bits(p->family));
+			 xb_family_bits(p->family));
 		return -EINVAL;
 	}
 	if (seconds > XDPBAN_TIME_MAX_S) {

@@ -71,6 +71,8 @@ struct xb_prefix {
 	__u8 addr[16]; /* network byte order */
 };
 int xb_prefix_parse(const char *text, struct xb_prefix *out, char *err, size_t errlen);
+/* The bits of an address of the family: 32 or 128. */
+unsigned int xb_family_bits(__u8 family);
 /* The same for what xdpband wrote itself (the state file): it also takes an IPv4-mapped IPv6
  * key, which a spoofed IPv6 packet can earn a ban under with ipv6-prefix 96 or more. */
 int xb_prefix_parse_saved(const char *text, struct xb_prefix *out, char *err, size_t errlen);

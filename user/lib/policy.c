@@ -182,7 +182,7 @@ static int family_index(__u8 family)
 static bool prefix_valid(const struct xb_prefix *p)
 {
 	return (p->family == XDPBAN_FAMILY_INET || p->family == XDPBAN_FAMILY_INET6) &&
-	       p->plen <= family_bits(p->family);
+	       p->plen <= xb_family_bits(p->family);
 }
 
 static const char *flat_name(__u8 family)

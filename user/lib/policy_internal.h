@@ -15,11 +15,6 @@
 
 #define XB_FLAT_L3_SHIFT (32 - XDPBAN_FLAT_L2_BITS) /* address >> XB_FLAT_L3_SHIFT: its /24 */
 
-static inline unsigned int family_bits(__u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? 32 : 128;
-}
-
 /* Every store into a live table is one aligned 8-byte store of a whole word, so the data path
  * reads either the old word or the new one, never a mix. The caller is the only writer. */
 static inline __u64 word_load(const __u64 *w)

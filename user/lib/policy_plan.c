@@ -15,7 +15,7 @@
  * left there (the trie ignores those bits too). */
 static void prefix_canonical(struct xb_prefix *p)
 {
-	unsigned int bytes = family_bits(p->family) / 8;
+	unsigned int bytes = xb_family_bits(p->family) / 8;
 
 	for (unsigned int i = 0; i < 16; i++) {
 		unsigned int first = i * 8;
@@ -120,7 +120,7 @@ int xb_policy_set_check(const struct xb_policy_set *set, char *err, size_t errle
 			return -EINVAL;
 		}
 		xb_prefix_describe(&e->prefix, text, sizeof(text));
-		if (e->prefix.plen > family_bits(e->prefix.family)) {
+		if (e->prefix.plen > xb_family_bits(e->prefix.family)) {
 			snprintf(err, errlen, "policy entry %s: prefix length %u out of range", text,
 				 e->prefix.plen);
 			return -EINVAL;

@@ -12,7 +12,7 @@
 #define QUOTED_MAX (4 * PREFIX_TEXT_MAX + 5)   /* xb_quote() of any text that may be one */
 #define QUOTED_LONG 64                         /* the first 60 bytes of a longer text */
 
-static unsigned int family_bits(__u8 family)
+unsigned int xb_family_bits(__u8 family)
 {
 	return family == XDPBAN_FAMILY_INET ? 32 : 128;
 }
@@ -101,7 +101,7 @@ static int prefix_parse(const char *text, bool mapped_ok, struct xb_prefix *out,
 			 xb_quote(text, quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
-	bits = family_bits(p.family);
+	bits = xb_family_bits(p.family);
 	plen = bits;
 	if (slash) {
 		ret = parse_plen(slash, bits, &plen);
@@ -143,12 +143,12 @@ int xb_prefix_parse_saved(const char *text, struct xb_prefix *out, char *err, si
 
 bool xb_prefix_is_addr(const struct xb_prefix *p)
 {
-	return p->plen == family_bits(p->family);
+	return p->plen == xb_family_bits(p->family);
 }
 
 bool xb_prefix_contains(const struct xb_prefix *outer, const struct xb_prefix *inner)
 {
-	unsigned int bits = family_bits(outer->family);
+	unsigned int bits = xb_family_bits(outer->family);
 
 	if (outer->family != inner->family || outer->plen > inner->plen)
 		return false;
@@ -205,7 +205,7 @@ static int format_addr_len(__u8 family, const __u8 *addr, unsigned int plen, cha
 			return -errno;
 		end = text + strlen(text);
 	}
-	if (plen != family_bits(family))
+	if (plen != xb_family_bits(family))
 		end = format_plen(plen, end);
 	if ((size_t)(end - text) >= len)
 		return -ENOSPC;
