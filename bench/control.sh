@@ -244,8 +244,8 @@ print_state() {
 	echo
 	echo "| table | entries | memory reported | bytes per entry |"
 	echo "|---|---|---|---|"
-	awk '/^memory counts/{printf "| xdpban_counts, LRU hash (it holds %d: the kernel LRU evicts a little before full) | %d | %.1f MB | %.0f |\n", $6, $3, $4 / 1e6, $4 / $3}
-	     /^memory bans/{printf "| xdpban_bans, hash | %d | %.1f MB | %.0f |\n", $3, $4 / 1e6, $4 / $3}' "$f"
+	awk '/^memory counts/{printf "| xdpban_counts, groups of four slots, 4 slots per source asked for (it holds %d: a group holds what hashes to it) | %d | %.1f MB | %.0f |\n", $6, $3, $4 / 1e6, $4 / $3}
+	     /^memory bans/{printf "| xdpban_bans, its index and xdpban_baninfo (groups of four slots, 2 slots per ban) | %d | %.1f MB | %.0f |\n", $3, $4 / 1e6, $4 / $3}' "$f"
 	awk -v n="$prefixes" '{print $3; exit}' "$work/xdpban-trie.samples" 2>/dev/null |
 		awk -v n="$prefixes" '{printf "| xdpban_policy4, LPM trie | %d | %.1f MB | %.0f |\n", n, $1 / 1e6, $1 / n}'
 	echo

@@ -414,6 +414,7 @@ static int do_state(int argc, char **argv)
 	       bench_map_memory(bpf_map__fd(dp.skel->maps.xdpban_counts)), held);
 	printf("memory bans %u %lld\n", bans,
 	       bench_map_memory(bpf_map__fd(dp.skel->maps.xdpban_bans)) +
+		       bench_map_memory(bpf_map__fd(dp.skel->maps.xdpban_banidx)) +
 		       bench_map_memory(bpf_map__fd(dp.skel->maps.xdpban_baninfo)));
 	fflush(stdout);
 	if (cli && mkdir(pin_dir, 0700)) {

@@ -42,6 +42,7 @@ struct policy_bench {
 	struct bench_rng rng;
 	struct srcdrv drv;
 	struct bench_check check;
+	double ns_at_16, ns_at_1m; /* xdpban's medians at 16 and 1M prefixes, 0 if not run */
 };
 
 /* One table size: both programs loaded with the same prefixes. */
@@ -125,11 +126,15 @@ static int prepare_table(void *ctx, struct bench_expect *want)
 
 static int load_table(struct table *t, const struct bench_prefix4 *p)
 {
+	/* room for a line of every /24 that holds longer entries, as an operator sizes
+	 * policy-lines-max for a list of this size (docs/datapath.md), as the pipeline does */
+	struct dp_opts dopts = { .flat4x_max = t->prefixes > XDPBAN_DEFAULT_FLAT4X_MAX
+						     ? t->prefixes : XDPBAN_DEFAULT_FLAT4X_MAX };
 	struct bpf_map *trie;
 	uint32_t retries = 0;
 	int err;
 
-	err = dp_open(&t->dp, NULL);
+	err = dp_open(&t->dp, &dopts);
 	if (err)
 		return err;
 	err = bench_xdpban_policy4(&t->dp, p, t->prefixes, XDPBAN_POLICY_DENY, &t->compiled);
@@ -193,6 +198,10 @@ static void run_table(struct policy_bench *pb, uint32_t prefixes)
 		bench_pair_run(&pp, &pb->check, what, &res);
 	}
 	bench_result_cells(&res, x, l, ratio, sizeof(x));
+	if (!res.broken && !res.unmeasurable && prefixes == 16)
+		pb->ns_at_16 = bench_median(&res.xdpban);
+	if (!res.broken && !res.unmeasurable && prefixes == 1000000)
+		pb->ns_at_1m = bench_median(&res.xdpban);
 	if (reference_lpm_ns(prefixes))
 		snprintf(ref, sizeof(ref), "%.0f", reference_lpm_ns(prefixes));
 	printf("| %s | %.1f%% | %.2f%% | %u (%u full) | %s | %s | %s | %s |\n", count,
@@ -262,6 +271,11 @@ int main(int argc, char **argv)
 		run_table(&pb, prefix_counts[i]);
 	}
 	printf("\n");
+	/* Issue 7's target: the policy's cost stays flat as the list grows. */
+	if (pb.ns_at_16 > 0 && pb.ns_at_1m > 0)
+		fprintf(stderr, "bench-target: policy scaling, 1M prefixes at most 1.2x the cost at 16 = "
+			"%.2fx (%.1f vs %.1f ns/pkt): %s\n", pb.ns_at_1m / pb.ns_at_16, pb.ns_at_1m,
+			pb.ns_at_16, pb.ns_at_1m <= 1.2 * pb.ns_at_16 ? "met" : "not met");
 	srcdrv_close(&pb.drv);
 	return bench_finish(&pb.check);
 }

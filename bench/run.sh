@@ -165,7 +165,7 @@ write_results() {
 			echo "| $w | $status |"
 		done
 		echo
-		if cat "$work"/*.log 2>/dev/null | grep -q '^bench-target: '; then
+		if grep -qs '^bench-target: ' "$work"/*.log; then
 			echo "## Targets (issue 4: goals the benchmark reports, not tests)"
 			echo
 			echo "| target | measured | verdict |"

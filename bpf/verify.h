@@ -37,7 +37,10 @@ static __always_inline int learn_sampled(const struct pkt *p, __u8 shift, __u64 
 		return 0;
 	if (shift == 0)
 		return 1;
-	h = (p->seq ^ p->ack_seq ^ (__u32)(seed >> 32)) * 0x9e3779b1u;
+	/* Each number is mixed on its own: in a request-response exchange both advance by the
+	 * same amount, and seq ^ ack_seq then takes only a few values, which might all miss. */
+	h = (p->seq ^ (__u32)(seed >> 32)) * 0x9e3779b1u;
+	h = (h ^ p->ack_seq) * 0x85ebca6bu;
 	return (h >> (32 - shift)) == 0;
 }
 
