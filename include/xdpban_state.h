@@ -18,7 +18,7 @@ struct xdpban_key {
 	__u8 pad[2];    /* zero */
 	__u8 addr[16];  /* network byte order; IPv4 in addr[0..3] and the rest zero;
 			 * IPv6 with every bit past prefixlen zero */
-} __attribute__((aligned(4))); /* read as 32-bit words by xdpban_banfilter_slot() */
+} __attribute__((aligned(4))); /* read as 32-bit words by xdpban_key_hash() and the slot compare */
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define XDPBAN_HTONL(x) __builtin_bswap32(x) /* no libc on the BPF side: no htonl() */
