@@ -7,7 +7,7 @@ set -uo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.." || exit 1
 
-passed=0 failed=0 skipped=0 broken=()
+passed=0 failed=0 skipped=0 broken=() durations=()
 
 count() { # $1 = output file, $2 = exit status, $3 = name
 	local out=$1 rc=$2 name=$3 p f s
@@ -31,13 +31,14 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
 run_counted() { # $1 = name, then the command to run
-	local name=$1 rc
+	local name=$1 rc start=$SECONDS
 	shift
 	echo "== $name"
 	"$@" >"$tmp" 2>&1
 	rc=$?
 	cat "$tmp"
 	count "$tmp" "$rc" "$name"
+	durations+=("$((SECONDS - start)) $name")
 }
 
 for t in "$build"/tests/test_*; do
@@ -67,6 +68,11 @@ for t in tests/e2e_*.sh; do
 	run_counted "$(basename "$t")" bash "$t" "$build"
 done
 
+# Where the time went, slowest first: make test has a budget of about ten minutes.
+echo
+echo "slowest:"
+printf '%s\n' "${durations[@]}" | sort -rn | head -8 | awk '{printf "  %4d s  %s\n", $1, $2}'
+echo "total: $SECONDS s"
 echo
 if ((${#broken[@]})); then
 	printf 'failing: %s\n' "${broken[@]}" | sort -u
