@@ -7,6 +7,7 @@
 #ifndef XDPBAN_BPF_COUNT_H
 #define XDPBAN_BPF_COUNT_H
 
+#include "clock.h"
 #include "maps.h"
 #include "stats.h"
 #include "xdpban_report.h"
@@ -82,7 +83,7 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
 
 	if (!key || !xdpban_ban_find(&xdpban_bans, groups, seed, key, &ref))
 		return 0;
-	now = bpf_ktime_get_boot_ns();
+	now = clock_now_ns();
 	if (ref.expires_ns == 0 || now < ref.expires_ns)
 		return 1;
 	if (xdpban_ban_delete(&xdpban_bans, groups, seed, key, &ref))
@@ -193,7 +194,7 @@ __attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 s
 					   struct count_req *r)
 {
 	const struct xdpban_config *cfg = config_get();
-	struct xdpban_error e = { .now_s = bpf_ktime_get_boot_ns() / NS_PER_SEC };
+	struct xdpban_error e = { .now_s = clock_now_ns() / NS_PER_SEC };
 	__u32 groups = map_groups(&xdpban_counts), home, count = 0;
 	struct xdpban_ctr_ref ref = {};
 	struct xdpban_group *g;
@@ -239,7 +240,7 @@ __attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 see
 
 	if (!key || !r || !groups)
 		return XDPBAN_REPORT_TABLE_FULL;
-	b.start_ns = bpf_ktime_get_boot_ns();
+	b.start_ns = clock_now_ns();
 	b.expires_ns = b.start_ns + cfg->ban_s * NS_PER_SEC;
 	b.count = r->count;
 	b.reason = r->reason;

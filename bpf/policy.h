@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <bpf/bpf_endian.h>
+#include "clock.h"
 #include "maps.h"
 
 /* One 2-bit code of a flat table. A missing word (impossible: the index is in range) reads as
@@ -80,7 +81,7 @@ static __always_inline __u32 trie_lookup(__u8 family, const __u8 *saddr)
 	if (!pol)
 		return XDPBAN_POLICY_NONE;
 	/* A timed entry (a manual prefix ban) stops applying when its time has come. */
-	if (pol->expires_ns && bpf_ktime_get_boot_ns() >= pol->expires_ns)
+	if (pol->expires_ns && clock_now_ns() >= pol->expires_ns)
 		return XDPBAN_POLICY_NONE;
 	return pol->verdict;
 }

@@ -103,7 +103,7 @@ __attribute__((noinline)) int hop_verify(const struct xdpban_key *key, __u64 see
 	g = bpf_map_lookup_elem(&xdpban_counts, &home);
 	if (!g)
 		return 0;
-	now_s = bpf_ktime_get_boot_ns() / NS_PER_SEC;
+	now_s = clock_now_ns() / NS_PER_SEC;
 	if (xdpban_ctr_verify(g, key, hop, now_s, cfg->window_s, cfg->hop_tolerance) != 1)
 		return 0;
 	stat_add(XDPBAN_STAT_SOURCES_VERIFIED, 1, bytes);

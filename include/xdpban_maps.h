@@ -21,6 +21,7 @@
 #include "xdpban_state.h"
 #include "xdpban_stats.h"
 #include "xdpban_table.h"
+#include "xdpban_time.h"
 
 /* Where `ip link set dev X xdp obj ...` (iproute2 with libbpf) pins maps by name. */
 #define XDPBAN_PIN_DIR_IPROUTE2 "/sys/fs/bpf/xdp/globals"
@@ -83,7 +84,9 @@
 	/* Per-CPU packets and bytes per reason (enum xdpban_stat). */                             \
 	X(xdpban_stats, stats, PERCPU_ARRAY, __u32, struct xdpban_stat_value, XDPBAN_STAT__MAX)    \
 	/* One struct xdpban_event per ban created, for the controller. */                         \
-	X(xdpban_events, events, RINGBUF, void, struct xdpban_event, XDPBAN_DEFAULT_EVENTS_BYTES)
+	X(xdpban_events, events, RINGBUF, void, struct xdpban_event, XDPBAN_DEFAULT_EVENTS_BYTES) \
+	/* Per-CPU, the clock reading of the current tick (xdpban_time.h). */                      \
+	X(xdpban_clock, clock, PERCPU_ARRAY, __u32, struct xdpban_clock, 1)
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value

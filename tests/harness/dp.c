@@ -106,6 +106,25 @@ int dp_set_config(struct dp *dp, const struct xdpban_config *cfg)
 	return 0;
 }
 
+int dp_clock_ns(struct dp *dp, int cpu, __u64 *now)
+{
+	struct xdpban_clock *percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	if (cpu < 0 || cpu >= dp->ncpus)
+		return -EINVAL;
+	percpu = calloc(dp->ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.xdpban_clock), &zero, percpu))
+		err = -errno;
+	else
+		*now = percpu[cpu].boot_ns;
+	free(percpu);
+	return err;
+}
+
 int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX])
 {
 	int fd = bpf_map__fd(dp->skel->maps.xdpban_stats);

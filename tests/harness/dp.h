@@ -45,6 +45,12 @@ void dp_close(struct dp *dp);
 int dp_run(struct dp *dp, const void *frame, __u32 len, __u32 *action);
 
 int dp_set_config(struct dp *dp, const struct xdpban_config *cfg);
+
+/* The time a run on CPU `cpu` took as `now` (docs/datapath.md, "The clock": the CPU's reading
+ * of the current tick, up to XDPBAN_CLOCK_LAG_MAX_NS behind CLOCK_BOOTTIME) if the run needed
+ * one, else an older reading, or 0 before any. A test that pins itself to `cpu` gives its model
+ * exactly the kernel's `now` with it. 0 or -errno. */
+int dp_clock_ns(struct dp *dp, int cpu, __u64 *now);
 /* The stats summed over CPUs. */
 int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX]);
 int dp_stats_reset(struct dp *dp);
