@@ -26,6 +26,9 @@
 /* The extension header walk cannot get past this (8 headers of at most 2,048 bytes after the
  * fixed header): the bound only gives the verifier a limit for packet offsets. */
 #define L3_MAX_OFF (40 + IPV6_MAX_EXT_HDRS * 2048)
+/* The largest value of a 16-bit IP length field. A longer IP packet (a GSO or GRO aggregate)
+ * carries 0 there (docs/datapath.md, section 1, "Aggregates"). */
+#define IP_LEN_FIELD_MAX 65535u
 
 #define NEXTHDR_HOP_ 0
 #define NEXTHDR_ROUTING_ 43
@@ -166,6 +169,8 @@ static __always_inline void parse_ipv4(struct pkt *p, const struct frame *f, __u
 	frame_len = f->len - l3;
 	hdr_len = ip->ihl * 4u;
 	tot_len = bpf_ntohs(ip->tot_len);
+	if (tot_len == 0 && frame_len > IP_LEN_FIELD_MAX)
+		tot_len = frame_len; /* an aggregate: BIG TCP writes 0 for what 16 bits cannot hold */
 	if (ip->version != 4 || ip->ihl < 5 || hdr_len > frame_len || tot_len < hdr_len ||
 	    tot_len > frame_len) {
 		p->malformed = 1;
@@ -187,6 +192,17 @@ static __always_inline int ipv6_is_ext(__u8 nexthdr)
 	       nexthdr == NEXTHDR_DEST_ || nexthdr == NEXTHDR_AUTH_;
 }
 
+/* The end of the IPv6 payload, as an offset from the IPv6 header. */
+static __always_inline __u32 ipv6_end(const struct ipv6hdr *ip6, __u32 frame_len)
+{
+	__u32 payload = bpf_ntohs(ip6->payload_len);
+
+	/* An aggregate (BIG TCP, with or without a Jumbo Payload option): the frame decides. */
+	if (payload == 0 && frame_len - sizeof(*ip6) > IP_LEN_FIELD_MAX)
+		return frame_len;
+	return sizeof(*ip6) + payload;
+}
+
 static __always_inline void parse_ipv6(struct pkt *p, const struct frame *f, __u32 l3)
 {
 	struct ipv6hdr buf, *ip6 = frame_at(f, l3, sizeof(buf), &buf);
@@ -205,7 +221,7 @@ static __always_inline void parse_ipv6(struct pkt *p, const struct frame *f, __u
 	p->hop = xdpban_hop_of_ttl(ip6->hop_limit);
 
 	frame_len = f->len - l3;
-	end = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+	end = ipv6_end(ip6, frame_len);
 	if (ip6->version != 6 || end > frame_len) {
 		p->malformed = 1;
 		return;

@@ -33,6 +33,7 @@
 #define V6 PKT_IP6_LEN
 
 #define JUMBO 9000 /* an MTU: IP bytes in a jumbo frame */
+#define AGG 65600  /* IP bytes in a GSO/GRO aggregate; small enough for every split (DP_FRAME_MAX) */
 
 #define SRC4 "192.0.2.10"
 #define SRC6 "2001:db8:1:2::10" /* counted and banned as 2001:db8:1:2::/64 */
@@ -130,6 +131,39 @@ static const struct verdict_case rows[] = {
 	{ "v6 jumbo from a deny prefix", UDP6(.payload_len = JUMBO - V6 - 8), { DENY6 }, DENIED },
 	{ "v4 jumbo from a banned address", UDP4(.payload_len = JUMBO - V4 - 8), .banned = SRC4,
 	  BANNED },
+
+	/* GSO/GRO aggregates (BIG TCP): a length field of 0 on more than 65,535 bytes of IP */
+	{ "v4 tcp aggregate, total length 0",
+	  TCP4(.payload_len = AGG - V4 - 20, .ip4.tot_len = PKT_SET(0)), PASSED },
+	{ "v6 tcp aggregate, payload length 0, hop-by-hop (jumbo)",
+	  TCP6(.payload_len = AGG - V6 - 8 - 20, .ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }),
+							  .payload_len = PKT_SET(0) }),
+	  PASSED },
+	{ "v6 tcp aggregate, payload length 0, no hop-by-hop",
+	  TCP6(.payload_len = AGG - V6 - 20, .ip6.payload_len = PKT_SET(0)), PASSED },
+	{ "v4 tcp aggregate with syn+fin is still malformed",
+	  TCP4(.payload_len = AGG - V4 - 20, .ip4.tot_len = PKT_SET(0), SYN_FIN), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 tcp aggregate with data offset 4 is still malformed",
+	  TCP6(.payload_len = AGG - V6 - 20, .ip6.payload_len = PKT_SET(0), .tcp.doff = PKT_SET(4)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 udp aggregate with udp length 7 is still malformed",
+	  UDP6(.payload_len = AGG - V6 - 8, .ip6.payload_len = PKT_SET(0), .udp.len = PKT_SET(7)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 total length 0 on 65,536 bytes of IP", TCP4(.payload_len = 65536 - V4 - 20,
+							 .ip4.tot_len = PKT_SET(0)),
+	  PASSED },
+	{ "v4 total length 0 on 65,535 bytes of IP is malformed",
+	  TCP4(.payload_len = 65535 - V4 - 20, .ip4.tot_len = PKT_SET(0)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 payload length 0 on 65,536 bytes of payload",
+	  TCP6(.payload_len = 65536 - 20, .ip6.payload_len = PKT_SET(0)), PASSED },
+	{ "v6 payload length 0 on 65,535 bytes of payload: tcp is malformed",
+	  TCP6(.payload_len = 65535 - 20, .ip6.payload_len = PKT_SET(0)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 aggregate from a deny prefix",
+	  TCP4(.payload_len = AGG - V4 - 20, .ip4.tot_len = PKT_SET(0)), { DENY("192.0.2.0/24") },
+	  DENIED },
 
 	/* VLAN tags: one or two are read through, a third is not IP */
 	{ "v4 udp in one 802.1Q tag", UDP4(.n_vlan = 1, .vlan = { { 0x8100, 10 } }), PASSED },
