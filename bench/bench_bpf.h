@@ -21,11 +21,29 @@
 #include "bpf/floor.h"
 #include "bpf/srcdrv.h"
 
-/* Opens BUILD/REL (e.g. "bare_drop.bpf.o" or "bench/bpf/srcdrv.bpf.o"), unloaded. */
+/* Marks every XDP program of an opened object multi-buffer aware, as xdpband loads the data
+ * path (xb_datapath_frags): the source driver tail-calls the programs it measures, and the
+ * kernel lets a tail call reach only a program that matches its caller in frags. */
+static inline int bench_obj_frags(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	int err = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!err && bpf_program__type(prog) == BPF_PROG_TYPE_XDP)
+			err = bpf_program__set_flags(prog, bpf_program__flags(prog) |
+								   BPF_F_XDP_HAS_FRAGS);
+	}
+	return err;
+}
+
+/* Opens BUILD/REL (e.g. "bare_drop.bpf.o" or "bench/bpf/srcdrv.bpf.o"), unloaded, its XDP
+ * programs multi-buffer aware. */
 static inline int bench_obj_open(const char *build, const char *rel, struct bpf_object **out)
 {
 	char path[PATH_MAX];
 	struct bpf_object *obj;
+	int err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", build, rel) >= sizeof(path))
 		return -ENAMETOOLONG;
@@ -34,6 +52,11 @@ static inline int bench_obj_open(const char *build, const char *rel, struct bpf_
 	obj = bpf_object__open_file(path, NULL);
 	if (!obj)
 		return -errno;
+	err = bench_obj_frags(obj);
+	if (err) {
+		bpf_object__close(obj);
+		return err;
+	}
 	*out = obj;
 	return 0;
 }
