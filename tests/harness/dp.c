@@ -56,7 +56,7 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	if (opts && opts->policy6_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy6, opts->policy6_max);
 	bpf_program__set_autoload(dp->skel->progs.xdpban_report, true);
-	err = xb_datapath_frags(dp->skel); /* as xdpband loads it */
+	err = opts && opts->single_buffer ? 0 : xb_datapath_frags(dp->skel); /* as xdpband */
 	if (!err)
 		err = xdpban__load(dp->skel);
 	if (err) {
