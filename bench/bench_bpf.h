@@ -21,11 +21,32 @@
 #include "bpf/floor.h"
 #include "bpf/srcdrv.h"
 
-/* Opens BUILD/REL (e.g. "bare_drop.bpf.o" or "bench/bpf/srcdrv.bpf.o"), unloaded. */
+/* Marks every XDP program of an opened object multi-buffer aware (on), as xdpband loads the
+ * data path (xb_datapath_frags), or not: the source driver tail-calls the programs it
+ * measures, and the kernel lets a tail call reach only a program that matches its caller in
+ * frags. */
+static inline int bench_obj_frags(struct bpf_object *obj, bool on)
+{
+	struct bpf_program *prog;
+	int err = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		__u32 flags = bpf_program__flags(prog);
+
+		if (!err && bpf_program__type(prog) == BPF_PROG_TYPE_XDP)
+			err = bpf_program__set_flags(prog, on ? flags | BPF_F_XDP_HAS_FRAGS
+							      : flags & ~BPF_F_XDP_HAS_FRAGS);
+	}
+	return err;
+}
+
+/* Opens BUILD/REL (e.g. "bare_drop.bpf.o" or "bench/bpf/srcdrv.bpf.o"), unloaded, its XDP
+ * programs multi-buffer aware. */
 static inline int bench_obj_open(const char *build, const char *rel, struct bpf_object **out)
 {
 	char path[PATH_MAX];
 	struct bpf_object *obj;
+	int err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", build, rel) >= sizeof(path))
 		return -ENAMETOOLONG;
@@ -34,6 +55,11 @@ static inline int bench_obj_open(const char *build, const char *rel, struct bpf_
 	obj = bpf_object__open_file(path, NULL);
 	if (!obj)
 		return -errno;
+	err = bench_obj_frags(obj, true);
+	if (err) {
+		bpf_object__close(obj);
+		return err;
+	}
 	*out = obj;
 	return 0;
 }
@@ -436,13 +462,18 @@ static inline void srcdrv_close(struct srcdrv *d)
 }
 
 /* Loads the driver with room for cap4 IPv4 and cap6 IPv6 sources. */
-static inline int srcdrv_open(struct srcdrv *d, const char *build, uint32_t cap4, uint32_t cap6)
+/* Opens and loads the driver, multi-buffer aware or not (frags): it may tail-call only
+ * programs loaded the same way. */
+static inline int srcdrv_open_frags(struct srcdrv *d, const char *build, uint32_t cap4,
+				    uint32_t cap6, bool frags)
 {
 	struct bpf_map *map;
 	int err;
 
 	memset(d, 0, sizeof(*d));
 	err = bench_obj_open(build, "bench/bpf/srcdrv.bpf.o", &d->obj);
+	if (!err && !frags)
+		err = bench_obj_frags(d->obj, false);
 	if (err)
 		return err;
 	d->cap4 = cap4 ? cap4 : 1;
@@ -467,6 +498,12 @@ static inline int srcdrv_open(struct srcdrv *d, const char *build, uint32_t cap4
 	d->target_fd = bench_map_fd(d->obj, SRCDRV_MAP_TARGET);
 	d->shape_fd = bench_map_fd(d->obj, SRCDRV_MAP_SHAPE);
 	return 0;
+}
+
+/* The driver for the programs bench_obj_open and dp_open load: multi-buffer aware. */
+static inline int srcdrv_open(struct srcdrv *d, const char *build, uint32_t cap4, uint32_t cap6)
+{
+	return srcdrv_open_frags(d, build, cap4, cap6, true);
 }
 
 /* Starts the table over at index 0 with `count` sources; ifindex is for srcdrv_redirect. */

@@ -389,10 +389,11 @@ int main(int argc, char **argv)
 	p.sources = BENCH_BY_MODE(&p.o, 4096, 131072, 1048576);
 	bench_rng_init(&p.rng, p.o.seed);
 	err = open_xdp_filter(&p);
+	/* xdp-filter's loader has no frags, and one driver tail-calls both programs. */
 	if (!err)
-		err = dp_open(&p.dp, NULL);
+		err = dp_open(&p.dp, &(struct dp_opts){ .single_buffer = true });
 	if (!err)
-		err = srcdrv_open(&p.drv, p.o.build, p.sources, p.sources);
+		err = srcdrv_open_frags(&p.drv, p.o.build, p.sources, p.sources, false);
 	bench_frame4(&f, NULL, BENCH_FRAME_VALID);
 	if (!err)
 		err = bench_calibrate_call(p.drv.tail_fd, &f);

@@ -1,5 +1,10 @@
 /* parse.h - reads a frame into struct pkt: addresses, protocol and whether the headers are
- * consistent (docs/datapath.md, section 1). It only reads; it never decides a verdict. */
+ * consistent (docs/datapath.md, section 1). It only reads; it never decides a verdict.
+ *
+ * A frame may come in several buffers (multi-buffer XDP: a jumbo frame in native mode, or a
+ * GSO/GRO aggregate in generic mode): lengths are those of the whole frame, and a header is
+ * read by direct access where it lies in the first (linear) buffer, which is always the case
+ * for ordinary frames, and copied out with bpf_xdp_load_bytes only where it does not. */
 #ifndef XDPBAN_BPF_PARSE_H
 #define XDPBAN_BPF_PARSE_H
 
@@ -18,8 +23,12 @@
 #define ETH_P_8021AD_ 0x88A8
 #define VLAN_MAX_TAGS 2
 #define IPV6_MAX_EXT_HDRS 8
-/* XDP frames without frags fit in a page; this bound only reassures the verifier. */
-#define L3_MAX_OFF 4096
+/* The extension header walk cannot get past this (8 headers of at most 2,048 bytes after the
+ * fixed header): the bound only gives the verifier a limit for packet offsets. */
+#define L3_MAX_OFF (40 + IPV6_MAX_EXT_HDRS * 2048)
+/* The largest value of a 16-bit IP length field. A longer IP packet (a GSO or GRO aggregate)
+ * carries 0 there (docs/datapath.md, section 1, "Aggregates"). */
+#define IP_LEN_FIELD_MAX 65535u
 
 #define NEXTHDR_HOP_ 0
 #define NEXTHDR_ROUTING_ 43
@@ -45,6 +54,13 @@ struct pkt {
 	__be32 seq, ack_seq; /* network byte order */
 };
 
+/* Where the parser reads a frame from: its first buffer by direct access, and its length. */
+struct frame {
+	struct xdp_md *ctx;
+	void *data, *data_end; /* the first (linear) buffer */
+	__u32 len;             /* the whole frame, every buffer (bpf_xdp_get_buff_len) */
+};
+
 struct vlan_tag {
 	__be16 tci;
 	__be16 encap_proto;
@@ -63,15 +79,29 @@ static __always_inline int tcp_flags_impossible(__u8 flags)
 	return (flags & (fin | psh | urg | ack)) == (fin | psh | urg);
 }
 
+/* A pointer to the n bytes at off: into the first buffer when they lie there, else to buf,
+ * where bpf_xdp_load_bytes copies them from wherever they are. NULL when the frame ends
+ * first. n must be a constant; off must be at most L3_MAX_OFF + VLAN and Ethernet headers. */
+static __always_inline void *frame_at(const struct frame *f, __u32 off, __u32 n, void *buf)
+{
+	void *at = f->data + off;
+
+	if (at + n <= f->data_end)
+		return at;
+	if (bpf_xdp_load_bytes(f->ctx, off, buf, n))
+		return NULL;
+	return buf;
+}
+
 /* L4 checks against the L4 region [l4, l4 + len) that the IP header declares. */
-static __always_inline void parse_l4(struct pkt *p, __u8 proto, void *l4, __u32 len,
-				     void *data_end)
+static __always_inline void parse_l4(struct pkt *p, const struct frame *f, __u8 proto, __u32 l4,
+				     __u32 len)
 {
 	switch (proto) {
 	case IPPROTO_TCP: {
-		struct tcphdr *tcp = l4;
+		struct tcphdr buf, *tcp = len < sizeof(buf) ? NULL : frame_at(f, l4, sizeof(buf), &buf);
 
-		if (len < sizeof(*tcp) || (void *)(tcp + 1) > data_end) {
+		if (!tcp) {
 			p->malformed = 1;
 			return;
 		}
@@ -89,10 +119,10 @@ static __always_inline void parse_l4(struct pkt *p, __u8 proto, void *l4, __u32 
 		return;
 	}
 	case IPPROTO_UDP: {
-		struct udphdr *udp = l4;
+		struct udphdr buf, *udp = len < sizeof(buf) ? NULL : frame_at(f, l4, sizeof(buf), &buf);
 		__u32 ulen;
 
-		if (len < sizeof(*udp) || (void *)(udp + 1) > data_end) {
+		if (!udp) {
 			p->malformed = 1;
 			return;
 		}
@@ -106,11 +136,12 @@ static __always_inline void parse_l4(struct pkt *p, __u8 proto, void *l4, __u32 
 			p->malformed = 1;
 		return;
 	case IPPROTO_ICMPV6_: {
-		__u8 *type = l4;
+		__u8 buf, *type;
 
 		if (p->family != XDPBAN_FAMILY_INET6)
 			return;
-		if (len < 4 || (void *)(type + 4) > data_end) {
+		type = len < 4 ? NULL : frame_at(f, l4, 1, &buf);
+		if (!type) {
 			p->malformed = 1;
 			return;
 		}
@@ -120,13 +151,13 @@ static __always_inline void parse_l4(struct pkt *p, __u8 proto, void *l4, __u32 
 	}
 }
 
-static __always_inline void parse_ipv4(struct pkt *p, void *l3, void *data_end)
+static __always_inline void parse_ipv4(struct pkt *p, const struct frame *f, __u32 l3)
 {
-	struct iphdr *ip = l3;
+	struct iphdr buf, *ip = frame_at(f, l3, sizeof(buf), &buf);
 	__u32 frame_len, hdr_len, tot_len;
 
 	p->family = XDPBAN_FAMILY_INET;
-	if ((void *)(ip + 1) > data_end) {
+	if (!ip) {
 		p->malformed = 1; /* no trustworthy source */
 		return;
 	}
@@ -135,9 +166,11 @@ static __always_inline void parse_ipv4(struct pkt *p, void *l3, void *data_end)
 	__builtin_memcpy(p->daddr, &ip->daddr, 4);
 	p->hop = xdpban_hop_of_ttl(ip->ttl);
 
-	frame_len = data_end - l3;
+	frame_len = f->len - l3;
 	hdr_len = ip->ihl * 4u;
 	tot_len = bpf_ntohs(ip->tot_len);
+	if (tot_len == 0 && frame_len > IP_LEN_FIELD_MAX)
+		tot_len = frame_len; /* an aggregate: BIG TCP writes 0 for what 16 bits cannot hold */
 	if (ip->version != 4 || ip->ihl < 5 || hdr_len > frame_len || tot_len < hdr_len ||
 	    tot_len > frame_len) {
 		p->malformed = 1;
@@ -145,7 +178,7 @@ static __always_inline void parse_ipv4(struct pkt *p, void *l3, void *data_end)
 	}
 	if (ip->frag_off & bpf_htons(0x3fff))
 		return; /* fragments get L3 checks only */
-	parse_l4(p, ip->protocol, l3 + hdr_len, tot_len - hdr_len, data_end);
+	parse_l4(p, f, ip->protocol, l3 + hdr_len, tot_len - hdr_len);
 }
 
 static __always_inline __u32 ipv6_ext_len(__u8 nexthdr, __u8 hdrlen)
@@ -159,15 +192,26 @@ static __always_inline int ipv6_is_ext(__u8 nexthdr)
 	       nexthdr == NEXTHDR_DEST_ || nexthdr == NEXTHDR_AUTH_;
 }
 
-static __always_inline void parse_ipv6(struct pkt *p, void *l3, void *data_end)
+/* The end of the IPv6 payload, as an offset from the IPv6 header. */
+static __always_inline __u32 ipv6_end(const struct ipv6hdr *ip6, __u32 frame_len)
 {
-	struct ipv6hdr *ip6 = l3;
-	__u32 off = sizeof(*ip6), end;
+	__u32 payload = bpf_ntohs(ip6->payload_len);
+
+	/* An aggregate (BIG TCP, with or without a Jumbo Payload option): the frame decides. */
+	if (payload == 0 && frame_len - sizeof(*ip6) > IP_LEN_FIELD_MAX)
+		return frame_len;
+	return sizeof(*ip6) + payload;
+}
+
+static __always_inline void parse_ipv6(struct pkt *p, const struct frame *f, __u32 l3)
+{
+	struct ipv6hdr buf, *ip6 = frame_at(f, l3, sizeof(buf), &buf);
+	__u32 off = sizeof(*ip6), end, frame_len;
 	__u8 nexthdr;
 	int i;
 
 	p->family = XDPBAN_FAMILY_INET6;
-	if ((void *)(ip6 + 1) > data_end) {
+	if (!ip6) {
 		p->malformed = 1;
 		return;
 	}
@@ -176,14 +220,15 @@ static __always_inline void parse_ipv6(struct pkt *p, void *l3, void *data_end)
 	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
 	p->hop = xdpban_hop_of_ttl(ip6->hop_limit);
 
-	end = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
-	if (ip6->version != 6 || end > (__u32)(data_end - l3)) {
+	frame_len = f->len - l3;
+	end = ipv6_end(ip6, frame_len);
+	if (ip6->version != 6 || end > frame_len) {
 		p->malformed = 1;
 		return;
 	}
 	nexthdr = ip6->nexthdr;
 	for (i = 0; i <= IPV6_MAX_EXT_HDRS; i++) {
-		__u8 *ext;
+		__u8 ebuf[2], *ext;
 
 		if (nexthdr == NEXTHDR_NONE_)
 			return;
@@ -196,8 +241,8 @@ static __always_inline void parse_ipv6(struct pkt *p, void *l3, void *data_end)
 				p->malformed = 1;
 			return; /* fragments get L3 checks only */
 		}
-		ext = l3 + off;
-		if (off + 2 > end || (void *)(ext + 2) > data_end) {
+		ext = off + 2 > end ? NULL : frame_at(f, l3 + off, sizeof(ebuf), ebuf);
+		if (!ext) {
 			p->malformed = 1;
 			return;
 		}
@@ -210,37 +255,39 @@ static __always_inline void parse_ipv6(struct pkt *p, void *l3, void *data_end)
 	}
 	if (off > L3_MAX_OFF)
 		return;
-	parse_l4(p, nexthdr, l3 + off, end - off, data_end);
+	parse_l4(p, f, nexthdr, l3 + off, end - off);
 }
 
 /* Fills *p from the frame. Leaves p->family 0 for anything that is not IP. */
 static __always_inline void parse_frame(struct xdp_md *ctx, struct pkt *p)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
+	struct frame f = { .ctx = ctx, .data = (void *)(long)ctx->data,
+			   .data_end = (void *)(long)ctx->data_end,
+			   .len = bpf_xdp_get_buff_len(ctx) };
+	struct ethhdr ebuf, *eth = frame_at(&f, 0, sizeof(ebuf), &ebuf);
 	__u32 l3_off = sizeof(*eth);
 	__be16 proto;
 	int i;
 
-	p->bytes = data_end - data;
-	if ((void *)(eth + 1) > data_end)
+	p->bytes = f.len;
+	if (!eth)
 		return;
 	proto = eth->h_proto;
 	for (i = 0; i < VLAN_MAX_TAGS; i++) {
-		struct vlan_tag *tag = data + l3_off;
+		struct vlan_tag tbuf, *tag;
 
 		if (proto != bpf_htons(ETH_P_8021Q_) && proto != bpf_htons(ETH_P_8021AD_))
 			break;
-		if ((void *)(tag + 1) > data_end)
+		tag = frame_at(&f, l3_off, sizeof(tbuf), &tbuf);
+		if (!tag)
 			return;
 		proto = tag->encap_proto;
 		l3_off += sizeof(*tag);
 	}
 	if (proto == bpf_htons(ETH_P_IP))
-		parse_ipv4(p, data + l3_off, data_end);
+		parse_ipv4(p, &f, l3_off);
 	else if (proto == bpf_htons(ETH_P_IPV6))
-		parse_ipv6(p, data + l3_off, data_end);
+		parse_ipv6(p, &f, l3_off);
 }
 
 #endif /* XDPBAN_BPF_PARSE_H */

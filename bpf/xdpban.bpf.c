@@ -42,8 +42,9 @@ static __always_inline __u32 error_verdict(const struct xdpban_config *cfg, __u3
 						 : XDPBAN_STAT_DROP_ERROR;
 }
 
-/* Runs the stages; returns the verdict as a statistics reason. */
-static __always_inline __u32 run_stages(struct xdp_md *ctx)
+/* Runs the stages; returns the verdict as a statistics reason, and the frame's length (every
+ * buffer of it) in *bytes. */
+static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 {
 	const struct xdpban_config *cfg;
 	struct xdpban_key key;
@@ -53,6 +54,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 	int banned;
 
 	parse_frame(ctx, &p);
+	*bytes = p.bytes;
 	STAGE_END(CUT_PARSE, p.family + p.malformed);
 	if (!p.family || p.ndp)
 		return XDPBAN_STAT_PASSED;
@@ -95,14 +97,16 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx)
 	return error_verdict(cfg, classes);
 }
 
+/* Loaded with BPF_F_XDP_HAS_FRAGS by xdpband (a plain `ip link ... sec xdp` load has no
+ * frags): the parser reads multi-buffer frames whole either way. */
 SEC("xdp")
 int xdpban(struct xdp_md *ctx)
 {
-	__u32 verdict = run_stages(ctx);
+	__u32 bytes = 0, verdict = run_stages(ctx, &bytes);
 
 	if (XDPBAN_BENCH_CUT)
 		return XDP_DROP;
-	stat_add(verdict, 1, (__u64)(ctx->data_end - ctx->data));
+	stat_add(verdict, 1, bytes);
 	return verdict <= XDPBAN_STAT_PASSED_TRUSTED ? XDP_PASS : XDP_DROP;
 }
 

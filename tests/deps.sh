@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
 	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
-	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps
+	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
 )
 
 missing=()

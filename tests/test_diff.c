@@ -1,7 +1,9 @@
 /* test_diff.c - the differential test: the real XDP program (through BPF_PROG_TEST_RUN) and the
  * reference model (tests/harness/model.c) get the same seeded stream of random and mutated
  * frames, reports, and injected state, and must agree on every verdict, every ban event, and,
- * every check_every frames, on the summed statistics and on every counter and ban.
+ * every check_every frames, on the summed statistics and on every counter and ban. Half the
+ * frames reach the kernel as multi-buffer frames (the first buffer ending at a header
+ * boundary or anywhere), and a few are stretched into GSO/GRO aggregates of about 64 KiB.
  *
  * Phases: a main run with a small limit under five configs; a tiny ban table (ban_table_full);
  * injected expired bans, windows and timed policy (the expiry paths); a ring buffer left
@@ -43,6 +45,7 @@
 #define BASE_SEED 0x78627364696666ull /* "xbsdiff" */
 #define MISMATCHES_SHOWN 12
 #define REPORT_PCT 3
+#define AGGREGATE_PCT 3 /* of IP frames, stretched into a GSO/GRO aggregate */
 
 
 /* A ban event the model says the kernel must have sent, and when the kernel could have. */
@@ -55,6 +58,7 @@ struct expected_event {
 
 struct totals {
 	unsigned long frames, reports, checks, mismatches, events;
+	unsigned long aggregates, split; /* frames stretched into aggregates, in several buffers */
 	__u64 stats[XDPBAN_STAT__MAX];
 };
 
@@ -530,29 +534,80 @@ static __u64 run_now(struct diff *d, __u64 before)
 	return kernel ? kernel : before;
 }
 
+/* Sometimes stretches an IP frame into what generic mode sees of a GSO/GRO aggregate: zero
+ * bytes up to about 64 KiB of IP (at the edges of docs/datapath.md's "Aggregates" rule, or
+ * past them), its length field mostly set to 0. Returns the bytes to run and their length. */
+static const __u8 *frame_bytes(struct diff *d, const struct fuzz_frame *f, __u32 *len,
+			       bool *stretched)
+{
+	static const __u32 edges[] = { 65535, 65536, 65535 + 40, 65536 + 40 };
+	static __u8 big[DP_FRAME_MAX];
+	struct fuzz_rng *rng = &d->gen.rng;
+	__u32 ip_bytes;
+
+	*len = f->len;
+	*stretched = false;
+	if (f->l3_off < 0 || f->l3_len_off < 0 || !fuzz_rng_percent(rng, AGGREGATE_PCT))
+		return f->data;
+	ip_bytes = fuzz_rng_percent(rng, 50) ? edges[fuzz_rng_below(rng, 4)]
+					     : 65536 + fuzz_rng_below(rng, 4000);
+	memset(big, 0, sizeof(big));
+	memcpy(big, f->data, f->len);
+	if (fuzz_rng_percent(rng, 80))
+		big[f->l3_len_off] = big[f->l3_len_off + 1] = 0;
+	*len = f->l3_off + ip_bytes;
+	*stretched = true;
+	return big;
+}
+
+/* Where the frame's first buffer ends: mostly where the kernel ends it (0), else at one of
+ * the frame's header boundaries or a byte past it, or anywhere. */
+static __u32 first_buffer(struct diff *d, const struct fuzz_frame *f, __u32 len)
+{
+	struct fuzz_rng *rng = &d->gen.rng;
+	__u32 max = len < DP_LINEAR_MAX ? len : DP_LINEAR_MAX, r = fuzz_rng_below(rng, 100), b;
+
+	if (r < 50 || max <= DP_LINEAR_MIN)
+		return 0;
+	if (r < 75 && f->nbounds) {
+		b = f->bounds[fuzz_rng_below(rng, f->nbounds)] + fuzz_rng_below(rng, 2);
+		if (b >= DP_LINEAR_MIN && b <= max)
+			return b;
+	}
+	return DP_LINEAR_MIN + fuzz_rng_below(rng, max - DP_LINEAR_MIN + 1);
+}
+
 static void run_frame(struct diff *d)
 {
 	struct fuzz_frame f;
 	struct model_verdict want;
-	__u32 action = ~0u;
+	__u32 action = ~0u, len, linear;
+	const __u8 *data;
 	__u64 before, after;
+	bool stretched;
 
 	assert_int_equal(fuzz_gen_frame(&d->gen, &f), 0);
+	data = frame_bytes(d, &f, &len, &stretched);
+	linear = first_buffer(d, &f, len);
 	before = dp_now_ns();
-	assert_int_equal(dp_run(&d->dp, f.data, f.len, &action), 0);
+	assert_int_equal(dp_run_split(&d->dp, data, len, linear, &action), 0);
 	after = dp_now_ns();
 	before = run_now(d, before);
-	assert_int_equal(model_packet(&d->model, f.data, f.len, before, &want), 0);
+	assert_int_equal(model_packet(&d->model, data, len, before, &want), 0);
 	if (action != want.action) {
-		mismatch(d, "frame (%s, %u mutations, %u bytes): kernel %s, model %s (%s)",
-			 f.template, f.mutations, f.len, verdict_name(action),
-			 verdict_name(want.action), xb_stat_name(want.reason));
+		mismatch(d, "frame (%s, %u mutations, %u bytes%s, first buffer %u): kernel %s, "
+			    "model %s (%s)",
+			 f.template, f.mutations, len,
+			 stretched ? ", stretched with zeros from the frame below" : "", linear,
+			 verdict_name(action), verdict_name(want.action), xb_stat_name(want.reason));
 		if (d->mismatches <= MISMATCHES_SHOWN)
 			fuzz_frame_hex(&f, stdout);
 	}
 	if (want.ban_created && want.event_sent)
 		assert_int_equal(expect_event(d, &want.key, &want.ban, before, after), 0);
 	totals.frames++;
+	totals.aggregates += stretched;
+	totals.split += linear && linear < len;
 }
 
 static const char *report_status_name(__u32 status)
@@ -1076,9 +1131,10 @@ static int teardown(void **state)
 
 static int print_totals(void **state)
 {
-	printf("diff totals: %lu frames, %lu reports, %lu ban events, %lu state checks, "
-	       "%lu mismatches\n",
-	       totals.frames, totals.reports, totals.events, totals.checks, totals.mismatches);
+	printf("diff totals: %lu frames (%lu in several buffers, %lu stretched into aggregates), "
+	       "%lu reports, %lu ban events, %lu state checks, %lu mismatches\n",
+	       totals.frames, totals.split, totals.aggregates, totals.reports, totals.events,
+	       totals.checks, totals.mismatches);
 	printf("  verdicts:");
 	for (int i = 0; i < XDPBAN_STAT__MAX; i++)
 		printf("%s %s %llu", i == XDPBAN_STAT__VERDICTS ? "\n  events:" : i ? "," : "",

@@ -408,6 +408,53 @@ static void parser_vlans_ext_headers_and_lengths(void **state)
 	assert_true(p.malformed);
 }
 
+/* A frame of spec s stretched with zero bytes to `ip_bytes` bytes from its IP header, with its
+ * IP length field set to 0 (datapath.md section 1, "Aggregates"), parsed. */
+static void parse_stretched(const struct fuzz_spec *s, __u32 ip_bytes, struct model_parsed *p)
+{
+	static __u8 big[80000];
+	struct fuzz_frame f;
+
+	assert_int_equal(fuzz_build(s, &f), 0);
+	assert_true(f.l3_off >= 0 && f.l3_len_off >= 0 && f.l3_off + ip_bytes <= sizeof(big));
+	memset(big, 0, sizeof(big));
+	memcpy(big, f.data, f.len);
+	big[f.l3_len_off] = big[f.l3_len_off + 1] = 0;
+	model_parse(big, f.l3_off + ip_bytes, p);
+}
+
+static void parser_aggregates_length_zero(void **state)
+{
+	struct fuzz_spec s = { .l3 = FUZZ_L3_IPV4, .proto = 6, .tcp_flags = TCP_ACK,
+			       .src = { 192, 0, 2, 1 } };
+	struct model_parsed p;
+
+	/* IPv4 total length 0: the frame's length once more than 65,535 bytes of IP follow. */
+	parse_stretched(&s, 65536, &p);
+	assert_int_equal(p.kind, MODEL_FRAME_IP);
+	assert_false(p.malformed);
+	parse_stretched(&s, 65535, &p);
+	assert_true(p.malformed); /* total length 0 < IHL*4 */
+	s.tcp_flags = TCP_SYN_FIN; /* every other rule still holds */
+	parse_stretched(&s, 70000, &p);
+	assert_true(p.malformed);
+
+	/* IPv6 payload length 0 behind a Hop-by-Hop header: more than 65,535 bytes after the
+	 * fixed header make it the rest of the frame; 65,535 leave it empty, and the Hop-by-Hop
+	 * header does not fit in an empty payload. */
+	s = (struct fuzz_spec){ .l3 = FUZZ_L3_IPV6, .proto = 6, .tcp_flags = TCP_ACK, .next = 1,
+				.ext_type = { 0 } };
+	parse_stretched(&s, 40 + 65536, &p);
+	assert_false(p.malformed);
+	parse_stretched(&s, 40 + 65535, &p);
+	assert_true(p.malformed);
+	s.next = 0; /* no extension header: TCP in an empty payload is malformed too */
+	parse_stretched(&s, 40 + 65535, &p);
+	assert_true(p.malformed);
+	parse_stretched(&s, 40 + 65536, &p);
+	assert_false(p.malformed);
+}
+
 /* ---- Reports, a full ban table, lost events ---- */
 
 static void reports_and_full_ban_table(void **state)
@@ -517,6 +564,7 @@ int main(void)
 		cmocka_unit_test(unattributed_malformed_is_never_counted),
 		cmocka_unit_test(ndp_passes_even_denied_or_banned),
 		cmocka_unit_test(parser_vlans_ext_headers_and_lengths),
+		cmocka_unit_test(parser_aggregates_length_zero),
 		cmocka_unit_test(reports_and_full_ban_table),
 		cmocka_unit_test(tables_survive_spill_and_deletion),
 	};

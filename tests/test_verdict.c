@@ -2,7 +2,9 @@
  * docs/datapath.md: a table of rows {description, frame, policy/ban/config, expected action,
  * expected verdict slot, counted or not}, each run through BPF_PROG_TEST_RUN on a cleared state;
  * then the threshold itself (errors 1..10 leave a source alone, the 11th bans it). Every row
- * checks the action, every stats slot (packets and bytes) and the counter table.
+ * checks the action, every stats slot (packets and bytes) and the counter table, once as one
+ * buffer and once as a multi-buffer frame split at each of its header boundaries in turn (the
+ * data path is loaded with frags, as xdpband loads it).
  *
  * The state is cleared between rows, never reloaded, so the verdict slots of the whole run must
  * add up to the packets sent: the last test checks that. Never pins anything; needs root.
@@ -29,6 +31,9 @@
 #define TAG PKT_VLAN_LEN
 #define V4 PKT_IP4_LEN
 #define V6 PKT_IP6_LEN
+
+#define JUMBO 9000 /* an MTU: IP bytes in a jumbo frame */
+#define AGG 65600  /* IP bytes in a GSO/GRO aggregate; small enough for every split (DP_FRAME_MAX) */
 
 #define SRC4 "192.0.2.10"
 #define SRC6 "2001:db8:1:2::10" /* counted and banned as 2001:db8:1:2::/64 */
@@ -102,6 +107,63 @@ static const struct verdict_case rows[] = {
 	{ "v6 tcp behind a 64-byte hop-by-hop", TCP6(.ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP,
 						  .hdrlen = PKT_SET(7) }) }),
 	  PASSED },
+
+	/* jumbo frames (MTU 9000): the first buffer holds 3,520 bytes, the rest is in fragments */
+	{ "v4 udp jumbo", UDP4(.payload_len = JUMBO - V4 - 8), PASSED },
+	{ "v4 tcp jumbo", TCP4(.payload_len = JUMBO - V4 - 20), PASSED },
+	{ "v6 udp jumbo", UDP6(.payload_len = JUMBO - V6 - 8), PASSED },
+	{ "v6 tcp jumbo behind hop-by-hop",
+	  TCP6(.payload_len = JUMBO - V6 - 8 - 20, .ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }) }),
+	  PASSED },
+	{ "v4 tcp jumbo syn+fin", TCP4(.payload_len = JUMBO - V4 - 20, SYN_FIN), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 jumbo total length one beyond the frame",
+	  UDP4(.payload_len = JUMBO - V4 - 8, .ip4.tot_len = PKT_SET(JUMBO + 1)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 jumbo payload length one beyond the frame",
+	  UDP6(.payload_len = JUMBO - V6 - 8, .ip6.payload_len = PKT_SET(JUMBO - V6 + 1)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 udp jumbo length one beyond the region",
+	  UDP6(.payload_len = JUMBO - V6 - 8, .udp.len = PKT_SET(JUMBO - V6 + 1)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 jumbo cut inside the payload", UDP4(.payload_len = JUMBO - V4 - 8, CUT(ETH + 5000)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 jumbo from a deny prefix", UDP6(.payload_len = JUMBO - V6 - 8), { DENY6 }, DENIED },
+	{ "v4 jumbo from a banned address", UDP4(.payload_len = JUMBO - V4 - 8), .banned = SRC4,
+	  BANNED },
+
+	/* GSO/GRO aggregates (BIG TCP): a length field of 0 on more than 65,535 bytes of IP */
+	{ "v4 tcp aggregate, total length 0",
+	  TCP4(.payload_len = AGG - V4 - 20, .ip4.tot_len = PKT_SET(0)), PASSED },
+	{ "v6 tcp aggregate, payload length 0, hop-by-hop (jumbo)",
+	  TCP6(.payload_len = AGG - V6 - 8 - 20, .ip6 = { PKT_EXTS({ .type = PKT_EXT_HOP }),
+							  .payload_len = PKT_SET(0) }),
+	  PASSED },
+	{ "v6 tcp aggregate, payload length 0, no hop-by-hop",
+	  TCP6(.payload_len = AGG - V6 - 20, .ip6.payload_len = PKT_SET(0)), PASSED },
+	{ "v4 tcp aggregate with syn+fin is still malformed",
+	  TCP4(.payload_len = AGG - V4 - 20, .ip4.tot_len = PKT_SET(0), SYN_FIN), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 tcp aggregate with data offset 4 is still malformed",
+	  TCP6(.payload_len = AGG - V6 - 20, .ip6.payload_len = PKT_SET(0), .tcp.doff = PKT_SET(4)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v6 udp aggregate with udp length 7 is still malformed",
+	  UDP6(.payload_len = AGG - V6 - 8, .ip6.payload_len = PKT_SET(0), .udp.len = PKT_SET(7)),
+	  DROP_MALFORMED, COUNTED },
+	{ "v4 total length 0 on 65,536 bytes of IP", TCP4(.payload_len = 65536 - V4 - 20,
+							 .ip4.tot_len = PKT_SET(0)),
+	  PASSED },
+	{ "v4 total length 0 on 65,535 bytes of IP is malformed",
+	  TCP4(.payload_len = 65535 - V4 - 20, .ip4.tot_len = PKT_SET(0)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v6 payload length 0 on 65,536 bytes of payload",
+	  TCP6(.payload_len = 65536 - 20, .ip6.payload_len = PKT_SET(0)), PASSED },
+	{ "v6 payload length 0 on 65,535 bytes of payload: tcp is malformed",
+	  TCP6(.payload_len = 65535 - 20, .ip6.payload_len = PKT_SET(0)), DROP_MALFORMED,
+	  COUNTED },
+	{ "v4 aggregate from a deny prefix",
+	  TCP4(.payload_len = AGG - V4 - 20, .ip4.tot_len = PKT_SET(0)), { DENY("192.0.2.0/24") },
+	  DENIED },
 
 	/* VLAN tags: one or two are read through, a third is not IP */
 	{ "v4 udp in one 802.1Q tag", UDP4(.n_vlan = 1, .vlan = { { 0x8100, 10 } }), PASSED },
@@ -550,14 +612,20 @@ static void ban_forever(const char *addr)
 
 /* --- running and checking ----------------------------------------------------------------- */
 
-static __u32 run(const void *frame, __u32 len)
+/* Runs a frame with its first `linear` bytes in the first buffer (0: all that fit). */
+static __u32 run_split(const void *frame, __u32 len, __u32 linear)
 {
 	__u32 action = ~0u;
 
-	assert_int_equal(dp_run(&g_dp, frame, len, &action), 0);
+	assert_int_equal(dp_run_split(&g_dp, frame, len, linear, &action), 0);
 	g_sent.packets++;
 	g_sent.bytes += len;
 	return action;
+}
+
+static __u32 run(const void *frame, __u32 len)
+{
+	return run_split(frame, len, 0);
 }
 
 struct stats {
@@ -645,33 +713,95 @@ static void expect_counter(const struct verdict_case *row, __u32 now_s)
 			 start_s, now_s);
 }
 
+/* Runs the row's frame with `linear` bytes in the first buffer and checks everything the row
+ * expects: the action, every stats slot (bytes of the whole frame), the counters and bans. */
+static void check_row(const struct verdict_case *row, const __u8 *frame, __u32 len,
+		      __u32 linear)
+{
+	struct stats before, after;
+	__u64 want[XDPBAN_STAT__MAX] = { 0 };
+	char what[256];
+	__u32 action;
+	int bans;
+
+	snprintf(what, sizeof(what), linear ? "%s (first buffer %u of %u bytes)" : "%s", row->name,
+		 linear, len);
+	prepare_row(row);
+	read_stats(&before);
+	action = run_split(frame, len, linear);
+	read_stats(&after);
+
+	expect_action(what, action, row->action);
+	want[row->reason] = 1;
+	want[XDPBAN_STAT_ERRORS] = row->counted;
+	expect_stats_grew(what, &before, &after, want, len);
+	expect_counter(row, dp_now_ns() / NS_PER_SEC);
+	bans = dp_count_bans(&g_dp);
+	if (bans != (row->banned ? 1 : 0))
+		fail_msg("%s: %d bans after the packet, expected %d", what, bans,
+			 row->banned ? 1 : 0);
+}
+
 static void verdict_row(void **state)
 {
 	const struct verdict_case *row = *state;
-	struct stats before, after;
-	__u64 want[XDPBAN_STAT__MAX] = { 0 };
+	static __u8 frame[DP_FRAME_MAX];
 	struct pkt_layout at;
-	__u8 frame[2048];
-	__u32 action;
-	int bans;
 
 	if (!g_loaded)
 		skip();
 	assert_int_equal(pkt_build(&row->pkt, frame, sizeof(frame), &at), 0);
-	prepare_row(row);
-	read_stats(&before);
-	action = run(frame, at.len);
-	read_stats(&after);
+	check_row(row, frame, at.len, 0);
+}
 
-	expect_action(row->name, action, row->action);
-	want[row->reason] = 1;
-	want[XDPBAN_STAT_ERRORS] = row->counted;
-	expect_stats_grew(row->name, &before, &after, want, at.len);
-	expect_counter(row, dp_now_ns() / NS_PER_SEC);
-	bans = dp_count_bans(&g_dp);
-	if (bans != (row->banned ? 1 : 0))
-		fail_msg("%s: %d bans after the packet, expected %d", row->name, bans,
-			 row->banned ? 1 : 0);
+/* Where a multi-buffer frame may end its first buffer: at every header boundary of the built
+ * frame, and one byte past each (a header split across two buffers), the fields the parser
+ * reads in the middle of a header too. Only splits that leave bytes for a second buffer. */
+static __u32 split_points(const struct verdict_case *row, const struct pkt_layout *at,
+			  __u32 out[64])
+{
+	__u32 cand[64], n = 0, m = 0;
+
+	for (__u32 i = 0; i <= row->pkt.n_vlan; i++)
+		cand[n++] = PKT_ETH_LEN + i * PKT_VLAN_LEN;
+	cand[n++] = at->l3 + 1;
+	cand[n++] = at->l3 + 9;  /* inside the IPv4 addresses, before the IPv6 source */
+	cand[n++] = at->l3 + 20; /* after the IPv4 header, inside the IPv6 source */
+	for (__u32 i = 0; i < row->pkt.ip6.n_ext; i++) {
+		cand[n++] = at->ext[i];
+		cand[n++] = at->ext[i] + 1;
+	}
+	cand[n++] = at->l4;
+	cand[n++] = at->l4 + 1;
+	cand[n++] = at->l4 + 13; /* TCP: between the data offset and the flags */
+	cand[n++] = at->payload;
+	cand[n++] = at->ip_end;
+	for (__u32 i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (__u32 j = 0; j < m; j++)
+			seen |= out[j] == cand[i];
+		if (!seen && cand[i] >= DP_LINEAR_MIN && cand[i] < at->len)
+			out[m++] = cand[i];
+	}
+	return m;
+}
+
+/* The same row as a multi-buffer frame, split at each of its header boundaries in turn: the
+ * verdict and the statistics must not depend on where the first buffer ends. */
+static void verdict_row_split(void **state)
+{
+	const struct verdict_case *row = *state;
+	static __u8 frame[DP_FRAME_MAX];
+	struct pkt_layout at;
+	__u32 points[64], n;
+
+	if (!g_loaded)
+		skip();
+	assert_int_equal(pkt_build(&row->pkt, frame, sizeof(frame), &at), 0);
+	n = split_points(row, &at, points);
+	for (__u32 i = 0; i < n; i++)
+		check_row(row, frame, at.len, points[i]);
 }
 
 /* --- the threshold ---------------------------------------------------------------------- */
@@ -940,19 +1070,26 @@ int main(void)
 		cmocka_unit_test(verdict_slots_add_up),
 	};
 	const size_t ntail = sizeof(tail) / sizeof(tail[0]);
-	struct CMUnitTest *tests = calloc(NROWS + ntail, sizeof(*tests));
+	struct CMUnitTest *tests = calloc(2 * NROWS + ntail, sizeof(*tests));
+	char (*split_names)[160] = calloc(NROWS, sizeof(*split_names));
 	int failed;
 
-	if (!tests)
+	if (!tests || !split_names)
 		return 1;
-	/* One test per row, named by the row, so a failure says which fixture broke. */
+	/* One test per row, named by the row, so a failure says which fixture broke; then each
+	 * row again as multi-buffer frames. */
 	for (size_t i = 0; i < NROWS; i++) {
 		tests[i].name = rows[i].name;
 		tests[i].test_func = verdict_row;
 		tests[i].initial_state = (void *)&rows[i];
+		snprintf(split_names[i], sizeof(split_names[i]), "split: %s", rows[i].name);
+		tests[NROWS + i].name = split_names[i];
+		tests[NROWS + i].test_func = verdict_row_split;
+		tests[NROWS + i].initial_state = (void *)&rows[i];
 	}
-	memcpy(&tests[NROWS], tail, sizeof(tail));
-	failed = _cmocka_run_group_tests("verdict", tests, NROWS + ntail, load, unload);
+	memcpy(&tests[2 * NROWS], tail, sizeof(tail));
+	failed = _cmocka_run_group_tests("verdict", tests, 2 * NROWS + ntail, load, unload);
+	free(split_names);
 	free(tests);
 	return failed;
 }

@@ -56,7 +56,9 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	if (opts && opts->policy6_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy6, opts->policy6_max);
 	bpf_program__set_autoload(dp->skel->progs.xdpban_report, true);
-	err = xdpban__load(dp->skel);
+	err = opts && opts->single_buffer ? 0 : xb_datapath_frags(dp->skel); /* as xdpband */
+	if (!err)
+		err = xdpban__load(dp->skel);
 	if (err) {
 		xdpban__destroy(dp->skel);
 		dp->skel = NULL;
@@ -86,11 +88,23 @@ void dp_close(struct dp *dp)
 
 int dp_run(struct dp *dp, const void *frame, __u32 len, __u32 *action)
 {
-	unsigned char out[4096];
-	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len,
-		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-	int err = bpf_prog_test_run_opts(dp->prog_fd, &run);
+	return dp_run_split(dp, frame, len, 0, action);
+}
 
+/* The kernel puts ctx_in's data_end bytes in the first buffer and the rest in page-sized
+ * fragments (bpf_prog_test_run_xdp). No data_out: nothing reads the frame back, and a frame
+ * of several pages would not fit a fixed buffer. */
+int dp_run_split(struct dp *dp, const void *frame, __u32 len, __u32 linear, __u32 *action)
+{
+	struct xdp_md ctx = { .data_end = linear };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len, .repeat = 1);
+	int err;
+
+	if (linear) {
+		run.ctx_in = &ctx;
+		run.ctx_size_in = sizeof(ctx);
+	}
+	err = bpf_prog_test_run_opts(dp->prog_fd, &run);
 	if (err)
 		return -errno;
 	*action = run.retval;

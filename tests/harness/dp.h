@@ -35,6 +35,7 @@ struct dp_opts {
 			     * can count on: with 16 groups or fewer every ban may go anywhere) */
 	__u32 flat4x_max; /* level-3 lines of the IPv4 flat table */
 	__u32 policy4_max, policy6_max; /* entries of the policy tries */
+	bool single_buffer; /* without multi-buffer (frags), as a plain `ip link` load */
 };
 
 /* 0 or -errno. */
@@ -43,6 +44,14 @@ void dp_close(struct dp *dp);
 
 /* Runs one frame; *action gets the XDP verdict (XDP_PASS, XDP_DROP, ...). 0 or -errno. */
 int dp_run(struct dp *dp, const void *frame, __u32 len, __u32 *action);
+/* Runs one frame as a multi-buffer frame: its first `linear` bytes in the first buffer (at
+ * least DP_LINEAR_MIN, at most DP_LINEAR_MAX), the rest, at most DP_FRAGS_MAX bytes, in
+ * fragments of a page each. linear 0: as much as the first buffer takes. 0 or -errno. */
+int dp_run_split(struct dp *dp, const void *frame, __u32 len, __u32 linear, __u32 *action);
+#define DP_LINEAR_MIN 14   /* BPF_PROG_TEST_RUN wants the Ethernet header in the first buffer */
+#define DP_LINEAR_MAX 3520 /* a 4 KiB page less XDP's headroom and skb_shared_info */
+#define DP_FRAGS_MAX (17 * 4096) /* MAX_SKB_FRAGS (17) pages of fragments */
+#define DP_FRAME_MAX (DP_LINEAR_MAX + DP_FRAGS_MAX)
 
 int dp_set_config(struct dp *dp, const struct xdpban_config *cfg);
 

@@ -23,6 +23,7 @@
 #define IPV4_HDR_MIN 20
 #define IPV6_HDR_LEN 40
 #define IPV6_EXT_MAX 8
+#define LEN_FIELD_MAX 65535u /* what a 16-bit length field can say */
 
 #define PROTO_ICMP 1
 #define PROTO_TCP 6
@@ -146,6 +147,8 @@ static void parse_ipv4(const struct bytes *ip, struct model_parsed *out, struct 
 
 	ihl_bytes = (ip->p[0] & 0x0f) * 4u;
 	total_len = be16_at(ip, 2);
+	if (total_len == 0 && ip->len > LEN_FIELD_MAX)
+		total_len = ip->len; /* an aggregate (section 1, "Aggregates") */
 	if ((ip->p[0] >> 4) != 4 || ihl_bytes < IPV4_HDR_MIN || ihl_bytes > ip->len ||
 	    total_len < ihl_bytes || total_len > ip->len) {
 		out->malformed = true;
@@ -216,6 +219,8 @@ static void parse_ipv6(const struct bytes *ip, struct model_parsed *out, struct 
 	out->ttl = ip->p[7]; /* the hop limit */
 
 	payload_len = be16_at(ip, 4);
+	if (payload_len == 0 && ip->len - IPV6_HDR_LEN > LEN_FIELD_MAX)
+		payload_len = ip->len - IPV6_HDR_LEN; /* an aggregate (section 1, "Aggregates") */
 	if ((ip->p[0] >> 4) != 6 || IPV6_HDR_LEN + payload_len > ip->len) {
 		out->malformed = true;
 		return;

@@ -286,9 +286,9 @@ static int plan_layout(struct builder *b)
 	at->l4 = off;
 	at->payload = off + l4_header_len(s->l4);
 	at->ip_end = at->payload + s->payload_len;
-	if (s->l3 == PKT_L3_IP &&
+	if (s->l3 == PKT_L3_IP && !(b->family == AF_INET6 ? s->ip6.payload_len : s->ip4.tot_len).set &&
 	    at->ip_end - at->l3 > 0xffffu + (b->family == AF_INET6 ? PKT_IP6_LEN : 0))
-		return bad_spec("the IP packet is too long for its length field");
+		return bad_spec("the IP packet is too long for its length field (an aggregate sets it to 0)");
 	at->full_len = at->ip_end + s->pad;
 	at->len = at->full_len;
 	if (s->cut.set) {

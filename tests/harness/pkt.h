@@ -142,7 +142,9 @@ struct pkt_spec {
 	struct pkt_tcp tcp;
 	struct pkt_udp udp;
 	struct pkt_icmp icmp;    /* ICMP or ICMPv6 */
-	__u16 payload_len;       /* bytes after the L4 header (or after ARP/EtherType) */
+	__u32 payload_len;       /* bytes after the L4 header (or after ARP/EtherType); an IP
+				  * packet longer than its length field can say (a GSO or GRO
+				  * aggregate) must set that field, and UDP's */
 	__u16 pad;               /* zero bytes after the IP packet, outside its lengths */
 	struct pkt_opt cut;      /* keep only this many bytes of the frame; at most its length */
 };

@@ -58,6 +58,11 @@ struct xdpban; /* the skeleton, build/xdpban.skel.h */
 /* Sizes the counter and ban tables of an opened, not yet loaded skeleton: counter slots, and
  * groups of the ban table (XDPBAN_BAN_GROUPS(bans) for a capacity of bans); 0 keeps a size. */
 int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups);
+/* Marks the data path of an opened, not yet loaded skeleton multi-buffer aware
+ * (BPF_F_XDP_HAS_FRAGS): drivers then take it natively above their single-buffer MTU, and
+ * BPF_PROG_TEST_RUN passes it frames in several buffers. Every loader of the attached
+ * program calls it; the report program needs no frags. 0 or -errno. */
+int xb_datapath_frags(struct xdpban *skel);
 /* Fills m with the fds of a loaded skeleton (not owned: the skeleton closes them). */
 void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel);
 

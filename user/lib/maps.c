@@ -303,6 +303,13 @@ int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups)
 	return ret;
 }
 
+int xb_datapath_frags(struct xdpban *skel)
+{
+	struct bpf_program *prog = skel->progs.xdpban;
+
+	return bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_XDP_HAS_FRAGS);
+}
+
 void xb_maps_from_skel(struct xb_maps *m, const struct xdpban *skel)
 {
 #define FD_FROM_SKEL(name, field, ...) .field = bpf_map__fd(skel->maps.name),

@@ -156,7 +156,12 @@ static void render_interfaces(struct json_object *ifaces)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *it = json_object_array_get_idx(ifaces, i);
 
-		printf(" %s (%s)", str(it, "name") ?: "?", str(it, "mode") ?: "?");
+		struct json_object *mtu = member(it, "mtu");
+
+		printf(" %s (%s", str(it, "name") ?: "?", str(it, "mode") ?: "?");
+		if (mtu)
+			printf(", MTU %" PRId64, json_object_get_int64(mtu));
+		printf(")");
 	}
 	printf("%s\n", n ? "" : " none");
 }

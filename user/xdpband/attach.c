@@ -13,7 +13,14 @@
 #include "xdpban_config.h" /* before the skeleton */
 #include "xdpban.skel.h"
 #include "attach.h"
+#include "ifinfo.h"
 #include "log.h"
+
+/* veth's limits for native XDP on the peer's MTU, on 4 KiB pages (drivers/net/veth.c): a page
+ * less XDP's headroom, skb_shared_info and the Ethernet header without multi-buffer; 17 pages
+ * (MAX_SKB_FRAGS) more with it. xdpban is loaded multi-buffer aware. */
+#define VETH_MTU_SINGLE 3506
+#define VETH_MTU_FRAGS (VETH_MTU_SINGLE + 17 * 4096)
 
 /* What one interface has before we attach. */
 struct iface_scan {
@@ -139,6 +146,44 @@ static int ensure_prog(struct xbd_attach *at, char *err, size_t errlen)
 	return 0;
 }
 
+/* What the kernel's error means for native mode, on this interface. */
+static const char *native_hint(int err, const char *driver, __u32 mtu)
+{
+	static char hint[200];
+
+	if (err == -EOPNOTSUPP)
+		return "the driver has no native XDP";
+	if (!strcmp(driver, "veth") && err == -ERANGE) {
+		snprintf(hint, sizeof(hint),
+			 "veth refuses native XDP when its peer's MTU is above %u bytes without multi-buffer, %u with; the program has multi-buffer: check the peer's MTU",
+			 VETH_MTU_SINGLE, VETH_MTU_FRAGS);
+		return hint;
+	}
+	if (!strcmp(driver, "veth") && err == -ENOSPC)
+		return "veth needs at least as many RX queues as its peer has TX queues";
+	if (err == -ERANGE || err == -EINVAL || err == -E2BIG) {
+		snprintf(hint, sizeof(hint),
+			 "drivers refuse native XDP above the MTU one buffer holds unless they support multi-buffer XDP, which the program does: this driver does not at MTU %u, or not at all",
+			 mtu);
+		return hint;
+	}
+	return "";
+}
+
+/* One line on why native mode was refused: the error, the driver and MTU, and what they mean. */
+static void native_refusal(const struct xbd_iface *ifc, int err, char *buf, size_t len)
+{
+	char driver[32] = "unknown";
+	const char *hint;
+	__u32 mtu = 0;
+
+	xbd_if_mtu(ifc->name, &mtu);
+	xbd_if_driver(ifc->name, driver, sizeof(driver));
+	hint = native_hint(err, driver, mtu);
+	snprintf(buf, len, "%s (driver %s, MTU %u)%s%s", strerror(-err), driver, mtu,
+		 *hint ? ": " : "", hint);
+}
+
 static int attach_in_mode(struct xbd_attach *at, struct xbd_iface *ifc, enum xdp_attach_mode m)
 {
 	int ret = xdp_program__attach(at->prog, ifc->ifindex, m, 0);
@@ -168,6 +213,7 @@ static bool attached_directly(const struct xbd_iface *ifc)
 static int attach_new(struct xbd_attach *at, struct xbd_iface *ifc, const struct iface_scan *scan,
 		      enum xbd_mode mode, char *err, size_t errlen)
 {
+	char why[400];
 	int ret = ensure_prog(at, err, errlen);
 
 	if (ret)
@@ -176,9 +222,14 @@ static int attach_new(struct xbd_attach *at, struct xbd_iface *ifc, const struct
 		ret = attach_in_mode(at, ifc, scan->mode);
 	else if (mode == XBD_MODE_SKB)
 		ret = attach_in_mode(at, ifc, XDP_MODE_SKB);
-	else if ((ret = attach_in_mode(at, ifc, XDP_MODE_NATIVE)) && mode == XBD_MODE_AUTO) {
-		pr_info("%s: native mode refused (%s); falling back to generic (skb) mode", ifc->name,
-			strerror(-ret));
+	else if ((ret = attach_in_mode(at, ifc, XDP_MODE_NATIVE))) {
+		native_refusal(ifc, ret, why, sizeof(why));
+		if (mode == XBD_MODE_NATIVE) {
+			snprintf(err, errlen, "%s: native mode refused: %s", ifc->name, why);
+			return ret;
+		}
+		pr_warn("%s: native mode refused: %s; falling back to generic (skb) mode, slower, where the program also sees the stack's GSO/GRO aggregates",
+			ifc->name, why);
 		ret = attach_in_mode(at, ifc, XDP_MODE_SKB);
 	}
 	if (ret) {

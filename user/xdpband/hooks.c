@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "ifinfo.h"
 #include "log.h"
 #include "xdpband.h"
 
@@ -40,6 +41,7 @@ static struct json_object *interfaces_json(const struct xbd *d)
 	for (int i = 0; arr && i < d->att.n; i++) {
 		const struct xbd_iface *ifc = &d->att.ifaces[i];
 		struct json_object *o = json_object_new_object();
+		__u32 mtu;
 
 		json_object_object_add(o, "name", json_object_new_string(ifc->name));
 		json_object_object_add(o, "ifindex", json_object_new_int(ifc->ifindex));
@@ -47,6 +49,8 @@ static struct json_object *interfaces_json(const struct xbd *d)
 				       json_object_new_string(json_mode_name(ifc->mode)));
 		json_object_object_add(o, "program_id",
 				       json_object_new_int64(xdp_program__id(ifc->prog)));
+		if (!xbd_if_mtu(ifc->name, &mtu)) /* read now: the MTU may change after attach */
+			json_object_object_add(o, "mtu", json_object_new_int64(mtu));
 		json_object_array_add(arr, o);
 	}
 	return arr;

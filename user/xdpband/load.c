@@ -126,7 +126,9 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 	if (ret)
 		goto fail;
 	bpf_program__set_autoload(ld->skel->progs.xdpban_report, true);
-	ret = xdpban__load(ld->skel);
+	ret = xb_datapath_frags(ld->skel);
+	if (!ret)
+		ret = xdpban__load(ld->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with -v for libbpf's log)",
 			 strerror(-ret));
@@ -176,6 +178,8 @@ struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, 
 		return NULL;
 	}
 	ret = set_pin_paths(skel, ld->pin_dir);
+	if (!ret)
+		ret = xb_datapath_frags(skel); /* native attach above the driver's single-buffer MTU */
 	/* Same sizes as the loaded state object, so that libbpf reuses every pinned map. */
 	bpf_object__for_each_map(map, skel->obj) {
 		loaded = bpf_object__find_map_by_name(ld->skel->obj, bpf_map__name(map));
