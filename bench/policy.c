@@ -205,7 +205,7 @@ static void run_table(struct policy_bench *pb, uint32_t prefixes)
 	if (reference_lpm_ns(prefixes))
 		snprintf(ref, sizeof(ref), "%.0f", reference_lpm_ns(prefixes));
 	printf("| %s | %.1f%% | %.2f%% | %.2f%% | %u (%u full) | %s | %s | %s | %s |\n", count,
-	       100.0 * t.denied / pb->sz.sources, 100.0 * t.compiled.pure_mid[0] / (1u << 22),
+	       100.0 * t.denied / pb->sz.sources, 100.0 * t.compiled.pure_mid[0] / (1u << XDPBAN_FLAT_MID_BITS),
 	       100.0 * t.compiled.pure_l2[0] / (1u << 24),
 	       t.compiled.lines4, t.compiled.lines4_full, x, l, ratio, ref);
 	free(p);
