@@ -453,10 +453,11 @@ static void print_header(struct pipe *p)
 	printf("## Pipeline against a bare XDP_DROP (issue 2, item 6)\n\n");
 	printf("State loaded: %u random disjoint deny prefixes compiled into the policy "
 	       "(user/lib/policy.h: the trie, %.0f MiB reported, and the flat table in front of it, "
-	       "which answers %u of 65,536 /16 regions and %u of 16,777,216 /24 regions without the "
+	       "which answers %u of 65,536 /16 regions, %u of 4,194,304 /22 regions (the middle "
+	       "level, 1 MiB) and %u of 16,777,216 /24 regions without the "
 	       "trie, and %u more /24s by a level-3 line of /32 codes, %u left to the trie for room), %u sources tracked in xdpban_counts (%d held after the fill: a group of four holds what hashes to it; %u slots), %u bans. Seed %llu.\n\n",
 	       p->sz.prefixes, lpm > 0 ? lpm / 1048576.0 : 0, p->compiled.pure_l1[0],
-	       p->compiled.pure_l2[0], p->compiled.lines4, p->compiled.lines4_full, p->tracked.n,
+	       p->compiled.pure_mid[0], p->compiled.pure_l2[0], p->compiled.lines4, p->compiled.lines4_full, p->tracked.n,
 	       p->tracked_held, 4 * p->sz.tracked, p->banned.n, (unsigned long long)p->o.seed);
 	printf("Method: a driver program (bench/bpf/srcdrv.bpf.c) writes the next of %u random "
 	       "IPv4 sources into a 60-byte UDP frame and tail-calls the program under test: the "

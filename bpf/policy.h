@@ -2,12 +2,14 @@
  * The one entry point is policy_lookup(); how lists are stored may change behind it.
  *
  * The flat table (include/xdpban_flat.h) answers first, once compiled (its guard word says so):
- * level 1 (/16), then level 2 (/24) only when level 1 says LOOKUP; when level 2 says LOOKUP
- * too, for IPv4 the line of the /24 in level 3 (a hash, when the guard says lines are in
- * force), and the LPM trie only when there is no line or its code is LOOKUP. Array lookups
- * are inlined by the verifier, so the common case is two or three loads, the guard always hot;
- * a line is one inlined hash lookup and one cache line; the trie is a helper call of up to 33
- * (IPv4) or 129 (IPv6) dependent loads. Never write a map here. */
+ * level 1 (/16), then the middle level (/22) only when level 1 says LOOKUP, then level 2 (/24)
+ * only when the middle level says LOOKUP; when level 2 says LOOKUP too, for IPv4 the line of
+ * the /24 in level 3 (a hash, when the guard says lines are in force), and the LPM trie only
+ * when there is no line or its code is LOOKUP. Array lookups are inlined by the verifier, so
+ * the common case is two to four loads, the guard and level 1 always hot, the middle level
+ * in L2 (1 MiB), level 2 a miss (4 MiB); a line is one inlined hash lookup and one cache line;
+ * the trie is a helper call of up to 33 (IPv4) or 129 (IPv6) dependent loads. Never write a
+ * map here. */
 #ifndef XDPBAN_BPF_POLICY_H
 #define XDPBAN_BPF_POLICY_H
 
@@ -28,9 +30,10 @@ static __always_inline __u32 flat_code(void *flat, __u32 base, __u32 region)
 	return (*codes >> xdpban_flat_shift(region)) & XDPBAN_FLAT_CODE_MASK;
 }
 
-/* Level 1, then level 2 if needed; XDPBAN_FLAT_LOOKUP when a later level must decide, which is
- * always the case for a table that was never compiled. *lines is set when level 2 said
- * LOOKUP and the guard puts level 3 in force. */
+/* Level 1, the middle level and level 2, each only if the one before says LOOKUP;
+ * XDPBAN_FLAT_LOOKUP when a later level must decide, which is always the case for a table
+ * that was never compiled. *lines is set when level 2 said LOOKUP and the guard puts level 3
+ * in force. */
 static __always_inline __u32 flat_lookup(void *flat, __u32 top, bool *lines)
 {
 	__u32 guard = XDPBAN_FLAT_GUARD, code;
@@ -44,6 +47,9 @@ static __always_inline __u32 flat_lookup(void *flat, __u32 top, bool *lines)
 	if (state != XDPBAN_FLAT_COMPILED && state != XDPBAN_FLAT_COMPILED_L3)
 		return XDPBAN_FLAT_LOOKUP;
 	code = flat_code(flat, 0, xdpban_flat_l1_region(top));
+	if (code != XDPBAN_FLAT_LOOKUP)
+		return code;
+	code = flat_code(flat, XDPBAN_FLAT_MID_BASE, xdpban_flat_mid_region(top));
 	if (code != XDPBAN_FLAT_LOOKUP)
 		return code;
 	code = flat_code(flat, XDPBAN_FLAT_L2_BASE, xdpban_flat_l2_region(top));

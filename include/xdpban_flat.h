@@ -1,22 +1,29 @@
 /* xdpban_flat.h - the flat policy table: the policy tries compiled into 2-bit codes per address
- * region, so that the data path answers most sources with one or two array loads and asks the
- * LPM trie only about the few regions that need it (REFERENCE.md section 3, zmap's radix array).
+ * region, so that the data path answers most sources with a few array loads from tables that
+ * stay in the cache and asks the LPM trie only about the few regions that need it
+ * (REFERENCE.md section 3, zmap's radix array).
  *
  * One mmapable array of u64 words per family (xdpban_flat4, xdpban_flat6), indexed by
  * the top 32 bits of the source address in host order (IPv4: the address; IPv6: its first four
- * bytes). Words [0, XDPBAN_FLAT_L1_WORDS) hold level 1, one code per /16; the words after them
- * hold level 2, one code per /24. Code i of a level sits in word i / 32, bits 2 * (i % 32).
+ * bytes). Three levels of codes, read in this order: level 1, one code per /16 (16 KiB, words
+ * from 0); the middle level, one code per /22 (1 MiB, words from XDPBAN_FLAT_MID_BASE), sized
+ * to stay in L2 so that a list of a million prefixes, which leaves no /16 pure, still answers
+ * most sources from the cache; level 2, one code per /24 (4 MiB, words from
+ * XDPBAN_FLAT_L2_BASE), read only where the middle level says LOOKUP, which costs a miss to
+ * memory. Code i of a level sits in word i / 32 of the level, bits 2 * (i % 32).
  * The last word is the guard: the codes are read only when it holds XDPBAN_FLAT_COMPILED,
  * which a compile writes after the codes; otherwise every source goes straight to the trie.
  * So a table never compiled (plain `ip link`, bpftool-written policy) costs one hot load, not
- * a load of level 2 that would only ever say LOOKUP.
+ * loads of levels that would only ever say LOOKUP.
  *
  * A region's code is pure (NONE, DENY, TRUSTED) only when no entry longer than the region lies
  * inside it and no timed entry (expires_ns != 0) covers it or lies inside it; the code is then
  * the verdict of the longest entry covering the whole region. Otherwise it is LOOKUP: level 1
- * LOOKUP means "read level 2", level 2 LOOKUP means "look up the trie". Zero is LOOKUP, so the
- * all-zero table of a fresh map (a plain `ip link` load) is always correct, and LOOKUP is the
- * code any writer may set at any time. Userspace writes the table only through
+ * LOOKUP means "read the middle level", its LOOKUP "read level 2", level 2 LOOKUP "look up the
+ * trie" (or level 3). It is the same computation at every level, only the region size
+ * differs, so a pure code of a level is the code of every finer region inside it. Zero is
+ * LOOKUP, so the all-zero table of a fresh map (a plain `ip link` load) is always correct, and
+ * LOOKUP is the code any writer may set at any time. Userspace writes the table only through
  * user/lib/policy.h; never store a pure code a trie does not back.
  *
  * Level 3 (IPv4 only): a hash (xdpban_flat4x) from a /24 region (u32, host order: the
@@ -46,12 +53,20 @@ enum xdpban_flat_code {
 #define XDPBAN_FLAT_CODE_BITS 2
 #define XDPBAN_FLAT_CODE_MASK 3u
 #define XDPBAN_FLAT_CODES_PER_WORD 32
-#define XDPBAN_FLAT_L1_BITS 16 /* level 1: /16 regions, 16 KiB: stays in L1/L2 */
-#define XDPBAN_FLAT_L2_BITS 24 /* level 2: /24 regions, 4 MiB */
+/* Why /22 for the middle level: of a million random prefixes (the bench's list), /21 leaves
+ * 63% of its regions pure (512 KiB), /22 79% (1 MiB), /23 89% (2 MiB). The L2 is 1 MiB a
+ * core and shared with the ban index (256 KiB) and the hot words of the other tables; the
+ * policy bench could not tell the three apart (their 1M-prefix medians fell within its noise
+ * of +-40 ns), so the middle level takes the largest size that fits the cache. */
+#define XDPBAN_FLAT_L1_BITS 16  /* level 1: /16 regions, 16 KiB: stays in L1 */
+#define XDPBAN_FLAT_MID_BITS 22 /* the middle level: /22 regions, 1 MiB: stays in L2 */
+#define XDPBAN_FLAT_L2_BITS 24  /* level 2: /24 regions, 4 MiB: a miss to memory */
 #define XDPBAN_FLAT_L1_WORDS ((1u << XDPBAN_FLAT_L1_BITS) / XDPBAN_FLAT_CODES_PER_WORD)
+#define XDPBAN_FLAT_MID_WORDS ((1u << XDPBAN_FLAT_MID_BITS) / XDPBAN_FLAT_CODES_PER_WORD)
 #define XDPBAN_FLAT_L2_WORDS ((1u << XDPBAN_FLAT_L2_BITS) / XDPBAN_FLAT_CODES_PER_WORD)
-#define XDPBAN_FLAT_L2_BASE XDPBAN_FLAT_L1_WORDS /* first word of level 2 */
-#define XDPBAN_FLAT_WORDS (XDPBAN_FLAT_L1_WORDS + XDPBAN_FLAT_L2_WORDS) /* of codes */
+#define XDPBAN_FLAT_MID_BASE XDPBAN_FLAT_L1_WORDS /* first word of the middle level */
+#define XDPBAN_FLAT_L2_BASE (XDPBAN_FLAT_MID_BASE + XDPBAN_FLAT_MID_WORDS) /* of level 2 */
+#define XDPBAN_FLAT_WORDS (XDPBAN_FLAT_L2_BASE + XDPBAN_FLAT_L2_WORDS) /* of codes */
 #define XDPBAN_FLAT_GUARD XDPBAN_FLAT_WORDS           /* index of the guard word */
 #define XDPBAN_FLAT_ENTRIES (XDPBAN_FLAT_WORDS + 1)   /* the map's max_entries */
 #define XDPBAN_FLAT_COMPILED 0x78646270666c6174ull  /* "xdbpflat": the codes are in force */
@@ -92,6 +107,11 @@ static inline __u32 xdpban_flat_shift(__u32 region)
 static inline __u32 xdpban_flat_l1_region(__u32 top)
 {
 	return top >> (32 - XDPBAN_FLAT_L1_BITS);
+}
+
+static inline __u32 xdpban_flat_mid_region(__u32 top)
+{
+	return top >> (32 - XDPBAN_FLAT_MID_BITS);
 }
 
 static inline __u32 xdpban_flat_l2_region(__u32 top)

@@ -54,7 +54,7 @@
 	/* IPv6 policy, likewise. */                                                               \
 	X(xdpban_policy6, policy6, LPM_TRIE, struct xdpban_lpm6_key, struct xdpban_policy,         \
 	  XDPBAN_DEFAULT_POLICY6_MAX)                                                              \
-	/* IPv4 policy compiled to 2-bit codes per /16 and /24 (xdpban_flat.h); zero is LOOKUP. */ \
+	/* IPv4 policy compiled to 2-bit codes per /16, /22, /24 (xdpban_flat.h); 0 is LOOKUP. */  \
 	X(xdpban_flat4, flat4, MMAP_ARRAY, __u32, __u64, XDPBAN_FLAT_ENTRIES)                      \
 	/* The same over the top 32 bits of IPv6 sources. */                                       \
 	X(xdpban_flat6, flat6, MMAP_ARRAY, __u32, __u64, XDPBAN_FLAT_ENTRIES)                      \

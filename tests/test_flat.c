@@ -1,10 +1,11 @@
 /* test_flat.c - the code computation of the flat policy table (xb_flat_build and
  * xb_flat_lines_build, user/lib/flat.c) against a brute force written from the definition in
- * include/xdpban_flat.h, over fixed and seeded random prefix sets: every /16 and every /24
- * region, which IPv4 /24s get a level-3 line and every /32 code of each line, then random
- * addresses looked up the way the data path does (level 1, level 2, the line, then longest
- * prefix match) against a plain longest prefix match with the expiry rule of
- * docs/datapath.md. No kernel: it runs as any user.
+ * include/xdpban_flat.h, over fixed and seeded random prefix sets: every /16, /22 and /24
+ * region (and that a pure code agrees with every finer code under it), which IPv4 /24s get a
+ * level-3 line and every /32 code of each line, then random addresses looked up the way the
+ * data path does (level 1, the middle level, level 2, the line, then longest prefix match)
+ * against a plain longest prefix match with the expiry rule of docs/datapath.md. No kernel:
+ * it runs as any user.
  *
  * The brute force paints each entry over the regions it covers (longest wins) and marks the
  * regions that hold a longer or a timed entry; the code under test sweeps a sorted copy with a
@@ -137,18 +138,17 @@ static void region_text(__u8 family, __u32 top, unsigned int bits, char *buf, si
 	snprintf(buf, len, "%s/%u", text, bits);
 }
 
-/* Every region of one level: the built table against the brute force. */
+/* Every region of the level of /bits regions: the built table against the brute force. */
 static unsigned long check_level(const struct xb_policy_set *s, __u8 family, const __u64 *words,
-				 int level, const char *what)
+				 unsigned int bits, const char *what)
 {
-	unsigned int bits = level == 1 ? XDPBAN_FLAT_L1_BITS : XDPBAN_FLAT_L2_BITS;
 	__u8 *want = malloc(1u << bits);
 	unsigned long bad = 0;
 
 	assert_non_null(want);
 	brute_level(s, family, bits, want);
 	for (__u32 r = 0; r < 1u << bits; r++) {
-		__u32 top = r << (32 - bits), got = xb_flat_code(words, level, top);
+		__u32 top = r << (32 - bits), got = xb_flat_code(words, bits, top);
 		char text[64];
 
 		if (got == want[r])
@@ -163,22 +163,24 @@ static unsigned long check_level(const struct xb_policy_set *s, __u8 family, con
 	return bad;
 }
 
-/* A pure level-1 code speaks for its whole /16, so level 2 below it must agree. */
-static unsigned long check_levels_agree(const __u64 *words, const char *what)
+/* A pure code speaks for its whole region, so every finer level below it must agree: level 1
+ * over the middle level and level 2, the middle level over level 2. */
+static unsigned long check_levels_agree(const __u64 *words, unsigned int coarse,
+					unsigned int fine, const char *what)
 {
 	unsigned long bad = 0;
 
-	for (__u32 r1 = 0; r1 < 1u << XDPBAN_FLAT_L1_BITS; r1++) {
-		__u32 top = r1 << 16, l1 = xb_flat_code(words, 1, top);
+	for (__u32 r = 0; r < 1u << coarse; r++) {
+		__u32 top = r << (32 - coarse), code = xb_flat_code(words, coarse, top);
 
-		if (l1 == XDPBAN_FLAT_LOOKUP)
+		if (code == XDPBAN_FLAT_LOOKUP)
 			continue;
-		for (__u32 sub = 0; sub < 256; sub++) {
-			__u32 l2 = xb_flat_code(words, 2, top | sub << 8);
+		for (__u32 sub = 0; sub < 1u << (fine - coarse); sub++) {
+			__u32 finer = xb_flat_code(words, fine, top | sub << (32 - fine));
 
-			if (l2 != l1 && bad++ < SHOWN)
-				printf("MISMATCH [%s] /16 %u is %s but its /24 %u is %s\n", what, r1,
-				       code_name(l1), sub, code_name(l2));
+			if (finer != code && bad++ < SHOWN)
+				printf("MISMATCH [%s] /%u %u is %s but its /%u %u is %s\n", what, coarse,
+				       r, code_name(code), fine, sub, code_name(finer));
 		}
 	}
 	return bad;
@@ -190,14 +192,17 @@ struct lines {
 	size_t n;
 };
 
-/* What the data path does with the table: level 1, level 2, the line (IPv4), then the trie. */
+/* What the data path does with the table: level 1, the middle level, level 2, the line
+ * (IPv4), then the trie. */
 static __u32 flat_verdict(const __u64 *words, const struct lines *l, const struct xb_policy_set *s,
 			  __u8 family, const __u8 *addr)
 {
-	__u32 top = top_bits(addr), code = xb_flat_code(words, 1, top);
+	__u32 top = top_bits(addr), code = xb_flat_code(words, XDPBAN_FLAT_L1_BITS, top);
 
 	if (code == XDPBAN_FLAT_LOOKUP)
-		code = xb_flat_code(words, 2, top);
+		code = xb_flat_code(words, XDPBAN_FLAT_MID_BITS, top);
+	if (code == XDPBAN_FLAT_LOOKUP)
+		code = xb_flat_code(words, XDPBAN_FLAT_L2_BITS, top);
 	if (code == XDPBAN_FLAT_LOOKUP && family == XDPBAN_FAMILY_INET)
 		code = xb_flat_lines_code(l->v, l->n, top);
 	if (code == XDPBAN_FLAT_LOOKUP)
@@ -314,9 +319,12 @@ static void check_set(const struct xb_policy_set *s, __u8 family, struct fuzz_rn
 	memset(words, 0xa5, XDPBAN_FLAT_WORDS * sizeof(*words)); /* no help from a zero table */
 	assert_int_equal(xb_flat_build(s->v, s->n, family, words), 0);
 	assert_int_equal(xb_flat_lines_build(s->v, s->n, &l.v, &l.n), 0);
-	bad = check_level(s, family, words, 1, what);
-	bad += check_level(s, family, words, 2, what);
-	bad += check_levels_agree(words, what);
+	bad = check_level(s, family, words, XDPBAN_FLAT_L1_BITS, what);
+	bad += check_level(s, family, words, XDPBAN_FLAT_MID_BITS, what);
+	bad += check_level(s, family, words, XDPBAN_FLAT_L2_BITS, what);
+	bad += check_levels_agree(words, XDPBAN_FLAT_L1_BITS, XDPBAN_FLAT_MID_BITS, what);
+	bad += check_levels_agree(words, XDPBAN_FLAT_L1_BITS, XDPBAN_FLAT_L2_BITS, what);
+	bad += check_levels_agree(words, XDPBAN_FLAT_MID_BITS, XDPBAN_FLAT_L2_BITS, what);
 	if (family == XDPBAN_FAMILY_INET)
 		bad += check_lines(s, &l, what);
 	else if (l.n && bad++ < SHOWN)
@@ -359,12 +367,18 @@ static int teardown(void **state)
 	return 0;
 }
 
-static __u32 code_at(const __u64 *words, int level, const char *addr)
+/* The code of an IPv4 address's region at level 1 (/16), "mid" (the middle level, /22) or 2
+ * (/24). */
+#define L1 XDPBAN_FLAT_L1_BITS
+#define MID XDPBAN_FLAT_MID_BITS
+#define L2 XDPBAN_FLAT_L2_BITS
+
+static __u32 code_at(const __u64 *words, unsigned int bits, const char *addr)
 {
 	__u8 bytes[4];
 
 	assert_int_equal(inet_pton(AF_INET, addr, bytes), 1);
-	return xb_flat_code(words, level, top_bits(bytes));
+	return xb_flat_code(words, bits, top_bits(bytes));
 }
 
 /* A readable case: each rule of the definition once, with the codes written out. */
@@ -381,27 +395,52 @@ static void codes_of_a_small_set(void **state)
 	add(&s, "11.0.0.0/8", XDPBAN_POLICY_DENY, NOW_NS);   /* timed: the trie decides */
 	add(&s, "12.0.0.0/8", XDPBAN_POLICY_DENY, 0);
 	add(&s, "12.7.0.0/16", XDPBAN_POLICY_TRUSTED, NOW_NS); /* timed, inside */
+	add(&s, "10.5.4.0/22", XDPBAN_POLICY_NONE, 0);         /* a whole /22 */
+	add(&s, "10.6.0.0/21", XDPBAN_POLICY_TRUSTED, 0);      /* two /22s */
+	add(&s, "10.7.2.0/23", XDPBAN_POLICY_TRUSTED, 0);      /* inside a /22 */
 	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), 0);
 
-	assert_int_equal(code_at(words, 1, "10.0.0.1"), XDPBAN_FLAT_DENY);
-	assert_int_equal(code_at(words, 1, "10.1.200.1"), XDPBAN_FLAT_TRUSTED);
-	assert_int_equal(code_at(words, 2, "10.1.200.1"), XDPBAN_FLAT_TRUSTED);
-	assert_int_equal(code_at(words, 1, "10.2.3.4"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 2, "10.2.3.4"), XDPBAN_FLAT_TRUSTED);
-	assert_int_equal(code_at(words, 2, "10.2.4.4"), XDPBAN_FLAT_DENY);
-	assert_int_equal(code_at(words, 1, "10.4.5.6"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 2, "10.4.5.6"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 2, "10.4.6.6"), XDPBAN_FLAT_DENY);
-	assert_int_equal(code_at(words, 1, "11.9.9.9"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 2, "11.9.9.9"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 1, "12.6.0.0"), XDPBAN_FLAT_DENY);
-	assert_int_equal(code_at(words, 1, "12.7.0.0"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 2, "12.7.255.0"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 1, "9.255.255.255"), XDPBAN_FLAT_NONE);
-	assert_int_equal(code_at(words, 2, "13.0.0.0"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, L1, "10.0.0.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "10.1.200.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, L2, "10.1.200.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, L1, "10.2.3.4"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "10.2.3.4"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, L2, "10.2.4.4"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "10.4.5.6"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "10.4.5.6"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "10.4.6.6"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "11.9.9.9"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "11.9.9.9"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L1, "12.6.0.0"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "12.7.0.0"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "12.7.255.0"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L1, "9.255.255.255"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, L2, "13.0.0.0"), XDPBAN_FLAT_NONE);
+	/* the middle level, /22 by /22 */
+	assert_int_equal(code_at(words, MID, "10.0.0.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, MID, "10.1.200.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, MID, "10.2.3.4"), XDPBAN_FLAT_LOOKUP); /* holds a /24 */
+	assert_int_equal(code_at(words, MID, "10.2.4.4"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, MID, "10.4.7.255"), XDPBAN_FLAT_LOOKUP); /* a /32 */
+	assert_int_equal(code_at(words, MID, "10.4.8.0"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "10.5.5.5"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, MID, "10.5.5.5"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, L2, "10.5.7.1"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, MID, "10.5.3.255"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, MID, "10.5.8.0"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, MID, "10.6.0.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, MID, "10.6.7.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, MID, "10.6.8.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, MID, "10.7.1.1"), XDPBAN_FLAT_LOOKUP); /* holds a /23 */
+	assert_int_equal(code_at(words, L2, "10.7.1.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L2, "10.7.3.1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(code_at(words, MID, "11.9.9.9"), XDPBAN_FLAT_LOOKUP);  /* timed */
+	assert_int_equal(code_at(words, MID, "12.7.100.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, MID, "12.8.0.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, MID, "13.0.0.0"), XDPBAN_FLAT_NONE);
 	/* IPv4 entries say nothing about IPv6 */
 	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET6, words), 0);
-	assert_int_equal(code_at(words, 1, "10.0.0.1"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, L1, "10.0.0.1"), XDPBAN_FLAT_NONE);
 	free(words);
 	xb_policy_set_free(&s);
 }
@@ -469,12 +508,13 @@ static void edge_sets(void **state)
 	fuzz_rng_seed(&rng, base_seed());
 	check_set(&s, XDPBAN_FAMILY_INET, &rng, 1000, "empty");
 	assert_int_equal(xb_flat_build(NULL, 0, XDPBAN_FAMILY_INET, words), 0);
-	assert_int_equal(code_at(words, 2, "255.255.255.255"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, L2, "255.255.255.255"), XDPBAN_FLAT_NONE);
 
 	add(&s, "0.0.0.0/0", XDPBAN_POLICY_DENY, 0);
 	check_set(&s, XDPBAN_FAMILY_INET, &rng, 1000, "0/0 deny");
 	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), 0);
-	assert_int_equal(code_at(words, 1, "255.255.0.0"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "255.255.0.0"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, MID, "255.255.252.0"), XDPBAN_FLAT_DENY);
 	xb_policy_set_free(&s);
 
 	add(&s, "0.0.0.0/0", XDPBAN_POLICY_TRUSTED, NOW_NS + 1);
@@ -487,9 +527,11 @@ static void edge_sets(void **state)
 	add(&s, "198.51.0.0/16", 9, 0); /* unknown, but a longer entry covers part of it */
 	check_set(&s, XDPBAN_FAMILY_INET, &rng, 1000, "unknown verdicts");
 	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), 0);
-	assert_int_equal(code_at(words, 2, "192.0.2.1"), XDPBAN_FLAT_LOOKUP);
-	assert_int_equal(code_at(words, 2, "198.51.100.1"), XDPBAN_FLAT_DENY);
-	assert_int_equal(code_at(words, 2, "198.51.101.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "192.0.2.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, MID, "192.0.2.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, MID, "198.51.100.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "198.51.100.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L2, "198.51.101.1"), XDPBAN_FLAT_LOOKUP);
 	xb_policy_set_free(&s);
 
 	add(&s, "203.0.113.0/24", XDPBAN_POLICY_DENY, 0);

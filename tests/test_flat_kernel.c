@@ -336,7 +336,7 @@ static void uncompiled_table_gives_the_lpm_verdicts(void **state)
 }
 
 /* LOOKUP itself, with the guard set: a compiled table whose codes are all LOOKUP (as every
- * code may be at any time) sends every source through level 1, level 2 and the trie. */
+ * code may be at any time) sends every source through every level and the trie. */
 static void lookup_codes_give_the_lpm_verdicts(void **state)
 {
 	struct fx *f = need_fx(state);
@@ -377,13 +377,13 @@ static void compile_and_check(struct fx *f, const struct xb_policy_set *s, __u8 
 	bad += compare_table(f, s, XDPBAN_FAMILY_INET6, true, what);
 	bad += compare_lines(f, s, true, what);
 	bad += check_sources(f, &f->model, s, family, sources, what);
-	printf("%s: %zu prefixes (%zu written, %zu removed), pure regions %u of 65536 /16 and "
-	       "%u of 16777216 /24, %u lines, %u sources, %lu mismatches\n",
-	       what, s->n, res.written, res.removed, res.pure_l1[fi], res.pure_l2[fi], res.lines4,
-	       sources, bad);
+	printf("%s: %zu prefixes (%zu written, %zu removed), pure regions %u of 65536 /16, "
+	       "%u of 4194304 /22 and %u of 16777216 /24, %u lines, %u sources, %lu mismatches\n",
+	       what, s->n, res.written, res.removed, res.pure_l1[fi], res.pure_mid[fi],
+	       res.pure_l2[fi], res.lines4, sources, bad);
 	assert_int_equal(bad, 0);
-	/* the table must be in play, or this test would only test the trie */
-	assert_true(res.pure_l1[fi] + res.pure_l2[fi] > 0);
+	/* every level must be in play, or this test would not test it */
+	assert_true(res.pure_l1[fi] > 0 && res.pure_mid[fi] > 0 && res.pure_l2[fi] > 0);
 }
 
 /* Random sets of several sizes, each compiled over the one before. */
@@ -537,15 +537,17 @@ static void table_answers_before_the_trie(void **state)
 	} cases[] = {
 		{ "198.51.100.0/24", "198.51.100.7" }, /* level 2 answers */
 		{ "2001::/16", "2001:db8::1" },        /* level 1 answers */
+		{ "10.20.4.0/22", "10.20.5.7" },       /* the middle level answers */
+		{ "2002:400::/22", "2002:500::9" },     /* in IPv6 too: its top 32 bits */
 	};
 	struct fx *f = need_fx(state);
 	struct xb_policy_set s = {};
 	char err[XB_ERRLEN];
 
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		add(&s, cases[i].covering, XDPBAN_POLICY_DENY, 1);
 	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, NULL), 0);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *host = cases[i].host;
 
 		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY);
@@ -554,7 +556,7 @@ static void table_answers_before_the_trie(void **state)
 		assert_int_equal(dp_policy_add(&f->dp, host, XDPBAN_POLICY_TRUSTED), 0);
 		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_TRUSTED);
 		assert_int_equal(dp_policy_del(&f->dp, host), 0);
-		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY); /* the trie's /24 or /16 */
+		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY); /* the trie's entry */
 		assert_int_equal(xb_policy_recompile(&f->dp.maps, NULL, err, sizeof(err)), 0);
 		assert_int_equal(verdict_of(f, host), XDPBAN_POLICY_DENY);
 	}
@@ -684,7 +686,7 @@ static void reload_watched(struct fx *f, struct pset_shape first4)
 	       "steps watched, %lu mismatches\n",
 	       a.n, final.n, res.written, res.removed, res.kept, w.steps, w.bad);
 	assert_int_equal(w.bad, 0);
-	assert_int_equal(w.steps, res.written + res.removed + 3 * 2);
+	assert_int_equal(w.steps, res.written + res.removed + 4 * 2); /* and 4 fixed steps each */
 	assert_true(res.written + res.removed >= 20);
 	assert_int_equal(res.kept, kept);
 	assert_int_equal(res.entries, final.n);

@@ -1,5 +1,5 @@
 /* flat.c - the code computation of the flat policy table (include/xdpban_flat.h), in plain
- * memory: the exact level-1 and level-2 codes of a set of entries (xb_flat_build), the IPv4
+ * memory: the exact codes of every level of a set of entries (xb_flat_build), the IPv4
  * level-3 lines of /32 codes (xb_flat_lines_build), and the LOOKUP marks a change sets first.
  * What tests/test_flat.c holds to a brute force. Never touches a map, a file descriptor or a
  * syscall: flat_live.c writes the results into the live table (policy.h).
@@ -47,13 +47,23 @@ static void codes_fill(__u64 *level, __u32 first, __u32 count, __u32 code)
 	}
 }
 
-__u32 xb_flat_code(const __u64 *words, int level, __u32 top)
-{
-	__u32 region = level == 1 ? xdpban_flat_l1_region(top) : xdpban_flat_l2_region(top);
-	__u32 base = level == 1 ? 0 : XDPBAN_FLAT_L2_BASE;
+const struct xb_flat_level xb_flat_levels[XB_FLAT_LEVELS] = {
+	{ XDPBAN_FLAT_L1_BITS, 0, XDPBAN_FLAT_L1_WORDS },
+	{ XDPBAN_FLAT_MID_BITS, XDPBAN_FLAT_MID_BASE, XDPBAN_FLAT_MID_WORDS },
+	{ XDPBAN_FLAT_L2_BITS, XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_WORDS },
+};
 
-	return (words[xdpban_flat_word(base, region)] >> xdpban_flat_shift(region)) &
-	       XDPBAN_FLAT_CODE_MASK;
+__u32 xb_flat_code(const __u64 *words, unsigned int bits, __u32 top)
+{
+	for (int i = 0; i < XB_FLAT_LEVELS; i++) {
+		const struct xb_flat_level *l = &xb_flat_levels[i];
+		__u32 region = top >> (32 - l->bits);
+
+		if (l->bits == bits)
+			return (words[xdpban_flat_word(l->base, region)] >>
+				xdpban_flat_shift(region)) & XDPBAN_FLAT_CODE_MASK;
+	}
+	return XDPBAN_FLAT_LOOKUP;
 }
 
 /* The regions of one level that a prefix covers or lies in. */
@@ -68,8 +78,8 @@ void xb_flat_touch(__u64 *words, const struct xb_prefix *p)
 {
 	__u32 top = xb_prefix_top(p);
 
-	level_touch(words, XDPBAN_FLAT_L1_BITS, top, p->plen);
-	level_touch(words + XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_BITS, top, p->plen);
+	for (int i = 0; i < XB_FLAT_LEVELS; i++)
+		level_touch(words + xb_flat_levels[i].base, xb_flat_levels[i].bits, top, p->plen);
 }
 
 __u32 xb_flat_count_pure(const __u64 *level, __u32 nwords)
@@ -213,10 +223,8 @@ int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, 
 	for (size_t i = 1; i < k && !ret; i++)
 		if (items[i].plen <= 32 && !item_cmp(&items[i - 1], &items[i]))
 			ret = -EINVAL;
-	if (!ret)
-		ret = level_build(items, k, XDPBAN_FLAT_L1_BITS, words);
-	if (!ret)
-		ret = level_build(items, k, XDPBAN_FLAT_L2_BITS, words + XDPBAN_FLAT_L2_BASE);
+	for (int i = 0; i < XB_FLAT_LEVELS && !ret; i++)
+		ret = level_build(items, k, xb_flat_levels[i].bits, words + xb_flat_levels[i].base);
 	free(items);
 	return ret;
 }

@@ -411,13 +411,36 @@ static int plan_apply_trie(const struct xb_plan *p, const struct xb_maps *m,
 	return ret ? ret : plan_apply_list(p, !first, m, opts, err, errlen);
 }
 
-/* Copies the exact table into the live one, level 2 first: a level-1 code turns pure only
- * when level 2 below it is exact already. Only words that differ are stored. */
+/* Copies words [first, first + nwords) of the exact table into the live one; only words that
+ * differ are stored. */
 static void table_store(__u64 *live, const __u64 *exact, __u32 first, __u32 nwords)
 {
 	for (__u32 i = first; i < first + nwords; i++)
 		if (word_load(&live[i]) != exact[i])
 			word_store(&live[i], exact[i]);
+}
+
+/* Every level, finest first: a coarser code turns pure only when the finer levels under it
+ * are exact already, so that the data path never meets a pure code over finer codes that
+ * say otherwise (each level is right on its own; this keeps them agreeing at every instant).
+ * The observer sees level 2 done, then the middle level. */
+static void table_store_levels(__u64 *live, const __u64 *exact, __u8 family,
+			       const struct xb_compile_opts *opts)
+{
+	static const enum xb_compile_step done[XB_FLAT_LEVELS] = {
+		[1] = XB_COMPILE_MID_DONE, [2] = XB_COMPILE_L2_DONE,
+	};
+
+	for (int i = XB_FLAT_LEVELS - 1; i >= 0; i--) {
+		table_store(live, exact, xb_flat_levels[i].base, xb_flat_levels[i].words);
+		if (i)
+			observe(opts, family, done[i]);
+	}
+}
+
+static __u32 level_pure(const __u64 *exact, int level)
+{
+	return xb_flat_count_pure(exact + xb_flat_levels[level].base, xb_flat_levels[level].words);
 }
 
 static int plan_write_codes(const struct xb_plan *p, struct xb_flat *t, struct xb_l3_live *l3,
@@ -443,15 +466,13 @@ static int plan_write_codes(const struct xb_plan *p, struct xb_flat *t, struct x
 	if (l3->fd >= 0 && xb_l3_write(l3, t, lines, nlines, res))
 		guard = XDPBAN_FLAT_COMPILED_L3;
 	free(lines);
-	table_store(t->words, exact, XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_WORDS);
-	observe(opts, p->family, XB_COMPILE_L2_DONE);
-	table_store(t->words, exact, 0, XDPBAN_FLAT_L1_WORDS);
+	table_store_levels(t->words, exact, p->family, opts);
 	/* Last: from now on the data path reads the codes, which are exact. */
 	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) != guard)
 		word_store(&t->words[XDPBAN_FLAT_GUARD], guard);
-	res->pure_l1[family_index(p->family)] = xb_flat_count_pure(exact, XDPBAN_FLAT_L1_WORDS);
-	res->pure_l2[family_index(p->family)] =
-		xb_flat_count_pure(exact + XDPBAN_FLAT_L2_BASE, XDPBAN_FLAT_L2_WORDS);
+	res->pure_l1[family_index(p->family)] = level_pure(exact, 0);
+	res->pure_mid[family_index(p->family)] = level_pure(exact, 1);
+	res->pure_l2[family_index(p->family)] = level_pure(exact, 2);
 	free(exact);
 	return 0;
 }

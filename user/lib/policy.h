@@ -9,9 +9,9 @@
  *   - put/delete of one entry first sets LOOKUP in every region the entry touches, then changes
  *     the trie; the table stays correct, only slower there until the next compile;
  *   - compile makes the tries hold exactly a given set (LOOKUP first where the set changes
- *     anything), then writes exact codes for every region, level 2 before level 1, computed
- *     from a sorted copy of the set, never from lookups in the trie; then the guard word, which
- *     tells the data path to read the codes at all.
+ *     anything), then writes exact codes for every region, finest level first (level 2, the
+ *     middle level, level 1), computed from a sorted copy of the set, never from lookups in
+ *     the trie; then the guard word, which tells the data path to read the codes at all.
  * Level 3 (the IPv4 lines in xdpban_flat4x) has its own rule, written out in flat_live.c: every
  * line in the map is exact for the trie at every instant; a line is deleted before the trie
  * changes in its /24 and written only after; a writer that cannot reach the lines turns the
@@ -30,13 +30,23 @@
 
 /* ---- the flat table as plain memory (no kernel needed) ---- */
 
+/* The levels of codes in words[XDPBAN_FLAT_WORDS], coarsest (read first) to finest: level 1
+ * (/16), the middle level (/22), level 2 (/24). */
+#define XB_FLAT_LEVELS 3
+struct xb_flat_level {
+	unsigned int bits; /* regions are /bits */
+	__u32 base;        /* its first word */
+	__u32 words;
+};
+extern const struct xb_flat_level xb_flat_levels[XB_FLAT_LEVELS];
+
 /* Computes the exact codes of one family's entries (others in the array are skipped) into
- * words[XDPBAN_FLAT_WORDS], both levels. Entries need no order. 0, -EINVAL (a prefix of length
+ * words[XDPBAN_FLAT_WORDS], every level. Entries need no order. 0, -EINVAL (a prefix of length
  * 32 or less named twice) or -ENOMEM. */
 int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, __u64 *words);
-/* The code of the region holding `top` (an address's top 32 bits, host order) at level 1
- * (/16) or 2 (/24). */
-__u32 xb_flat_code(const __u64 *words, int level, __u32 top);
+/* The code of the region holding `top` (an address's top 32 bits, host order) at the level of
+ * /bits regions (XDPBAN_FLAT_L1_BITS, _MID_BITS or _L2_BITS); LOOKUP for any other bits. */
+__u32 xb_flat_code(const __u64 *words, unsigned int bits, __u32 top);
 /* The top 32 bits of a prefix's address, host order, bits past the length cleared. */
 __u32 xb_prefix_top(const struct xb_prefix *p);
 
@@ -90,7 +100,8 @@ enum xb_compile_step {
 	XB_COMPILE_TOUCHED,   /* LOOKUP set where the set changes anything; tries unchanged */
 	XB_COMPILE_TRIE_STEP, /* one batch of trie writes or deletes done */
 	XB_COMPILE_TRIE_DONE, /* the trie holds the new set; codes not yet written */
-	XB_COMPILE_L2_DONE,   /* level 2 exact; level 1 not yet written */
+	XB_COMPILE_L2_DONE,   /* level 2 exact; the middle level and level 1 not yet written */
+	XB_COMPILE_MID_DONE,  /* the middle level exact too; level 1 not yet written */
 };
 
 struct xb_compile_opts {
@@ -107,8 +118,9 @@ struct xb_compile_result {
 	size_t removed;   /* entries deleted */
 	size_t kept;      /* entries kept by opts->keep */
 	size_t entries;   /* in the tries now, both families */
-	__u32 pure_l1[2]; /* [0] IPv4, [1] IPv6: regions answered at level 1, of 65,536 */
-	__u32 pure_l2[2]; /* ... at level 2, of 16,777,216 */
+	__u32 pure_l1[2];  /* [0] IPv4, [1] IPv6: regions answered at level 1, of 65,536 */
+	__u32 pure_mid[2]; /* ... at the middle level, of 4,194,304 */
+	__u32 pure_l2[2];  /* ... at level 2, of 16,777,216 */
 	__u32 lines4;      /* IPv4 /24 regions answered at level 3 (a line each) */
 	__u32 lines4_full; /* IPv4 /24 regions that qualified for a line but found level 3 full:
 			    * left to the trie (right, slower); never an error */
