@@ -38,6 +38,7 @@ run_counted() { # $1 = name, then the command to run
 	rc=$?
 	cat "$tmp"
 	count "$tmp" "$rc" "$name"
+	echo "-- $name: $((SECONDS - start)) s"
 	durations+=("$((SECONDS - start)) $name")
 }
 

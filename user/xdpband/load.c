@@ -32,6 +32,14 @@ static int set_pin_paths(struct xdpban *skel, const char *dir)
 	return 0;
 }
 
+/* The flat tables' size is their layout (xdpban_flat.h: where each level begins): a pin of
+ * another size is another version's table, not a smaller one. */
+static bool size_is_layout(const char *name)
+{
+	return !strcmp(name, XDPBAN_MAP_NAME(xdpban_flat4)) ||
+	       !strcmp(name, XDPBAN_MAP_NAME(xdpban_flat6));
+}
+
 /* Fits the object's map definition to an existing pin: the pinned size wins; a different
  * layout is an error. *exists tells whether there was a pin. */
 static int fit_to_pin(struct bpf_map *map, bool *exists, char *err, size_t errlen)
@@ -52,7 +60,8 @@ static int fit_to_pin(struct bpf_map *map, bool *exists, char *err, size_t errle
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != bpf_map__type(map) ||
 	    info.key_size != bpf_map__key_size(map) ||
 	    info.value_size != bpf_map__value_size(map) ||
-	    info.map_flags != bpf_map__map_flags(map)) {
+	    info.map_flags != bpf_map__map_flags(map) ||
+	    (size_is_layout(name) && info.max_entries != bpf_map__max_entries(map))) {
 		snprintf(err, errlen,
 			 "pin %s is not this version's %s map; remove %s to start over (bans are kept in the state file)",
 			 path, name, path);
