@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "dp.h"
@@ -32,12 +33,181 @@ static void fill_maps(struct dp *dp)
 	dp->maps.report_prog = dp->report_fd;
 }
 
+/* A data path closed by one test and kept for the next that asks for the same options: a
+ * load costs the verifier seconds, and most tests of a binary load the same program. Its maps
+ * are reset to what a fresh load holds first (reset_maps). One at most; freed at exit. */
+static struct {
+	struct dp dp;
+	struct dp_opts opts;
+	bool held;
+} parked;
+
+static void parked_free(void)
+{
+	if (parked.held && parked.dp.skel)
+		xdpban__destroy(parked.dp.skel);
+	parked.held = false;
+}
+
+__attribute__((destructor)) static void parked_free_at_exit(void)
+{
+	parked_free();
+}
+
+/* Zeroes every entry of an array map, as a fresh one reads. A mapped array in one memset. */
+static int zero_array(const struct bpf_map *map, int ncpus)
+{
+	__u32 n = bpf_map__max_entries(map), value = bpf_map__value_size(map);
+	int fd = bpf_map__fd(map), err = 0;
+	size_t bytes;
+	void *mem;
+
+	if (bpf_map__map_flags(map) & BPF_F_MMAPABLE) {
+		bytes = (size_t)n * ((value + 7) & ~7u);
+		bytes = (bytes + (size_t)getpagesize() - 1) & ~((size_t)getpagesize() - 1);
+		mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (mem == MAP_FAILED)
+			return -errno;
+		memset(mem, 0, bytes);
+		munmap(mem, bytes);
+		return 0;
+	}
+	if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY)
+		value = ((value + 7) & ~7u) * ncpus;
+	mem = calloc(1, value);
+	if (!mem)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n && !err; i++)
+		if (bpf_map_update_elem(fd, &i, mem, BPF_ANY))
+			err = -errno;
+	free(mem);
+	return err;
+}
+
+/* Deletes every entry of a hash or a trie: the keys first, then each. */
+static int empty_keyed(const struct bpf_map *map)
+{
+	__u32 key_size = bpf_map__key_size(map), n = 0, cap = 1024;
+	int fd = bpf_map__fd(map), err = 0;
+	char *keys = malloc((size_t)cap * key_size), *prev = NULL;
+
+	if (!keys)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, prev, keys + (size_t)n * key_size) == 0) {
+		prev = keys + (size_t)n * key_size;
+		if (++n == cap) {
+			char *more = realloc(keys, (size_t)(cap *= 2) * key_size);
+
+			if (!more) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = more;
+			prev = keys + (size_t)(n - 1) * key_size;
+		}
+	}
+	for (__u32 i = 0; i < n && !err; i++)
+		if (bpf_map_delete_elem(fd, keys + (size_t)i * key_size) && errno != ENOENT)
+			err = -errno;
+	free(keys);
+	return err;
+}
+
+static int drop_record(void *ctx, void *data, size_t size)
+{
+	return 0;
+}
+
+/* Reads every record left in a ring buffer, so that it is as empty as a fresh one. */
+static int drain_ring(const struct bpf_map *map)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(map), drop_record, NULL, NULL);
+	int n;
+
+	if (!rb)
+		return -errno;
+	n = ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	return n < 0 ? n : 0;
+}
+
+/* Every map of a loaded data path as a fresh load holds it (the read-only data aside). */
+static int reset_maps(struct dp *dp)
+{
+	struct bpf_map *map;
+	int err = 0;
+
+	bpf_object__for_each_map(map, dp->skel->obj) {
+		if (err || bpf_map__is_internal(map))
+			continue;
+		switch (bpf_map__type(map)) {
+		case BPF_MAP_TYPE_ARRAY:
+		case BPF_MAP_TYPE_PERCPU_ARRAY:
+			err = zero_array(map, dp->ncpus);
+			break;
+		case BPF_MAP_TYPE_HASH:
+		case BPF_MAP_TYPE_LPM_TRIE:
+			err = empty_keyed(map);
+			break;
+		case BPF_MAP_TYPE_RINGBUF:
+			err = drain_ring(map);
+			break;
+		default:
+			err = -EOPNOTSUPP; /* a new kind of map: say how to reset it */
+		}
+	}
+	return err;
+}
+
+static int open_tables(struct dp *dp)
+{
+	int err;
+
+	fill_maps(dp);
+	err = xb_bans_open(&dp->bans, dp->maps.bans, dp->maps.banidx, dp->maps.baninfo,
+			   dp->maps.seed);
+	if (!err)
+		err = xb_counters_open(&dp->counters, dp->maps.counts, dp->maps.seed);
+	return err;
+}
+
+static bool opts_equal(const struct dp_opts *a, const struct dp_opts *b)
+{
+	return a->counters_max == b->counters_max && a->bans_max == b->bans_max &&
+	       a->ban_groups == b->ban_groups && a->flat4x_max == b->flat4x_max &&
+	       a->policy4_max == b->policy4_max && a->policy6_max == b->policy6_max &&
+	       a->single_buffer == b->single_buffer;
+}
+
+/* The parked data path, if it was loaded with these options, reset. */
+static bool unpark(struct dp *dp, const struct dp_opts *opts)
+{
+	struct dp_opts want = {};
+
+	if (opts)
+		want = *opts;
+	if (!parked.held || !opts_equal(&want, &parked.opts))
+		return false;
+	*dp = parked.dp;
+	parked.held = false;
+	if (reset_maps(dp) || open_tables(dp)) {
+		dp_close(dp);
+		return false;
+	}
+	return true;
+}
+
 int dp_open(struct dp *dp, const struct dp_opts *opts)
 {
 	struct bpf_map *map;
 	int err;
 
+	if (unpark(dp, opts))
+		return 0;
 	memset(dp, 0, sizeof(*dp));
+	if (opts)
+		dp->opts = *opts;
+	parked_free(); /* its memory, before this load's */
 	libbpf_set_print(quiet_print);
 	dp->skel = xdpban__open();
 	if (!dp->skel)
@@ -67,22 +237,26 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	dp->prog_fd = bpf_program__fd(dp->skel->progs.xdpban);
 	dp->report_fd = bpf_program__fd(dp->skel->progs.xdpban_report);
 	dp->ncpus = libbpf_num_possible_cpus();
-	fill_maps(dp);
-	err = xb_bans_open(&dp->bans, dp->maps.bans, dp->maps.banidx, dp->maps.baninfo,
-			   dp->maps.seed);
-	if (!err)
-		err = xb_counters_open(&dp->counters, dp->maps.counts, dp->maps.seed);
+	err = open_tables(dp);
 	if (err)
 		dp_close(dp);
 	return err;
 }
 
+/* Keeps the program for the next dp_open with the same options (parked), in place of the one
+ * kept before. */
 void dp_close(struct dp *dp)
 {
 	xb_bans_close(&dp->bans);
 	xb_counters_close(&dp->counters);
-	if (dp->skel)
+	if (dp->skel && !getenv("XDPBAN_TEST_FRESH_LOADS")) {
+		parked_free();
+		parked.dp = *dp;
+		parked.opts = dp->opts;
+		parked.held = true;
+	} else if (dp->skel) {
 		xdpban__destroy(dp->skel);
+	}
 	memset(dp, 0, sizeof(*dp));
 }
 

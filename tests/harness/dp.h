@@ -17,16 +17,6 @@
 #include "xdpban_state.h"
 #include "xdpban_stats.h"
 
-struct dp {
-	struct xdpban *skel;
-	int prog_fd;   /* the XDP data path */
-	int report_fd; /* the report program */
-	int ncpus;     /* possible CPUs, for per-CPU maps */
-	struct xb_bans bans;          /* the ban and counter tables, mapped: every write goes */
-	struct xb_counters counters;  /* through table.h, never to the maps directly */
-	struct xb_maps maps; /* the loaded maps, as the daemon fills them (not owned) */
-};
-
 /* Table sizes for the load; 0 keeps the compiled-in size. */
 struct dp_opts {
 	__u32 counters_max; /* counter slots */
@@ -38,7 +28,21 @@ struct dp_opts {
 	bool single_buffer; /* without multi-buffer (frags), as a plain `ip link` load */
 };
 
-/* 0 or -errno. */
+struct dp {
+	struct xdpban *skel;
+	struct dp_opts opts; /* what it was loaded with */
+	int prog_fd;   /* the XDP data path */
+	int report_fd; /* the report program */
+	int ncpus;     /* possible CPUs, for per-CPU maps */
+	struct xb_bans bans;          /* the ban and counter tables, mapped: every write goes */
+	struct xb_counters counters;  /* through table.h, never to the maps directly */
+	struct xb_maps maps; /* the loaded maps, as the daemon fills them (not owned) */
+};
+
+
+/* 0 or -errno. A program an earlier dp_close kept, loaded with the same options, is reused
+ * with every map reset to what a fresh load holds (XDPBAN_TEST_FRESH_LOADS=1 in the
+ * environment loads afresh each time). */
 int dp_open(struct dp *dp, const struct dp_opts *opts);
 void dp_close(struct dp *dp);
 
