@@ -409,8 +409,8 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l, char *er
 	if (ret)
 		return ret;
 	pr_debug("policy lists: %zu entries written, %zu old entries removed, %zu manual bans kept; "
-		 "flat table: %u of 65536 /16 and %u of 16777216 /24 IPv4 regions answered without "
-		 "the trie",
-		 res.written, res.removed, res.kept, res.pure_l1[0], res.pure_l2[0]);
+		 "flat table: %u of 65536 /16, %u of 4194304 /22 and %u of 16777216 /24 IPv4 "
+		 "regions answered without the trie",
+		 res.written, res.removed, res.kept, res.pure_l1[0], res.pure_mid[0], res.pure_l2[0]);
 	return 0;
 }
