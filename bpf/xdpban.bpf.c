@@ -59,8 +59,13 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	if (!p.family || p.ndp)
 		return XDPBAN_STAT_PASSED;
 	cfg = config_get();
+	classes = classify(&p, cfg->class_mask);
 	if (!p.attributed)
-		return error_verdict(cfg, classify(&p, cfg->class_mask));
+		return error_verdict(cfg, classes);
+	xdpban_key_make(&key, p.family, p.saddr, cfg->v6_prefix);
+	seed = table_seed();
+	if (classes)
+		counter_warm(&key, seed); /* stage 6 will read it: start the miss now */
 
 	verdict = policy_lookup(p.family, p.saddr);
 	STAGE_END(CUT_POLICY, verdict);
@@ -71,14 +76,11 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 		return XDPBAN_STAT_DROP_DENY;
 	}
 
-	xdpban_key_make(&key, p.family, p.saddr, cfg->v6_prefix);
-	seed = table_seed();
 	banned = ban_check(&key, seed, p.bytes);
 	STAGE_END(CUT_BAN, banned);
 	if (banned)
 		return XDPBAN_STAT_DROP_BANNED;
 
-	classes = classify(&p, cfg->class_mask);
 	STAGE_END(CUT_CLASSIFY, classes);
 	if (!classes) {
 		learn_hop(ctx, &p, cfg, &key, seed);
