@@ -4,7 +4,8 @@
 # config (a new limit, a new deny list) without losing a ban, and refuses a bad one whole;
 # a full stop and start restores the bans from the state file; a corrupt state file is set
 # aside; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
-# attached; a configured group may read but not change. Shares the helpers (and the cleanup trap) of tests/e2e_daemon.sh.
+# attached; a configured group may read but not change; a pinned flat table of another
+# version's size is refused by name. Shares the helpers (and the cleanup trap) of tests/e2e_daemon.sh.
 #
 # Usage: tests/e2e_daemon_restart.sh BUILD_DIR
 set -uo pipefail
@@ -13,7 +14,8 @@ source "$(dirname "$0")/e2e_daemon.sh"
 
 CASES=(sigkill_restart_keeps_state sighup_applies_new_config sighup_keeps_old_on_bad_config
 	socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
-	corrupt_state_set_aside detach_on_exit_no_keeps_attachment group_is_read_only)
+	corrupt_state_set_aside detach_on_exit_no_keeps_attachment group_is_read_only
+	old_flat_table_pin_refused)
 xbd_require "${CASES[@]}"
 if ! xbd_setup b; then
 	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
@@ -225,6 +227,35 @@ case_group() {
 	fi
 }
 
+# --- a pinned flat table of another size (an older version's layout) is refused, naming the
+# pin to remove; once it is removed the next start makes a new one and keeps the bans ---
+reloads_past() { (($(grep -c reloaded "$XBD_LOG") > $1)); }
+
+case_old_flat_pin() {
+	local pin=$XBD_PIN/xdpban_flat4 entries reloads
+	reloads=$(grep -c reloaded "$XBD_LOG")
+	XBD_CONF_DETACH=no xbd_write_conf "[metrics]" "listen = off" # so that the pins stay
+	kill -HUP "$XBD_PID"
+	xbd_wait_until reloads_past "$reloads"
+	xbd_stop TERM
+	entries=$(bpftool -j map show pinned "$pin" | xbd_json 'd["max_entries"]')
+	rm -f "$pin"
+	if ! bpftool map create "$pin" type array key 4 value 8 entries $((entries - 1)) \
+		name xdpban_flat4 flags 1024; then # BPF_F_MMAPABLE, as the real one
+		xbd_fail old_flat_table_pin_refused "cannot make the old-size pin $pin (pinned size ${entries:-unknown})"
+	elif xbd_start; then
+		xbd_fail old_flat_table_pin_refused "xdpband started on a flat table of $((entries - 1)) words"
+	elif ! xbd_log_has "pin $pin is not this version's xdpban_flat4 map; remove $pin"; then
+		xbd_fail old_flat_table_pin_refused "no line naming $pin: $(tail -2 "$XBD_LOG")"
+	elif ! rm -f "$pin" || ! xbd_start; then
+		xbd_fail old_flat_table_pin_refused "xdpband did not start once the pin was removed"
+	elif ! xbd_banned 192.0.2.77; then
+		xbd_fail old_flat_table_pin_refused "the ban of 192.0.2.77 did not outlive the new table"
+	else
+		xbd_pass old_flat_table_pin_refused
+	fi
+}
+
 # Each case needs the daemon that the cases before it left running.
 xbd_run() {
 	if xbd_alive; then "$2"; else xbd_fail "$1" "the daemon is not running"; fi
@@ -240,5 +271,6 @@ xbd_run full_stop_start_restores_bans case_full_stop
 xbd_run corrupt_state_set_aside case_corrupt_state
 xbd_run detach_on_exit_no_keeps_attachment case_no_detach
 xbd_run group_is_read_only case_group
+xbd_run old_flat_table_pin_refused case_old_flat_pin
 xbd_stop TERM
 ((XBD_FAILED == 0))
