@@ -1,6 +1,6 @@
 /* clock.h - the data path's clock: CLOCK_BOOTTIME, read once per scheduler tick and CPU
- * (docs/datapath.md, "The clock"; include/xdpban_time.h says why). Every stage that needs the
- * time takes it from here. */
+ * (docs/datapath.md, "The clock", says why). Every stage that needs the time takes it
+ * from here. */
 #ifndef XDPBAN_BPF_CLOCK_H
 #define XDPBAN_BPF_CLOCK_H
 

@@ -8,12 +8,10 @@
 
 #define NS_PER_SEC 1000000000ull
 
-/* The data path reads CLOCK_BOOTTIME once per scheduler tick and CPU and reuses that reading
- * until jiffies moves (docs/datapath.md, "The clock"): the clock helper orders the CPU's
- * pipeline (rdtsc behind a fence), which cost an error or a banned packet 100 to 150 ns of
- * overlapped cache misses, where reading jiffies is one load. So its `now` may lag
- * CLOCK_BOOTTIME by up to a tick; this bounds that lag with room to spare (a tick is 10 ms at
- * the slowest HZ Linux has, 100), for whoever compares the data path's times with their own. */
+/* The data path reads CLOCK_BOOTTIME once per scheduler tick and CPU (docs/datapath.md, "The
+ * clock", says why), so its `now` may lag CLOCK_BOOTTIME by up to a tick. This bounds that lag
+ * with room to spare (a tick is 10 ms at the slowest HZ Linux has, 100), for whoever compares
+ * the data path's times with their own. */
 #define XDPBAN_CLOCK_LAG_MAX_NS (20 * 1000000ull)
 
 /* One CPU's last reading (the per-CPU map xdpban_clock); host order. Written only by the data

@@ -37,8 +37,7 @@ static void fill_maps(struct dp *dp)
  * load costs the verifier seconds, and most tests of a binary load the same program. Its maps
  * are reset to what a fresh load holds first (reset_maps). One at most; freed at exit. */
 static struct {
-	struct dp dp;
-	struct dp_opts opts;
+	struct dp dp; /* its tables unmapped; dp.opts what it was loaded with */
 	bool held;
 } parked;
 
@@ -179,6 +178,16 @@ static bool opts_equal(const struct dp_opts *a, const struct dp_opts *b)
 	       a->single_buffer == b->single_buffer;
 }
 
+/* Unmaps the tables and unloads the program. */
+static void destroy(struct dp *dp)
+{
+	xb_bans_close(&dp->bans);
+	xb_counters_close(&dp->counters);
+	if (dp->skel)
+		xdpban__destroy(dp->skel);
+	memset(dp, 0, sizeof(*dp));
+}
+
 /* The parked data path, if it was loaded with these options, reset. */
 static bool unpark(struct dp *dp, const struct dp_opts *opts)
 {
@@ -186,12 +195,12 @@ static bool unpark(struct dp *dp, const struct dp_opts *opts)
 
 	if (opts)
 		want = *opts;
-	if (!parked.held || !opts_equal(&want, &parked.opts))
+	if (!parked.held || !opts_equal(&want, &parked.dp.opts))
 		return false;
 	*dp = parked.dp;
 	parked.held = false;
 	if (reset_maps(dp) || open_tables(dp)) {
-		dp_close(dp);
+		destroy(dp); /* not parked again: a load afresh follows */
 		return false;
 	}
 	return true;
@@ -239,7 +248,7 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	dp->ncpus = libbpf_num_possible_cpus();
 	err = open_tables(dp);
 	if (err)
-		dp_close(dp);
+		destroy(dp); /* never parked: it did not open */
 	return err;
 }
 
@@ -249,14 +258,15 @@ void dp_close(struct dp *dp)
 {
 	xb_bans_close(&dp->bans);
 	xb_counters_close(&dp->counters);
-	if (dp->skel && !getenv("XDPBAN_TEST_FRESH_LOADS")) {
-		parked_free();
-		parked.dp = *dp;
-		parked.opts = dp->opts;
-		parked.held = true;
-	} else if (dp->skel) {
-		xdpban__destroy(dp->skel);
+	if (!dp->skel || getenv("XDPBAN_TEST_FRESH_LOADS")) {
+		destroy(dp);
+		return;
 	}
+	xb_bans_close(&dp->bans);
+	xb_counters_close(&dp->counters);
+	parked_free();
+	parked.dp = *dp;
+	parked.held = true;
 	memset(dp, 0, sizeof(*dp));
 }
 
