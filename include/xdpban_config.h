@@ -12,12 +12,21 @@
 
 #define XDPBAN_CFG_MAGIC 0x78647062u /* "xdpb" */
 
-/* Error classes, as bits. A new class is one bit here and one function in bpf/classify.h. */
-enum xdpban_class {
-	XDPBAN_CLASS_MALFORMED = 1u << 0, /* bad L3/L4 headers, impossible TCP flags */
-	XDPBAN_CLASS_REPORTED = 1u << 1,  /* reported by an application through userspace */
-};
-#define XDPBAN_CLASS_ALL (XDPBAN_CLASS_MALFORMED | XDPBAN_CLASS_REPORTED)
+/* Error classes, as bits. XDPBAN_CLASSES is the one list: the enum, the names that the config,
+ * `set`, the JSON and the metrics use, and the per-class statistics (xdpban_stats.h) are made
+ * from it. A new class is one row here and one function in bpf/classify.h. Never reorder the
+ * rows: a row's position is its bit. C(ENUM, name, what it is). */
+#define XDPBAN_CLASSES(C)                                                                      \
+	C(MALFORMED, "malformed", "bad IP/TCP/UDP headers, impossible TCP flags")              \
+	C(REPORTED, "reported", "errors an application reported through userspace")           \
+	C(PROTOCOL, "protocol", "datagrams to a guarded UDP port that break its protocol")     \
+	C(PROBE, "probe", "a TCP SYN or UDP datagram to a closed port, or an ICMP echo")
+
+#define XDPBAN_CLASS_BIT_(id, name, what) XDPBAN_CLASS_BITNO_##id,
+enum { XDPBAN_CLASSES(XDPBAN_CLASS_BIT_) XDPBAN_CLASS__COUNT };
+#define XDPBAN_CLASS_ENUM_(id, name, what) XDPBAN_CLASS_##id = 1u << XDPBAN_CLASS_BITNO_##id,
+enum xdpban_class { XDPBAN_CLASSES(XDPBAN_CLASS_ENUM_) };
+#define XDPBAN_CLASS_ALL ((1u << XDPBAN_CLASS__COUNT) - 1)
 
 /* The spoof defence (docs/datapath.md, section 8): which errors may count toward a ban. */
 enum xdpban_spoof_mode {
@@ -36,6 +45,15 @@ enum xdpban_spoof_mode {
 #define XDPBAN_DEFAULT_SPOOF XDPBAN_SPOOF_HOP
 #define XDPBAN_DEFAULT_HOP_TOLERANCE 1u /* hop counts this far apart agree: a route change */
 #define XDPBAN_DEFAULT_LEARN_SHIFT 4u   /* verify hop counts from 1 in 2^4 TCP segments */
+
+/* config.ports: the port rules in force. 0 (the default, and a plain `ip link` load) means
+ * none: no datagram is a protocol error and nothing is a probe, whatever xdpban_ports holds. */
+enum xdpban_ports_flag {
+	XDPBAN_PORTS_GUARD = 1u << 0,      /* read guard profiles of UDP ports: class protocol */
+	XDPBAN_PORTS_PROBE = 1u << 1,      /* open ports are configured: class probe */
+	XDPBAN_PORTS_PROBE_ICMP = 1u << 2, /* with PROBE: an ICMP or ICMPv6 echo request is one */
+};
+#define XDPBAN_PORTS_ALL (XDPBAN_PORTS_GUARD | XDPBAN_PORTS_PROBE | XDPBAN_PORTS_PROBE_ICMP)
 
 #define XDPBAN_V6_PREFIX_MIN 32u
 #define XDPBAN_V6_PREFIX_MAX 128u
@@ -57,7 +75,8 @@ struct xdpban_config {
 	__u8 hop_tolerance; /* 0..XDPBAN_HOP_TOLERANCE_MAX */
 	__u8 learn_shift; /* verify from 1 in 2^learn_shift TCP segments with ACK;
 			   * 0..XDPBAN_LEARN_SHIFT_MAX, or XDPBAN_LEARN_OFF */
-	__u8 pad[4];      /* zero */
+	__u8 ports;       /* XDPBAN_PORTS_* bits: which port rules are in force (xdpban_ports.h) */
+	__u8 pad[3];      /* zero */
 };
 
 /* True when every field is in range. Both sides use it: userspace refuses a bad config, the
@@ -70,7 +89,8 @@ static inline int xdpban_config_valid(const struct xdpban_config *c)
 	       (c->drop_mask & ~XDPBAN_CLASS_ALL) == 0 && c->v6_prefix >= XDPBAN_V6_PREFIX_MIN &&
 	       c->v6_prefix <= XDPBAN_V6_PREFIX_MAX && c->spoof <= XDPBAN_SPOOF_VERIFIED &&
 	       c->hop_tolerance <= XDPBAN_HOP_TOLERANCE_MAX &&
-	       (c->learn_shift <= XDPBAN_LEARN_SHIFT_MAX || c->learn_shift == XDPBAN_LEARN_OFF);
+	       (c->learn_shift <= XDPBAN_LEARN_SHIFT_MAX || c->learn_shift == XDPBAN_LEARN_OFF) &&
+	       (c->ports & ~XDPBAN_PORTS_ALL) == 0;
 }
 
 #define XDPBAN_CONFIG_DEFAULTS                                                                 \

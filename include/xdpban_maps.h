@@ -18,6 +18,7 @@
 #include "xdpban_event.h"
 #include "xdpban_flat.h"
 #include "xdpban_policy.h"
+#include "xdpban_ports.h"
 #include "xdpban_state.h"
 #include "xdpban_stats.h"
 #include "xdpban_table.h"
@@ -86,7 +87,9 @@
 	/* One struct xdpban_event per ban created, for the controller. */                         \
 	X(xdpban_events, events, RINGBUF, void, struct xdpban_event, XDPBAN_DEFAULT_EVENTS_BYTES) \
 	/* Per-CPU, the clock reading of the current tick (xdpban_time.h). */                      \
-	X(xdpban_clock, clock, PERCPU_ARRAY, __u32, struct xdpban_clock, 1)
+	X(xdpban_clock, clock, PERCPU_ARRAY, __u32, struct xdpban_clock, 1)                        \
+	/* One byte per port: UDP guard profile, UDP and TCP open (xdpban_ports.h). */             \
+	X(xdpban_ports, ports, MMAP_ARRAY, __u32, __u64, XDPBAN_PORTS_WORDS)
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value

@@ -12,6 +12,7 @@
 #define XDPBAN_STATS_H
 
 #include <linux/types.h>
+#include "xdpban_config.h"
 
 /* V(ENUM, name, help) for verdicts, E(...) for events. */
 #define XDPBAN_STATS(V, E)                                                                     \
@@ -38,7 +39,16 @@
 	E(COUNTER_FULL, "counter_full",                                                        \
 	  "Errors not counted: no slot of the source's counter group could be taken.")          \
 	E(SOURCES_VERIFIED, "sources_verified",                                                \
-	  "Hop counts learned from segments of established TCP connections.")
+	  "Hop counts learned from segments of established TCP connections.")                  \
+	E(CLASS_MALFORMED, "class_malformed",                                                  \
+	  "Error packets of class malformed (counted or not), from sources not trusted, denied " \
+	  "or banned.")                                                                         \
+	E(CLASS_REPORTED, "class_reported", "Errors of class reported (counted or not).")      \
+	E(CLASS_PROTOCOL, "class_protocol",                                                    \
+	  "Error packets of class protocol: datagrams to a guarded port that break its "         \
+	  "protocol.")                                                                          \
+	E(CLASS_PROBE, "class_probe",                                                          \
+	  "Error packets of class probe: a SYN or datagram to a closed port, or an echo request.")
 
 #define XDPBAN_STAT_ENUM_(id, name, help) XDPBAN_STAT_##id,
 enum xdpban_stat {
@@ -48,6 +58,16 @@ enum xdpban_stat {
 #define XDPBAN_STAT_COUNT_(id, name, help) +1
 #define XDPBAN_STAT_NONE_(id, name, help)
 enum { XDPBAN_STAT__VERDICTS = 0 XDPBAN_STATS(XDPBAN_STAT_COUNT_, XDPBAN_STAT_NONE_) };
+
+/* The per-class rows follow XDPBAN_CLASSES in its order: class bit i has row
+ * XDPBAN_STAT_CLASS_MALFORMED + i. */
+#define XDPBAN_STAT_OF_CLASS_BITNO(i) (XDPBAN_STAT_CLASS_MALFORMED + (i))
+_Static_assert(XDPBAN_STAT_CLASS_PROBE - XDPBAN_STAT_CLASS_MALFORMED + 1 == XDPBAN_CLASS__COUNT &&
+		       XDPBAN_STAT_CLASS_PROTOCOL ==
+			       XDPBAN_STAT_OF_CLASS_BITNO(XDPBAN_CLASS_BITNO_PROTOCOL) &&
+		       XDPBAN_STAT_CLASS_REPORTED ==
+			       XDPBAN_STAT_OF_CLASS_BITNO(XDPBAN_CLASS_BITNO_REPORTED),
+	       "one statistics row per error class, in the classes' order");
 
 struct xdpban_stat_value {
 	__u64 packets;
