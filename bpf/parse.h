@@ -48,11 +48,20 @@ struct pkt {
 	__u8 hop;        /* hop count from the TTL or hop limit (xdpban_hop_of_ttl) */
 	__u8 tcp_flags;  /* of a TCP segment whose header was checked and is in the frame */
 	__u8 is_tcp;     /* that segment's fields below are valid */
+	__u8 is_udp;     /* a datagram whose header was checked: ports and payload are valid */
+	__u8 echo;       /* an ICMP echo request (IPv4 type 8, ICMPv6 type 128) */
 	__u8 saddr[16];  /* network byte order; IPv4 in the first 4 bytes */
 	__u8 daddr[16];  /* network byte order, likewise */
-	__be16 sport, dport;
+	__be16 sport, dport; /* of a TCP segment or UDP datagram */
 	__be32 seq, ack_seq; /* network byte order */
+	__u16 payload_off;   /* a datagram's payload: offset in the frame (<= PAYLOAD_OFF_MAX) */
+	__u16 payload_len;   /* and length, from the UDP header */
 };
+
+/* The furthest a datagram's payload can start: Ethernet, two VLAN tags, the deepest IPv6
+ * header chain the walk follows, and the UDP header. What reads the payload (bpf/guard.h)
+ * needs the bound to give the verifier a packet range. */
+#define PAYLOAD_OFF_MAX (14 + VLAN_MAX_TAGS * 4 + L3_MAX_OFF + 8)
 
 /* Where the parser reads a frame from: its first buffer by direct access, and its length. */
 struct frame {
@@ -127,14 +136,30 @@ static __always_inline void parse_l4(struct pkt *p, const struct frame *f, __u8 
 			return;
 		}
 		ulen = bpf_ntohs(udp->len);
-		if (ulen < sizeof(*udp) || ulen > len)
+		if (ulen < sizeof(*udp) || ulen > len) {
 			p->malformed = 1;
+			return;
+		}
+		p->is_udp = 1; /* what the port rules need (classify.h, guard.h) */
+		p->sport = udp->source;
+		p->dport = udp->dest;
+		p->payload_off = l4 + sizeof(*udp);
+		p->payload_len = ulen - sizeof(*udp);
 		return;
 	}
-	case IPPROTO_ICMP:
-		if (p->family == XDPBAN_FAMILY_INET && len < 8)
+	case IPPROTO_ICMP: {
+		__u8 buf, *type;
+
+		if (p->family != XDPBAN_FAMILY_INET)
+			return;
+		type = len < 8 ? NULL : frame_at(f, l4, 1, &buf);
+		if (!type) {
 			p->malformed = 1;
+			return;
+		}
+		p->echo = *type == 8;
 		return;
+	}
 	case IPPROTO_ICMPV6_: {
 		__u8 buf, *type;
 
@@ -146,6 +171,7 @@ static __always_inline void parse_l4(struct pkt *p, const struct frame *f, __u8 
 			return;
 		}
 		p->ndp = *type >= 133 && *type <= 137;
+		p->echo = *type == 128;
 		return;
 	}
 	}

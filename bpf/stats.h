@@ -14,4 +14,12 @@ static __always_inline void stat_add(__u32 reason, __u64 packets, __u64 bytes)
 	}
 }
 
+/* One packet (or a report's errors) of each class in classes. */
+static __always_inline void stat_classes(__u32 classes, __u64 packets, __u64 bytes)
+{
+	for (__u32 i = 0; i < XDPBAN_CLASS__COUNT; i++)
+		if (classes & (1u << i))
+			stat_add(XDPBAN_STAT_OF_CLASS_BITNO(i), packets, bytes);
+}
+
 #endif /* XDPBAN_BPF_STATS_H */

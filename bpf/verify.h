@@ -11,10 +11,7 @@
 #include <linux/bpf.h>
 #include "count.h"
 #include "parse.h"
-
-#define TCP_FLAG_SYN_ 0x02
-#define TCP_FLAG_RST_ 0x04
-#define TCP_FLAG_ACK_ 0x10
+#include "socket.h"
 #define LEARN_SEQ_SLACK 65536u /* sequence numbers this far outside the window still count */
 
 /* The fields of the kernel's tcp_sock read here (CO-RE: located through the kernel's BTF). */
@@ -65,19 +62,7 @@ static __always_inline int segment_established(struct xdp_md *ctx, const struct 
 	__u32 size;
 	int ok = 0;
 
-	if (p->family == XDPBAN_FAMILY_INET) {
-		__builtin_memcpy(&t.ipv4.saddr, p->saddr, 4);
-		__builtin_memcpy(&t.ipv4.daddr, p->daddr, 4);
-		t.ipv4.sport = p->sport;
-		t.ipv4.dport = p->dport;
-		size = sizeof(t.ipv4);
-	} else {
-		__builtin_memcpy(t.ipv6.saddr, p->saddr, 16);
-		__builtin_memcpy(t.ipv6.daddr, p->daddr, 16);
-		t.ipv6.sport = p->sport;
-		t.ipv6.dport = p->dport;
-		size = sizeof(t.ipv6);
-	}
+	size = pkt_tuple(p, &t);
 	sk = bpf_skc_lookup_tcp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
 		return 0;

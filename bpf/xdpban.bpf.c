@@ -59,9 +59,11 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	if (!p.family || p.ndp)
 		return XDPBAN_STAT_PASSED;
 	cfg = config_get();
-	classes = classify(&p, cfg->class_mask);
-	if (!p.attributed)
+	classes = classify(ctx, &p, cfg);
+	if (!p.attributed) {
+		stat_classes(classes, 1, p.bytes);
 		return error_verdict(cfg, classes);
+	}
 	xdpban_key_make(&key, p.family, p.saddr, cfg->v6_prefix);
 	seed = table_seed();
 	if (classes)
@@ -81,11 +83,13 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	if (banned)
 		return XDPBAN_STAT_DROP_BANNED;
 
+	classes = probe_confirm(ctx, &p, classes);
 	STAGE_END(CUT_CLASSIFY, classes);
 	if (!classes) {
 		learn_hop(ctx, &p, cfg, &key, seed);
 		return XDPBAN_STAT_PASSED;
 	}
+	stat_classes(classes, 1, p.bytes);
 	if (exempt(p.family, p.saddr)) {
 		stat_add(XDPBAN_STAT_ERRORS_EXEMPT, 1, p.bytes);
 	} else {
@@ -139,6 +143,7 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 		return XDPBAN_REPORT_ALREADY_BANNED;
 	if (!(cfg->class_mask & XDPBAN_CLASS_REPORTED))
 		return XDPBAN_REPORT_DISABLED;
+	stat_classes(XDPBAN_CLASS_REPORTED, req->count, 0);
 	if (exempt(req->family, saddr)) {
 		stat_add(XDPBAN_STAT_ERRORS_EXEMPT, req->count, 0);
 		return XDPBAN_REPORT_EXEMPT;

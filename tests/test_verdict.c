@@ -85,6 +85,8 @@ struct verdict_case {
 	__u32 action;                  /* XDP_PASS or XDP_DROP */
 	enum xdpban_stat reason;       /* the verdict slot that takes the packet */
 	bool counted;                  /* an error is counted against the source */
+	struct pkt_opt classes;        /* the classes it meets stage 5 with (class_<name> stats);
+					* default malformed when dropped as such or counted */
 };
 
 static const struct verdict_case rows[] = {
@@ -547,7 +549,7 @@ static const struct verdict_case rows[] = {
 	{ "drop_mask reported only: v6 malformed passes, counted", TCP6(FLAGS(0)),
 	  .drop_mask = PKT_SET(XDPBAN_CLASS_REPORTED), PASSED, COUNTED },
 	{ "drop_mask 0: cut header passes uncounted", UDP4(CUT(ETH + 10)), .drop_mask = PKT_SET(0),
-	  PASSED },
+	  PASSED, .classes = PKT_SET(XDPBAN_CLASS_MALFORMED) },
 	{ "drop_mask 0, class_mask 0: malformed passes uncounted", TCP4(SYN_FIN),
 	  .class_mask = PKT_SET(0), .drop_mask = PKT_SET(0), PASSED },
 	{ "drop_mask 0: a banned source is still dropped", UDP4(), .banned = SRC4,
@@ -713,6 +715,14 @@ static void expect_counter(const struct verdict_case *row, __u32 now_s)
 			 start_s, now_s);
 }
 
+static __u32 row_classes(const struct verdict_case *row)
+{
+	if (row->classes.set)
+		return row->classes.val;
+	return row->reason == XDPBAN_STAT_DROP_MALFORMED || row->counted ? XDPBAN_CLASS_MALFORMED
+									  : 0;
+}
+
 /* Runs the row's frame with `linear` bytes in the first buffer and checks everything the row
  * expects: the action, every stats slot (bytes of the whole frame), the counters and bans. */
 static void check_row(const struct verdict_case *row, const __u8 *frame, __u32 len,
@@ -734,6 +744,7 @@ static void check_row(const struct verdict_case *row, const __u8 *frame, __u32 l
 	expect_action(what, action, row->action);
 	want[row->reason] = 1;
 	want[XDPBAN_STAT_ERRORS] = row->counted;
+	dp_want_classes(want, row_classes(row));
 	expect_stats_grew(what, &before, &after, want, len);
 	expect_counter(row, dp_now_ns() / NS_PER_SEC);
 	bans = dp_count_bans(&g_dp);
@@ -931,6 +942,7 @@ static void cross_the_limit(const char *const addrs[], int naddrs, const char *k
 	want[error_action == XDP_DROP ? XDPBAN_STAT_DROP_MALFORMED : XDPBAN_STAT_PASSED] = 1;
 	want[XDPBAN_STAT_ERRORS] = 1;
 	want[XDPBAN_STAT_BANS_CREATED] = 1;
+	dp_want_classes(want, XDPBAN_CLASS_MALFORMED);
 	expect_stats_grew("error 11", &before, &after, want, len);
 	expect_ban_and_event(key_addr, t0, t1, ban_s, XDPBAN_CLASS_MALFORMED);
 }

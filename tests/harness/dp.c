@@ -345,6 +345,13 @@ int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX])
 	return 0;
 }
 
+void dp_want_classes(__u64 want[XDPBAN_STAT__MAX], __u32 classes)
+{
+	for (int i = 0; i < XDPBAN_CLASS__COUNT; i++)
+		if (classes & (1u << i))
+			want[XDPBAN_STAT_OF_CLASS_BITNO(i)]++;
+}
+
 int dp_stats_reset(struct dp *dp)
 {
 	int fd = bpf_map__fd(dp->skel->maps.xdpban_stats);

@@ -67,6 +67,8 @@ int dp_clock_ns(struct dp *dp, int cpu, __u64 *now);
 /* The stats summed over CPUs. */
 int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX]);
 int dp_stats_reset(struct dp *dp);
+/* Adds to want[] the class_<name> rows a packet of these classes records (one each). */
+void dp_want_classes(__u64 want[XDPBAN_STAT__MAX], __u32 classes);
 
 /* Policy changes go through user/lib/policy.h, as every writer's must, so that the flat
  * table stays right. Prefixes are text ("192.0.2.0/24", "2001:db8::/32", or a bare address). */

@@ -826,6 +826,14 @@ static enum xdpban_stat unattributed_verdict(const struct xdpban_config *cfg)
 	return XDPBAN_STAT_PASSED;
 }
 
+/* Section 5: an error packet records one packet of each of its classes. */
+static void class_events(struct model_verdict *v, __u8 classes)
+{
+	for (int i = 0; i < XDPBAN_CLASS__COUNT; i++)
+		if (classes & (1u << i))
+			v->events[XDPBAN_STAT_OF_CLASS_BITNO(i)] = 1;
+}
+
 /* Stage 7. */
 static enum xdpban_stat error_verdict(const struct xdpban_config *cfg, __u8 classes)
 {
@@ -868,6 +876,7 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 	}
 
 	set_verdict(v, error_verdict(cfg, classes)); /* stage 7, counted or not */
+	class_events(v, classes);
 	if (is_exempt(m, v->parsed.family, v->parsed.src)) {
 		v->events[XDPBAN_STAT_ERRORS_EXEMPT] = 1;
 		return 0;
@@ -901,8 +910,10 @@ int model_packet(struct model *m, const __u8 *frame, __u32 len, __u64 now_ns,
 	model_parse(frame, len, &out->parsed);
 	if (out->parsed.kind == MODEL_FRAME_NOT_IP || out->parsed.ndp)
 		set_verdict(out, XDPBAN_STAT_PASSED); /* stage 1: NDP passes before all else */
-	else if (out->parsed.kind == MODEL_FRAME_UNATTRIBUTED)
+	else if (out->parsed.kind == MODEL_FRAME_UNATTRIBUTED) {
 		set_verdict(out, unattributed_verdict(&cfg));
+		class_events(out, XDPBAN_CLASS_MALFORMED & cfg.class_mask);
+	}
 	else
 		err = attributed_packet(m, &cfg, now_ns, out);
 	if (err)
@@ -974,6 +985,7 @@ int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __
 		out->status = XDPBAN_REPORT_DISABLED;
 		return 0;
 	}
+	stat_add(m, XDPBAN_STAT_CLASS_REPORTED, count, 0);
 	if (is_exempt(m, family, addr)) {
 		if (expired)
 			stat_add(m, XDPBAN_STAT_BANS_EXPIRED, 1, 0);
