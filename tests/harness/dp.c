@@ -345,6 +345,20 @@ int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX])
 	return 0;
 }
 
+int dp_port_rules(struct dp *dp, __u32 port, __u8 rules)
+{
+	int fd = bpf_map__fd(dp->skel->maps.xdpban_ports);
+	__u32 word = xdpban_port_word(port), shift = xdpban_port_shift(port);
+	__u64 w;
+
+	if (port >= XDPBAN_PORTS_PORTS)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(fd, &word, &w))
+		return -errno;
+	w = (w & ~(0xffull << shift)) | ((__u64)rules << shift);
+	return bpf_map_update_elem(fd, &word, &w, BPF_ANY) ? -errno : 0;
+}
+
 void dp_want_classes(__u64 want[XDPBAN_STAT__MAX], __u32 classes)
 {
 	for (int i = 0; i < XDPBAN_CLASS__COUNT; i++)

@@ -67,6 +67,8 @@ int dp_clock_ns(struct dp *dp, int cpu, __u64 *now);
 /* The stats summed over CPUs. */
 int dp_stats(struct dp *dp, struct xdpban_stat_value out[XDPBAN_STAT__MAX]);
 int dp_stats_reset(struct dp *dp);
+/* Sets the xdpban_ports byte of port (host order) to rules (xdpban_ports.h). */
+int dp_port_rules(struct dp *dp, __u32 port, __u8 rules);
 /* Adds to want[] the class_<name> rows a packet of these classes records (one each). */
 void dp_want_classes(__u64 want[XDPBAN_STAT__MAX], __u32 classes);
 
