@@ -17,6 +17,7 @@
 #include <linux/udp.h>
 #include "bench.h"
 #include "xdpban_policy.h"
+#include "xdpban_ports.h"
 
 /* An IPv4 prefix; the bits past len are zero. */
 struct bench_prefix4 {
@@ -340,7 +341,7 @@ static inline void bench_random_addr6(struct bench_rng *r, uint8_t addr[16])
 }
 
 /* Frames. */
-#define BENCH_FRAME_MAX 128
+#define BENCH_FRAME_MAX 192
 #define BENCH_UDP_SPORT 40000
 #define BENCH_UDP_DPORT 6969 /* a BitTorrent tracker's port */
 
@@ -354,6 +355,8 @@ enum bench_frame_kind {
 	BENCH_FRAME_MALFORMED = 1, /* UDP length past the datagram: an xdpban error */
 	BENCH_FRAME_TCP_ACK = 2,   /* IPv4 only: a bare ACK of no connection, what the spoof
 				    * defence's learning looks at (docs/datapath.md, section 8) */
+	BENCH_FRAME_ANNOUNCE = 3,  /* IPv4 only: a valid BEP 15 announce of 98 bytes, what a
+				    * guarded tracker port sees (docs/datapath.md, section 9) */
 };
 
 struct bench_frame_addrs {
@@ -415,13 +418,26 @@ static inline void bench_frame_udp(struct udphdr *udp, uint32_t payload, enum be
 	udp->check = 0; /* no checksum: allowed for IPv4, and xdpban never checks it */
 }
 
+/* A valid announce (REFERENCE.md section 2): connection_id, action 1, a transaction, hashes,
+ * event 2 (started), port 6881. */
+static inline void bench_announce(uint8_t *p)
+{
+	static const uint8_t head[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 0, 0, 0, 1, 9, 9, 9, 9 };
+
+	memcpy(p, head, sizeof(head));
+	memset(p + 16, 0xab, 40);
+	p[XDPBAN_BEP15_EVENT_OFF + 3] = 2;
+	p[XDPBAN_BEP15_PORT_OFF] = 6881 >> 8;
+	p[XDPBAN_BEP15_PORT_OFF + 1] = 6881 & 0xff;
+}
+
 static inline void bench_frame4(struct bench_frame *f, const struct bench_frame_addrs *a,
 				enum bench_frame_kind k)
 {
 	struct iphdr *ip = (struct iphdr *)(f->data + sizeof(struct ethhdr));
 	struct udphdr *udp = (struct udphdr *)(ip + 1);
-
 	struct tcphdr *tcp = (struct tcphdr *)(ip + 1);
+	uint32_t payload = k == BENCH_FRAME_ANNOUNCE ? XDPBAN_BEP15_ANNOUNCE_MIN : BENCH_UDP4_PAYLOAD;
 
 	memset(f, 0, sizeof(*f));
 	bench_frame_eth(f, a, ETH_P_IP);
@@ -430,14 +446,16 @@ static inline void bench_frame4(struct bench_frame *f, const struct bench_frame_
 	ip->ttl = 64;
 	ip->protocol = k == BENCH_FRAME_TCP_ACK ? IPPROTO_TCP : IPPROTO_UDP;
 	ip->tot_len = htons(sizeof(*ip) + (k == BENCH_FRAME_TCP_ACK ? sizeof(*tcp)
-					  : sizeof(*udp) + BENCH_UDP4_PAYLOAD));
+					  : sizeof(*udp) + payload));
 	ip->saddr = htonl(a && a->saddr4 ? a->saddr4 : 0xc0000201u);
 	ip->daddr = htonl(a && a->daddr4 ? a->daddr4 : 0xc6336402u);
 	ip->check = bench_ip_csum(ip, sizeof(*ip));
 	/* the same 60 bytes either way: a TCP frame carries Ethernet padding past its 40 */
-	f->len = sizeof(struct ethhdr) + sizeof(*ip) + sizeof(*udp) + BENCH_UDP4_PAYLOAD;
+	f->len = sizeof(struct ethhdr) + sizeof(*ip) + sizeof(*udp) + payload;
+	if (k == BENCH_FRAME_ANNOUNCE)
+		bench_announce((uint8_t *)(udp + 1));
 	if (k != BENCH_FRAME_TCP_ACK) {
-		bench_frame_udp(udp, BENCH_UDP4_PAYLOAD, k);
+		bench_frame_udp(udp, payload, k);
 		return;
 	}
 	tcp->source = htons(BENCH_UDP_SPORT);

@@ -623,6 +623,14 @@ struct bench_expect {
 	uint32_t ignore; /* 1 << slot for slots not checked (events_lost, when bans fill the ring) */
 };
 
+/* n malformed packets that reach stage 5 and are counted: each adds to errors, drop_malformed
+ * and class_malformed (docs/datapath.md, stage 5). */
+static inline void bench_expect_malformed(struct bench_expect *want, uint64_t n)
+{
+	want->n[XDPBAN_STAT_ERRORS] = want->n[XDPBAN_STAT_DROP_MALFORMED] = n;
+	want->n[XDPBAN_STAT_CLASS_MALFORMED] = n;
+}
+
 /* Compares the stats now with `before` plus `want`. Records one failure line naming every
  * slot that differs. 0 or -EPROTO. */
 static inline int bench_expect_stats(struct dp *dp, const struct xdpban_stat_value *before,

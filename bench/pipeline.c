@@ -122,14 +122,14 @@ static void pick_tracked_errors(struct pipe *p, struct bench_expect *want)
 {
 	for (uint32_t i = 0; i < p->sz.sources; i++)
 		p->src[i] = random_tracked(p);
-	want->n[XDPBAN_STAT_DROP_MALFORMED] = want->n[XDPBAN_STAT_ERRORS] = p->sz.sources;
+	bench_expect_malformed(want, p->sz.sources);
 }
 
 static void pick_new_errors(struct pipe *p, struct bench_expect *want)
 {
 	for (uint32_t i = 0; i < p->sz.sources; i++)
 		p->src[i] = random_untracked(p);
-	want->n[XDPBAN_STAT_DROP_MALFORMED] = want->n[XDPBAN_STAT_ERRORS] = p->sz.sources;
+	bench_expect_malformed(want, p->sz.sources);
 }
 
 /* The last case fills the counter table past its size with new sources, so it runs last. */
@@ -148,12 +148,14 @@ static const struct pipe_case cases[] = {
 	  BENCH_FRAME_MALFORMED, true, true, pick_new_errors },
 };
 
-/* What the spoof defence costs in each mode (issue 8, item 1), measured beside the bare drop
- * in the same run. Every error row raises the limit, as the main table's do. */
-struct spoof_case {
+/* A case under one setting: what the spoof defence costs in each mode (issue 8, item 1) and
+ * what the protocol guard costs (issue 10), measured beside the bare drop in the same run.
+ * Every error row raises the limit, as the main table's do. */
+struct setting_case {
 	struct pipe_case c;
 	const char *mode;
 	uint8_t spoof, learn_shift;
+	uint8_t ports; /* config.ports; with XDPBAN_PORTS_GUARD, BENCH_UDP_DPORT is bep15 */
 };
 
 static void pick_clean_tracked(struct pipe *p, struct bench_expect *want)
@@ -165,11 +167,11 @@ static void pick_clean_tracked(struct pipe *p, struct bench_expect *want)
 
 #define SPOOF_ERRORS(traffic, fresh, pick, mode, spoof)                                     \
 	{ { traffic, "drop_malformed", BENCH_FRAME_MALFORMED, fresh, true, pick }, mode,     \
-	  spoof, XDPBAN_DEFAULT_LEARN_SHIFT }
+	  spoof, XDPBAN_DEFAULT_LEARN_SHIFT, 0 }
 #define SPOOF_LEARN(mode, shift)                                                             \
 	{ { "clean TCP ACKs of no connection, tracked sources", "pass", BENCH_FRAME_TCP_ACK,  \
-	    false, false, pick_clean_tracked }, mode, XDPBAN_SPOOF_HOP, shift }
-static const struct spoof_case spoof_cases[] = {
+	    false, false, pick_clean_tracked }, mode, XDPBAN_SPOOF_HOP, shift, 0 }
+static const struct setting_case spoof_cases[] = {
 	SPOOF_ERRORS("malformed, tracked sources", false, pick_tracked_errors, "off",
 		     XDPBAN_SPOOF_OFF),
 	SPOOF_ERRORS("malformed, tracked sources", false, pick_tracked_errors, "hop",
@@ -184,9 +186,18 @@ static const struct spoof_case spoof_cases[] = {
 	SPOOF_LEARN("hop, every segment looked at (learn_shift 0): a socket lookup each", 0),
 };
 
+#define GUARD_ANNOUNCES(setting, ports)                                                      \
+	{ { "valid BEP 15 announces (98 bytes), clean sources, half tracked", "pass",         \
+	    BENCH_FRAME_ANNOUNCE, false, false, pick_clean }, setting, XDPBAN_DEFAULT_SPOOF,   \
+	  XDPBAN_DEFAULT_LEARN_SHIFT, ports }
+static const struct setting_case guard_cases[] = {
+	GUARD_ANNOUNCES("no port rules", 0),
+	GUARD_ANNOUNCES("guard = 6969/bep15", XDPBAN_PORTS_GUARD),
+};
+
 /* The configuration a case runs under: the defaults, the spoof settings, and for error rows
  * the highest limit, so that errors stay counted increments and no ban cuts them short. */
-static int set_config(struct pipe *p, const struct pipe_case *c, const struct spoof_case *s)
+static int set_config(struct pipe *p, const struct pipe_case *c, const struct setting_case *s)
 {
 	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
 
@@ -195,6 +206,10 @@ static int set_config(struct pipe *p, const struct pipe_case *c, const struct sp
 	if (s) {
 		cfg.spoof = s->spoof;
 		cfg.learn_shift = s->learn_shift;
+		cfg.ports = s->ports;
+		if (dp_port_rules(&p->dp, BENCH_UDP_DPORT,
+				  s->ports & XDPBAN_PORTS_GUARD ? XDPBAN_GUARD_BEP15 : 0))
+			return -1;
 	}
 	return dp_set_config(&p->dp, &cfg);
 }
@@ -337,7 +352,7 @@ static int prepare_case(void *ctx, struct bench_expect *want)
 }
 
 /* Measures case c (under the spoof settings of s, if any; with the stage extras if not). */
-static void run_case(struct pipe *p, const struct pipe_case *c, const struct spoof_case *s,
+static void run_case(struct pipe *p, const struct pipe_case *c, const struct setting_case *s,
 		     struct bench_result *r)
 {
 	struct case_ctx cc = { p, c, s && s->spoof == XDPBAN_SPOOF_VERIFIED };
@@ -368,6 +383,19 @@ static void run_case(struct pipe *p, const struct pipe_case *c, const struct spo
 		r->broken = true;
 }
 
+static void print_settings(const struct setting_case *cases, size_t n,
+			   const struct bench_result *rows)
+{
+	for (size_t i = 0; i < n; i++) {
+		char x[64], b[64], ratio[64];
+
+		bench_result_cells(&rows[i], x, b, ratio, sizeof(x));
+		printf("| %s | %s | %s | %s | %s |\n", cases[i].c.traffic, cases[i].mode, x, b,
+		       ratio);
+	}
+	printf("\n");
+}
+
 static void print_spoof(const struct bench_result *rows)
 {
 	printf("### What the spoof defence costs (issue 8, item 1)\n\n");
@@ -378,14 +406,20 @@ static void print_spoof(const struct bench_result *rows)
 	       "default (learn_shift 4), chosen by a keyed hash a forger cannot aim at.\n\n");
 	printf("| traffic (IPv4) | spoof defence | xdpban ns/pkt | bare_drop ns/pkt | ratio |\n");
 	printf("|---|---|---|---|---|\n");
-	for (size_t i = 0; i < sizeof(spoof_cases) / sizeof(spoof_cases[0]); i++) {
-		char x[64], b[64], ratio[64];
+	print_settings(spoof_cases, sizeof(spoof_cases) / sizeof(spoof_cases[0]), rows);
+}
 
-		bench_result_cells(&rows[i], x, b, ratio, sizeof(x));
-		printf("| %s | %s | %s | %s | %s |\n", spoof_cases[i].c.traffic, spoof_cases[i].mode,
-		       x, b, ratio);
-	}
-	printf("\n");
+static void print_guard(const struct bench_result *rows)
+{
+	printf("### What the protocol guard costs (issue 10)\n\n");
+	printf("The same state, driver and method, on valid BEP 15 announces (98-byte payloads, "
+	       "140-byte frames) to port %d, with no port rules and with the port guarded by the "
+	       "bep15 profile (docs/datapath.md, section 9): the difference is what checking a "
+	       "valid request costs. The bare drop runs the same frame.\n\n",
+	       BENCH_UDP_DPORT);
+	printf("| traffic (IPv4) | port rules | xdpban ns/pkt | bare_drop ns/pkt | ratio |\n");
+	printf("|---|---|---|---|---|\n");
+	print_settings(guard_cases, sizeof(guard_cases) / sizeof(guard_cases[0]), rows);
 }
 
 static void print_row(const char *traffic, const char *verdict, const struct bench_result *r)
@@ -604,6 +638,7 @@ int main(int argc, char **argv)
 	static struct pipe p = { .o = { .name = "pipeline" }, .check = { .bench = "pipeline" } };
 	struct bench_result rows[sizeof(cases) / sizeof(cases[0])], hot;
 	struct bench_result spoof_rows[sizeof(spoof_cases) / sizeof(spoof_cases[0])];
+	struct bench_result guard_rows[sizeof(guard_cases) / sizeof(guard_cases[0])];
 	int rc = 1;
 
 	if (bench_parse_args(&p.o, argc, argv))
@@ -625,6 +660,10 @@ int main(int argc, char **argv)
 			   spoof_cases[i].mode);
 		run_case(&p, &spoof_cases[i].c, &spoof_cases[i], &spoof_rows[i]);
 	}
+	for (size_t i = 0; i < sizeof(guard_cases) / sizeof(guard_cases[0]); i++) {
+		bench_note(&p.o, "%s, %s", guard_cases[i].c.traffic, guard_cases[i].mode);
+		run_case(&p, &guard_cases[i].c, &guard_cases[i], &guard_rows[i]);
+	}
 	print_header(&p);
 	print_row("one clean source, repeated (no driver)", "pass", &hot);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -633,6 +672,7 @@ int main(int argc, char **argv)
 	print_floors(&p, rows);
 	print_breakdown(rows);
 	print_spoof(spoof_rows);
+	print_guard(guard_rows);
 	report_target(&p, &rows[CASE_CLEAN]);
 	report_floor_target(&p, "sources inside a deny prefix", &rows[CASE_DENIED], 1);
 	report_floor_target(&p, "banned sources", &rows[CASE_BANNED], 1);
