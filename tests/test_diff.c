@@ -891,6 +891,53 @@ static void diff_bad_config(void **state)
 	phase_close(d);
 }
 
+/* A port's rules on both sides (docs/datapath.md, section 9). */
+static void port_rules(struct diff *d, __u16 port, __u8 rules)
+{
+	assert_int_equal(dp_port_rules(&d->dp, port, rules), 0);
+	d->model.ports[port] = rules;
+}
+
+/* The port rules over the generator's traffic (UDP and TCP to 6969, ICMP echoes): the port
+ * guarded by each profile, then open, then closed, with the drop of the new classes on and
+ * off, and a table whose rules config.ports leaves off. Nothing in this test's network
+ * namespace is bound to 6969, so the socket lookup finds nothing on either side. */
+static void diff_port_rules(void **state)
+{
+	const __u8 all = XDPBAN_PORTS_GUARD | XDPBAN_PORTS_PROBE | XDPBAN_PORTS_PROBE_ICMP;
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(3, 86400, 86400);
+
+	if (!d)
+		skip();
+	phase_open(d, "port-rules", 0, 7);
+	port_rules(d, 6969, XDPBAN_GUARD_BEP15);
+	cfg.ports = all;
+	set_config(d, &cfg);
+	run_frames(d, 3000);
+	cfg.drop_mask = XDPBAN_CLASS_MALFORMED | XDPBAN_CLASS_PROTOCOL | XDPBAN_CLASS_PROBE;
+	set_config(d, &cfg);
+	run_frames(d, 3000);
+	port_rules(d, 6969, XDPBAN_GUARD_DNS);
+	run_frames(d, 2000);
+	port_rules(d, 6969, XDPBAN_PORT_UDP_OPEN | XDPBAN_PORT_TCP_OPEN);
+	run_frames(d, 2000);
+	port_rules(d, 6969, 0);
+	cfg.drop_mask = XDPBAN_DEFAULT_DROP_MASK;
+	set_config(d, &cfg);
+	run_frames(d, 2000);
+	cfg.class_mask = XDPBAN_CLASS_MALFORMED | XDPBAN_CLASS_PROBE; /* protocol off */
+	port_rules(d, 6969, XDPBAN_GUARD_BEP15);
+	set_config(d, &cfg);
+	run_frames(d, 2000);
+	cfg = config(3, 86400, 86400); /* config.ports 0: the table is not read */
+	set_config(d, &cfg);
+	run_frames(d, 2000);
+	assert_true(d->model.stats[XDPBAN_STAT_CLASS_PROTOCOL].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_CLASS_PROBE].packets > 0);
+	phase_close(d);
+}
+
 /* An exempt prefix on both sides, as the daemon writes xdpban_exempt4/6. */
 static void exempt_add(struct diff *d, const char *cidr)
 {
@@ -1151,6 +1198,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(diff_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_events_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_bad_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_port_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_policy_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_spoof_and_eviction, setup, teardown),
 	};

@@ -101,6 +101,35 @@ static bool udp_malformed(const struct bytes *l4)
 	return udp_len < 8 || udp_len > l4->len;
 }
 
+/* What section 9 reads of a packet whose L4 checks passed. */
+static void record_ports(__u8 family, const struct l4_region *l4, struct model_parsed *out)
+{
+	const struct bytes *b = &l4->bytes;
+
+	switch (l4->proto) {
+	case PROTO_TCP:
+	case PROTO_UDP:
+		out->l4 = l4->proto == PROTO_TCP ? MODEL_L4_TCP : MODEL_L4_UDP;
+		out->sport = be16_at(b, 0);
+		out->dport = be16_at(b, 2);
+		if (l4->proto == PROTO_TCP) {
+			out->tcp_flags = b->p[13];
+		} else {
+			out->payload = b->p + 8;
+			out->payload_len = be16_at(b, 4) - 8u;
+		}
+		break;
+	case PROTO_ICMP:
+		if (family == XDPBAN_FAMILY_INET && b->p[0] == 8)
+			out->l4 = MODEL_L4_ECHO;
+		break;
+	case PROTO_ICMPV6:
+		if (family == XDPBAN_FAMILY_INET6 && b->p[0] == 128)
+			out->l4 = MODEL_L4_ECHO;
+		break;
+	}
+}
+
 /* L4 checks (section 1, last list), against the L4 region only. */
 static void check_l4(__u8 family, const struct l4_region *l4, struct model_parsed *out)
 {
@@ -143,6 +172,7 @@ static void parse_ipv4(const struct bytes *ip, struct model_parsed *out, struct 
 	out->kind = MODEL_FRAME_IP;
 	out->family = XDPBAN_FAMILY_INET;
 	memcpy(out->src, ip->p + 12, 4);
+	memcpy(out->dst, ip->p + 16, 4);
 	out->ttl = ip->p[8];
 
 	ihl_bytes = (ip->p[0] & 0x0f) * 4u;
@@ -216,6 +246,7 @@ static void parse_ipv6(const struct bytes *ip, struct model_parsed *out, struct 
 	out->kind = MODEL_FRAME_IP;
 	out->family = XDPBAN_FAMILY_INET6;
 	memcpy(out->src, ip->p + 8, 16);
+	memcpy(out->dst, ip->p + 24, 16);
 	out->ttl = ip->p[7]; /* the hop limit */
 
 	payload_len = be16_at(ip, 4);
@@ -256,6 +287,8 @@ void model_parse(const __u8 *frame, __u32 len, struct model_parsed *out)
 		parse_ipv6(&ip, out, &l4);
 	if (out->kind == MODEL_FRAME_IP && !out->malformed)
 		check_l4(out->family, &l4, out);
+	if (out->kind == MODEL_FRAME_IP && !out->malformed && l4.present)
+		record_ports(out->family, &l4, out);
 }
 
 /* ---- Tables (section 4) --------------------------------------------------------------- */
@@ -869,7 +902,9 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 		return 0;
 	}
 
-	classes = (v->parsed.malformed ? XDPBAN_CLASS_MALFORMED : 0) & cfg->class_mask;
+	classes = v->parsed.malformed ? XDPBAN_CLASS_MALFORMED
+				      : model_port_classes(m, cfg, &v->parsed);
+	classes &= cfg->class_mask;
 	if (!classes) {
 		set_verdict(v, XDPBAN_STAT_PASSED);
 		return 0;

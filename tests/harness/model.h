@@ -36,7 +36,15 @@ struct model_parsed {
 	bool malformed; /* L3 or L4 rule broken */
 	bool ndp;       /* ICMPv6 types 133..137 with a valid L4 region */
 	__u8 ttl;       /* the TTL or hop limit, when kind is IP */
+	/* What the port rules (section 9) read, for a packet that is not malformed: */
+	__u8 dst[16];   /* network order, like src */
+	__u8 l4;        /* MODEL_L4_* below; MODEL_L4_OTHER without an L4 region */
+	__u16 sport, dport; /* host order: TCP and UDP */
+	__u8 tcp_flags;
+	const __u8 *payload; /* UDP: the payload the UDP length declares (into the frame) */
+	__u32 payload_len;
 };
+enum { MODEL_L4_OTHER = 0, MODEL_L4_TCP, MODEL_L4_UDP, MODEL_L4_ECHO /* ICMP(v6) echo request */ };
 
 /* One policy prefix, as userspace writes it into the LPM tries. */
 struct model_prefix {
@@ -96,6 +104,10 @@ struct model {
 	size_t nexempt;
 	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
 	__u32 events_room; /* ban events the ring buffer can still take */
+	__u8 ports[65536]; /* each port's byte of xdpban_ports (section 9) */
+	/* Ports a socket of this host takes (section 9's socket lookup): TCP, then UDP. */
+	const __u16 *tcp_bound, *udp_bound;
+	size_t n_tcp_bound, n_udp_bound;
 };
 
 /* What one packet did. */
@@ -144,6 +156,10 @@ int model_exempt_add(struct model *m, const struct model_exempt *e);
 
 /* Parses a frame per section 1. Never fails. */
 void model_parse(const __u8 *frame, __u32 len, struct model_parsed *out);
+
+/* Section 9: the port classes of a parsed packet that is not malformed under cfg. */
+__u8 model_port_classes(const struct model *m, const struct xdpban_config *cfg,
+			const struct model_parsed *p);
 
 /* Runs one frame at `now_ns` (CLOCK_BOOTTIME): updates the state and stats. 0 or -ENOMEM. */
 int model_packet(struct model *m, const __u8 *frame, __u32 len, __u64 now_ns,
