@@ -73,8 +73,18 @@ FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/obj/%.o,$(ULIB_SRCS) \
 	       $(patsubst %,user/xdpband/%.c,$(FUZZ_XBD))) $(BUILD)/fuzz/obj/support.o
 FUZZ_CFLAGS = $(CFLAGS) -O1 $(SAN_FLAGS) -Iuser/xdpband -Itests/fuzz
 
-.PHONY: all deps test demo bench bench-full install clean fuzz fuzz-build asan asan-tests
-all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) $(BENCH_CUT_OBJS) \
+# The application library (include/xdpban.h, deploy/libxdpban.3): every module of user/lib but
+# the JSON and control-protocol ones (they need json-c, and no call of the library reaches
+# them), built position-independent with hidden visibility so that only the XDPBAN_API
+# functions are exported (nm -D). The archive is the same objects linked into one, with every
+# hidden symbol made local, so that no internal xb_ name can clash with an application's.
+LIBAPI_SONAME := libxdpban.so.1
+LIBAPI_SRCS := $(filter-out user/lib/json.c user/lib/control.c user/lib/control_client.c,$(ULIB_SRCS))
+LIBAPI_OBJS := $(patsubst user/%.c,$(BUILD)/pic/%.o,$(LIBAPI_SRCS))
+LIBAPI    := $(BUILD)/lib/$(LIBAPI_SONAME) $(BUILD)/lib/libxdpban.so $(BUILD)/lib/libxdpban.a
+
+.PHONY: all deps test demo bench bench-full install install-lib clean fuzz fuzz-build asan asan-tests
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) $(BENCH_CUT_OBJS) \
      fuzz-build asan
 
 deps:
@@ -98,6 +108,24 @@ $(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) 
 	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS)
 endef
 $(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
+
+$(BUILD)/pic/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
+	$(call msg,CC-PIC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ffunction-sections \
+		-fdata-sections -c $< -o $@
+
+$(BUILD)/lib/$(LIBAPI_SONAME): $(LIBAPI_OBJS)
+	$(call msg,LD-SO,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBAPI_SONAME) \
+		-Wl,--no-undefined -Wl,--gc-sections $^ -o $@ -lbpf
+
+$(BUILD)/lib/libxdpban.so: $(BUILD)/lib/$(LIBAPI_SONAME)
+	$(Q)ln -sf $(LIBAPI_SONAME) $@
+
+$(BUILD)/lib/libxdpban.a: $(LIBAPI_OBJS)
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D) && $(LD) -r $^ -o $@.o && objcopy --localize-hidden $@.o && \
+		rm -f $@ && $(AR) rcs $@ $@.o && rm -f $@.o
 
 $(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
 	$(call msg,CC,$@)
@@ -167,8 +195,9 @@ bench-full: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./bench/run.sh $(BUILD) full
 
-# Installs the programs, man pages, systemd unit and sample config. The unit's paths follow
-# PREFIX; an existing /etc/xdpban/xdpban.conf is never overwritten.
+# Installs the programs, man pages, systemd unit and sample config (and, through install-lib,
+# the application library). The unit's paths follow PREFIX; an existing
+# /etc/xdpban/xdpban.conf is never overwritten.
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
@@ -185,6 +214,23 @@ install: $(BUILD)/xdpband $(BUILD)/xdpban
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/xdpband.service
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf ] || \
 		install -m 0644 deploy/xdpban.conf $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf
+
+# The application library, its header (with the report statuses it names), pkg-config file and
+# man page; install runs it too. ldconfig only for a real install (no DESTDIR).
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+install: install-lib
+install-lib: $(LIBAPI)
+	$(call msg,INSTALL,$(DESTDIR)$(LIBDIR)/libxdpban)
+	$(Q)install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man3
+	$(Q)install -m 0755 $(BUILD)/lib/$(LIBAPI_SONAME) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(LIBAPI_SONAME) $(DESTDIR)$(LIBDIR)/libxdpban.so
+	$(Q)install -m 0644 $(BUILD)/lib/libxdpban.a $(DESTDIR)$(LIBDIR)/
+	$(Q)install -m 0644 include/xdpban.h include/xdpban_report.h $(DESTDIR)$(INCLUDEDIR)/
+	$(Q)install -m 0644 deploy/libxdpban.3 $(DESTDIR)$(MANDIR)/man3/
+	$(Q)sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		deploy/xdpban.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/xdpban.pc
+	$(Q)[ -n "$(DESTDIR)" ] || ldconfig
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -149,38 +149,6 @@ static struct xdpban_key *random_keys(struct bench_rng *rng, uint32_t n)
 	return keys;
 }
 
-/* Pins the data path's own maps (not libbpf's internal ones) in dir, which this process
- * created. */
-static int pin_maps(struct dp *dp, const char *dir)
-{
-	struct bpf_map *map;
-	char path[512];
-
-	bpf_object__for_each_map(map, dp->skel->obj) {
-		if (strncmp(bpf_map__name(map), "xdpban_", 7))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
-		if (bpf_map__pin(map, path))
-			return -errno;
-	}
-	return 0;
-}
-
-/* Removes the pins pin_maps() made, and the directory this process created. */
-static void unpin_maps(struct dp *dp, const char *dir)
-{
-	struct bpf_map *map;
-	char path[512];
-
-	bpf_object__for_each_map(map, dp->skel->obj) {
-		if (strncmp(bpf_map__name(map), "xdpban_", 7))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
-		unlink(path);
-	}
-	rmdir(dir);
-}
-
 /* Starts CLI --pin-dir DIR --socket (none) ARGS... with stdout to out_fd (or /dev/null). */
 static int spawn_cli(const char *cli, const char *pin_dir, const char *const *args, int out_fd,
 		     pid_t *pid)
@@ -423,7 +391,7 @@ static int do_state(int argc, char **argv)
 			strerror(errno));
 		err = -EEXIST;
 	} else if (cli) {
-		err = pin_maps(&dp, pin_dir);
+		err = dp_pin(&dp, pin_dir);
 		if (err)
 			fprintf(stderr, "bench: control: pinning the maps in %s: %s\n", pin_dir,
 				strerror(-err));
@@ -431,7 +399,7 @@ static int do_state(int argc, char **argv)
 			err = dump_bans(cli, pin_dir, bans);
 		if (!err)
 			err = threshold_latency(&dp, cli, pin_dir);
-		unpin_maps(&dp, pin_dir);
+		dp_unpin(&dp, pin_dir);
 	}
 	dp_close(&dp);
 	return err ? 1 : 0;

@@ -545,6 +545,40 @@ int dp_map_count(int map_fd, size_t key_size)
 	return errno == ENOENT ? n : -errno;
 }
 
+/* The pin of a map that dp_pin() pins (the object's own maps, whose names all start so):
+ * true and its path, or false for libbpf's internal maps. */
+static bool pin_path(const struct bpf_map *map, const char *dir, char *path, size_t len)
+{
+	if (strncmp(bpf_map__name(map), "xdpban_", 7))
+		return false;
+	snprintf(path, len, "%s/%s", dir, bpf_map__name(map));
+	return true;
+}
+
+int dp_pin(struct dp *dp, const char *dir)
+{
+	struct bpf_map *map;
+	char path[512];
+
+	/* Not bpf_map__pin: libbpf would remember the pin and skip it after dp_unpin, on a
+	 * parked data path's next dp_pin. */
+	bpf_object__for_each_map(map, dp->skel->obj)
+		if (pin_path(map, dir, path, sizeof(path)) && bpf_obj_pin(bpf_map__fd(map), path))
+			return -errno;
+	return 0;
+}
+
+void dp_unpin(struct dp *dp, const char *dir)
+{
+	struct bpf_map *map;
+	char path[512];
+
+	bpf_object__for_each_map(map, dp->skel->obj)
+		if (pin_path(map, dir, path, sizeof(path)))
+			unlink(path);
+	rmdir(dir);
+}
+
 __u64 dp_now_ns(void)
 {
 	struct timespec ts;

@@ -111,6 +111,13 @@ int dp_count_bans(struct dp *dp);
 /* Number of entries in a hash or trie map. */
 int dp_map_count(int map_fd, size_t key_size);
 
+/* Pins the data path's own maps (not libbpf's internal ones) by name in dir, a directory the
+ * caller created, as xdpband pins them: for tests and benchmarks of what reads the pins (the
+ * CLI, the application library). 0 or -errno. */
+int dp_pin(struct dp *dp, const char *dir);
+/* Removes the pins dp_pin() made, then dir itself; pins that are gone already are no error. */
+void dp_unpin(struct dp *dp, const char *dir);
+
 /* CLOCK_BOOTTIME, the data path's clock. */
 __u64 dp_now_ns(void);
 
