@@ -221,6 +221,7 @@ __attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 s
 	e.hop = r->hop;
 	e.spoof = cfg->spoof;
 	e.tolerance = cfg->hop_tolerance;
+	e.classes = r->classes;
 	r->count = 0;
 	home = xdpban_key_home(seed, key, groups);
 	g = bpf_map_lookup_elem(&xdpban_counts, &home);

@@ -249,6 +249,15 @@ enum xdpban_ctr_flag {
 				  * cleared when it is stored (the counter starts over) or found
 				  * no room (the next error tries again) */
 };
+/* The flags' high four bits: the classes (enum xdpban_class) of the errors counted in the
+ * current window, for `xdpban query`; cleared when a window starts or a ban starts the counter
+ * over. Information only: no rule reads them, and a lost race only loses a bit of it. */
+#define XDPBAN_CTR_CLASSES_SHIFT 4
+#define XDPBAN_CTR_CLASSES_FLAGS 0xf0u
+#define XDPBAN_CTR_FLAGS_CLASSES(flags) ((__u8)((flags) >> XDPBAN_CTR_CLASSES_SHIFT))
+#define XDPBAN_CTR_CLASSES_FLAG(classes) ((__u8)((classes) << XDPBAN_CTR_CLASSES_SHIFT))
+_Static_assert(XDPBAN_CLASS__COUNT <= 8 - XDPBAN_CTR_CLASSES_SHIFT,
+	       "every error class has a bit in a counter's flags");
 /* A verification stamp counts time in units of 64 s, modulo 2^16 (48 days). */
 #define XDPBAN_STAMP_SHIFT 6
 /* A verified source stays protected from eviction this long after its last verification. */
@@ -281,7 +290,7 @@ struct xdpban_error {
 	__u8 hop;        /* the packet's hop count, or XDPBAN_HOP_NONE */
 	__u8 spoof;      /* enum xdpban_spoof_mode in force for this error */
 	__u8 tolerance;  /* hop counts this far apart still agree */
-	__u8 pad;
+	__u8 classes;    /* enum xdpban_class bits of the error */
 };
 
 enum xdpban_count_result {

@@ -488,17 +488,31 @@ XDPBAN_INLINE __u32 xdpban_count_plus(__u32 count, __u32 n)
 
 /* aux after a window (re)starts with an error of hop `hop`: a verified source keeps its
  * record; any other gets this error's hop count as its reference. Disputes end with the
- * window that had them. */
+ * window that had them; the window's classes are this error's. */
 XDPBAN_INLINE __u32 xdpban_aux_new_window(__u32 aux, const struct xdpban_error *e)
 {
-	__u8 flags = XDPBAN_CTR_AUX_FLAGS(aux) &
-		     ~(XDPBAN_CTR_DISPUTED | XDPBAN_CTR_HOPREF | XDPBAN_CTR_BANNING);
+	__u8 flags = (XDPBAN_CTR_AUX_FLAGS(aux) & ~(XDPBAN_CTR_DISPUTED | XDPBAN_CTR_HOPREF |
+						    XDPBAN_CTR_BANNING | XDPBAN_CTR_CLASSES_FLAGS)) |
+		     XDPBAN_CTR_CLASSES_FLAG(e->classes);
 
 	if (flags & XDPBAN_CTR_VERIFIED)
 		return XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux), flags, XDPBAN_CTR_AUX_STAMP(aux));
 	if (e->spoof == XDPBAN_SPOOF_OFF || e->hop == XDPBAN_HOP_NONE)
 		return XDPBAN_CTR_AUX(0, flags, 0);
 	return XDPBAN_CTR_AUX(e->hop, flags | XDPBAN_CTR_HOPREF, 0);
+}
+
+/* Adds the classes of an error counted in the current window, writing only when one is new
+ * (a source repeats its kind of error, so nearly never). */
+XDPBAN_INLINE void xdpban_ctr_add_classes(struct xdpban_ctr_ref *ref, __u32 aux, __u8 classes)
+{
+	__u8 flags = XDPBAN_CTR_AUX_FLAGS(aux);
+
+	if ((XDPBAN_CTR_FLAGS_CLASSES(flags) & classes) == classes)
+		return;
+	xdpban_ctr_set_aux(ref, XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux),
+					       flags | XDPBAN_CTR_CLASSES_FLAG(classes),
+					       XDPBAN_CTR_AUX_STAMP(aux)));
 }
 
 /* Marks a counter disputed for the rest of its window; with no window, one starts now (with
@@ -583,6 +597,8 @@ XDPBAN_INLINE int xdpban_ctr_count(struct xdpban_group *g, const struct xdpban_k
 			if (xdpban_ctr_swap(ref, next) == 0) {
 				if (!active)
 					xdpban_ctr_set_aux(ref, xdpban_aux_new_window(aux, e));
+				else
+					xdpban_ctr_add_classes(ref, aux, e->classes);
 				*count = XDPBAN_CTR_COUNT(next);
 				return XDPBAN_COUNT_COUNTED;
 			}
@@ -627,7 +643,8 @@ XDPBAN_INLINE int xdpban_ctr_claim_ban(struct xdpban_ctr_ref *ref)
 	return 1;
 }
 
-/* After a ban the source starts over: count 0 (no window), no dispute, no first-error hop. */
+/* After a ban the source starts over: count 0 (no window), no dispute, no first-error hop, no
+ * classes. */
 XDPBAN_INLINE void xdpban_ctr_reset(struct xdpban_ctr_ref *ref, __u32 now_s)
 {
 	__u32 aux = xdpban_ctl_aux(ref->ctl);
@@ -639,8 +656,8 @@ XDPBAN_INLINE void xdpban_ctr_reset(struct xdpban_ctr_ref *ref, __u32 now_s)
 			break;
 	xdpban_ctr_set_aux(ref, XDPBAN_CTR_AUX(
 		XDPBAN_CTR_AUX_HOP(aux),
-		XDPBAN_CTR_AUX_FLAGS(aux) &
-			~(XDPBAN_CTR_DISPUTED | XDPBAN_CTR_HOPREF | XDPBAN_CTR_BANNING),
+		XDPBAN_CTR_AUX_FLAGS(aux) & ~(XDPBAN_CTR_DISPUTED | XDPBAN_CTR_HOPREF |
+					      XDPBAN_CTR_BANNING | XDPBAN_CTR_CLASSES_FLAGS),
 		XDPBAN_CTR_AUX_STAMP(aux)));
 }
 

@@ -406,10 +406,12 @@ static int compare_counter(const struct xdpban_key *key, const struct model_coun
 	window = want->count > 0 || (want->flags & MODEL_DISPUTED);
 	hop = want->flags & (MODEL_VERIFIED | MODEL_FIRST_ERR);
 	if (got.count != want->count || (got.flags & kept) != want->flags ||
-	    (window && got.start_s != want->start_s) || (hop && got.hop != want->hop))
-		mismatch(d, "counter %s: kernel start %u count %u flags %u hop %u, model start %u "
-			    "count %u flags %u hop %u", text, got.start_s, got.count, got.flags,
-			 got.hop, want->start_s, want->count, want->flags, want->hop);
+	    (window && got.start_s != want->start_s) || (hop && got.hop != want->hop) ||
+	    (want->count > 0 && got.classes != want->classes))
+		mismatch(d, "counter %s: kernel start %u count %u flags %u hop %u classes %#x, model "
+			    "start %u count %u flags %u hop %u classes %#x", text, got.start_s,
+			 got.count, got.flags, got.hop, got.classes, want->start_s, want->count,
+			 want->flags, want->hop, want->classes);
 	return 0;
 }
 

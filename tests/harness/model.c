@@ -790,8 +790,9 @@ static void ban_if_over(struct model *m, const struct xdpban_key *key, struct mo
 	res->event_sent = m->events_room > 0;
 	if (res->event_sent && m->events_room != MODEL_EVENTS_UNLIMITED)
 		m->events_room--;
-	c->count = 0; /* the source starts over: no window, no dispute */
+	c->count = 0; /* the source starts over: no window, no dispute, no classes */
 	c->flags &= ~(MODEL_DISPUTED | MODEL_FIRST_ERR);
+	c->classes = 0;
 }
 
 /* Sections 4 and 8: n errors of `classes` against key at now. hop is the packet's hop count,
@@ -828,6 +829,7 @@ static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n,
 	if (fresh) { /* rule 4: a window starts, with this error's reference */
 		s->c.start_s = now_s;
 		s->c.count = n;
+		s->c.classes = classes;
 		s->c.flags &= ~(MODEL_DISPUTED | MODEL_FIRST_ERR);
 		if (!(s->c.flags & MODEL_VERIFIED)) {
 			s->c.hop = hop_rules ? (__u8)hop : 0;
@@ -836,6 +838,7 @@ static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n,
 		}
 	} else {
 		s->c.count = add_saturating(s->c.count, n);
+		s->c.classes |= classes;
 	}
 	res->new_count = s->c.count;
 	ban_if_over(m, key, &s->c, classes, reason, now, &cfg, res);

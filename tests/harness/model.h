@@ -61,6 +61,7 @@ struct model_counter {
 	__u32 count;
 	__u8 hop;      /* the reference hop count */
 	__u8 flags;    /* MODEL_* below */
+	__u8 classes;  /* of the errors counted in the window (section 4) */
 	__u32 stamp_s; /* when it was verified, MODEL_VERIFIED */
 };
 #define MODEL_VERIFIED 1  /* the reference hop count was learned */

@@ -365,7 +365,8 @@ static void counter_from(__u64 ctl, __u64 val, __u32 now_s, struct xb_counter *o
 	out->count = XDPBAN_CTR_COUNT(val);
 	out->start_s = now_s - xdpban_ctr_age(val, now_s);
 	out->hop = XDPBAN_CTR_AUX_HOP(aux);
-	out->flags = XDPBAN_CTR_AUX_FLAGS(aux);
+	out->flags = XDPBAN_CTR_AUX_FLAGS(aux) & ~XDPBAN_CTR_CLASSES_FLAGS;
+	out->classes = XDPBAN_CTR_FLAGS_CLASSES(XDPBAN_CTR_AUX_FLAGS(aux));
 	if (out->flags & XDPBAN_CTR_VERIFIED)
 		out->stamp_s = (now_s >> XDPBAN_STAMP_SHIFT << XDPBAN_STAMP_SHIFT) -
 			       ((__u32)stamp_age << XDPBAN_STAMP_SHIFT);
@@ -395,7 +396,10 @@ int xb_counters_put(const struct xb_counters *c, const struct xdpban_key *key, _
 {
 	struct xdpban_group *g = home_group(c, key);
 	__u32 stamp = (in->flags & XDPBAN_CTR_VERIFIED) ? xdpban_stamp(in->stamp_s) : 0;
-	__u32 aux = XDPBAN_CTR_AUX(in->hop, in->flags, stamp);
+	__u32 aux = XDPBAN_CTR_AUX(in->hop,
+				   (in->flags & ~XDPBAN_CTR_CLASSES_FLAGS) |
+					   XDPBAN_CTR_CLASSES_FLAG(in->classes),
+				   stamp);
 	struct xdpban_ctr_ref ref = { 0 };
 	int ret;
 

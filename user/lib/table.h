@@ -89,6 +89,7 @@ struct xb_counter {
 	__u32 start_s;  /* CLOCK_BOOTTIME s when the window began (valid when count > 0) */
 	__u8 hop;       /* the reference hop count, when flags say there is one */
 	__u8 flags;     /* enum xdpban_ctr_flag */
+	__u8 classes;   /* enum xdpban_class bits of the errors counted in the window */
 	__u32 stamp_s;  /* CLOCK_BOOTTIME s (to 64 s) of the last verification, if verified */
 };
 
