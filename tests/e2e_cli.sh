@@ -257,7 +257,7 @@ case_report() {
 		cli_ok report "$V4_REPORTED" &&
 		e2e_expect "report of a banned source" "already_banned (count 0)" "$out" &&
 		cli_ok query "$V4_REPORTED" --json &&
-		json_holds "$out" 'j["banned"] is True and j["ban_reason"] == "reported"'
+		json_holds "$out" 'j["banned"] is True and j["ban_reason"] == "reported" and j["ban_classes"] == ["reported"] and j["classes"] == []'
 }
 
 # A trusted list entry written as xdpband would (list 7, 203.0.113.128/25); bans must not

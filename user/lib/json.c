@@ -452,9 +452,11 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, "address", json_object_new_string(text));
 	json_object_object_add(obj, "key", json_object_new_string(q.key));
 	json_object_object_add(obj, "count", json_object_new_int64(q.count));
+	json_object_object_add(obj, "classes", classes_array(q.classes));
 	json_object_object_add(obj, "banned", json_object_new_boolean(q.banned));
 	json_object_object_add(obj, "seconds_left", json_object_new_int64(q.seconds_left));
 	json_object_object_add(obj, "ban_reason", string_or_null(q.ban_reason));
+	json_object_object_add(obj, "ban_classes", q.banned ? classes_array(q.ban_classes) : NULL);
 	json_object_object_add(obj, "policy", json_object_new_string(xb_verdict_name(q.policy)));
 	json_object_object_add(obj, "policy_match", string_or_null(q.policy_match));
 	json_object_object_add(obj, "policy_list",

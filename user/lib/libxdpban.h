@@ -198,6 +198,8 @@ struct xb_query_info {
 	__u32 policy_list;    /* list_id of the match */
 	char key[64];         /* the counting/ban key of the address ("2001:db8::/64") */
 	const char *ban_reason; /* xb_reason_name() of the ban; NULL when not banned */
+	__u8 classes;         /* enum xdpban_class bits of the errors of the current window */
+	__u8 ban_classes;     /* of the error that crossed the limit (errors and reports) */
 	/* the spoof defence's record of the key (docs/datapath.md, section 8) */
 	bool verified;        /* its hop count came from an established TCP connection */
 	__s64 verified_ago_s; /* how long ago (to 64 s) it was last verified */

@@ -71,6 +71,7 @@ static int query_counter(const struct xb_maps *m, const struct xdpban_key *key,
 	if ((ctr.count > 0 || (ctr.flags & XDPBAN_CTR_DISPUTED)) &&
 	    now_s - ctr.start_s < cfg->window_s) {
 		out->count = ctr.count;
+		out->classes = ctr.classes;
 		out->disputed = ctr.flags & XDPBAN_CTR_DISPUTED;
 		if (ctr.flags & XDPBAN_CTR_HOPREF) {
 			out->has_hop = true;
@@ -99,6 +100,7 @@ static int query_ban(const struct xb_maps *m, const struct xdpban_key *key, __u6
 	out->banned = true;
 	out->seconds_left = seconds_until(ban.expires_ns, now_ns);
 	out->ban_reason = xb_reason_name(ban.reason);
+	out->ban_classes = ban.classes;
 	return 0;
 }
 

@@ -328,12 +328,22 @@ static void render_query_spoof(struct json_object *r)
 
 void render_query(struct json_object *r)
 {
-	char left[32];
+	char left[64], classes[64];
+	struct json_object *window = member(r, "classes"), *crossed = member(r, "ban_classes");
 
 	printf("%-13s %s\n", "address:", str(r, "address"));
 	printf("%-13s %s\n", "key:", str(r, "key"));
-	printf("%-13s %" PRId64 " errors in the current window\n", "count:", num(r, "count"));
-	if (json_object_get_boolean(member(r, "banned")))
+	if (window && json_object_array_length(window))
+		printf("%-13s %" PRId64 " errors in the current window (%s)\n", "count:",
+		       num(r, "count"), joined(window, classes, sizeof(classes)));
+	else
+		printf("%-13s %" PRId64 " errors in the current window\n", "count:", num(r, "count"));
+	if (json_object_get_boolean(member(r, "banned")) && crossed &&
+	    json_object_array_length(crossed))
+		printf("%-13s yes (%s: %s, %s)\n", "banned:", str(r, "ban_reason"),
+		       joined(crossed, classes, sizeof(classes)),
+		       duration(num(r, "seconds_left"), left, sizeof(left)));
+	else if (json_object_get_boolean(member(r, "banned")))
 		printf("%-13s yes (%s, %s)\n", "banned:", str(r, "ban_reason"),
 		       duration(num(r, "seconds_left"), left, sizeof(left)));
 	else
