@@ -36,6 +36,14 @@ static __always_inline int dest_is_group(const struct pkt *p)
 	return p->family == XDPBAN_FAMILY_INET ? p->daddr[0] >= 224 : p->daddr[0] == 0xff;
 }
 
+/* A datagram to a guarded port breaks its profile; a source port of 0 is never a real
+ * client's, whatever the profile. */
+static __always_inline int guarded_error(struct xdp_md *ctx, const struct pkt *p, __u8 rules)
+{
+	return p->sport == 0 || guard_error(ctx, rules & XDPBAN_PORT_GUARD_MASK, p->payload_off,
+					    p->payload_len, p->bytes);
+}
+
 /* protocol: a datagram to a guarded port that breaks the port's profile. probe (first step):
  * a datagram to a UDP port neither open nor guarded, a SYN without ACK to a TCP port not
  * open, or an echo request when echoes count. */
@@ -48,9 +56,7 @@ static __always_inline __u32 class_ports(struct xdp_md *ctx, const struct pkt *p
 	if (p->is_udp) {
 		rules = port_rules(p->dport);
 		if (rules & XDPBAN_PORT_GUARD_MASK)
-			return (ports & XDPBAN_PORTS_GUARD) &&
-					       guard_error(ctx, rules & XDPBAN_PORT_GUARD_MASK, p->sport,
-							   p->payload_off, p->payload_len)
+			return (ports & XDPBAN_PORTS_GUARD) && guarded_error(ctx, p, rules)
 				       ? XDPBAN_CLASS_PROTOCOL
 				       : 0;
 		return (ports & XDPBAN_PORTS_PROBE) && !(rules & XDPBAN_PORT_UDP_OPEN) &&

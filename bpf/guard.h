@@ -72,17 +72,14 @@ static __always_inline int dns_error(const struct frame *f, __u32 off, __u32 len
 }
 
 /* 1 when a datagram to a port of profile `guard` breaks its protocol; its payload is the len
- * bytes at off. A source port of 0 is never a real client's. A global function: verified once,
- * with its buffers in a frame of its own. */
-__attribute__((noinline)) int guard_error(struct xdp_md *ctx, __u32 guard, __u32 sport,
-					  __u32 off, __u32 len)
+ * bytes at off in a frame of frame_len bytes. A global function: verified once, with its
+ * buffers in a frame of its own (the caller's stack is near the verifier's limit). */
+__attribute__((noinline)) int guard_error(struct xdp_md *ctx, __u32 guard, __u32 off,
+					  __u32 len, __u32 frame_len)
 {
 	struct frame f = { .ctx = ctx, .data = (void *)(long)ctx->data,
-			   .data_end = (void *)(long)ctx->data_end,
-			   .len = bpf_xdp_get_buff_len(ctx) };
+			   .data_end = (void *)(long)ctx->data_end, .len = frame_len };
 
-	if (sport == 0)
-		return 1;
 	if (off > PAYLOAD_OFF_MAX)
 		return 0; /* cannot happen (parse.h); gives the verifier its bound */
 	switch (guard) {
