@@ -1048,24 +1048,12 @@ static void verdict_slots_add_up(void **state)
 
 static int load(void **state)
 {
-	int err;
-
-	if (!dp_can_load())
-		return 0;
-	err = dp_open(&g_dp, NULL);
-	if (err) {
-		fprintf(stderr, "test_verdict: loading the data path failed: %s\n", strerror(-err));
-		return -1;
-	}
-	g_loaded = true;
-	return 0;
+	return dp_group_open(&g_dp, &g_loaded, "test_verdict");
 }
 
 static int unload(void **state)
 {
-	if (g_loaded)
-		dp_close(&g_dp);
-	g_loaded = false;
+	dp_group_close(&g_dp, &g_loaded);
 	return 0;
 }
 

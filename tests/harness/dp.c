@@ -27,6 +27,29 @@ bool dp_can_load(void)
 	return false;
 }
 
+int dp_group_open(struct dp *dp, bool *loaded, const char *test)
+{
+	int err;
+
+	*loaded = false;
+	if (!dp_can_load())
+		return 0;
+	err = dp_open(dp, NULL);
+	if (err) {
+		fprintf(stderr, "%s: loading the data path failed: %s\n", test, strerror(-err));
+		return -1;
+	}
+	*loaded = true;
+	return 0;
+}
+
+void dp_group_close(struct dp *dp, bool *loaded)
+{
+	if (*loaded)
+		dp_close(dp);
+	*loaded = false;
+}
+
 static void fill_maps(struct dp *dp)
 {
 	xb_maps_from_skel(&dp->maps, dp->skel);

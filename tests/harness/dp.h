@@ -123,5 +123,10 @@ __u64 dp_now_ns(void);
 
 /* True when the tests can load BPF (root). Tests call skip() when false, after saying why. */
 bool dp_can_load(void);
+/* A cmocka group's setup and teardown around one data path with the default options: without
+ * root, *loaded stays false (the tests skip); a failed load is named for `test` and fails the
+ * group. 0 or -1. */
+int dp_group_open(struct dp *dp, bool *loaded, const char *test);
+void dp_group_close(struct dp *dp, bool *loaded);
 
 #endif /* XDPBAN_TEST_DP_H */
