@@ -339,10 +339,41 @@ case_check_config() {
 	xbd_check_t nul 1 "$dir/nul.conf:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): byte 0x00 is not text" -t -c "$dir/nul.conf"
 	xbd_check_t inline-hash 1 "[xdp] interfaces = '$XBD_IF_R, $XBD_IF_R2   # the test veths': '#' starts a comment only at the start of a line" -t -c "$dir/hash.conf"
 	xbd_check_t indented 1 "$dir/indented.conf:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): indented line" -t -c "$dir/indented.conf"
+	xbd_check_ports "$dir"
 	# A start refuses the same files, in one line, before it makes anything.
 	xbd_check_t start-on-directory 1 "config $dir is a directory, not a regular file" -c "$dir"
 	xbd_check_t start-without-interfaces 1 "no interface to attach to" -c "$dir/no-ifaces.conf"
 	xbd_checks_done check_matches_start
+}
+
+# xbd_check_ports DIR: -t takes a full [ports] section, and refuses each bad value in one line
+# naming the file, the line, the key and the bad piece (into the caller's $bad).
+xbd_check_ports() {
+	local dir=$1 n=$(($(wc -l <"$XBD_CONF") + 2)) name value want
+	{ cat "$XBD_CONF"; echo "[ports]"; echo "probe-icmp = yes"; echo "guard = 6969/bep15, 53/dns"
+		echo "open-tcp = 22,80,8000-8100"; echo "open-tcp = 443"; echo "open-udp = 53"; } >"$dir/ports.conf"
+	xbd_check_t ports-good 0 "configuration OK (2 interfaces" -t -c "$dir/ports.conf"
+	while IFS='|' read -r name value want; do
+		{ cat "$XBD_CONF"; echo "[ports]"; echo "$value"; } >"$dir/ports-$name.conf"
+		xbd_check_t "ports-$name" 1 "$dir/ports-$name.conf:$n: $want" -t -c "$dir/ports-$name.conf"
+	done <<'EOT'
+empty-piece|open-tcp = 22,,80|[ports] open-tcp = '22,,80': bad open-tcp '22,,80': piece 2 is empty
+zero|open-udp = 0|[ports] open-udp = '0': bad open-udp '0': '0' is out of range: ports are 1..65535
+too-big|open-tcp = 65536|[ports] open-tcp = '65536': bad open-tcp '65536': '65536' is out of range: ports are 1..65535
+reversed|open-tcp = 90-80|[ports] open-tcp = '90-80': bad open-tcp '90-80': range '90-80' is reversed: LO must not be above HI
+garbage|open-tcp = ssh|[ports] open-tcp = 'ssh': bad open-tcp 'ssh': 'ssh' is not a port 1..65535 or a range LO-HI
+no-profile|guard = 6969|[ports] guard = '6969': bad guard '6969': '6969' is not PORT/PROFILE (profiles: bep15, dns)
+bad-profile|guard = 6969/http|[ports] guard = '6969/http': bad guard '6969/http': 'http' is not a guard profile (known: bep15, dns)
+icmp-alone|probe-icmp = yes|[ports] probe-icmp needs open ports: without an open TCP or UDP port list nothing is a probe
+icmp-word|probe-icmp = maybe|[ports] probe-icmp = 'maybe': not yes or no
+EOT
+	# a port guarded twice with two profiles: the second line is named
+	{ cat "$XBD_CONF"; echo "[ports]"; echo "guard = 53/dns"; echo "guard = 53/bep15"; } >"$dir/ports-twice.conf"
+	xbd_check_t ports-twice 1 "$dir/ports-twice.conf:$((n + 1)): [ports] guard = '53/bep15': bad guard '53/bep15': port 53 is guarded as dns already" \
+		-t -c "$dir/ports-twice.conf"
+	{ cat "$XBD_CONF"; echo "[ports]"; echo "probe-icmp = yes"; echo "probe-icmp = no"; } >"$dir/ports-icmp-twice.conf"
+	xbd_check_t ports-icmp-twice 1 "$dir/ports-icmp-twice.conf:$((n + 1)): [ports] probe-icmp = 'no': already set on line $n" \
+		-t -c "$dir/ports-icmp-twice.conf"
 }
 
 # --- start and attach ---
@@ -502,6 +533,8 @@ xbd_maps_as_metrics() {
 		if [[ $verdicts == *" $name "* ]]; then
 			echo "xdpban_packets_total{reason=\"$name\"} $packets"
 			echo "xdpban_bytes_total{reason=\"$name\"} $bytes"
+		elif [[ $name == class_* ]]; then
+			echo "xdpban_class_errors_total{class=\"${name#class_}\"} $packets"
 		else
 			echo "xdpban_${name}_total $packets"
 		fi

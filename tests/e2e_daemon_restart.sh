@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # e2e_daemon_restart.sh - end-to-end tests of xdpband across its lifetime: SIGKILL and
 # restart keep every ban, counter, setting and the attachment; SIGHUP applies a changed
-# config (a new limit, a new deny list) without losing a ban, and refuses a bad one whole;
-# a full stop and start restores the bans from the state file; a corrupt state file is set
-# aside; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
+# config (a new limit, a new deny list, port rules) without losing a ban, and refuses a bad
+# one whole; a full stop and start restores the bans from the state file; a corrupt state
+# file is set aside; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
 # attached; a configured group may read but not change; a pinned flat table of another
 # version's size is refused by name. Shares the helpers (and the cleanup trap) of tests/e2e_daemon.sh.
 #
@@ -13,7 +13,7 @@ set -uo pipefail
 source "$(dirname "$0")/e2e_daemon.sh"
 
 CASES=(sigkill_restart_keeps_state sighup_applies_new_config sighup_keeps_old_on_bad_config
-	socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
+	sighup_applies_port_rules socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
 	corrupt_state_set_aside detach_on_exit_no_keeps_attachment group_is_read_only
 	old_flat_table_pin_refused)
 xbd_require "${CASES[@]}"
@@ -99,6 +99,34 @@ case_bad_sighup() {
 		xbd_pass sighup_keeps_old_on_bad_config
 	fi
 	cp "$XBD_TMP/good.conf" "$XBD_CONF"
+}
+
+# --- SIGHUP puts [ports] in force and takes it away again; status shows it both ways ---
+xbd_ports_are() { [[ $(xbd_cli status --json | xbd_json 'd["ports"]') == "$1" ]]; }
+
+case_sighup_ports() {
+	local none="{'guards': [], 'open_tcp': [], 'open_udp': [], 'probe_icmp': False}" text
+	cp "$XBD_CONF" "$XBD_TMP/before-ports.conf"
+	{ echo "[ports]"; echo "guard = 6969/bep15,53/dns"; echo "open-tcp = 22"; echo "open-tcp = 8000-8100"
+		echo "open-udp = 6969"; echo "probe-icmp = yes"; } >>"$XBD_CONF"
+	kill -HUP "$XBD_PID"
+	if ! xbd_wait_until xbd_ports_are "{'guards': ['53/dns', '6969/bep15'], 'open_tcp': ['22', '8000-8100'], 'open_udp': ['6969'], 'probe_icmp': True}"; then
+		xbd_fail sighup_applies_port_rules "status shows $(xbd_cli status --json | xbd_json 'd["ports"]')"
+	elif ! text=$(xbd_cli status) || [[ $text != *$'\nports:        guard 53/dns,6969/bep15; open-tcp 22,8000-8100; open-udp 6969; probe-icmp yes\n'* ]]; then
+		xbd_fail sighup_applies_port_rules "status text: $(grep '^ports:' <<<"$text")"
+	elif ! xbd_log_has "reloaded: port rules: guard 53/dns,6969/bep15; open-tcp 22,8000-8100; open-udp 6969; probe-icmp yes"; then
+		xbd_fail sighup_applies_port_rules "no log line with the port rules"
+	elif ! cp "$XBD_TMP/before-ports.conf" "$XBD_CONF" || ! kill -HUP "$XBD_PID" ||
+		! xbd_wait_until xbd_ports_are "$none"; then
+		xbd_fail sighup_applies_port_rules "the rules stay after a reload without [ports]"
+	elif ! text=$(xbd_cli status) || [[ $text != *$'\nports:        none\n'* ]]; then
+		xbd_fail sighup_applies_port_rules "status text without rules: $(grep '^ports:' <<<"$text")"
+	elif ! xbd_alive || ! xbd_limit_is 2; then
+		xbd_fail sighup_applies_port_rules "the daemon died or lost its limit"
+	else
+		xbd_pass sighup_applies_port_rules
+	fi
+	cp "$XBD_TMP/before-ports.conf" "$XBD_CONF"
 }
 
 # --- socket-mode 0600 (the default): nobody cannot even connect ---
@@ -265,6 +293,7 @@ xbd_start || echo "# xdpband did not start: every case fails"
 xbd_run sigkill_restart_keeps_state case_sigkill
 xbd_run sighup_applies_new_config case_sighup
 xbd_run sighup_keeps_old_on_bad_config case_bad_sighup
+xbd_run sighup_applies_port_rules case_sighup_ports
 xbd_run socket_mode_refuses_non_root case_socket_mode
 xbd_run escalated_second_ban case_escalation
 xbd_run full_stop_start_restores_bans case_full_stop

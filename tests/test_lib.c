@@ -274,6 +274,12 @@ static void config_set_accepts(void **state)
 	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_REPORTED);
 	assert_int_equal(xb_config_set(&cfg, "errors", "malformed,reported", err, sizeof(err)),
 			 0);
+	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_MALFORMED | XDPBAN_CLASS_REPORTED);
+	assert_int_equal(xb_config_set(&cfg, "errors", "probe,protocol", err, sizeof(err)), 0);
+	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_PROBE | XDPBAN_CLASS_PROTOCOL);
+	assert_int_equal(xb_config_set(&cfg, "errors", "malformed,reported,protocol,probe", err,
+				       sizeof(err)),
+			 0);
 	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_ALL);
 	assert_int_equal(xb_config_set(&cfg, "drop", "none", err, sizeof(err)), 0);
 	assert_int_equal(cfg.drop_mask, 0);
@@ -332,10 +338,24 @@ static void classes_format_round_trip(void **state)
 	char buf[64], err[XB_ERRLEN];
 	__u32 mask = 99;
 
+	assert_int_equal(XDPBAN_CLASS_ALL, 0xf);
+	assert_string_equal(xb_class_name(XDPBAN_CLASS_MALFORMED), "malformed");
+	assert_string_equal(xb_class_name(XDPBAN_CLASS_REPORTED), "reported");
+	assert_string_equal(xb_class_name(XDPBAN_CLASS_PROTOCOL), "protocol");
+	assert_string_equal(xb_class_name(XDPBAN_CLASS_PROBE), "probe");
+	assert_string_equal(xb_class_name(XDPBAN_CLASS_ALL), "?");
 	assert_int_equal(xb_classes_format(XDPBAN_CLASS_ALL, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "malformed,reported");
+	assert_string_equal(buf, "malformed,reported,protocol,probe");
+	assert_true(strlen(buf) < XB_CLASSES_TEXT_MAX);
 	assert_int_equal(xb_classes_parse("errors", buf, &mask, err, sizeof(err)), 0);
 	assert_int_equal(mask, XDPBAN_CLASS_ALL);
+	assert_int_equal(xb_classes_format(XDPBAN_CLASS_PROTOCOL | XDPBAN_CLASS_PROBE, buf,
+					   sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "protocol,probe");
+	assert_int_equal(xb_classes_parse("errors", "", &mask, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "bad errors '': expected a comma list of malformed, reported, "
+				 "protocol, probe, or none");
 	assert_int_equal(xb_classes_format(0, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "none");
 	assert_int_equal(xb_classes_format(XDPBAN_CLASS_ALL, buf, 5), -ENOSPC);
@@ -1206,6 +1226,7 @@ static void lists_count_per_list(void **state)
 /* xb_json_bans writes its text directly (for speed): parse it back and check every field. */
 static void json_bans_fields(void **state)
 {
+	static const char *const all_classes[] = { "malformed", "reported", "protocol", "probe" };
 	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix net = P("198.51.100.0/24");
 	__u64 now = dp_now_ns();
@@ -1249,12 +1270,11 @@ static void json_bans_fields(void **state)
 			xb_time_format(xb_boot_to_wall(ban.start_ns) + 1, want, sizeof(want));
 			assert_string_equal(json_object_get_string(get(b, "started")), want);
 		}
-		assert_string_equal(json_object_get_string(
-					    json_object_array_get_idx(get(b, "classes"), 0)),
-				    "malformed");
-		assert_string_equal(json_object_get_string(
-					    json_object_array_get_idx(get(b, "classes"), 1)),
-				    "reported");
+		assert_int_equal(json_object_array_length(get(b, "classes")), 4);
+		for (size_t c = 0; c < 4; c++) /* every class, in the order of their bits */
+			assert_string_equal(json_object_get_string(json_object_array_get_idx(
+						    get(b, "classes"), c)),
+					    all_classes[c]);
 		assert_string_equal(json_object_get_string(get(b, "table")), "bans");
 	}
 	json_object_put(parsed);
@@ -1303,7 +1323,7 @@ static size_t fill_every_kind(struct maps_fixture *f)
 		struct xdpban_ban ban = {
 			.count = counts[i % 4],
 			.reason = i % 13 == 12 ? 9 /* not a reason: "?" */ : 1 + i % 3,
-			.classes = i % 4,
+			.classes = i % (XDPBAN_CLASS_ALL + 1),
 			/* permanent, expired (not listed) or timed at a fraction of a second */
 			.expires_ns = i % 5 == 0 ? 0 : i % 11 == 0 ? now - 1
 						 : now + (i * 7919ull % 900000) * NS_PER_SEC + i * 1237,
@@ -1496,8 +1516,8 @@ static void handler_set_errors_escape_what_they_quote(void **state)
 			   "bad window '1\\xc3\\xa9': expected seconds, or a number with s, m, h, d "
 			   "or w");
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"errors\",\"value\":\"\xff\"}",
-			   "bad errors '\\xff': '\\xff' is not an error class (malformed, reported, "
-			   "or none alone)");
+			   "bad errors '\\xff': '\\xff' is not an error class (one of malformed, "
+			   "reported, protocol, probe, or none alone)");
 	assert_int_equal(xb_config_read(&f->m, &cfg), 0);
 	assert_int_equal(cfg.window_s, XDPBAN_DEFAULT_WINDOW_S); /* nothing was set */
 }

@@ -7,7 +7,9 @@
  * (LeakSanitizer sees the rest); an accepted config holds only what its parsers allow
  * (interface names, absolute list paths with their ids in order, a socket mode that keeps the
  * owner's rights, an escalation factor above 1, thresholds the data path accepts, a maximum
- * ban time not below the ban time); a config differs from itself in no restart-only key.
+ * ban time not below the ban time, port bytes of the contract's bits with the flags they
+ * imply, described in text that reads back to the same table); a config differs from itself
+ * in no restart-only key.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -52,6 +54,57 @@ static void check_accepted(const struct xbd_conf *c)
 	fz_check(!keys[0], "a config differs from itself in %s", keys);
 }
 
+/* Each port's byte holds only the bits of xdpban_ports.h (port 0 none), and a guard a known
+ * profile; the flags are those the bytes imply. */
+static void check_port_bytes(const struct xbd_conf *c)
+{
+	__u8 any = 0, byte;
+
+	for (__u32 port = 0; port < XDPBAN_PORTS_PORTS; port++) {
+		byte = xb_ports_byte(c->ports, port);
+		fz_check(!(byte & ~XDPBAN_PORT_VALID_MASK) && (port || !byte), "port %u: byte %#x",
+			 port, byte);
+		fz_check(!(byte & XDPBAN_PORT_GUARD_MASK) ||
+				 xb_guard_name(byte & XDPBAN_PORT_GUARD_MASK),
+			 "port %u: profile %u", port, byte & XDPBAN_PORT_GUARD_MASK);
+		any |= byte;
+	}
+	fz_check(!!(any & XDPBAN_PORT_GUARD_MASK) == !!(c->ports->flags & XDPBAN_PORTS_GUARD) &&
+			 !!(any & (XDPBAN_PORT_TCP_OPEN | XDPBAN_PORT_UDP_OPEN)) ==
+				 !!(c->ports->flags & XDPBAN_PORTS_PROBE) &&
+			 (!(c->ports->flags & XDPBAN_PORTS_PROBE_ICMP) ||
+			  c->ports->flags & XDPBAN_PORTS_PROBE) &&
+			 c->dp.ports == c->ports->flags,
+		 "port flags %#x, config.ports %#x, bytes %#x", c->ports->flags, c->dp.ports, any);
+}
+
+/* What status describes reads back to the same table, when it fits a small buffer. */
+static void check_port_text(const struct xbd_conf *c)
+{
+	static const __u8 masks[] = { XDPBAN_PORT_GUARD_MASK, XDPBAN_PORT_TCP_OPEN,
+				      XDPBAN_PORT_UDP_OPEN };
+	struct xb_ports *back = calloc(1, sizeof(*back));
+	char text[2048], err[XB_ERRLEN];
+	bool whole = true;
+
+	fz_check(back != NULL, "out of memory");
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		if (xb_ports_format(c->ports, masks[i], text, sizeof(text))) {
+			whole = false;
+			continue;
+		}
+		if (!text[0])
+			continue;
+		fz_check(!(masks[i] == XDPBAN_PORT_GUARD_MASK
+				   ? xb_ports_add_guards(back, "guard", text, err, sizeof(err))
+				   : xb_ports_add_open(back, masks[i], "open", text, err, sizeof(err))),
+			 "'%s' does not parse back: %s", text, err);
+	}
+	fz_check(!whole || !memcmp(back->words, c->ports->words, sizeof(back->words)),
+		 "the description does not read back to the same table");
+	free(back);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fz_file(0, data, size);
@@ -66,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_accepted(&conf);
+	check_port_bytes(&conf);
+	check_port_text(&conf);
 	xbd_conf_free(&conf);
 	return 0;
 }

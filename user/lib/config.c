@@ -132,28 +132,22 @@ int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *
 	return 0;
 }
 
-static const struct {
-	enum xdpban_class bit;
-	const char *name;
-} class_names[] = {
-	{ XDPBAN_CLASS_MALFORMED, "malformed" },
-	{ XDPBAN_CLASS_REPORTED, "reported" },
-};
-#define N_CLASSES (sizeof(class_names) / sizeof(class_names[0]))
+#define CLASS_NAME_(id, name, what) [XDPBAN_CLASS_BITNO_##id] = name,
+static const char *const class_names[XDPBAN_CLASS__COUNT] = { XDPBAN_CLASSES(CLASS_NAME_) };
 
 const char *xb_class_name(enum xdpban_class c)
 {
-	for (size_t i = 0; i < N_CLASSES; i++)
-		if (class_names[i].bit == c)
-			return class_names[i].name;
+	for (unsigned int i = 0; i < XDPBAN_CLASS__COUNT; i++)
+		if (c == 1u << i)
+			return class_names[i];
 	return "?";
 }
 
 static int class_bit(const char *name, size_t len, __u32 *bit)
 {
-	for (size_t i = 0; i < N_CLASSES; i++) {
-		if (strlen(class_names[i].name) == len && !strncmp(class_names[i].name, name, len)) {
-			*bit = class_names[i].bit;
+	for (unsigned int i = 0; i < XDPBAN_CLASS__COUNT; i++) {
+		if (strlen(class_names[i]) == len && !strncmp(class_names[i], name, len)) {
+			*bit = 1u << i;
 			return 0;
 		}
 	}
@@ -178,8 +172,8 @@ int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err,
 		if (class_bit(p, len, &bit)) {
 			snprintf(piece, sizeof(piece), "%.*s", (int)(len > 40 ? 40 : len), p);
 			snprintf(err, errlen,
-				 "bad %s '%s': '%s' is not an error class (malformed, reported, "
-				 "or none alone)",
+				 "bad %s '%s': '%s' is not an error class (one of" XB_CLASS_WORDS
+				 " or none alone)",
 				 what, xb_quote(text, quoted, sizeof(quoted)),
 				 xb_quote(piece, name, sizeof(name)));
 			return -EINVAL;
@@ -192,7 +186,7 @@ int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err,
 	*mask = result;
 	return 0;
 bad:
-	snprintf(err, errlen, "bad %s '': expected a comma list of malformed, reported, or none",
+	snprintf(err, errlen, "bad %s '': expected a comma list of" XB_CLASS_WORDS " or none",
 		 what);
 	return -EINVAL;
 }
@@ -206,12 +200,12 @@ int xb_classes_format(__u32 mask, char *buf, size_t len)
 	buf[0] = '\0';
 	if (!mask)
 		return snprintf(buf, len, "none") >= (int)len ? -ENOSPC : 0;
-	for (size_t i = 0; i < N_CLASSES; i++) {
+	for (unsigned int i = 0; i < XDPBAN_CLASS__COUNT; i++) {
 		int n;
 
-		if (!(mask & class_names[i].bit))
+		if (!(mask & 1u << i))
 			continue;
-		n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", class_names[i].name);
+		n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", class_names[i]);
 		if (n < 0 || (size_t)n >= len - used)
 			return -ENOSPC;
 		used += n;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
+#include "ports.h"
 
 #ifndef JSON_C_TO_STRING_NOSLASHESCAPE
 #define JSON_C_TO_STRING_NOSLASHESCAPE (1 << 4)
@@ -103,6 +104,51 @@ int xb_json_stats(const struct xb_maps *m, struct json_object **out)
 	return finish(obj, out);
 }
 
+struct runs_json {
+	struct json_object *arr;
+	__u8 mask;
+};
+
+static int add_run(__u32 lo, __u32 hi, __u8 value, void *ctx)
+{
+	struct runs_json *r = ctx;
+	char piece[40];
+
+	xb_ports_format_run(lo, hi, value, r->mask, piece, sizeof(piece));
+	return json_object_array_add(r->arr, json_object_new_string(piece)) ? -ENOMEM : 0;
+}
+
+/* The runs under mask as an array of pieces of the config's text: ["22", "8000-8100"]. */
+static struct json_object *runs_array(const struct xb_ports *t, __u8 mask)
+{
+	struct runs_json r = { .arr = json_object_new_array(), .mask = mask };
+
+	if (r.arr && xb_ports_runs(t, mask, add_run, &r)) {
+		json_object_put(r.arr);
+		r.arr = NULL;
+	}
+	return r.arr;
+}
+
+int xb_json_ports(const struct xb_maps *m, struct json_object **out)
+{
+	struct xb_ports *t = malloc(sizeof(*t));
+	struct json_object *obj = NULL;
+	int ret = t ? xb_ports_read(m, t) : -ENOMEM;
+
+	if (!ret)
+		obj = json_object_new_object();
+	if (obj) {
+		json_object_object_add(obj, "guards", runs_array(t, XDPBAN_PORT_GUARD_MASK));
+		json_object_object_add(obj, "open_tcp", runs_array(t, XDPBAN_PORT_TCP_OPEN));
+		json_object_object_add(obj, "open_udp", runs_array(t, XDPBAN_PORT_UDP_OPEN));
+		json_object_object_add(obj, "probe_icmp",
+				       json_object_new_boolean(t->flags & XDPBAN_PORTS_PROBE_ICMP));
+	}
+	free(t);
+	return ret ? ret : finish(obj, out);
+}
+
 struct policy_tally {
 	int ipv4, ipv6, prefix_bans;
 };
@@ -124,7 +170,7 @@ static int tally_policy(const struct xb_policy_entry *e, void *ctx)
 
 int xb_json_status(const struct xb_maps *m, struct json_object **out)
 {
-	struct json_object *obj, *config = NULL, *stats = NULL;
+	struct json_object *obj, *config = NULL, *ports = NULL, *stats = NULL;
 	struct policy_tally tally = {};
 	__u32 counters_max = 0, bans_max = 0;
 	int tracked, verified, banned, ret;
@@ -140,18 +186,18 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 	if (!ret)
 		ret = xb_json_config(m, &config);
 	if (!ret)
+		ret = xb_json_ports(m, &ports);
+	if (!ret)
 		ret = xb_json_stats(m, &stats);
-	if (ret) {
-		json_object_put(config);
-		return ret;
-	}
-	obj = json_object_new_object();
+	obj = ret ? NULL : json_object_new_object();
 	if (!obj) {
 		json_object_put(config);
+		json_object_put(ports);
 		json_object_put(stats);
-		return -ENOMEM;
+		return ret ? ret : -ENOMEM;
 	}
 	json_object_object_add(obj, "config", config);
+	json_object_object_add(obj, "ports", ports);
 	json_object_object_add(obj, "tracked", json_object_new_int(tracked));
 	json_object_object_add(obj, "verified", json_object_new_int(verified));
 	json_object_object_add(obj, "counters_max", json_object_new_int64(counters_max));
@@ -169,7 +215,8 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
  * json-c prints for the same object (PLAIN, '/' not escaped: test_lib holds the two to each
  * other byte for byte). Every string written is ours and needs no escaping: addresses from
  * xb_key_format/xb_prefix_format (hex digits, '.', ':', '/'), fixed names, RFC 3339 stamps. */
-#define BAN_TEXT_MAX 384 /* one ban's object: prefix (< 64) + fixed text + numbers + stamp */
+/* One ban's object: prefix (< 64), fixed text, numbers, stamp and classes. */
+#define BAN_TEXT_MAX (384 + 2 * XB_CLASSES_TEXT_MAX)
 
 struct ban_writer {
 	FILE *out;
@@ -177,13 +224,6 @@ struct ban_writer {
 	char stamp[32];   /* bans started in the same second share one formatting */
 	size_t stamp_len;
 	size_t n;         /* bans written */
-};
-
-static const char *const classes_text[XDPBAN_CLASS_ALL + 1] = {
-	[0] = "[]",
-	[XDPBAN_CLASS_MALFORMED] = "[\"malformed\"]",
-	[XDPBAN_CLASS_REPORTED] = "[\"reported\"]",
-	[XDPBAN_CLASS_ALL] = "[\"malformed\",\"reported\"]",
 };
 
 /* Appends len bytes at *p; the callers size the line so that everything fits. */
@@ -198,6 +238,25 @@ static void put_bytes(char **p, const char *text, size_t len)
 static void put_str(char **p, const char *text, size_t max)
 {
 	put_bytes(p, text, strnlen(text, max));
+}
+
+/* ["malformed","reported"]: what classes_array() serialises to, names of XDPBAN_CLASSES. */
+static void put_classes(char **p, __u32 mask)
+{
+	bool first = true;
+
+	PUT_LITERAL(p, "[");
+	for (unsigned int i = 0; i < XDPBAN_CLASS__COUNT; i++) {
+		if (!(mask & 1u << i))
+			continue;
+		if (!first)
+			PUT_LITERAL(p, ",");
+		PUT_LITERAL(p, "\"");
+		put_str(p, xb_class_name(1u << i), XB_CLASSES_TEXT_MAX);
+		PUT_LITERAL(p, "\"");
+		first = false;
+	}
+	PUT_LITERAL(p, "]");
 }
 
 /* A decimal number without printf: two of them per ban. */
@@ -250,7 +309,7 @@ static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
 		PUT_LITERAL(&p, "null");
 	}
 	PUT_LITERAL(&p, ",\"classes\":");
-	put_str(&p, classes_text[ban->classes & XDPBAN_CLASS_ALL], 32);
+	put_classes(&p, ban->classes);
 	PUT_LITERAL(&p, ",\"table\":\"");
 	put_str(&p, ban->table, 16);
 	PUT_LITERAL(&p, "\"}");

@@ -108,10 +108,17 @@ int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *
 /* A plain decimal integer in min..max. -EINVAL/-ERANGE, message naming `what`. */
 int xb_u32_parse(const char *what, const char *text, __u32 min, __u32 max, __u32 *out,
 		 char *err, size_t errlen);
-/* Error classes as "malformed,reported" or "none", both ways. */
+/* Error classes as "malformed,reported" or "none", both ways, with the names of
+ * XDPBAN_CLASSES; XB_CLASSES_TEXT_MAX holds the longest formatting (every class). */
 int xb_classes_parse(const char *what, const char *text, __u32 *mask, char *err, size_t errlen);
 int xb_classes_format(__u32 mask, char *buf, size_t len);
-const char *xb_class_name(enum xdpban_class c); /* "malformed", "reported" */
+const char *xb_class_name(enum xdpban_class c); /* "malformed", ...; "?" for not one class */
+#define XB_CLASS_SIZE_(id, name, what) +sizeof(name)
+#define XB_CLASSES_TEXT_MAX (1 XDPBAN_CLASSES(XB_CLASS_SIZE_)) /* names, commas, NUL */
+/* The class names as messages and help list them, a string literal to write between "one of"
+ * and " or none": " malformed, reported, ...,". */
+#define XB_CLASS_WORD_(id, name, what) " " name ","
+#define XB_CLASS_WORDS XDPBAN_CLASSES(XB_CLASS_WORD_)
 /* The spoof defence's settings as `set` and the config file write them: a mode "off", "hop"
  * or "verified" (enum xdpban_spoof_mode), and a learning rate "1/N" (N = 2^learn_shift, 1 to
  * 65536) or "off" (XDPBAN_LEARN_OFF). Parsers: 0, or -EINVAL with a message naming `what`. */
@@ -277,7 +284,11 @@ int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *
 struct json_object;
 int xb_json_config(const struct xb_maps *m, struct json_object **out);
 int xb_json_stats(const struct xb_maps *m, struct json_object **out);
-int xb_json_status(const struct xb_maps *m, struct json_object **out); /* config, counts, stats */
+/* The port rules in force (ports.h): {"guards": ["6969/bep15"], "open_tcp": ["22",
+ * "8000-8100"], "open_udp": [], "probe_icmp": false}, pieces as the config file writes them. */
+int xb_json_ports(const struct xb_maps *m, struct json_object **out);
+/* config, ports, counts, stats */
+int xb_json_status(const struct xb_maps *m, struct json_object **out);
 /* The array of every active ban. Rendered in advance and streamed when serialised (a million
  * bans without a million objects): serialise it, do not walk it (it has no elements). */
 int xb_json_bans(const struct xb_maps *m, struct json_object **out);

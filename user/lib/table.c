@@ -20,7 +20,7 @@ static size_t page_round(size_t bytes)
 
 /* Maps the whole of an mmapable array whose values are `value_size` bytes. The kernel lays
  * an array's values out 8-byte aligned, so only a multiple of 8 is laid out as a C array. */
-static int map_array(int fd, size_t value_size, void **mem, size_t *len, __u32 *entries)
+int xb_array_map(int fd, size_t value_size, void **mem, size_t *len, __u32 *entries)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
@@ -46,7 +46,7 @@ int xb_table_map(struct xb_table *t, int fd)
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	ret = map_array(fd, sizeof(struct xdpban_group), &mem, &t->len, &t->n);
+	ret = xb_array_map(fd, sizeof(struct xdpban_group), &mem, &t->len, &t->n);
 	if (ret)
 		return ret;
 	t->groups = mem;
@@ -65,7 +65,7 @@ int xb_seed_get(int seed_fd, __u64 *seed)
 	__u64 *word, fresh = 0;
 	size_t len;
 	__u32 n;
-	int ret = map_array(seed_fd, sizeof(__u64), (void **)&word, &len, &n);
+	int ret = xb_array_map(seed_fd, sizeof(__u64), (void **)&word, &len, &n);
 
 	if (ret)
 		return ret;
@@ -95,12 +95,13 @@ int xb_bans_open(struct xb_bans *b, int bans_fd, int idx_fd, int info_fd, int se
 	memset(b, 0, sizeof(*b));
 	ret = xb_table_map(&b->tab, bans_fd);
 	if (!ret)
-		ret = map_array(idx_fd, sizeof(__u64), (void **)&b->tab.idx, &b->tab.idx_len, &n);
+		ret = xb_array_map(idx_fd, sizeof(__u64), (void **)&b->tab.idx, &b->tab.idx_len,
+				   &n);
 	if (!ret && n < b->tab.n)
 		ret = -EPROTO; /* the index must have a word for every group */
 	if (!ret)
-		ret = map_array(info_fd, sizeof(struct xdpban_ban_info), (void **)&b->info,
-				&b->info_len, &n);
+		ret = xb_array_map(info_fd, sizeof(struct xdpban_ban_info), (void **)&b->info,
+				   &b->info_len, &n);
 	if (!ret && n < b->tab.n * XDPBAN_GROUP_SLOTS)
 		ret = -EPROTO; /* the cold data must have a record for every slot */
 	if (!ret)

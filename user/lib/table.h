@@ -24,6 +24,10 @@ struct xb_table {
 #define XDPBAN_TABLE_BANIDX(tab, index) (&((struct xb_table *)(tab))->idx[index])
 #include "xdpban_table_ops.h"
 
+/* Maps the whole of an mmapable array whose values are value_size bytes (a multiple of 8):
+ * *mem and *len for munmap, *entries its max_entries. 0 or -errno (-EPROTO: a map of another
+ * shape). Also what ports.c maps xdpban_ports with. */
+int xb_array_map(int fd, size_t value_size, void **mem, size_t *len, __u32 *entries);
 /* Maps an array of groups (checks value size and BPF_F_MMAPABLE). 0 or -errno (-EPROTO: a map
  * of another shape). */
 int xb_table_map(struct xb_table *t, int fd);

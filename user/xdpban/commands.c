@@ -314,8 +314,9 @@ struct set_args {
 static const struct param set_params[] = {
 	{ "KEY", 0, P_STRING, true, ARGS(struct set_args, key), NULL,
 	  "limit (0..1000000000), window, ban-time (1s..10 years, suffix s/m/h/d/w), "
-	  "ipv6-prefix (32..128), errors, drop (malformed,reported or none), spoof (off, hop or "
-	  "verified), hop-tolerance (0..8), learn (1/N, N a power of two up to 65536, or off)" },
+	  "ipv6-prefix (32..128), errors, drop (a comma list of" XB_CLASS_WORDS " or none), "
+	  "spoof (off, hop or verified), hop-tolerance (0..8), learn (1/N, N a power of two up "
+	  "to 65536, or off)" },
 	{ "VALUE", 0, P_STRING, true, ARGS(struct set_args, value), NULL, "the new value" },
 	{ NULL },
 };

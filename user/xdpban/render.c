@@ -148,6 +148,37 @@ void render_stats(struct json_object *stats)
 	}
 }
 
+/* The port rules in force, as the [ports] keys write them: "guard 6969/bep15; open-tcp 22,80;
+ * probe-icmp yes", or "none". A reply without them (an older daemon) shows nothing. */
+static void render_ports(struct json_object *ports)
+{
+	static const struct {
+		const char *field, *key;
+	} lists[] = { { "guards", "guard" }, { "open_tcp", "open-tcp" }, { "open_udp", "open-udp" } };
+	bool any = false;
+
+	if (!ports)
+		return;
+	printf("%-13s", "ports:");
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		struct json_object *arr = member(ports, lists[i].field);
+		size_t n = json_object_array_length(arr);
+
+		if (!n)
+			continue;
+		printf("%s%s ", any ? "; " : " ", lists[i].key);
+		for (size_t j = 0; j < n; j++) /* a list of any length: no buffer to cut it */
+			printf("%s%s", j ? "," : "",
+			       json_object_get_string(json_object_array_get_idx(arr, j)));
+		any = true;
+	}
+	if (json_object_get_boolean(member(ports, "probe_icmp"))) {
+		printf("%sprobe-icmp yes", any ? "; " : " ");
+		any = true;
+	}
+	printf("%s\n", any ? "" : " none");
+}
+
 static void render_interfaces(struct json_object *ifaces)
 {
 	size_t n = json_object_array_length(ifaces);
@@ -179,6 +210,7 @@ void render_status(struct json_object *r)
 		printf("%-13s %s\n", "config file:", str(r, "config_file"));
 	printf("%-13s ", "config:");
 	render_config(member(r, "config"));
+	render_ports(member(r, "ports"));
 	printf("%-13s %" PRId64 " sources (counter table of %" PRId64 ")\n", "tracked:",
 	       num(r, "tracked"), num(r, "counters_max"));
 	if (member(r, "verified"))

@@ -143,6 +143,21 @@ static int check_cross_keys(struct conf_parse *p)
 	return 0;
 }
 
+/* probe-icmp needs an open port list, which may come after it in the file: checked once the
+ * whole file is read. Then the thresholds carry the flags of the port rules. */
+static int finish_ports(struct conf_parse *p)
+{
+	struct xbd_conf *c = p->conf;
+	char why[WHY_LEN / 2]; /* the message is short; FILE:LINE goes before it */
+
+	if (c->probe_icmp && xb_ports_probe_icmp(c->ports, "[ports] probe-icmp", why, sizeof(why))) {
+		snprintf(p->err, sizeof(p->err), "%s:%d: %s", p->path, key_line(p, "probe-icmp"),
+			 why);
+		return -EINVAL;
+	}
+	c->dp.ports = c->ports->flags;
+	return 0;
+}
 
 /* dir must hold PATH_MAX bytes. */
 static int config_dir(const char *path, char *dir)
@@ -234,7 +249,7 @@ int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t err
 	ret = ini_parse_stream(read_line, &p, on_key, &p);
 	fclose(p.file);
 	ret = parse_outcome(&p, ret, err, errlen);
-	if (!ret && check_cross_keys(&p)) {
+	if (!ret && (check_cross_keys(&p) || finish_ports(&p))) {
 		snprintf(err, errlen, "%s", p.err);
 		ret = -EINVAL;
 	}
@@ -256,6 +271,7 @@ void xbd_conf_free(struct xbd_conf *c)
 	free(c->socket_path);
 	free(c->metrics_listen);
 	free(c->state_file);
+	free(c->ports);
 	memset(c, 0, sizeof(*c));
 }
 

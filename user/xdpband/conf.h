@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "ports.h"
 #include "xdpban_config.h"
 
 #define XBD_CONF_DEFAULT "/etc/xdpban/xdpban.conf"
@@ -73,6 +74,10 @@ struct xbd_conf {
 	__u32 save_interval_s;
 	/* [escalation] */
 	struct xbd_escalation esc;
+	/* [ports]: the table of the port rules (user/lib/ports.h), allocated with the defaults;
+	 * dp.ports holds its flags once the file is read */
+	struct xb_ports *ports;
+	bool probe_icmp;
 };
 
 /* Fills conf from the file at path; every key not in the file keeps its default.

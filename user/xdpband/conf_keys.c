@@ -382,6 +382,21 @@ static int parse_factor(struct conf_parse *p, const struct conf_key *k, const ch
 	return 0;
 }
 
+/* The library's parsers, so that status describes the rules in the text the file takes. */
+static int parse_open_ports(struct conf_parse *p, const struct conf_key *k, const char *value,
+			    char *why)
+{
+	__u8 bit = !strcmp(k->name, "open-tcp") ? XDPBAN_PORT_TCP_OPEN : XDPBAN_PORT_UDP_OPEN;
+
+	return xb_ports_add_open(p->conf->ports, bit, k->name, value, why, WHY_LEN);
+}
+
+static int parse_guards(struct conf_parse *p, const struct conf_key *k, const char *value,
+			char *why)
+{
+	return xb_ports_add_guards(p->conf->ports, k->name, value, why, WHY_LEN);
+}
+
 #define F(field) offsetof(struct xbd_conf, field)
 const struct conf_key xbd_conf_keys[] = {
 	{ "xdp", "interfaces", parse_ifaces, 0, false },
@@ -414,6 +429,10 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "escalation", "factor", parse_factor, 0, false },
 	{ "escalation", "max-ban-time", parse_duration_field, F(esc.max_ban_s), false },
 	{ "escalation", "period", parse_duration_field, F(esc.period_s), false },
+	{ "ports", "guard", parse_guards, 0, true },
+	{ "ports", "open-tcp", parse_open_ports, 0, true },
+	{ "ports", "open-udp", parse_open_ports, 0, true },
+	{ "ports", "probe-icmp", parse_bool, F(probe_icmp), false },
 };
 #undef F
 #define N_KEYS (sizeof(xbd_conf_keys) / sizeof(xbd_conf_keys[0]))
@@ -455,7 +474,8 @@ int xbd_conf_defaults(struct xbd_conf *c, const char *path)
 	c->esc = (struct xbd_escalation){
 		.enabled = true, .factor = 2.0, .max_ban_s = 7 * 86400, .period_s = 7 * 86400,
 	};
-	if (!c->path || !c->pin_dir || !c->socket_path || !c->state_file)
+	c->ports = calloc(1, sizeof(*c->ports)); /* 64 KiB: never on a stack */
+	if (!c->path || !c->pin_dir || !c->socket_path || !c->state_file || !c->ports)
 		return -ENOMEM;
 	return set_listen(c, XBD_METRICS_DEFAULT, why);
 }

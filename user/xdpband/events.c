@@ -10,7 +10,8 @@
 
 static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 {
-	char who[64] = "?", classes[32] = "?", length[32], until[40], repeat[128] = "";
+	char who[64] = "?", classes[XB_CLASSES_TEXT_MAX] = "?", length[32], until[40];
+	char repeat[128] = "";
 
 	xb_key_format(&e->key, who, sizeof(who));
 	xb_classes_format(e->classes, classes, sizeof(classes));

@@ -163,11 +163,13 @@ static void on_unbanned(const struct xb_prefix *p, void *user)
 
 static void on_config_changed(const struct xdpban_config *c, void *user)
 {
-	char learn[16] = "?";
+	char learn[16] = "?", errors[XB_CLASSES_TEXT_MAX] = "?", drop[XB_CLASSES_TEXT_MAX] = "?";
 
 	xb_learn_format(c->learn_shift, learn, sizeof(learn));
-	pr_info("settings changed over the control socket: limit %u, window %us, ban-time %us, ipv6-prefix %u, errors 0x%x, drop 0x%x, spoof %s, hop-tolerance %u, learn %s (a reload puts back the file's values)",
-		c->limit, c->window_s, c->ban_s, c->v6_prefix, c->class_mask, c->drop_mask,
+	xb_classes_format(c->class_mask, errors, sizeof(errors));
+	xb_classes_format(c->drop_mask, drop, sizeof(drop));
+	pr_info("settings changed over the control socket: limit %u, window %us, ban-time %us, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s (a reload puts back the file's values)",
+		c->limit, c->window_s, c->ban_s, c->v6_prefix, errors, drop,
 		xb_spoof_name(c->spoof), c->hop_tolerance, learn);
 }
 

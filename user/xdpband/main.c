@@ -177,6 +177,41 @@ static void log_settings(const char *what, const struct xbd_conf *c)
 		c->esc.enabled ? "on" : "off");
 }
 
+/* The port rules as the [ports] keys write them, cut with "..." past a log line. */
+static void log_ports(const char *what, const struct xbd_conf *c)
+{
+	static const struct {
+		__u8 mask;
+		const char *key;
+	} lists[] = { { XDPBAN_PORT_GUARD_MASK, "guard" },
+		      { XDPBAN_PORT_TCP_OPEN, "open-tcp" },
+		      { XDPBAN_PORT_UDP_OPEN, "open-udp" } };
+	char line[800] = "", text[240];
+	size_t used;
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		int cut = xb_ports_format(c->ports, lists[i].mask, text, sizeof(text));
+
+		used = strlen(line); /* below sizeof(line): every piece fits */
+		if (text[0])
+			snprintf(line + used, sizeof(line) - used, "%s%s %s%s", used ? "; " : "",
+				 lists[i].key, text, cut ? "..." : "");
+	}
+	used = strlen(line);
+	if (c->dp.ports & XDPBAN_PORTS_PROBE_ICMP)
+		snprintf(line + used, sizeof(line) - used, "; probe-icmp yes");
+	pr_info("%s: port rules: %s", what, line[0] ? line : "none");
+}
+
+/* The port rules, then the thresholds, which carry the same config.ports: the table is in
+ * place before a rule is in force (ports.h). */
+static int write_settings(struct xbd *d, const struct xbd_conf *c, char *err, size_t errlen)
+{
+	int ret = xb_ports_write(&d->maps, c->ports, err, errlen);
+
+	return ret ? ret : xb_config_write(&d->maps, &c->dp, err, errlen);
+}
+
 /* The never-ban entries of lists, as a finished exempt set. 0, or -ENOMEM with err. */
 static int never_ban_set(const struct xbd_lists *lists, struct xb_exempt_set *out, char *err,
 			 size_t errlen)
@@ -205,10 +240,9 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 
 	if (ret)
 		return ret;
-	ret = xb_config_write(&d->maps, &next->dp, err, errlen);
-	if (ret)
-		goto out;
-	ret = xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, err, errlen);
+	ret = write_settings(d, next, err, errlen);
+	if (!ret)
+		ret = xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, err, errlen);
 	if (!ret) {
 		ret = xbd_lists_apply(&d->maps, lists, err, errlen);
 		if (ret) /* never_ban holds the entries in force before */
@@ -216,8 +250,7 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 					    sizeof(ignored));
 	}
 	if (ret)
-		xb_config_write(&d->maps, &d->conf.dp, ignored, sizeof(ignored));
-out:
+		write_settings(d, &d->conf, ignored, sizeof(ignored));
 	xb_exempt_set_free(&never_ban);
 	return ret;
 }
@@ -262,6 +295,7 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, const struct xbd_l
 	xbd_conf_free(&d->conf);
 	d->conf = *next; /* in place: the events module keeps pointing at d->conf.esc */
 	log_settings("reloaded", &d->conf);
+	log_ports("reloaded", &d->conf);
 	return 0;
 }
 
@@ -296,22 +330,25 @@ static void reload_finish(struct xbd *d)
 }
 
 /* At a restart on existing pins the maps' settings win, `xdpban set` changes included, so a
- * crash or a restart changes nothing; the file's values apply to fresh maps and at reload. */
+ * crash or a restart changes nothing; the file's values apply to fresh maps and at reload.
+ * The port rules always come from the file (`set` cannot change them), written before the
+ * thresholds that carry their flags. */
 static int apply_settings(struct xbd *d, char *err, size_t errlen)
 {
 	struct xdpban_config pinned;
 	__u32 zero = 0;
+	bool keep = !d->ld.maps_created && !bpf_map_lookup_elem(d->maps.config, &zero, &pinned) &&
+		    pinned.magic == XDPBAN_CFG_MAGIC;
 
-	if (!d->ld.maps_created && !bpf_map_lookup_elem(d->maps.config, &zero, &pinned) &&
-	    pinned.magic == XDPBAN_CFG_MAGIC) {
-		if (memcmp(&pinned, &d->conf.dp, sizeof(pinned)))
-			pr_info("keeping the settings in the pinned maps (limit %u, window %us, ban-time %us, ipv6-prefix %u, spoof %s); %s says otherwise: reload (SIGHUP) to apply the file",
-				pinned.limit, pinned.window_s, pinned.ban_s, pinned.v6_prefix,
-				xb_spoof_name(pinned.spoof), d->conf.path);
-		d->conf.dp = pinned;
-		return 0;
-	}
-	return xb_config_write(&d->maps, &d->conf.dp, err, errlen);
+	if (!keep)
+		return write_settings(d, &d->conf, err, errlen);
+	pinned.ports = d->conf.dp.ports; /* what xb_ports_write puts in force beside them */
+	if (memcmp(&pinned, &d->conf.dp, sizeof(pinned)))
+		pr_info("keeping the settings in the pinned maps (limit %u, window %us, ban-time %us, ipv6-prefix %u, spoof %s); %s says otherwise: reload (SIGHUP) to apply the file",
+			pinned.limit, pinned.window_s, pinned.ban_s, pinned.v6_prefix,
+			xb_spoof_name(pinned.spoof), d->conf.path);
+	d->conf.dp = pinned;
+	return xb_ports_write(&d->maps, d->conf.ports, err, errlen);
 }
 
 /* ---- state file ---- */
@@ -635,6 +672,7 @@ int main(int argc, char **argv)
 		goto fail_config;
 	xbd_lists_free(&lists);
 	log_settings("running", &d.conf);
+	log_ports("running", &d.conf);
 	loop(&d, &wait_mask);
 	stop(&d);
 	return 0;

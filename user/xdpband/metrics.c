@@ -40,6 +40,26 @@ static void event_counter(FILE *out, enum xdpban_stat s, const struct xdpban_sta
 	fprintf(out, "%s %llu\n", name, (unsigned long long)stats[s].packets);
 }
 
+/* The per-class rows (XDPBAN_STAT_CLASS_*) as one counter labelled by class, named by
+ * XDPBAN_CLASSES: one family is what a query sums or splits, not four metrics. */
+static bool class_row(int s)
+{
+	return s >= XDPBAN_STAT_OF_CLASS_BITNO(0) &&
+	       s < XDPBAN_STAT_OF_CLASS_BITNO(XDPBAN_CLASS__COUNT);
+}
+
+static void per_class(FILE *out, const struct xdpban_stat_value *stats)
+{
+	const char *name = "xdpban_class_errors_total";
+
+	counter_header(out, name,
+		       "Errors of each class from sources neither trusted, denied nor banned, "
+		       "counted towards a ban or not.");
+	for (unsigned int i = 0; i < XDPBAN_CLASS__COUNT; i++)
+		fprintf(out, "%s{class=\"%s\"} %llu\n", name, xb_class_name(1u << i),
+			(unsigned long long)stats[XDPBAN_STAT_OF_CLASS_BITNO(i)].packets);
+}
+
 int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_history *history)
 {
 	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
@@ -55,7 +75,9 @@ int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_h
 		    stats, 0);
 	per_verdict(out, "xdpban_bytes_total", "Bytes (frame lengths) seen, by verdict.", stats, 1);
 	for (int i = XDPBAN_STAT__VERDICTS; i < XDPBAN_STAT__MAX; i++)
-		event_counter(out, i, stats);
+		if (!class_row(i))
+			event_counter(out, i, stats);
+	per_class(out, stats);
 	counter_header(out, "xdpban_bans_escalated_total",
 		       "Bans lengthened for repeat offenders since the daemon started.");
 	fprintf(out, "xdpban_bans_escalated_total %llu\n", (unsigned long long)history->escalated);
