@@ -132,7 +132,7 @@ client_http() { http "$NS_O" "$CLIENT" "http://$HOST:$WEB/" "$1"; }
 scan() {
 	local src=$1
 	shift
-	ip netns exec "$NS_O" timeout 120 nmap -n -Pn -v --reason -T5 --max-retries 0 --ttl 64 --send-ip \
+	ip netns exec "$NS_O" timeout 120 nmap -n -Pn -v --reason -T4 --max-retries 0 --ttl 64 --send-ip \
 		-e "$IF_O" -S "$src" "$@" "$HOST" >"$XBD_TMP/nmap-$src" 2>&1
 }
 # nmap_sent SRC: the raw packets nmap says it sent; nmap_ports SRC STATE: ports it found so.

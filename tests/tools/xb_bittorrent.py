@@ -11,19 +11,20 @@ python3-libtorrent (libtorrent-rasterbar), run inside a client namespace.
       a session on ADDR:PORT seeding every torrent of DIR; once each has its data checked and
       a reply from the tracker, creates READY; then runs until it is killed.
   xb_bittorrent.py leech ADDR PORT DIR ROUNDS RESULT
-      a session on ADDR:PORT downloading every torrent of DIR into DIR/leech/NN, announcing
-      each ROUNDS times (adding it is the first; force_reannounce asks the others, each round
-      once every torrent has its reply to the one before), until every reply came and every
-      download finished. Then writes RESULT, one JSON object: "torrents", "replies" (tracker
-      replies), "errors" (tracker errors and warnings, as text), "peers_min" (the fewest
-      peers a torrent's replies ever held at most), "finished" (torrents downloaded whole and
-      verified) and "timed_out". Exit status 0 if it wrote RESULT.
+      a session on ADDR:PORT downloading every torrent of DIR into DIR/leech/NN: each torrent
+      is announced when added (started) and when whole (completed), then ROUNDS times more
+      (force_reannounce, each round once every torrent has its reply to the last). Then
+      writes RESULT, one JSON object: "torrents", "replies" (tracker replies) and
+      "replies_min" (the fewest one torrent had), "errors" (tracker errors and warnings, as
+      text), "peers_min" (the fewest peers a torrent's replies ever held at most), "finished"
+      (torrents downloaded whole and verified) and "timed_out". Exit status 0 if it wrote
+      RESULT.
 
 libtorrent announces a torrent at most once a second, so the announces are many because the
-torrents are. DHT, local peer discovery, UPnP and NAT-PMP are off: the tracker
-is the only way a client finds a peer, so a finished download proves the tracker's replies
-held the seeder. Every wait is bounded (DEADLINE_S). Test support only. Bad arguments get one line on stderr and exit
-status 2.
+torrents are. DHT, local peer discovery, UPnP and NAT-PMP are off: the tracker is the only way
+a client finds a peer, so a finished download proves the tracker's replies held the seeder.
+Every wait is bounded (DEADLINE_S). Test support only. Bad arguments get one line on stderr
+and exit status 2.
 """
 import glob
 import hashlib
@@ -122,29 +123,38 @@ def leech(addr, port, d, rounds, result):
     handles = add_all(ses, d, "leech")
     replies = {name: 0 for name in handles}
     peers = {name: 0 for name in handles}
-    errors, asked = [], 1  # adding a torrent announces it: round 1
+    errors = []
     deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
+
+    def pump():
         for a in alerts(ses):
             if isinstance(a, lt.tracker_reply_alert):
                 replies[a.torrent_name] += 1
                 peers[a.torrent_name] = max(peers[a.torrent_name], a.num_peers)
             elif isinstance(a, (lt.tracker_error_alert, lt.tracker_warning_alert)):
                 errors.append(a.message())
-        # The next round only once every torrent has its reply to the last.
-        if min(replies.values()) >= asked and asked < rounds:
-            for h in handles.values():
-                h.force_reannounce(0, -1, lt.reannounce_flags_t.ignore_min_interval)
-            asked += 1
-        done = [h.status().is_finished for h in handles.values()]
-        if min(replies.values()) >= rounds and all(done):
+        return time.monotonic() < deadline
+
+    # The downloads: a torrent's first announce (started) finds the seeder, and once it is
+    # whole libtorrent announces it again (completed).
+    while pump():
+        if min(replies.values()) >= 2 and all(h.status().is_finished for h in handles.values()):
             break
+    # Then the rounds, each once every torrent has its reply to the last: libtorrent is never
+    # asked for an announce while one of the same torrent is still in flight.
+    for _ in range(rounds):
+        want = {name: n + 1 for name, n in replies.items()}
+        for h in handles.values():
+            h.force_reannounce(0, -1, lt.reannounce_flags_t.ignore_min_interval)
+        while pump() and any(replies[name] < want[name] for name in handles):
+            pass
     finished = sum(1 for h in handles.values()
                    if h.status().is_finished and h.status().total_wanted_done == SIZE)
     with open(result, "w") as f:
         json.dump({"torrents": len(handles), "replies": sum(replies.values()),
-                   "errors": errors[:5], "peers_min": min(peers.values()),
-                   "finished": finished, "timed_out": time.monotonic() >= deadline}, f)
+                   "replies_min": min(replies.values()), "errors": errors[:5],
+                   "peers_min": min(peers.values()), "finished": finished,
+                   "timed_out": time.monotonic() >= deadline}, f)
     return 0
 
 
