@@ -94,7 +94,7 @@ EOF
 # and serves its statistics to its own address only.
 start_tracker() {
 	local dir=$XBD_TMP/tracker
-	mkdir -m 755 "$dir" && chmod 711 "$XBD_TMP" || return 1
+	mkdir -m 755 "$dir" || return 1
 	"$XBD_PY" tests/tools/xb_bittorrent.py make "$XBD_TMP/bt" "udp://$TRACKER:$PORT/announce" \
 		"$TORRENTS" >"$dir/whitelist" || return 1
 	cat >"$dir/opentracker.conf" <<EOF
