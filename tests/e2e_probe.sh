@@ -32,7 +32,8 @@ source "$(dirname "$0")/e2e_daemon.sh"
 cd "$(dirname "$0")/.." || exit 1
 
 CASES=(config_in_force open_and_bound_not_probes syn_scan_banned udp_scan_banned
-	client_works_after own_queries_not_counted)
+	stock_nmap_disputes_itself stock_nmap_banned_spoof_off client_works_after
+	own_queries_not_counted)
 xbd_require "${CASES[@]}"
 skip_all() {
 	local c
@@ -45,6 +46,7 @@ command -v dnsmasq >/dev/null || skip_all "dnsmasq is not installed (make deps: 
 tag=pr$$
 NS_H=xbd-$tag-h NS_O=xbd-$tag-o IF_H=xbd${tag}h IF_O=xbd${tag}o
 HOST=192.0.2.1 SCANNER=192.0.2.66 SCANNER_U=192.0.2.67 CLIENT=192.0.2.11 SERVER=192.0.2.53
+SCANNER_R=192.0.2.68 SCANNER_OFF=192.0.2.69 # stock nmap: a random TTL on every packet
 WEB=8080 BOUND_UDP=5000 SERVER_WEB=8000 NAME=www.example.test ANSWER=203.0.113.7
 QUERIES=20
 
@@ -68,7 +70,7 @@ setup() {
 	ip netns exec "$NS_H" sysctl -qw net.ipv4.icmp_ratelimit=0 &&
 		e2e_veth_add "$NS_H" "$IF_H" "$NS_O" "$IF_O" &&
 		ip -n "$NS_H" addr add "$HOST/24" dev "$IF_H" || return 1
-	for addr in "$SCANNER" "$SCANNER_U" "$CLIENT" "$SERVER"; do
+	for addr in "$SCANNER" "$SCANNER_U" "$CLIENT" "$SERVER" "$SCANNER_R" "$SCANNER_OFF"; do
 		ip -n "$NS_O" addr add "$addr/24" dev "$IF_O" || return 1
 	done
 }
@@ -131,11 +133,13 @@ client_http() { http "$NS_O" "$CLIENT" "http://$HOST:$WEB/" "$1"; }
 
 # scan SRC NMAP_ARGS...: nmap from SRC at the host; its output goes to $XBD_TMP/nmap-SRC.
 # -Pn: no host discovery (its probes would be probes too), --max-retries 0: one packet a port.
+# One TTL for every packet (NMAP_TTL), as zmap and masscan send; empty: nmap's own random one.
+NMAP_TTL=(--ttl 64)
 scan() {
 	local src=$1
 	shift
-	ip netns exec "$NS_O" timeout 120 nmap -n -Pn -v --reason -T4 --max-retries 0 --ttl 64 --send-ip \
-		-e "$IF_O" -S "$src" "$@" "$HOST" >"$XBD_TMP/nmap-$src" 2>&1
+	ip netns exec "$NS_O" timeout 120 nmap -n -Pn -v --reason -T4 --max-retries 0 \
+		"${NMAP_TTL[@]}" --send-ip -e "$IF_O" -S "$src" "$@" "$HOST" >"$XBD_TMP/nmap-$src" 2>&1
 }
 # nmap_sent SRC: the raw packets nmap says it sent; nmap_ports SRC STATE: ports it found so.
 nmap_sent() { sed -n 's/^ *Raw packets sent: \([0-9]*\) .*/\1/p' "$XBD_TMP/nmap-$1"; }
@@ -210,6 +214,42 @@ case_scan() { # NAME SRC CLOSED_STATE NMAP_ARGS...
 	scanned "$name" "$src" "$state" "$p" "$d" "$c"
 }
 
+# Stock nmap gives each packet a random TTL (37 to 59): under the default spoof mode its first
+# probe sets the reference, one that disagrees disputes the source, and the rest are suspect
+# (docs/datapath.md, section 9). No ban, and every probe passed to the kernel's answer.
+case_stock_nmap() {
+	local p s sent closed
+	p=$(xbd_stat class_probe) s=$(xbd_stat errors_suspect)
+	NMAP_TTL=() scan "$SCANNER_R" -sS -p 1-200
+	sent=$(nmap_sent "$SCANNER_R") closed=$(nmap_ports "$SCANNER_R" closed)
+	echo "#   stock nmap from $SCANNER_R: sent $sent, $closed closed; class_probe +$(stat_delta class_probe "$p"), errors_suspect +$(stat_delta errors_suspect "$s"), count $(xbd_query "$SCANNER_R" 'd["count"]')"
+	if xbd_banned "$SCANNER_R"; then
+		xbd_fail stock_nmap_disputes_itself "banned: $(xbd_cli query "$SCANNER_R" --json)"
+	elif [[ $(xbd_query "$SCANNER_R" 'd["disputed"]') != True ]]; then
+		xbd_fail stock_nmap_disputes_itself "not disputed: $(xbd_cli query "$SCANNER_R" --json)"
+	elif [[ $(stat_delta class_probe "$p") != "$sent" || $closed != "$sent" ]]; then
+		xbd_fail stock_nmap_disputes_itself "nmap sent $sent, found $closed closed; class_probe +$(stat_delta class_probe "$p")"
+	elif (($(stat_delta errors_suspect "$s") < sent - 11)); then
+		xbd_fail stock_nmap_disputes_itself "errors_suspect +$(stat_delta errors_suspect "$s") of $sent probes"
+	else
+		xbd_pass stock_nmap_disputes_itself
+	fi
+}
+
+# With the spoof defence off, every probe counts: the same stock scan is banned at its 11th.
+case_stock_nmap_off() {
+	local p d c out
+	if ! out=$(xbd_cli set spoof off 2>&1); then
+		xbd_fail stock_nmap_banned_spoof_off "xdpban set spoof off: $out"
+		return
+	fi
+	p=$(xbd_stat class_probe) d=$(xbd_stat drop_banned) c=$(xbd_stat bans_created)
+	NMAP_TTL=() scan "$SCANNER_OFF" -sS -p 1-200
+	xbd_wait_until xbd_banned "$SCANNER_OFF"
+	scanned stock_nmap_banned_spoof_off "$SCANNER_OFF" closed "$p" "$d" "$c"
+	xbd_cli set spoof hop >/dev/null
+}
+
 case_client_after() {
 	local ok
 	ok=$(client_http 5)
@@ -259,6 +299,8 @@ case_config
 case_open_and_bound
 case_scan syn_scan_banned "$SCANNER" closed -sS -p 1-200
 case_scan udp_scan_banned "$SCANNER_U" closed -sU -p 40000-40029
+case_stock_nmap
+case_stock_nmap_off
 case_client_after
 case_own_queries
 xbd_stop TERM
