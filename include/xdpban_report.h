@@ -10,7 +10,8 @@
 
 enum xdpban_report_status {
 	XDPBAN_REPORT_COUNTED = 0,        /* counted, still under the limit */
-	XDPBAN_REPORT_BANNED = 1,         /* this report crossed the limit and created the ban */
+	XDPBAN_REPORT_BANNED = 1,         /* counted over the limit: this report created the ban,
+					   * or another error crossing at the same moment did */
 	XDPBAN_REPORT_ALREADY_BANNED = 2, /* the source was banned already; nothing counted */
 	XDPBAN_REPORT_TRUSTED = 3,        /* a trusted policy entry: never counted */
 	XDPBAN_REPORT_DENIED = 4,         /* a deny policy entry: dropped anyway, not counted */

@@ -391,7 +391,9 @@ XDPBAN_INLINE void xdpban_group_unlock(struct xdpban_group *g)
 /* Puts a new counter for key into its group, under the group's lock: key (if another CPU
  * inserted it meanwhile, *ref is that one and 1 is returned), else the cheapest slot is
  * claimed and published with val and aux: 0 and *ref. -1: no slot may be taken (every one
- * busy or protected), or the lock could not be had. */
+ * busy or protected); XDPBAN_CTR_INSERT_BUSY: the lock could not be had (another CPU is
+ * inserting, most often this same key: its first errors arriving on several CPUs at once). */
+#define XDPBAN_CTR_INSERT_BUSY (-2)
 XDPBAN_INLINE int xdpban_ctr_insert(struct xdpban_group *g, const struct xdpban_key *key,
 				    __u32 now_s, __u32 window_s, int verified, __u32 count,
 				    __u32 aux, struct xdpban_ctr_ref *ref)
@@ -400,7 +402,7 @@ XDPBAN_INLINE int xdpban_ctr_insert(struct xdpban_group *g, const struct xdpban_
 	int victim = -1, ret = -1, start;
 
 	if (xdpban_group_lock(g))
-		return -1;
+		return XDPBAN_CTR_INSERT_BUSY;
 	if (xdpban_ctr_find(g, key, ref)) {
 		ret = 1;
 		goto out;
@@ -571,6 +573,8 @@ XDPBAN_INLINE int xdpban_ctr_count(struct xdpban_group *g, const struct xdpban_k
 				return XDPBAN_COUNT_UNVERIFIED;
 			ret = xdpban_ctr_insert(g, key, e->now_s, e->window_s, 0, e->n,
 						xdpban_aux_new_window(0, e), ref);
+			if (ret == XDPBAN_CTR_INSERT_BUSY)
+				continue; /* look again: the other inserter is most likely done */
 			if (ret < 0)
 				return XDPBAN_COUNT_FULL;
 			if (ret == 0) {

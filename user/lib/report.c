@@ -4,6 +4,7 @@
  * Never attaches anything and never loads the XDP data path program itself.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,13 @@ const char *xb_report_status_name(__u32 status)
 	return names[status];
 }
 
+/* How often a report that found no counter slot is run again. A report runs in a test run,
+ * which the scheduler may preempt (a packet in softirq never is): while one report holds a
+ * group's insert lock to create a source's counter, another for the same source finds neither
+ * the counter nor the lock, and writes nothing but counter_full. Run again, it counts; a group
+ * that is really full answers the same each time. */
+#define REPORT_FULL_RETRIES 8
+
 int xb_report(const struct xb_maps *m, const struct xb_prefix *addr, __u32 count,
 	      __u32 *status, __u32 *new_count)
 {
@@ -47,10 +55,17 @@ int xb_report(const struct xb_maps *m, const struct xb_prefix *addr, __u32 count
 	if (!xb_prefix_is_addr(addr) || count == 0)
 		return -EINVAL;
 	memcpy(req.addr, addr->addr, sizeof(req.addr));
-	if (bpf_prog_test_run_opts(m->report_prog, &run))
-		return -errno;
-	if (run.data_size_out < sizeof(out))
-		return -EPROTO;
+	for (int tries = 0; tries <= REPORT_FULL_RETRIES; tries++) {
+		if (tries)
+			sched_yield(); /* let the inserter finish */
+		run.data_size_out = sizeof(out);
+		if (bpf_prog_test_run_opts(m->report_prog, &run))
+			return -errno;
+		if (run.data_size_out < sizeof(out))
+			return -EPROTO;
+		if (out.status != XDPBAN_REPORT_NOT_COUNTED)
+			break;
+	}
 	*status = out.status;
 	*new_count = out.new_count;
 	return 0;
