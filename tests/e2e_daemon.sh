@@ -56,11 +56,23 @@ xbd_require() {
 			command -v $tool >/dev/null || why="$tool is not installed (make deps)"
 		done
 	fi
-	if [[ -n $why ]]; then
-		local c
-		for c in "$@"; do echo "SKIP: $c ($why)"; done
-		exit 0
-	fi
+	[[ -z $why ]] || xbd_skip_all "$why" "$@"
+}
+
+# xbd_skip_all WHY CASE...: one SKIP line per case, and exit 0.
+xbd_skip_all() {
+	local why=$1 c
+	shift
+	for c in "$@"; do echo "SKIP: $c ($why)"; done
+	exit 0
+}
+
+# xbd_fail_all WHY CASE...: one FAIL line per case (the setup they need failed), and exit 1.
+xbd_fail_all() {
+	local why=$1 c
+	shift
+	for c in "$@"; do xbd_fail "$c" "$why"; done
+	exit 1
 }
 
 # xbd_cleanup: kills our daemons, deletes our namespaces (and with them the veth and any
@@ -231,6 +243,15 @@ xbd_stat_is() { [[ $(xbd_stat "$1") == "$2" ]]; }
 xbd_count_is() { [[ $(xbd_query "$1" 'd["count"]') == "$2" ]]; }
 xbd_banned() { [[ $(xbd_query "$1" 'd["banned"]') == True ]]; }
 xbd_not_banned() { [[ $(xbd_query "$1" 'd["banned"]') == False ]]; }
+# xbd_stat_delta NAME BEFORE: how much the stat grew since it read BEFORE.
+xbd_stat_delta() { echo $(($(xbd_stat "$1") - $2)); }
+# xbd_untouched ADDR: no count, no ban.
+xbd_untouched() { xbd_count_is "$1" 0 && xbd_not_banned "$1"; }
+# xbd_ban_classes ADDR_OR_PREFIX: the classes of its ban in `xdpban bans --json`, comma-separated.
+xbd_ban_classes() {
+	xbd_cli bans --json |
+		xbd_json "','.join(','.join(b['classes']) for b in d['bans'] if b['prefix'] == '$1')"
+}
 xbd_limit_is() { [[ $(xbd_cli status --json | xbd_json 'd["config"]["limit"]') == "$1" ]]; }
 
 # xbd_ban_of ADDR: "count reason" of ADDR's ban in `xdpban bans --json`, or nothing.

@@ -35,13 +35,8 @@ CASES=(config_in_force open_and_bound_not_probes syn_scan_banned udp_scan_banned
 	stock_nmap_disputes_itself stock_nmap_banned_spoof_off client_works_after
 	own_queries_not_counted)
 xbd_require "${CASES[@]}"
-skip_all() {
-	local c
-	for c in "${CASES[@]}"; do e2e_skip "$c" "$1"; done
-	exit 0
-}
-command -v nmap >/dev/null || skip_all "nmap is not installed (make deps)"
-command -v dnsmasq >/dev/null || skip_all "dnsmasq is not installed (make deps: dnsmasq-base)"
+command -v nmap >/dev/null || xbd_skip_all "nmap is not installed (make deps)" "${CASES[@]}"
+command -v dnsmasq >/dev/null || xbd_skip_all "dnsmasq is not installed (make deps: dnsmasq-base)" "${CASES[@]}"
 
 tag=pr$$
 NS_H=xbd-$tag-h NS_O=xbd-$tag-o IF_H=xbd${tag}h IF_O=xbd${tag}o
@@ -113,12 +108,6 @@ listens() { [[ -n $(ip netns exec "$1" ss -Hln "$2" "sport = :$3") ]]; }
 # seen_from ADDR N: the host's bound UDP socket has received N datagrams from ADDR.
 seen_from() { [[ $(grep -cxF "$1" "$XBD_TMP/udp.seen" 2>/dev/null) == "$2" ]]; }
 
-stat_delta() { echo $(($(xbd_stat "$1") - $2)); }
-untouched() { xbd_count_is "$1" 0 && xbd_not_banned "$1"; }
-ban_classes() {
-	xbd_cli bans --json |
-		xbd_json "','.join(','.join(b['classes']) for b in d['bans'] if b['prefix'] == '$1')"
-}
 
 # http NS SRC URL COUNT: how many of COUNT requests from SRC got a 200.
 http() {
@@ -177,7 +166,7 @@ case_open_and_bound() {
 		xbd_fail open_and_bound_not_probes "$ok of 5 HTTP requests to the open port succeeded"
 	elif [[ $seen != 3 ]]; then
 		xbd_fail open_and_bound_not_probes "the bound UDP socket received $seen of 3 datagrams"
-	elif ! untouched "$CLIENT" || [[ $(xbd_stat class_probe) != 0 ]]; then
+	elif ! xbd_untouched "$CLIENT" || [[ $(xbd_stat class_probe) != 0 ]]; then
 		xbd_fail open_and_bound_not_probes "class_probe $(xbd_stat class_probe); client $(xbd_cli query "$CLIENT" --json)"
 	else
 		xbd_pass open_and_bound_not_probes
@@ -187,15 +176,15 @@ case_open_and_bound() {
 # scanned NAME SRC CLOSED_STATE PROBE0 DROP0 CREATED0: the checks after a scan from SRC.
 scanned() {
 	local name=$1 src=$2 state=$3 probes dropped sent seen
-	probes=$(stat_delta class_probe "$4") dropped=$(stat_delta drop_banned "$5")
+	probes=$(xbd_stat_delta class_probe "$4") dropped=$(xbd_stat_delta drop_banned "$5")
 	sent=$(nmap_sent "$src") seen=$(nmap_ports "$src" "$state")
 	echo "#   nmap from $src: sent $sent, $seen $state; xdpban: class_probe +$probes, drop_banned +$dropped"
 	if ! xbd_banned "$src"; then
 		xbd_fail "$name" "not banned: $(xbd_cli query "$src" --json); nmap: $(tail -n 4 "$XBD_TMP/nmap-$src" | tr '\n' ' ')"
-	elif [[ $(xbd_ban_of "$src") != "11 errors" || $(ban_classes "$src") != probe ]]; then
-		xbd_fail "$name" "its ban: '$(xbd_ban_of "$src")', classes '$(ban_classes "$src")'"
-	elif [[ $probes != 11 || $(stat_delta bans_created "$6") != 1 ]]; then
-		xbd_fail "$name" "class_probe +$probes, bans_created +$(stat_delta bans_created "$6")"
+	elif [[ $(xbd_ban_of "$src") != "11 errors" || $(xbd_ban_classes "$src") != probe ]]; then
+		xbd_fail "$name" "its ban: '$(xbd_ban_of "$src")', classes '$(xbd_ban_classes "$src")'"
+	elif [[ $probes != 11 || $(xbd_stat_delta bans_created "$6") != 1 ]]; then
+		xbd_fail "$name" "class_probe +$probes, bans_created +$(xbd_stat_delta bans_created "$6")"
 	elif [[ $seen != 11 ]]; then
 		xbd_fail "$name" "nmap found $seen ports $state, not the 11 answered before the ban"
 	elif ! [[ $sent =~ ^[0-9]+$ ]] || ((sent != probes + dropped)); then
@@ -222,15 +211,15 @@ case_stock_nmap() {
 	p=$(xbd_stat class_probe) s=$(xbd_stat errors_suspect)
 	NMAP_TTL=() scan "$SCANNER_R" -sS -p 1-200
 	sent=$(nmap_sent "$SCANNER_R") closed=$(nmap_ports "$SCANNER_R" closed)
-	echo "#   stock nmap from $SCANNER_R: sent $sent, $closed closed; class_probe +$(stat_delta class_probe "$p"), errors_suspect +$(stat_delta errors_suspect "$s"), count $(xbd_query "$SCANNER_R" 'd["count"]')"
+	echo "#   stock nmap from $SCANNER_R: sent $sent, $closed closed; class_probe +$(xbd_stat_delta class_probe "$p"), errors_suspect +$(xbd_stat_delta errors_suspect "$s"), count $(xbd_query "$SCANNER_R" 'd["count"]')"
 	if xbd_banned "$SCANNER_R"; then
 		xbd_fail stock_nmap_disputes_itself "banned: $(xbd_cli query "$SCANNER_R" --json)"
 	elif [[ $(xbd_query "$SCANNER_R" 'd["disputed"]') != True ]]; then
 		xbd_fail stock_nmap_disputes_itself "not disputed: $(xbd_cli query "$SCANNER_R" --json)"
-	elif [[ $(stat_delta class_probe "$p") != "$sent" || $closed != "$sent" ]]; then
-		xbd_fail stock_nmap_disputes_itself "nmap sent $sent, found $closed closed; class_probe +$(stat_delta class_probe "$p")"
-	elif (($(stat_delta errors_suspect "$s") < sent - 11)); then
-		xbd_fail stock_nmap_disputes_itself "errors_suspect +$(stat_delta errors_suspect "$s") of $sent probes"
+	elif [[ $(xbd_stat_delta class_probe "$p") != "$sent" || $closed != "$sent" ]]; then
+		xbd_fail stock_nmap_disputes_itself "nmap sent $sent, found $closed closed; class_probe +$(xbd_stat_delta class_probe "$p")"
+	elif (($(xbd_stat_delta errors_suspect "$s") < sent - 11)); then
+		xbd_fail stock_nmap_disputes_itself "errors_suspect +$(xbd_stat_delta errors_suspect "$s") of $sent probes"
 	else
 		xbd_pass stock_nmap_disputes_itself
 	fi
@@ -255,7 +244,7 @@ case_client_after() {
 	ok=$(client_http 5)
 	if [[ $ok != 5 ]]; then
 		xbd_fail client_works_after "$ok of 5 HTTP requests after the scans succeeded"
-	elif ! untouched "$CLIENT"; then
+	elif ! xbd_untouched "$CLIENT"; then
 		xbd_fail client_works_after "client $(xbd_cli query "$CLIENT" --json)"
 	else
 		xbd_pass client_works_after
@@ -270,10 +259,10 @@ case_own_queries() {
 	echo "#   the host's own: DNS '$dns' (answers, last address), HTTP $web of $QUERIES; dnsmasq logged $(grep -c "$NAME is $ANSWER" "$XBD_TMP/dnsmasq.log") replies"
 	if [[ $dns != "$QUERIES $ANSWER" || $web != "$QUERIES" ]]; then
 		xbd_fail own_queries_not_counted "DNS answers '$dns', HTTP $web, not $QUERIES each"
-	elif ! untouched "$SERVER"; then
+	elif ! xbd_untouched "$SERVER"; then
 		xbd_fail own_queries_not_counted "the server: $(xbd_cli query "$SERVER" --json)"
-	elif [[ $(stat_delta class_probe "$probes") != 0 ]]; then
-		xbd_fail own_queries_not_counted "class_probe +$(stat_delta class_probe "$probes") from the answers"
+	elif [[ $(xbd_stat_delta class_probe "$probes") != 0 ]]; then
+		xbd_fail own_queries_not_counted "class_probe +$(xbd_stat_delta class_probe "$probes") from the answers"
 	else
 		xbd_pass own_queries_not_counted
 	fi
@@ -283,17 +272,14 @@ case_own_queries() {
 
 started=$(date +%s%N)
 if ! setup; then
-	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
-	exit 1
+	xbd_fail_all "cannot create the test namespaces" "${CASES[@]}"
 fi
 write_conf
 if ! start_services; then
-	for c in "${CASES[@]}"; do xbd_fail "$c" "a server did not start: $(tail -qn 2 "$XBD_TMP"/*.log | tr '\n' ' ')"; done
-	exit 1
+	xbd_fail_all "a server did not start: $(tail -qn 2 "$XBD_TMP"/*.log | tr '\n' ' ')" "${CASES[@]}"
 fi
 if ! xbd_start; then
-	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done
-	exit 1
+	xbd_fail_all "the daemon did not start" "${CASES[@]}"
 fi
 case_config
 case_open_and_bound

@@ -136,7 +136,6 @@ flow_grows() { # SRC FROM: the flow made more round trips than FROM, and has not
 	[[ $r =~ ^[0-9]+$ ]] && ((r > $2))
 }
 is_verified() { [[ $(xbd_query "$1" 'd["verified"]') == True ]]; }
-stat_delta() { echo $(($(xbd_stat "$1") - $2)); }
 
 # --- cases ---------------------------------------------------------------------------------------
 
@@ -161,8 +160,8 @@ case_own_addresses() {
 	out=$(xbd_cli ban 0.0.0.0 2>&1)
 	[[ $out == "xdpban: refusing to ban 0.0.0.0: it is never banned (built in: 0.0.0.0/8)" ]] ||
 		bad+=("ban 0.0.0.0: '$out'")
-	[[ $(stat_delta errors_exempt "$before") == 80 ]] ||
-		bad+=("errors_exempt +$(stat_delta errors_exempt "$before"), not +80")
+	[[ $(xbd_stat_delta errors_exempt "$before") == 80 ]] ||
+		bad+=("errors_exempt +$(xbd_stat_delta errors_exempt "$before"), not +80")
 	[[ $(xbd_stat bans_created) == 0 ]] || bad+=("bans_created $(xbd_stat bans_created)")
 	if [[ -z $lladdr ]]; then
 		bad+=("no link-local address on $IF_H")
@@ -187,14 +186,14 @@ case_forged_victim() {
 	after=$(rounds "$VICTIM")
 	if ! xbd_not_banned "$VICTIM"; then
 		xbd_fail forged_victim_not_banned "the victim $VICTIM was banned"
-	elif [[ $(stat_delta errors_suspect "$suspect") != 50 ]]; then
-		xbd_fail forged_victim_not_banned "errors_suspect +$(stat_delta errors_suspect "$suspect"), not +50"
+	elif [[ $(xbd_stat_delta errors_suspect "$suspect") != 50 ]]; then
+		xbd_fail forged_victim_not_banned "errors_suspect +$(xbd_stat_delta errors_suspect "$suspect"), not +50"
 	elif [[ $(xbd_query "$VICTIM" '(d["count"], d["disputed"], d["verified"], d["hop"], d["hop_from"])') != "(0, True, True, 1, 'verified')" ]]; then
 		xbd_fail forged_victim_not_banned "query: $(xbd_cli query "$VICTIM" --json)"
 	elif ! [[ $during =~ ^[0-9]+$ && $after =~ ^[0-9]+$ ]] || ((during <= before || after <= during + 19)); then
 		xbd_fail forged_victim_not_banned "the victim's flow: $before round trips, then $during after the attack, then '$after'"
-	elif [[ $(stat_delta drop_banned "$dropped") != 0 ]]; then
-		xbd_fail forged_victim_not_banned "drop_banned +$(stat_delta drop_banned "$dropped")"
+	elif [[ $(xbd_stat_delta drop_banned "$dropped") != 0 ]]; then
+		xbd_fail forged_victim_not_banned "drop_banned +$(xbd_stat_delta drop_banned "$dropped")"
 	else
 		xbd_pass forged_victim_not_banned
 	fi
@@ -214,8 +213,8 @@ threshold() {
 		xbd_fail "$name" "not banned after 11 errors: $(xbd_cli query "$src" --json)"
 	elif [[ $(xbd_ban_of "$src") != "11 errors" ]]; then
 		xbd_fail "$name" "its ban: '$(xbd_ban_of "$src")', not '11 errors'"
-	elif [[ $(stat_delta bans_created "$created") != 1 ]]; then
-		xbd_fail "$name" "bans_created +$(stat_delta bans_created "$created")"
+	elif [[ $(xbd_stat_delta bans_created "$created") != 1 ]]; then
+		xbd_fail "$name" "bans_created +$(xbd_stat_delta bans_created "$created")"
 	else
 		xbd_pass "$name"
 	fi
@@ -235,7 +234,7 @@ case_verified_mode() {
 	unverified=$(xbd_stat errors_unverified)
 	from_attacker "$UNPROVEN" 15
 	if ! xbd_wait_until xbd_stat_is errors_unverified $((unverified + 15)); then
-		xbd_fail verified_mode "errors_unverified +$(stat_delta errors_unverified "$unverified"), not +15"
+		xbd_fail verified_mode "errors_unverified +$(xbd_stat_delta errors_unverified "$unverified"), not +15"
 	elif ! xbd_count_is "$UNPROVEN" 0 || ! xbd_not_banned "$UNPROVEN"; then
 		xbd_fail verified_mode "the unverified $UNPROVEN: $(xbd_cli query "$UNPROVEN" --json)"
 	elif [[ $out != *"spoof verified"* || $(xbd_cli status --json | xbd_json 'd["config"]["spoof"]') != verified ]]; then
@@ -254,7 +253,7 @@ case_never_ban() {
 	from_attacker "$NEVER_BAN" 20
 	out=$(xbd_cli ban "$NEVER_BAN" 2>&1)
 	if ! xbd_wait_until xbd_stat_is errors_exempt $((before + 20)); then
-		xbd_fail never_ban_list_not_counted "errors_exempt +$(stat_delta errors_exempt "$before"), not +20"
+		xbd_fail never_ban_list_not_counted "errors_exempt +$(xbd_stat_delta errors_exempt "$before"), not +20"
 	elif [[ $(xbd_query "$NEVER_BAN" '(d["exempt_why"], d["exempt_match"], d["count"], d["banned"])') != "('never-ban', '$NEVER_BAN_NET', 0, False)" ]]; then
 		xbd_fail never_ban_list_not_counted "query: $(xbd_cli query "$NEVER_BAN" --json)"
 	elif [[ $out != "xdpban: refusing to ban $NEVER_BAN: it is never banned (never-ban list $NEVER_BAN_NET)" ]]; then
@@ -323,15 +322,13 @@ case_spoof_settings() {
 
 started=$(date +%s%N)
 if ! setup; then
-	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
-	exit 1
+	xbd_fail_all "cannot create the test namespaces" "${CASES[@]}"
 fi
 write_conf
 e2e_bg "$NS_H" "$XBD_TMP/server.log" "$XBD_PY" tests/tools/xb_tcp_flow.py server "$HOST" "$PORT" \
 	"$XBD_TMP/server.ready"
 if ! xbd_start || ! e2e_wait 50 test -e "$XBD_TMP/server.ready"; then
-	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon or the echo server did not start"; done
-	exit 1
+	xbd_fail_all "the daemon or the echo server did not start" "${CASES[@]}"
 fi
 for src in "$VICTIM" "$CLEAN" "$PROVEN"; do flow "$src"; done
 verified_all() { is_verified "$VICTIM" && is_verified "$CLEAN" && is_verified "$PROVEN"; }

@@ -31,13 +31,8 @@ cd "$(dirname "$0")/.." || exit 1
 CASES=(config_in_force clients_get_replies clients_never_counted junk_reaches_tracker
 	junk_banned_at_11th banned_junk_dropped ipv6_junk_banned_per_64)
 xbd_require "${CASES[@]}"
-skip_all() {
-	local c
-	for c in "${CASES[@]}"; do e2e_skip "$c" "$1"; done
-	exit 0
-}
-command -v opentracker >/dev/null || skip_all "opentracker is not installed (make deps)"
-$XBD_PY -c 'import libtorrent' 2>/dev/null || skip_all "python3-libtorrent is not installed (make deps)"
+command -v opentracker >/dev/null || xbd_skip_all "opentracker is not installed (make deps)" "${CASES[@]}"
+$XBD_PY -c 'import libtorrent' 2>/dev/null || xbd_skip_all "python3-libtorrent is not installed (make deps)" "${CASES[@]}"
 
 tag=tr$$
 NS_T=xbd-$tag-t NS_C=xbd-$tag-c IF_T=xbd${tag}t IF_C=xbd${tag}c
@@ -121,14 +116,6 @@ tracker_udp_is() { [[ $(tracker_udp "$1") == "$2" ]]; }
 in_clients() { ip netns exec "$NS_C" "$@"; }
 junk() { in_clients "$XBD_PY" tests/tools/xb_bep15.py junk "$1" "$2" "$PORT" "$3"; }
 bep15_connect() { in_clients "$XBD_PY" tests/tools/xb_bep15.py connect "$1" "$TRACKER" "$PORT" 2; }
-stat_delta() { echo $(($(xbd_stat "$1") - $2)); }
-# ban_classes ADDR_OR_PREFIX: the classes of its ban in `xdpban bans --json`, comma-separated.
-ban_classes() {
-	xbd_cli bans --json |
-		xbd_json "','.join(','.join(b['classes']) for b in d['bans'] if b['prefix'] == '$1')"
-}
-# untouched ADDR: no count, no ban.
-untouched() { xbd_count_is "$1" 0 && xbd_not_banned "$1"; }
 
 # --- cases ---------------------------------------------------------------------------------------
 
@@ -181,7 +168,7 @@ tracker_state() {
 }
 
 case_clients_never_counted() {
-	if ! untouched "$SEEDER" || ! untouched "$LEECHER"; then
+	if ! xbd_untouched "$SEEDER" || ! xbd_untouched "$LEECHER"; then
 		xbd_fail clients_never_counted "seeder $(xbd_cli query "$SEEDER" --json); leecher $(xbd_cli query "$LEECHER" --json)"
 	elif [[ $(xbd_stat class_protocol) != 0 || $(xbd_stat errors) != 0 ]]; then
 		xbd_fail clients_never_counted "class_protocol $(xbd_stat class_protocol), errors $(xbd_stat errors) after the clients alone"
@@ -198,8 +185,8 @@ case_junk_reaches() {
 	junk "$JUNK" "$TRACKER" 10
 	if ! xbd_wait_until xbd_count_is "$JUNK" 10 || ! xbd_not_banned "$JUNK"; then
 		xbd_fail junk_reaches_tracker "after 10 invalid datagrams: $(xbd_cli query "$JUNK" --json)"
-	elif [[ $(stat_delta class_protocol "$PROTO") != 10 ]]; then
-		xbd_fail junk_reaches_tracker "class_protocol +$(stat_delta class_protocol "$PROTO"), not +10"
+	elif [[ $(xbd_stat_delta class_protocol "$PROTO") != 10 ]]; then
+		xbd_fail junk_reaches_tracker "class_protocol +$(xbd_stat_delta class_protocol "$PROTO"), not +10"
 	elif ! xbd_wait_until tracker_udp_is overall $((SEEN + 10)); then
 		xbd_fail junk_reaches_tracker "opentracker received $(($(tracker_udp overall) - SEEN)) of them, not 10"
 	else
@@ -213,10 +200,10 @@ case_junk_banned() {
 	junk "$JUNK" "$TRACKER" 1
 	if ! xbd_wait_until xbd_banned "$JUNK"; then
 		xbd_fail junk_banned_at_11th "not banned after 11: $(xbd_cli query "$JUNK" --json)"
-	elif [[ $(xbd_ban_of "$JUNK") != "11 errors" || $(ban_classes "$JUNK") != protocol ]]; then
-		xbd_fail junk_banned_at_11th "its ban: '$(xbd_ban_of "$JUNK")', classes '$(ban_classes "$JUNK")'"
-	elif [[ $(stat_delta bans_created "$created") != 1 || $(stat_delta class_protocol "$PROTO") != 11 ]]; then
-		xbd_fail junk_banned_at_11th "bans_created +$(stat_delta bans_created "$created"), class_protocol +$(stat_delta class_protocol "$PROTO")"
+	elif [[ $(xbd_ban_of "$JUNK") != "11 errors" || $(xbd_ban_classes "$JUNK") != protocol ]]; then
+		xbd_fail junk_banned_at_11th "its ban: '$(xbd_ban_of "$JUNK")', classes '$(xbd_ban_classes "$JUNK")'"
+	elif [[ $(xbd_stat_delta bans_created "$created") != 1 || $(xbd_stat_delta class_protocol "$PROTO") != 11 ]]; then
+		xbd_fail junk_banned_at_11th "bans_created +$(xbd_stat_delta bans_created "$created"), class_protocol +$(xbd_stat_delta class_protocol "$PROTO")"
 	elif ! xbd_wait_until tracker_udp_is overall $((SEEN + 11)); then
 		xbd_fail junk_banned_at_11th "opentracker received $(($(tracker_udp overall) - SEEN)) datagrams, not 11"
 	else
@@ -233,12 +220,12 @@ case_banned_dropped() {
 	client_reply=$(bep15_connect "$LEECHER")
 	if [[ $banned_reply != none || $client_reply != reply ]]; then
 		xbd_fail banned_junk_dropped "connect from the banned $JUNK: '$banned_reply', from $LEECHER: '$client_reply'"
-	elif [[ $(stat_delta drop_banned "$dropped") != 1 ]]; then
-		xbd_fail banned_junk_dropped "drop_banned +$(stat_delta drop_banned "$dropped"), not +1"
+	elif [[ $(xbd_stat_delta drop_banned "$dropped") != 1 ]]; then
+		xbd_fail banned_junk_dropped "drop_banned +$(xbd_stat_delta drop_banned "$dropped"), not +1"
 	elif [[ $(tracker_udp overall) != $((SEEN + 12)) ]]; then
 		xbd_fail banned_junk_dropped "opentracker received $(($(tracker_udp overall) - SEEN)) datagrams, not 11 and the client's"
-	elif [[ $(stat_delta class_protocol "$PROTO") != 11 ]] || ! untouched "$LEECHER"; then
-		xbd_fail banned_junk_dropped "class_protocol +$(stat_delta class_protocol "$PROTO"); leecher $(xbd_cli query "$LEECHER" --json)"
+	elif [[ $(xbd_stat_delta class_protocol "$PROTO") != 11 ]] || ! xbd_untouched "$LEECHER"; then
+		xbd_fail banned_junk_dropped "class_protocol +$(xbd_stat_delta class_protocol "$PROTO"); leecher $(xbd_cli query "$LEECHER" --json)"
 	else
 		xbd_pass banned_junk_dropped
 	fi
@@ -257,8 +244,8 @@ case_ipv6() {
 	junk "$JUNK6" "$TRACKER6" 1
 	if ! xbd_wait_until xbd_banned "$JUNK6_PEER"; then
 		xbd_fail ipv6_junk_banned_per_64 "$JUNK6_PEER (same /64) not banned after 11: $(xbd_cli query "$JUNK6" --json)"
-	elif [[ $(ban_classes "$JUNK6_NET") != protocol || $(stat_delta class_protocol "$proto") != 11 ]]; then
-		xbd_fail ipv6_junk_banned_per_64 "bans: $(xbd_cli bans --json); class_protocol +$(stat_delta class_protocol "$proto")"
+	elif [[ $(xbd_ban_classes "$JUNK6_NET") != protocol || $(xbd_stat_delta class_protocol "$proto") != 11 ]]; then
+		xbd_fail ipv6_junk_banned_per_64 "bans: $(xbd_cli bans --json); class_protocol +$(xbd_stat_delta class_protocol "$proto")"
 	else
 		xbd_pass ipv6_junk_banned_per_64
 	fi
@@ -268,17 +255,14 @@ case_ipv6() {
 
 started=$(date +%s%N)
 if ! setup; then
-	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
-	exit 1
+	xbd_fail_all "cannot create the test namespaces" "${CASES[@]}"
 fi
 write_conf
 if ! start_tracker; then
-	for c in "${CASES[@]}"; do xbd_fail "$c" "opentracker did not start: $(tail -n 3 "$XBD_TMP/opentracker.log")"; done
-	exit 1
+	xbd_fail_all "opentracker did not start: $(tail -n 3 "$XBD_TMP/opentracker.log")" "${CASES[@]}"
 fi
 if ! xbd_start; then
-	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done
-	exit 1
+	xbd_fail_all "the daemon did not start" "${CASES[@]}"
 fi
 case_config
 case_clients
