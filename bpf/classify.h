@@ -14,6 +14,7 @@
 #include "parse.h"
 #include "socket.h"
 #include "xdpban_config.h"
+#include "xdpban_policy.h"
 #include "xdpban_ports.h"
 
 static __always_inline __u32 class_malformed(const struct pkt *p)
@@ -28,12 +29,6 @@ static __always_inline __u8 port_rules(__be16 port)
 	__u64 *w = bpf_map_lookup_elem(&xdpban_ports, &word);
 
 	return w ? xdpban_port_byte(*w, p) : 0;
-}
-
-/* Multicast and limited broadcast: datagrams to them are never probes (mDNS, SSDP, DHCP). */
-static __always_inline int dest_is_group(const struct pkt *p)
-{
-	return p->family == XDPBAN_FAMILY_INET ? p->daddr[0] >= 224 : p->daddr[0] == 0xff;
 }
 
 /* A datagram to a guarded port breaks its profile; a source port of 0 is never a real
@@ -60,7 +55,7 @@ static __always_inline __u32 class_ports(struct xdp_md *ctx, const struct pkt *p
 				       ? XDPBAN_CLASS_PROTOCOL
 				       : 0;
 		return (ports & XDPBAN_PORTS_PROBE) && !(rules & XDPBAN_PORT_UDP_OPEN) &&
-				       !dest_is_group(p)
+				       !xdpban_addr_is_group(p->family, p->daddr)
 			       ? XDPBAN_CLASS_PROBE
 			       : 0;
 	}

@@ -45,6 +45,15 @@ struct xdpban_exempt {
 	__u32 ifindex; /* host order; XDPBAN_EXEMPT_HOST: the interface holding the address */
 };
 
+/* A group address: IPv4 224.0.0.0/4 (multicast) and above (240/4, with 255.255.255.255), IPv6
+ * ff00::/8. Never a real source; a datagram to one is never a probe (docs/datapath.md). addr in
+ * network order. */
+static inline __attribute__((always_inline)) int xdpban_addr_is_group(__u8 family,
+								   const __u8 *addr)
+{
+	return family == XDPBAN_FAMILY_INET ? addr[0] >= 224 : addr[0] == 0xff;
+}
+
 /* The built-in set, which no real source has: IPv4 0/8, 127/8, 224/4 and 240/4 (with
  * 255.255.255.255); IPv6 ::, ::1, ff00::/8 and ::ffff:0:0/96. saddr in network order. */
 static inline __attribute__((always_inline)) int xdpban_builtin_exempt(__u8 family,
@@ -52,10 +61,10 @@ static inline __attribute__((always_inline)) int xdpban_builtin_exempt(__u8 fami
 {
 	__u32 w[4];
 
-	if (family == XDPBAN_FAMILY_INET)
-		return saddr[0] == 0 || saddr[0] == 127 || saddr[0] >= 224;
-	if (saddr[0] == 0xff)
+	if (xdpban_addr_is_group(family, saddr))
 		return 1;
+	if (family == XDPBAN_FAMILY_INET)
+		return saddr[0] == 0 || saddr[0] == 127;
 	__builtin_memcpy(w, saddr, sizeof(w));
 	if (w[0] || w[1])
 		return 0;
