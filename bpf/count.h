@@ -42,14 +42,9 @@ static __always_inline const struct xdpban_config *config_get(void)
 	return cfg;
 }
 
-/* A table's size is its map's, read through BTF (CO-RE), so that a loader may size it. */
-struct bpf_map___xdpban {
-	__u32 max_entries;
-} __attribute__((preserve_access_index));
-
 static __always_inline __u32 map_groups(void *map)
 {
-	return ((struct bpf_map___xdpban *)map)->max_entries;
+	return map_entries(map);
 }
 
 /* The tables' hash seed. The first reader to find none chooses it (a plain `ip link` load has

@@ -31,4 +31,14 @@
 
 XDPBAN_MAPS(MAP_DEFINE)
 
+/* A map's size, read through BTF (CO-RE), so that a loader may size the tables. */
+struct bpf_map___xdpban {
+	__u32 max_entries;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 map_entries(void *map)
+{
+	return ((struct bpf_map___xdpban *)map)->max_entries;
+}
+
 #endif /* XDPBAN_BPF_MAPS_H */

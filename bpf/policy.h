@@ -7,7 +7,7 @@
  * the /24 in level 3 (a hash, when the guard says lines are in force), and the LPM trie only
  * when there is no line or its code is LOOKUP. Array lookups are inlined by the verifier, so
  * the common case is two to four loads, the guard and level 1 always hot, the middle level
- * in L2 (1 MiB), level 2 a miss (4 MiB); a line is one inlined hash lookup and one cache line;
+ * in L2 (1 MiB), level 2 a miss (4 MiB); a line is one slot, key and codes in one cache line;
  * the trie is a helper call of up to 33 (IPv4) or 129 (IPv6) dependent loads. Never write a
  * map here. */
 #ifndef XDPBAN_BPF_POLICY_H
@@ -57,15 +57,30 @@ static __always_inline __u32 flat_lookup(void *flat, __u32 top, bool *lines)
 	return code;
 }
 
-/* Level 3: the code of an IPv4 address in the line of its /24; LOOKUP when it has none. */
-static __always_inline __u32 line_lookup(__u32 addr)
+/* Level 3: the code of an IPv4 address (host order) in the line of its /24; LOOKUP when it
+ * has none. A global function, so that the verifier checks its probe loop once. The barrier
+ * keeps the codes from being read before the key: a slot's codes change only after its key
+ * was deleted and a grace period passed, and a new key is stored after its codes. */
+__attribute__((noinline)) int line_lookup(__u32 addr)
 {
-	__u32 region = xdpban_flat_l2_region(addr);
-	struct xdpban_flat_line *line = bpf_map_lookup_elem(&xdpban_flat4x, &region);
+	__u32 slots = map_entries(&xdpban_flat4x), region = xdpban_flat_l2_region(addr);
+	__u32 want = xdpban_flat_slot_key(region), at = xdpban_flat_slot_home(region, slots);
 
-	if (!line)
-		return XDPBAN_FLAT_LOOKUP;
-	return xdpban_flat_line_code(line, addr);
+	for (int probe = 0; probe < XDPBAN_FLAT_SLOT_PROBE; probe++) {
+		struct xdpban_flat_slot *slot = bpf_map_lookup_elem(&xdpban_flat4x, &at);
+		__u32 key;
+
+		if (!slot)
+			return XDPBAN_FLAT_LOOKUP;
+		key = *(volatile __u32 *)&slot->key;
+		asm volatile("" ::: "memory");
+		if (key == want)
+			return xdpban_flat_slot_code(slot, addr);
+		if (key == XDPBAN_FLAT_SLOT_FREE)
+			return XDPBAN_FLAT_LOOKUP;
+		at = at + 1 >= slots ? 0 : at + 1;
+	}
+	return XDPBAN_FLAT_LOOKUP;
 }
 
 /* The longest matching prefix in the trie of the family. */

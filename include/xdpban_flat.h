@@ -26,16 +26,19 @@
  * LOOKUP is the code any writer may set at any time. Userspace writes the table only through
  * user/lib/policy.h; never store a pure code a trie does not back.
  *
- * Level 3 (IPv4 only): a hash (xdpban_flat4x) from a /24 region (u32, host order: the
- * address >> 8) to a line of its 256 /32 codes, 64 bytes, one cache line. Only a region whose
- * level-2 code is LOOKUP because permanent entries longer than /24 lie in it gets a line; a
- * timed entry keeps its regions out. Lines are read only when the IPv4 guard holds
- * XDPBAN_FLAT_COMPILED_L3: then level-2 LOOKUP means "the line of the /24 if there is one, else
- * the trie", and a line code LOOKUP means the trie. Every line in the map is exact for the
- * trie at every instant (policy.h says how writers keep it so), whatever level 2 says; a
- * writer that cannot reach the lines first turns the guard back to XDPBAN_FLAT_COMPILED. The
- * hash is preallocated: a lookup never allocates, and a full table leaves the remaining regions
- * to the trie.
+ * Level 3 (IPv4 only): xdpban_flat4x, an mmapable array of 64-byte slots, each the line of
+ * one /24 region: the region as its key and the /24's 256 /32 codes, packed in base 3 (a line
+ * holds only pure codes, three values), so that key and codes share one cache line and a
+ * line costs one miss. A region's line lies in the first XDPBAN_FLAT_SLOT_PROBE slots from
+ * its home slot (xdpban_flat_slot_home, a multiplicative hash), at the first that was free
+ * when it was written; the array has twice as many slots as lines, so nearly every line sits
+ * at its home. Only a region whose level-2 code is LOOKUP because permanent entries longer than
+ * /24 lie in it gets a line; a timed entry keeps its regions out. Lines are read only when the
+ * IPv4 guard holds XDPBAN_FLAT_COMPILED_L3: then level-2 LOOKUP means "the line of the /24 if
+ * there is one, else the trie". Every line in the array is exact for the trie at every instant
+ * (policy.h says how writers keep it so), whatever level 2 says; a writer that cannot reach
+ * the lines first turns the guard back to XDPBAN_FLAT_COMPILED. A line that finds no free
+ * slot in its window is left to the trie.
  */
 #ifndef XDPBAN_FLAT_H
 #define XDPBAN_FLAT_H
@@ -126,6 +129,54 @@ static inline __u32 xdpban_flat_line_code(const struct xdpban_flat_line *line, _
 
 	return (line->codes[slot / XDPBAN_FLAT_CODES_PER_WORD] >> xdpban_flat_shift(slot)) &
 	       XDPBAN_FLAT_CODE_MASK;
+}
+
+/* ---- level 3 slots ---- */
+
+/* A slot's key: the /24 region (address >> 8, host order) plus one; 0 is a slot never used,
+ * which ends a probe, and XDPBAN_FLAT_SLOT_GONE a deleted line, which does not. */
+#define XDPBAN_FLAT_SLOT_FREE 0u
+#define XDPBAN_FLAT_SLOT_GONE 0xffffffffu
+#define XDPBAN_FLAT_SLOT_PROBE 8 /* slots a line may lie past its home, its home included */
+#define XDPBAN_FLAT_TRITS_PER_BYTE 5 /* 3^5 = 243 <= 256 */
+#define XDPBAN_FLAT_TRIT_BYTES                                                                   \
+	((XDPBAN_FLAT_LINE_CODES + XDPBAN_FLAT_TRITS_PER_BYTE - 1) / XDPBAN_FLAT_TRITS_PER_BYTE)
+/* Slots for a capacity of `lines` lines: half stay free, so probes stay short. */
+#define XDPBAN_FLAT_SLOTS(lines) ((lines) * 2u)
+
+/* Code c of /32 i is the base-3 digit c - 1 (NONE 0, DENY 1, TRUSTED 2) at place
+ * i % 5 of byte i / 5; a byte above 242 holds no digits and reads as LOOKUP. */
+struct xdpban_flat_slot {
+	__u32 key;                           /* host order; written last, with release */
+	__u8 trits[XDPBAN_FLAT_TRIT_BYTES];  /* 52 */
+	__u8 pad[64 - 4 - XDPBAN_FLAT_TRIT_BYTES];
+} __attribute__((aligned(64)));
+
+static inline __u32 xdpban_flat_slot_key(__u32 region)
+{
+	return region + 1;
+}
+
+/* The home slot of a /24 region in an array of `slots` slots. */
+static inline __u32 xdpban_flat_slot_home(__u32 region, __u32 slots)
+{
+	return (__u32)(((__u64)(region * 0x9e3779b1u) * slots) >> 32);
+}
+
+/* The code of an IPv4 address (host order) in the slot of its /24: x / 3 is (x * 171) >> 9
+ * and x / 5 is (x * 205) >> 10 for every x below 256 (tests/test_flat.c checks all of them),
+ * so the data path needs no division. */
+static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u32 addr)
+{
+	__u32 i = addr & (XDPBAN_FLAT_LINE_CODES - 1), byte = (i * 205) >> 10;
+	__u32 place = i - byte * XDPBAN_FLAT_TRITS_PER_BYTE, v = s->trits[byte];
+
+	if (v >= 243)
+		return XDPBAN_FLAT_LOOKUP;
+	for (__u32 k = 0; k < XDPBAN_FLAT_TRITS_PER_BYTE - 1; k++)
+		if (k < place)
+			v = (v * 171) >> 9;
+	return v - ((v * 171) >> 9) * 3 + 1;
 }
 
 #endif /* XDPBAN_FLAT_H */

@@ -34,7 +34,7 @@
 #define XDPBAN_DEFAULT_BANS_MAX 65536 /* bans; the table has twice as many slots */
 #define XDPBAN_DEFAULT_POLICY4_MAX 1048576
 #define XDPBAN_DEFAULT_POLICY6_MAX 262144
-#define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 regions; 35.7 MB preallocated */
+#define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 lines; 32 MiB of slots */
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
 #define XDPBAN_DEFAULT_EXEMPT_MAX 4096 /* never-ban prefixes and host addresses, per family */
 
@@ -59,9 +59,9 @@
 	X(xdpban_flat4, flat4, MMAP_ARRAY, __u32, __u64, XDPBAN_FLAT_ENTRIES)                      \
 	/* The same over the top 32 bits of IPv6 sources. */                                       \
 	X(xdpban_flat6, flat6, MMAP_ARRAY, __u32, __u64, XDPBAN_FLAT_ENTRIES)                      \
-	/* Level 3 of the IPv4 table: a line of /32 codes per /24 (xdpban_flat.h). */              \
-	X(xdpban_flat4x, flat4x, HASH, __u32, struct xdpban_flat_line,                             \
-	  XDPBAN_DEFAULT_FLAT4X_MAX)                                                               \
+	/* Level 3 of the IPv4 table: slots of a /24 key and its /32 codes (xdpban_flat.h). */     \
+	X(xdpban_flat4x, flat4x, MMAP_ARRAY, __u32, struct xdpban_flat_slot,                       \
+	  XDPBAN_FLAT_SLOTS(XDPBAN_DEFAULT_FLAT4X_MAX))                                            \
 	/* Error counters: groups of four slots (xdpban_table.h); a new source evicts the cheapest. */\
 	X(xdpban_counts, counts, MMAP_ARRAY, __u32, struct xdpban_group,                           \
 	  XDPBAN_CTR_GROUPS(XDPBAN_DEFAULT_COUNTERS_MAX))                                          \

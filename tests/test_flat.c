@@ -23,6 +23,7 @@
 #include <cmocka.h>
 #include "fuzz.h"
 #include "policy.h"
+#include "policy_internal.h"
 #include "pset.h"
 #include "xdpban_flat.h"
 
@@ -602,12 +603,50 @@ static void random_ipv6_sets(void **state)
 	run_shapes(shapes, sizeof(shapes) / sizeof(shapes[0]), 100, 3000);
 }
 
+/* Level 3's slot (include/xdpban_flat.h): the divisions by 3 and 5 the data path makes with a
+ * multiply hold for every byte, and a line's codes come back from its slot at every /32. */
+static void line_slots_hold_every_code(void **state)
+{
+	struct fuzz_rng rng;
+	struct xdpban_flat_line line, back;
+	struct xdpban_flat_slot slot;
+
+	(void)state;
+	fuzz_rng_seed(&rng, 0x736c6f74ull); /* "slot" */
+	for (__u32 x = 0; x < 256; x++) {
+		assert_int_equal((x * 171) >> 9, x / 3);
+		assert_int_equal((x * 205) >> 10, x / 5);
+	}
+	for (int round = 0; round < 200; round++) {
+		memset(&line, 0, sizeof(line));
+		for (__u32 i = 0; i < XDPBAN_FLAT_LINE_CODES; i++) {
+			/* rounds 0-2: one code everywhere; then random codes */
+			__u32 code = round < 3 ? (__u32)round + 1 : 1 + fuzz_rng_below(&rng, 3);
+
+			line.codes[i / XDPBAN_FLAT_CODES_PER_WORD] |= (__u64)code << xdpban_flat_shift(i);
+		}
+		assert_int_equal(xb_flat_slot_encode(&line, &slot), 0);
+		for (__u32 i = 0; i < XDPBAN_FLAT_LINE_CODES; i++)
+			assert_int_equal(xdpban_flat_slot_code(&slot, 0xc0000200u | i),
+					 xdpban_flat_line_code(&line, i));
+		xb_flat_slot_decode(&slot, &back);
+		assert_memory_equal(&back, &line, sizeof(line));
+	}
+	/* A LOOKUP code cannot go into a slot; a byte past 3^5 - 1 reads as LOOKUP. */
+	line.codes[3] &= ~(3ull << 10);
+	assert_int_equal(xb_flat_slot_encode(&line, &slot), -EINVAL);
+	memset(slot.trits, 243, sizeof(slot.trits));
+	assert_int_equal(xdpban_flat_slot_code(&slot, 7), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(sizeof(struct xdpban_flat_slot), 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(codes_of_a_small_set),
 		cmocka_unit_test(edge_sets),
 		cmocka_unit_test(lines_of_a_small_set),
+		cmocka_unit_test(line_slots_hold_every_code),
 		cmocka_unit_test(random_ipv4_sets),
 		cmocka_unit_test(random_ipv6_sets),
 	};

@@ -203,27 +203,6 @@ static __u64 guard_of(__u8 family)
 	return family == XDPBAN_FAMILY_INET ? XDPBAN_FLAT_COMPILED_L3 : XDPBAN_FLAT_COMPILED;
 }
 
-struct live_lines {
-	struct xb_flat_line *v;
-	size_t n, cap;
-};
-
-static int collect_line(const void *key, const void *value, void *ctx)
-{
-	struct live_lines *l = ctx;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 256;
-		l->v = realloc(l->v, l->cap * sizeof(*l->v));
-		if (!l->v)
-			return -ENOMEM;
-	}
-	l->v[l->n].region = *(const __u32 *)key;
-	memcpy(&l->v[l->n].line, value, sizeof(l->v[l->n].line));
-	l->n++;
-	return 0;
-}
-
 static int line_cmp(const void *a, const void *b)
 {
 	__u32 x = ((const struct xb_flat_line *)a)->region, y = ((const struct xb_flat_line *)b)->region;
@@ -237,13 +216,12 @@ static int line_cmp(const void *a, const void *b)
 static unsigned long compare_lines(struct fx *f, const struct xb_policy_set *s, bool exact,
 				   const char *what)
 {
-	struct live_lines live = {};
+	struct { struct xb_flat_line *v; size_t n; } live;
 	struct xb_flat_line *want;
 	size_t nwant;
 	unsigned long bad = 0;
 
-	assert_int_equal(xb_map_foreach(f->dp.maps.flat4x, sizeof(__u32),
-					sizeof(struct xdpban_flat_line), collect_line, &live), 0);
+	assert_int_equal(xb_flat_lines_read(&f->dp.maps, &live.v, &live.n), 0);
 	assert_int_equal(xb_flat_lines_build(s->v, s->n, &want, &nwant), 0);
 	for (size_t i = 0; i < live.n; i++) {
 		const struct xb_flat_line *w =
@@ -539,6 +517,7 @@ static void table_answers_before_the_trie(void **state)
 		{ "2001::/16", "2001:db8::1" },        /* level 1 answers */
 		{ "10.20.4.0/22", "10.20.5.7" },       /* the middle level answers */
 		{ "2002:400::/22", "2002:500::9" },     /* in IPv6 too: its top 32 bits */
+		{ "192.0.2.0/25", "192.0.2.9" },       /* a level-3 line answers */
 	};
 	struct fx *f = need_fx(state);
 	struct xb_policy_set s = {};
@@ -754,7 +733,12 @@ static void put_one(struct fx *f, struct xb_policy_set *s, const char *cidr, __u
 
 static __u32 lines_in_kernel(struct fx *f)
 {
-	return (__u32)dp_map_count(f->dp.maps.flat4x, sizeof(__u32));
+	struct xb_flat_line *lines;
+	size_t n;
+
+	assert_int_equal(xb_flat_lines_read(&f->dp.maps, &lines, &n), 0);
+	free(lines);
+	return (__u32)n;
 }
 
 /* Compile, then single changes of every kind in regions that have lines (a /32 beside one, a

@@ -252,7 +252,8 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 			       opts->ban_groups ? opts->ban_groups
 						: opts->bans_max ? XDPBAN_BAN_GROUPS(opts->bans_max) : 0);
 	if (opts && opts->flat4x_max)
-		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat4x, opts->flat4x_max);
+		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat4x,
+					 XDPBAN_FLAT_SLOTS(opts->flat4x_max));
 	if (opts && opts->policy4_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy4, opts->policy4_max);
 	if (opts && opts->policy6_max)

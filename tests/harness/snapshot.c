@@ -22,33 +22,6 @@ static int collect_entry(const struct xb_policy_entry *e, void *ctx)
 	return xb_policy_set_add(ctx, &e->prefix, &e->policy);
 }
 
-static int collect_line(const void *key, const void *value, void *ctx)
-{
-	struct policy_snapshot *s = ctx;
-
-	if (s->nlines == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 256;
-		struct xb_flat_line *v = realloc(s->lines, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->lines = v;
-		s->cap = cap;
-	}
-	s->lines[s->nlines].region = *(const __u32 *)key;
-	memcpy(&s->lines[s->nlines].line, value, sizeof(s->lines[0].line));
-	s->nlines++;
-	return 0;
-}
-
-static int region_cmp(const void *a, const void *b)
-{
-	__u32 x = ((const struct xb_flat_line *)a)->region;
-	__u32 y = ((const struct xb_flat_line *)b)->region;
-
-	return x < y ? -1 : x > y;
-}
-
 static int prefix_cmp(const void *pa, const void *pb)
 {
 	const struct xb_policy_entry *a = pa, *b = pb;
@@ -79,11 +52,7 @@ int policy_snapshot_take(const struct xb_maps *m, struct policy_snapshot *s)
 		if (ret)
 			return ret;
 	}
-	ret = xb_map_foreach(m->flat4x, sizeof(__u32), sizeof(struct xdpban_flat_line),
-			     collect_line, s);
-	if (!ret && s->nlines)
-		qsort(s->lines, s->nlines, sizeof(*s->lines), region_cmp);
-	return ret;
+	return xb_flat_lines_read(m, &s->lines, &s->nlines);
 }
 
 void policy_snapshot_free(struct policy_snapshot *s)

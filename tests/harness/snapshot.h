@@ -14,7 +14,7 @@ struct policy_snapshot {
 	struct xb_policy_set tries;
 	__u64 *flat[2]; /* [0] IPv4, [1] IPv6: XDPBAN_FLAT_ENTRIES words each */
 	struct xb_flat_line *lines;
-	size_t nlines, cap;
+	size_t nlines;
 };
 
 /* Copies the live flat table of a family (XDPBAN_FLAT_ENTRIES words). 0 or -errno. */

@@ -356,3 +356,33 @@ __u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 a
 		return xdpban_flat_line_code(&lines[lo].line, addr);
 	return XDPBAN_FLAT_LOOKUP;
 }
+
+int xb_flat_slot_encode(const struct xdpban_flat_line *line, struct xdpban_flat_slot *slot)
+{
+	memset(slot->trits, 0, sizeof(slot->trits));
+	memset(slot->pad, 0, sizeof(slot->pad));
+	for (int byte = XDPBAN_FLAT_TRIT_BYTES - 1; byte >= 0; byte--) {
+		__u32 v = 0;
+
+		for (int place = XDPBAN_FLAT_TRITS_PER_BYTE - 1; place >= 0; place--) {
+			__u32 i = (__u32)(byte * XDPBAN_FLAT_TRITS_PER_BYTE + place), code;
+
+			if (i >= XDPBAN_FLAT_LINE_CODES)
+				continue;
+			code = xdpban_flat_line_code(line, i);
+			if (code == XDPBAN_FLAT_LOOKUP)
+				return -EINVAL;
+			v = v * 3 + code - 1;
+		}
+		slot->trits[byte] = (__u8)v;
+	}
+	return 0;
+}
+
+void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat_line *line)
+{
+	memset(line, 0, sizeof(*line));
+	for (__u32 i = 0; i < XDPBAN_FLAT_LINE_CODES; i++)
+		line->codes[i / XDPBAN_FLAT_CODES_PER_WORD] |=
+			(__u64)xdpban_flat_slot_code(slot, i) << xdpban_flat_shift(i);
+}

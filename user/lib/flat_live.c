@@ -45,7 +45,7 @@ void xb_flat_close(struct xb_flat *t)
 	t->words = NULL;
 }
 
-/* ==== level 3 live: the lines in xdpban_flat4x ============================================= *
+/* ==== level 3 live: the line slots of xdpban_flat4x ======================================== *
  *
  * Why the lines are right at every instant. The data path reads a line only when the IPv4
  * guard is XDPBAN_FLAT_COMPILED_L3 and level 2 says LOOKUP, and then trusts its pure codes.
@@ -53,34 +53,163 @@ void xb_flat_close(struct xb_flat *t)
  * level 2 to be hidden: the invariant is that every line in the map, while the guard is
  * COMPILED_L3, holds codes exact for the trie as it is at that instant. Writers keep it so:
  *   1. before the trie changes anywhere in a /24 (a single change, or a compile's trie writes
- *      and deletes), the line of that /24 is deleted; a delete is always safe (a missing line
- *      means the trie) and, once it returns, no new lookup finds the old line;
- *   2. a line is inserted or rewritten only after the trie holds every entry it stands for
- *      (a compile, after its trie writes), computed from the sorted set, never from lookups;
- *   3. a writer that cannot reach the lines (no usable fd), or fails to delete one, first
+ *      and deletes), the line of that /24 is deleted (its key set to XDPBAN_FLAT_SLOT_GONE);
+ *      a delete is always safe (a missing line means the trie) and, once the store is done,
+ *      no new lookup finds the old line;
+ *   2. a line is written only after the trie holds every entry it stands for (a compile,
+ *      after its trie writes), computed from the sorted set, never from lookups;
+ *   3. a writer that cannot reach the lines (no usable map), or fails to delete one, first
  *      turns the guard back to XDPBAN_FLAT_COMPILED: no line is read from then on, so lines
  *      it leaves behind cannot be wrong where they are read; a compile that can reach them
  *      reconciles every line (deletes all it does not write) before it sets COMPILED_L3 again.
  * Level 2 and level 1 keep their own rule (policy.h) unchanged: a region with a line is
  * LOOKUP at level 2 already, and LOOKUP is always correct there.
- *   4. a preallocated hash hands a freed element to the very next insert (and an overwrite
- *      frees the element it replaces), so a reader that found a line and stalled could see
- *      another /24's codes land under its pointer. So a compile never overwrites a line: it
- *      deletes every line that goes or changes, waits for an RCU grace period (rcu_wait():
- *      every XDP program that may hold a pointer it found has returned), and only then
- *      inserts, with BPF_NOEXIST, into elements no reader can still hold. */
+ *   4. a slot's codes are written only into a slot never used, or one whose line was deleted
+ *      before a grace period that has since passed (rcu_wait(): every XDP program that may
+ *      have read its old key has returned); the codes go in before the key, and the key is
+ *      stored with release, so a reader that finds the key finds its codes. So a compile
+ *      never rewrites a line in place: it deletes every line that goes or changes, waits,
+ *      and only then writes. A deleted slot stays deleted (it does not end a probe) until a
+ *      line is written into it. */
 
-#define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a dump */
+#define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a scan */
 
-static bool l3_usable(int fd)
+/* Maps xdpban_flat4x for writing: 0, or -errno (-EPROTO: not a table of line slots). */
+static int l3_map(int fd, struct xb_l3_map *s)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
+	void *p;
 
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return false;
-	return info.type == BPF_MAP_TYPE_HASH && info.key_size == sizeof(__u32) &&
-	       info.value_size == sizeof(struct xdpban_flat_line);
+	s->slots = NULL;
+	s->n = 0;
+	if (fd < 0)
+		return -EBADF;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(struct xdpban_flat_slot) ||
+	    !(info.map_flags & BPF_F_MMAPABLE) || !info.max_entries)
+		return -EPROTO;
+	p = mmap(NULL, (size_t)info.max_entries * sizeof(struct xdpban_flat_slot),
+		 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	s->slots = p;
+	s->n = info.max_entries;
+	return 0;
+}
+
+static void l3_unmap(struct xb_l3_map *s)
+{
+	if (s->slots)
+		munmap(s->slots, (size_t)s->n * sizeof(*s->slots));
+	s->slots = NULL;
+	s->n = 0;
+}
+
+static __u32 slot_key(const struct xb_l3_map *s, __u32 at)
+{
+	return __atomic_load_n(&s->slots[at].key, __ATOMIC_ACQUIRE);
+}
+
+static __u32 slot_next(const struct xb_l3_map *s, __u32 at)
+{
+	return at + 1 >= s->n ? 0 : at + 1;
+}
+
+/* The slot holding the line of region, as the data path's probe finds it, or -1. */
+static long slot_find(const struct xb_l3_map *s, __u32 region)
+{
+	__u32 want = xdpban_flat_slot_key(region), at = xdpban_flat_slot_home(region, s->n);
+
+	for (int probe = 0; probe < XDPBAN_FLAT_SLOT_PROBE; probe++, at = slot_next(s, at)) {
+		__u32 key = slot_key(s, at);
+
+		if (key == want)
+			return at;
+		if (key == XDPBAN_FLAT_SLOT_FREE)
+			return -1;
+	}
+	return -1;
+}
+
+/* Rule 1: the line of region, if there is one, is read no more. */
+static void line_delete(struct xb_l3_map *s, __u32 region)
+{
+	long at = slot_find(s, region);
+
+	if (at >= 0)
+		__atomic_store_n(&s->slots[at].key, XDPBAN_FLAT_SLOT_GONE, __ATOMIC_RELEASE);
+}
+
+/* Rule 4: writes the line of region into the first slot of its window that is free or
+ * deleted. 0, -ENOSPC (no such slot: the trie answers) or -EINVAL (a code a slot cannot
+ * hold). */
+static int line_insert(struct xb_l3_map *s, __u32 region, const struct xdpban_flat_line *line)
+{
+	__u32 at = xdpban_flat_slot_home(region, s->n);
+	struct xdpban_flat_slot slot;
+
+	if (xb_flat_slot_encode(line, &slot))
+		return -EINVAL;
+	for (int probe = 0; probe < XDPBAN_FLAT_SLOT_PROBE; probe++, at = slot_next(s, at)) {
+		__u32 key = slot_key(s, at);
+
+		if (key != XDPBAN_FLAT_SLOT_FREE && key != XDPBAN_FLAT_SLOT_GONE)
+			continue;
+		memcpy(s->slots[at].trits, slot.trits, sizeof(slot.trits));
+		memcpy(s->slots[at].pad, slot.pad, sizeof(slot.pad));
+		__atomic_store_n(&s->slots[at].key, xdpban_flat_slot_key(region), __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int line_region_cmp(const void *a, const void *b)
+{
+	__u32 x = ((const struct xb_flat_line *)a)->region, y = ((const struct xb_flat_line *)b)->region;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every line in the slots, decoded and sorted by region. */
+static int lines_dump(const struct xb_l3_map *s, struct xb_line_dump *d)
+{
+	for (__u32 at = 0; at < s->n; at++) {
+		__u32 key = slot_key(s, at);
+
+		if (key == XDPBAN_FLAT_SLOT_FREE || key == XDPBAN_FLAT_SLOT_GONE)
+			continue;
+		if (xb_flat_lines_push(&d->v, &d->n, &d->cap))
+			return -ENOMEM;
+		d->v[d->n].region = key - 1;
+		xb_flat_slot_decode(&s->slots[at], &d->v[d->n].line);
+		d->n++;
+	}
+	if (d->n)
+		qsort(d->v, d->n, sizeof(*d->v), line_region_cmp);
+	return 0;
+}
+
+int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, size_t *n)
+{
+	struct xb_line_dump d = {};
+	struct xb_l3_map s;
+	int ret = l3_map(m->flat4x, &s);
+
+	*lines = NULL;
+	*n = 0;
+	if (ret)
+		return ret;
+	ret = lines_dump(&s, &d);
+	l3_unmap(&s);
+	if (ret) {
+		free(d.v);
+		return ret;
+	}
+	*lines = d.v;
+	*n = d.n;
+	return 0;
 }
 
 /* Rule 3: from now on the data path reads no line. */
@@ -113,43 +242,6 @@ static int rcu_wait(void)
 	return ret;
 }
 
-static int line_delete(int fd, __u32 region)
-{
-	if (bpf_map_delete_elem(fd, &region) && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
-static int line_collect(const void *key, const void *value, void *ctx)
-{
-	struct xb_line_dump *d = ctx;
-
-	if (xb_flat_lines_push(&d->v, &d->n, &d->cap))
-		return -ENOMEM;
-	d->v[d->n].region = *(const __u32 *)key;
-	memcpy(&d->v[d->n].line, value, sizeof(d->v[d->n].line));
-	d->n++;
-	return 0;
-}
-
-static int line_region_cmp(const void *a, const void *b)
-{
-	__u32 x = ((const struct xb_flat_line *)a)->region, y = ((const struct xb_flat_line *)b)->region;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Every line in the map, sorted by region. */
-static int lines_dump(int fd, struct xb_line_dump *d)
-{
-	int ret = xb_map_foreach(fd, sizeof(__u32), sizeof(struct xdpban_flat_line), line_collect,
-				 d);
-
-	if (!ret && d->n)
-		qsort(d->v, d->n, sizeof(*d->v), line_region_cmp);
-	return ret;
-}
-
 /* The /24 regions a prefix covers or lies in: [*first, *first + *count). */
 static void prefix_regions(const struct xb_prefix *p, __u32 *first, __u32 *count)
 {
@@ -158,43 +250,60 @@ static void prefix_regions(const struct xb_prefix *p, __u32 *first, __u32 *count
 }
 
 /* Rule 1 for a single change: deletes the lines of the regions p touches, by key when they
- * are few, else from a dump of the map. */
-static int lines_forget(int fd, const struct xb_prefix *p)
+ * are few, else by a scan of every slot. */
+static void lines_forget(struct xb_l3_map *s, const struct xb_prefix *p)
 {
-	struct xb_line_dump d = {};
 	__u32 first, count;
-	int ret = 0;
 
 	prefix_regions(p, &first, &count);
 	if (count <= LINES_DELETE_DIRECT) {
-		for (__u32 r = first; r < first + count && !ret; r++)
-			ret = line_delete(fd, r);
-		return ret;
+		for (__u32 r = first; r < first + count; r++)
+			line_delete(s, r);
+		return;
 	}
-	ret = lines_dump(fd, &d);
-	for (size_t i = 0; i < d.n && !ret; i++)
-		if (d.v[i].region - first < count)
-			ret = line_delete(fd, d.v[i].region);
-	free(d.v);
-	return ret;
+	for (__u32 at = 0; at < s->n; at++) {
+		__u32 key = slot_key(s, at);
+
+		if (key != XDPBAN_FLAT_SLOT_FREE && key != XDPBAN_FLAT_SLOT_GONE &&
+		    key - 1 - first < count)
+			__atomic_store_n(&s->slots[at].key, XDPBAN_FLAT_SLOT_GONE, __ATOMIC_RELEASE);
+	}
 }
 
 void xb_l3_live_free(struct xb_l3_live *l)
 {
 	free(l->old.v);
 	free(l->gone);
+	l3_unmap(&l->map);
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
+}
+
+/* Deletes every line the data path's probe would not find where it lies (written by other
+ * means, or a second line of a region), so that no later write can bring it into reach. */
+static void slots_tidy(struct xb_l3_map *s)
+{
+	for (__u32 at = 0; at < s->n; at++) {
+		__u32 key = slot_key(s, at);
+
+		if (key != XDPBAN_FLAT_SLOT_FREE && key != XDPBAN_FLAT_SLOT_GONE &&
+		    slot_find(s, key - 1) != (long)at)
+			__atomic_store_n(&s->slots[at].key, XDPBAN_FLAT_SLOT_GONE, __ATOMIC_RELEASE);
+	}
 }
 
 void xb_l3_live_open(struct xb_l3_live *l, const struct xb_maps *m, struct xb_flat *t)
 {
 	memset(l, 0, sizeof(*l));
-	l->fd = l3_usable(m->flat4x) ? m->flat4x : -1;
-	if (l->fd >= 0 && !lines_dump(l->fd, &l->old)) {
+	l->fd = -1;
+	if (!l3_map(m->flat4x, &l->map))
+		slots_tidy(&l->map);
+	if (l->map.slots && !lines_dump(&l->map, &l->old)) {
 		l->gone = calloc(l->old.n + 1, sizeof(*l->gone));
-		if (l->gone)
+		if (l->gone) {
+			l->fd = m->flat4x;
 			return;
+		}
 	}
 	l3_disable(t);
 	xb_l3_live_free(l);
@@ -206,6 +315,7 @@ void xb_l3_forget(struct xb_l3_live *l, struct xb_flat *t, const struct xb_prefi
 	__u32 first, count;
 	size_t lo = 0, hi;
 
+	(void)t; /* a delete cannot fail: the slots are mapped */
 	if (l->fd < 0)
 		return;
 	prefix_regions(p, &first, &count);
@@ -220,13 +330,8 @@ void xb_l3_forget(struct xb_l3_live *l, struct xb_flat *t, const struct xb_prefi
 			hi = mid;
 	}
 	for (size_t i = lo; i < l->old.n && l->old.v[i].region - first < count; i++) {
-		if (l->gone[i])
-			continue;
-		if (line_delete(l->fd, l->old.v[i].region)) {
-			l3_disable(t);
-			xb_l3_live_free(l);
-			return;
-		}
+		if (!l->gone[i])
+			line_delete(&l->map, l->old.v[i].region);
 		l->gone[i] = true;
 	}
 }
@@ -242,103 +347,56 @@ static const struct xb_flat_line *l3_old(const struct xb_l3_live *l, __u32 regio
 	return o && !l->gone[o - l->old.v] ? o : NULL;
 }
 
-#define L3_BATCH 8192
-
-/* Writes the lines that differ from the old ones in batch syscalls (a compile of 1M prefixes
- * writes a quarter million lines), in order, until the first batch that does not go through
- * whole. Returns the index of the first line not handled; the caller goes on one by one from
- * there, which sorts out a full map exactly. */
-static size_t l3_write_batched(struct xb_l3_live *l, const struct xb_flat_line *lines, size_t n,
-			       struct xb_compile_result *res)
+static bool line_same(const struct xb_flat_line *a, const struct xb_flat_line *b)
 {
-	/* Batch updates take no BPF_NOEXIST (only BPF_F_LOCK); every key here is absent all the
-	 * same: l->old is the whole map as this compile found it, writers hold the pin-directory
-	 * lock, and the lines that go or change were deleted before the grace period. */
-	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = 0);
-	__u32 *keys = malloc(L3_BATCH * sizeof(*keys));
-	struct xdpban_flat_line *vals = malloc(L3_BATCH * sizeof(*vals));
-	size_t *at = malloc(L3_BATCH * sizeof(*at)); /* index in lines of each key */
-	size_t i = 0;
-
-	while (keys && vals && at && i < n) {
-		size_t start = i;
-		__u32 count = 0, done;
-
-		for (; i < n && count < L3_BATCH; i++) {
-			const struct xb_flat_line *o = l3_old(l, lines[i].region);
-
-			if (o && !memcmp(&o->line, &lines[i].line, sizeof(o->line)))
-				continue;
-			at[count] = i;
-			keys[count] = lines[i].region;
-			vals[count++] = lines[i].line;
-		}
-		done = count;
-		if (count && bpf_map_update_batch(l->fd, keys, vals, &done, &opts)) {
-			/* The first `done` went in; the caller goes on one by one from the
-			 * line that did not. */
-			if (done >= count)
-				done = 0;
-			res->lines4 += at[done] - start;
-			i = at[done];
-			break;
-		}
-		res->lines4 += i - start;
-	}
-	free(keys);
-	free(vals);
-	free(at);
-	return i;
+	return a && b && !memcmp(&a->line, &b->line, sizeof(a->line));
 }
 
 bool xb_l3_write(struct xb_l3_live *l, struct xb_flat *t, const struct xb_flat_line *lines,
 		 size_t n, struct xb_compile_result *res)
 {
 	bool inserts = false;
+	size_t held = 0; /* lines in the slots */
 
 	for (size_t i = 0; i < l->old.n; i++) {
 		const struct xb_flat_line *o = &l->old.v[i];
 		const struct xb_flat_line *keep =
 			n ? bsearch(o, lines, n, sizeof(*o), line_region_cmp) : NULL;
 
-		if (l->gone[i] || (keep && !memcmp(&o->line, &keep->line, sizeof(o->line))))
+		if (l->gone[i] || line_same(o, keep))
 			continue;
-		if (line_delete(l->fd, o->region)) /* gone, or changed: rule 4, never overwrite */
-			goto off;
+		line_delete(&l->map, o->region); /* gone, or changed: rule 4, never overwrite */
 		l->gone[i] = true;
 	}
+	for (size_t i = 0; i < l->old.n; i++)
+		held += !l->gone[i];
 	for (size_t i = 0; i < n && !inserts; i++)
 		inserts = !l3_old(l, lines[i].region);
 	if (inserts && rcu_wait())
-		goto off; /* no grace period, no safe insert: the trie answers instead */
-	bool full = false; /* a new region found no room: the next new ones will not either */
-
-	for (size_t i = l3_write_batched(l, lines, n, res); i < n; i++) {
+		goto off; /* no grace period, no safe write: the trie answers instead */
+	for (size_t i = 0; i < n; i++) {
 		const struct xb_flat_line *o = l3_old(l, lines[i].region);
 
-		if (o && !memcmp(&o->line, &lines[i].line, sizeof(o->line))) {
+		if (line_same(o, &lines[i])) {
 			res->lines4++;
 			continue;
 		}
-		if (full && !o) {
+		if (held >= l->map.n / 2) { /* the capacity: half the slots stay free */
 			res->lines4_full++;
 			continue;
 		}
-		if (!bpf_map_update_elem(l->fd, &lines[i].region, &lines[i].line, BPF_NOEXIST)) {
-			res->lines4++;
-			continue;
-		}
-		if (errno == EEXIST) {
+		if (slot_find(&l->map, lines[i].region) >= 0) {
 			/* A line this compile did not read: never trust it, the trie answers. */
-			if (line_delete(l->fd, lines[i].region))
-				goto off;
+			line_delete(&l->map, lines[i].region);
 			res->lines4_full++;
 			continue;
 		}
-		if (errno != E2BIG && errno != ENOMEM && errno != ENOSPC)
-			goto off;
-		full = true;
-		res->lines4_full++;
+		if (line_insert(&l->map, lines[i].region, &lines[i].line)) {
+			res->lines4_full++;
+			continue;
+		}
+		res->lines4++;
+		held++;
 	}
 	return true;
 off:
@@ -358,9 +416,15 @@ int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p)
 	if (ret)
 		return ret;
 	xb_flat_touch(t.words, p);
-	if (p->family == XDPBAN_FAMILY_INET &&
-	    (!l3_usable(m->flat4x) || lines_forget(m->flat4x, p)))
-		l3_disable(&t);
+	if (p->family == XDPBAN_FAMILY_INET) {
+		struct xb_l3_map s;
+
+		if (l3_map(m->flat4x, &s))
+			l3_disable(&t);
+		else
+			lines_forget(&s, p);
+		l3_unmap(&s);
+	}
 	xb_flat_close(&t);
 	return 0;
 }

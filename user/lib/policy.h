@@ -144,4 +144,8 @@ int xb_policy_compile(const struct xb_maps *m, const struct xb_policy_set *set,
 int xb_policy_recompile(const struct xb_maps *m, struct xb_compile_result *res, char *err,
 			size_t errlen);
 
+/* Every line level 3 holds now, decoded, sorted by region, in *lines (free() it). 0 or -errno
+ * (-EPROTO: m->flat4x is not an xdpban line table). */
+int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, size_t *n);
+
 #endif /* XB_POLICY_H */

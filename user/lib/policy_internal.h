@@ -34,6 +34,10 @@ static inline void word_store(__u64 *w, __u64 v)
 void xb_flat_touch(__u64 *words, const struct xb_prefix *p);
 /* Pure codes in a level: a code is pure when either of its two bits is set. */
 __u32 xb_flat_count_pure(const __u64 *level, __u32 nwords);
+/* A line as the data path's slot holds it (codes only; the key is the writer's): 0, or
+ * -EINVAL when a code is LOOKUP, which a slot cannot hold. */
+int xb_flat_slot_encode(const struct xdpban_flat_line *line, struct xdpban_flat_slot *slot);
+void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat_line *line);
 /* Room for one more line at (*v)[*n]. 0 or -ENOMEM. */
 int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap);
 
@@ -93,9 +97,16 @@ struct xb_line_dump {
 	size_t n, cap;
 };
 
+/* xdpban_flat4x mapped for writing. */
+struct xb_l3_map {
+	struct xdpban_flat_slot *slots;
+	__u32 n;
+};
+
 /* What a compile knows of the lines: the map's fd, or -1 when level 3 is off. */
 struct xb_l3_live {
 	int fd;
+	struct xb_l3_map map;
 	struct xb_line_dump old; /* the lines in the map before the compile, sorted */
 	bool *gone;              /* old lines deleted by rule 1 */
 };
