@@ -147,15 +147,17 @@ __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed
 /* Starts reading key's counter group without waiting for it: called for an error packet
  * before the policy and ban check, so that the group's cache miss (a table of a million
  * sources misses on every error) runs beside theirs instead of after them. The value is left
- * unused, so nothing waits on the load; count_errors finds the line in the cache. Reads only:
+ * unused, so nothing waits on the loads; count_errors finds the lines in the cache. Reads only:
  * no verdict depends on it. */
 static __always_inline void counter_warm(const struct xdpban_key *key, __u64 seed)
 {
 	__u32 home = xdpban_key_home(seed, key, map_groups(&xdpban_counts));
 	struct xdpban_group *g = bpf_map_lookup_elem(&xdpban_counts, &home);
 
+	/* A group is two cache lines, and the count reads all four slots: one load in each. */
 	if (g)
-		asm volatile("" : : "r"(XDPBAN_READ64(&g->slot[0].ctl)));
+		asm volatile("" : : "r"(XDPBAN_READ64(&g->slot[0].ctl)),
+			     "r"(XDPBAN_READ64(&g->slot[XDPBAN_GROUP_SLOTS / 2].ctl)));
 }
 
 /* The statistics slot of an error the spoof defence (or a full group) kept from counting. */

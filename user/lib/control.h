@@ -77,4 +77,20 @@ int xb_control_connect(const char *path, char *err, size_t errlen);
 int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, char *err,
 		    size_t errlen);
 
+/* A connection that takes more than one line per request: the "events" subscription. */
+struct xb_control_stream {
+	int fd;
+	char *data;         /* what was read and not yet handed out */
+	size_t len, cap, taken;
+};
+
+/* Sends request on fd and gets st ready to read its lines. 0 or -errno with a line in err. */
+int xb_control_subscribe(int fd, const char *request, int timeout_ms, struct xb_control_stream *st,
+			 char *err, size_t errlen);
+/* The next line (NUL-terminated, without its '\n'; valid until the next call), waiting at
+ * most timeout_ms (-1: for ever). 0, or -errno with a line in err (-ECONNRESET: closed). */
+int xb_control_next_line(struct xb_control_stream *st, int timeout_ms, const char **line,
+			 char *err, size_t errlen);
+void xb_control_stream_free(struct xb_control_stream *st);
+
 #endif /* XDPBAN_CONTROL_H */

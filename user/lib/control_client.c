@@ -105,6 +105,11 @@ struct line_buf {
 	size_t len, cap;
 };
 
+static int fd_of(const struct xb_control_stream *st)
+{
+	return st->fd;
+}
+
 static int line_grow(struct line_buf *b)
 {
 	size_t cap = b->cap ? 2 * b->cap : READ_CHUNK;
@@ -152,6 +157,19 @@ static int read_line(int fd, struct line_buf *b, int timeout_ms)
 	}
 }
 
+/* The one line for a failed read of `what` ("the reply"). */
+static void read_error(int ret, int timeout_ms, const char *what, char *err, size_t errlen)
+{
+	if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "%s did not come from the daemon within %d ms", what, timeout_ms);
+	else if (ret == -ECONNRESET)
+		snprintf(err, errlen, "the daemon closed the connection before %s", what);
+	else if (ret == -EMSGSIZE)
+		snprintf(err, errlen, "%s is longer than %u bytes", what, XB_CONTROL_REPLY_MAX);
+	else
+		snprintf(err, errlen, "cannot read %s: %s", what, strerror(-ret));
+}
+
 int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, char *err,
 		    size_t errlen)
 {
@@ -169,17 +187,71 @@ int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, c
 		free(b.data);
 		if (sent)
 			return sent; /* err says why the send failed */
-		if (ret == -ETIMEDOUT)
-			snprintf(err, errlen, "no reply from the daemon within %d ms", timeout_ms);
-		else if (ret == -ECONNRESET)
-			snprintf(err, errlen, "the daemon closed the connection without a reply");
-		else if (ret == -EMSGSIZE)
-			snprintf(err, errlen, "reply longer than %u bytes", XB_CONTROL_REPLY_MAX);
-		else
-			snprintf(err, errlen, "cannot read the reply: %s", strerror(-ret));
+		read_error(ret, timeout_ms, "the reply", err, errlen);
 		return ret;
 	}
 	b.data[b.len] = '\0'; /* b.len < b.cap: the '\n' was inside the buffer */
 	*reply = b.data;
 	return 0;
+}
+
+int xb_control_subscribe(int fd, const char *request, int timeout_ms, struct xb_control_stream *st,
+			 char *err, size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	st->fd = fd;
+	return send_request(fd, request, timeout_ms, err, errlen);
+}
+
+int xb_control_next_line(struct xb_control_stream *st, int timeout_ms, const char **line,
+			 char *err, size_t errlen)
+{
+	struct line_buf b = { st->data, st->len, st->cap };
+	char *nl;
+	int ret = 0;
+
+	/* Drop the line handed out last time, keep what came after it. */
+	if (st->taken) {
+		memmove(b.data, b.data + st->taken, b.len - st->taken);
+		b.len -= st->taken;
+		st->taken = 0;
+	}
+	nl = b.len ? memchr(b.data, '\n', b.len) : NULL;
+	while (!nl) {
+		size_t had = b.len;
+		ssize_t n;
+
+		if (b.len == b.cap && (ret = line_grow(&b)))
+			break;
+		ret = wait_ready(fd_of(st), POLLIN, timeout_ms);
+		if (ret)
+			break;
+		n = recv(fd_of(st), b.data + b.len, b.cap - b.len, 0);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			ret = n ? -errno : -ECONNRESET;
+			break;
+		}
+		b.len += n;
+		nl = memchr(b.data + had, '\n', b.len - had);
+	}
+	st->data = b.data;
+	st->len = b.len;
+	st->cap = b.cap;
+	if (ret) {
+		read_error(ret, timeout_ms, "the next line", err, errlen);
+		return ret;
+	}
+	*nl = '\0';
+	st->taken = (size_t)(nl - b.data) + 1;
+	*line = b.data;
+	return 0;
+}
+
+void xb_control_stream_free(struct xb_control_stream *st)
+{
+	free(st->data);
+	memset(st, 0, sizeof(*st));
+	st->fd = -1;
 }

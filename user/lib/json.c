@@ -24,7 +24,7 @@ const char *xb_json_line(struct json_object *obj)
 							   JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
-static struct json_object *classes_array(__u32 mask)
+struct json_object *xb_json_classes(__u32 mask)
 {
 	struct json_object *arr = json_object_new_array();
 
@@ -68,8 +68,8 @@ int xb_json_config(const struct xb_maps *m, struct json_object **out)
 	json_object_object_add(obj, "window", json_object_new_int64(cfg.window_s));
 	json_object_object_add(obj, "ban_time", json_object_new_int64(cfg.ban_s));
 	json_object_object_add(obj, "ipv6_prefix", json_object_new_int(cfg.v6_prefix));
-	json_object_object_add(obj, "errors", classes_array(cfg.class_mask));
-	json_object_object_add(obj, "drop", classes_array(cfg.drop_mask));
+	json_object_object_add(obj, "errors", xb_json_classes(cfg.class_mask));
+	json_object_object_add(obj, "drop", xb_json_classes(cfg.drop_mask));
 	json_object_object_add(obj, "spoof", json_object_new_string(xb_spoof_name(cfg.spoof)));
 	json_object_object_add(obj, "hop_tolerance", json_object_new_int(cfg.hop_tolerance));
 	if (xb_learn_format(cfg.learn_shift, learn, sizeof(learn)))
@@ -240,7 +240,7 @@ static void put_str(char **p, const char *text, size_t max)
 	put_bytes(p, text, strnlen(text, max));
 }
 
-/* ["malformed","reported"]: what classes_array() serialises to, names of XDPBAN_CLASSES. */
+/* ["malformed","reported"]: what xb_json_classes() serialises to, names of XDPBAN_CLASSES. */
 static void put_classes(char **p, __u32 mask)
 {
 	bool first = true;
@@ -452,11 +452,11 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, "address", json_object_new_string(text));
 	json_object_object_add(obj, "key", json_object_new_string(q.key));
 	json_object_object_add(obj, "count", json_object_new_int64(q.count));
-	json_object_object_add(obj, "classes", classes_array(q.classes));
+	json_object_object_add(obj, "classes", xb_json_classes(q.classes));
 	json_object_object_add(obj, "banned", json_object_new_boolean(q.banned));
 	json_object_object_add(obj, "seconds_left", json_object_new_int64(q.seconds_left));
 	json_object_object_add(obj, "ban_reason", string_or_null(q.ban_reason));
-	json_object_object_add(obj, "ban_classes", q.banned ? classes_array(q.ban_classes) : NULL);
+	json_object_object_add(obj, "ban_classes", q.banned ? xb_json_classes(q.ban_classes) : NULL);
 	json_object_object_add(obj, "policy", json_object_new_string(xb_verdict_name(q.policy)));
 	json_object_object_add(obj, "policy_match", string_or_null(q.policy_match));
 	json_object_object_add(obj, "policy_list",

@@ -284,6 +284,8 @@ int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *
 /* JSON (json-c) renderings; their field names are a contract documented in deploy/xdpban.8.
  * Each returns 0 and a new object in *out (the caller puts it), or -errno. */
 struct json_object;
+/* ["malformed", ...]: the names of the classes in mask, as every JSON reply writes them. */
+struct json_object *xb_json_classes(__u32 mask);
 int xb_json_config(const struct xb_maps *m, struct json_object **out);
 int xb_json_stats(const struct xb_maps *m, struct json_object **out);
 /* The port rules in force (ports.h): {"guards": ["6969/bep15"], "open_tcp": ["22",

@@ -16,7 +16,7 @@
 #define CLI_TIMEOUT_MS 30000 /* per read: a daemon listing a million bans needs a moment */
 
 /* Parses a reply line; EXIT_OK with the reply minus "ok", or one line and EXIT_FAIL. */
-static int take_reply(const char *line, struct json_object **reply)
+int backend_take_reply(const char *line, struct json_object **reply)
 {
 	struct json_object *obj = json_tokener_parse(line), *ok, *error = NULL;
 
@@ -146,7 +146,7 @@ int backend_call(struct backend *b, struct json_object *request, struct json_obj
 		pr_warn("%s", backend_direct(b) ? "out of memory" : err);
 		return EXIT_FAIL;
 	}
-	ret = take_reply(line, reply);
+	ret = backend_take_reply(line, reply);
 	free(line);
 	/* Said after the fact, so that a refused change still prints one line only. */
 	if (ret == EXIT_OK && b->lock >= 0)

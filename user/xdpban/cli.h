@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <linux/types.h>
 #include "libxdpban.h"
@@ -86,6 +87,8 @@ int backend_open(struct backend *b, const struct cli *cli, const struct backend_
 bool backend_direct(const struct backend *b);
 /* Sends a request; EXIT_OK with *reply (without "ok"), or one line and EXIT_FAIL. */
 int backend_call(struct backend *b, struct json_object *request, struct json_object **reply);
+/* A reply line: EXIT_OK with the reply minus "ok", or its error on stderr and EXIT_FAIL. */
+int backend_take_reply(const char *line, struct json_object **reply);
 void backend_close(struct backend *b);
 
 /* Text output. */
@@ -99,6 +102,16 @@ void render_lists(struct json_object *lists);
 void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */
 void render_config(struct json_object *config);
 void render_json(struct json_object *r);
+/* A length of time as the text output writes it ("permanent" when negative); len >= 48. */
+const char *render_duration(int64_t s, char *buf, size_t len);
+
+/* events.c: the daemon's event stream. */
+struct events_args {
+	bool json;
+	bool follow;
+};
+extern const struct param events_params[];
+int do_events(const struct cli *cli, const void *args);
 
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

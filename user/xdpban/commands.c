@@ -354,6 +354,9 @@ const struct command cli_commands[] = {
 		"Count errors an application saw from a source; may ban it."),
 	COMMAND(set, set_params, struct set_args, "Change one setting of the data path."),
 	COMMAND(stats, json_params, struct json_args, "Show packets and bytes per reason."),
+	COMMAND(events, events_params, struct events_args,
+		"Print the daemon's recent bans, unbans and expiries; with --follow, each as it "
+		"happens."),
 	COMMAND(lists, json_params, struct json_args,
 		"Show the policy lists loaded (prefixes per list), never-ban entries and host "
 		"addresses."),

@@ -56,7 +56,7 @@ static char *put_two_units(char *p, int64_t hi, char hi_unit, int64_t lo, char l
 }
 
 /* "permanent", "45s", "59m59s", "2d3h". buf holds at least 48 bytes. */
-static const char *duration(int64_t s, char *buf, size_t len)
+const char *render_duration(int64_t s, char *buf, size_t len)
 {
 	char *p = buf;
 
@@ -264,7 +264,7 @@ void render_ban_row(bool *header_done, const char *prefix, const char *reason, l
 	putchar_unlocked(' ');
 	put_padded(number, 10, false);
 	putchar_unlocked(' ');
-	put_padded(duration(seconds_left, left, sizeof(left)), 10, true);
+	put_padded(render_duration(seconds_left, left, sizeof(left)), 10, true);
 	putchar_unlocked(' ');
 	fputs_unlocked(started ? started : "-", stdout);
 	putchar_unlocked('\n');
@@ -315,7 +315,7 @@ static void render_query_spoof(struct json_object *r)
 		printf("%-13s none yet\n", "hop count:");
 	else if (json_object_get_boolean(member(r, "verified")))
 		printf("%-13s %" PRId64 ", verified by a TCP connection %s ago\n", "hop count:",
-		       num(r, "hop"), duration(num(r, "verified_ago_s"), ago, sizeof(ago)));
+		       num(r, "hop"), render_duration(num(r, "verified_ago_s"), ago, sizeof(ago)));
 	else
 		printf("%-13s %" PRId64 ", from the first error of the window (not verified)\n",
 		       "hop count:", num(r, "hop"));
@@ -342,10 +342,10 @@ void render_query(struct json_object *r)
 	    json_object_array_length(crossed))
 		printf("%-13s yes (%s: %s, %s)\n", "banned:", str(r, "ban_reason"),
 		       joined(crossed, classes, sizeof(classes)),
-		       duration(num(r, "seconds_left"), left, sizeof(left)));
+		       render_duration(num(r, "seconds_left"), left, sizeof(left)));
 	else if (json_object_get_boolean(member(r, "banned")))
 		printf("%-13s yes (%s, %s)\n", "banned:", str(r, "ban_reason"),
-		       duration(num(r, "seconds_left"), left, sizeof(left)));
+		       render_duration(num(r, "seconds_left"), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
 	if (str(r, "policy_match"))

@@ -32,6 +32,18 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 		classes, xb_reason_name(e->reason), repeat);
 }
 
+static void publish_ban(struct xbd_evstream *evs, const struct xdpban_event *e,
+			const struct xbd_escalated *x)
+{
+	struct xbd_event out = { .kind = XBD_EVENT_BAN, .reason = e->reason,
+				 .classes = e->classes, .count = e->count,
+				 .time_ns = e->time_ns, .length_ns = x->ban_ns,
+				 .repeats = x->repeats, .multiplier = x->multiplier };
+
+	xb_key_to_prefix(&e->key, &out.who);
+	xbd_evstream_publish(evs, &out);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct xbd_events *ev = ctx;
@@ -47,14 +59,17 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (ret)
 		pr_warn("cannot escalate a ban: %s", strerror(-ret));
 	log_ban(e, &x);
+	publish_ban(ev->evs, e, &x);
 	*ev->dirty = true;
 	return 0;
 }
 
 int xbd_events_open(struct xbd_events *ev, const struct xb_maps *maps,
-		    struct xbd_history *history, const struct xbd_escalation *esc, bool *dirty)
+		    struct xbd_history *history, const struct xbd_escalation *esc, bool *dirty,
+		    struct xbd_evstream *evs)
 {
-	*ev = (struct xbd_events){ .maps = maps, .history = history, .esc = esc, .dirty = dirty };
+	*ev = (struct xbd_events){ .maps = maps, .history = history, .esc = esc, .dirty = dirty,
+				   .evs = evs };
 	ev->rb = ring_buffer__new(maps->events, on_event, ev, NULL);
 	return ev->rb ? 0 : -errno;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include "conf.h"
 #include "libxdpban.h"
+#include "evstream.h"
 #include "sweep.h"
 
 struct ring_buffer;
@@ -17,10 +18,12 @@ struct xbd_events {
 	struct xbd_history *history;
 	const struct xbd_escalation *esc; /* the daemon's current settings; reload swaps them */
 	bool *dirty;                      /* set when a ban happened: the state file is behind */
+	struct xbd_evstream *evs;         /* where each ban goes, escalation applied */
 };
 
 int xbd_events_open(struct xbd_events *ev, const struct xb_maps *maps,
-		    struct xbd_history *history, const struct xbd_escalation *esc, bool *dirty);
+		    struct xbd_history *history, const struct xbd_escalation *esc, bool *dirty,
+		    struct xbd_evstream *evs);
 int xbd_events_fd(const struct xbd_events *ev);
 /* Handles every waiting event. The number handled, or -errno. */
 int xbd_events_consume(struct xbd_events *ev);

@@ -106,6 +106,21 @@ static struct json_object *escalation_json(const struct xbd *d)
 	return o;
 }
 
+/* The event stream: its last sequence number, subscribers now and those dropped. */
+static struct json_object *events_json(const struct xbd *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "seq", json_object_new_int64((__s64)d->evs.seq));
+	json_object_object_add(o, "subscribers",
+			       json_object_new_int(xbd_server_subscribers(&d->server)));
+	json_object_object_add(o, "subscribers_dropped",
+			       json_object_new_int64((__s64)d->server.subscribers_dropped));
+	return o;
+}
+
 static int on_status(struct json_object *reply, void *user)
 {
 	const struct xbd *d = user;
@@ -129,6 +144,7 @@ static int on_status(struct json_object *reply, void *user)
 	json_object_object_add(daemon, "lists", lists_json(d));
 	json_object_object_add(daemon, "host_addresses", host_addresses_json(d));
 	json_object_object_add(daemon, "escalation", escalation_json(d));
+	json_object_object_add(daemon, "events", events_json(d));
 	json_object_object_add(reply, "config_file", json_object_new_string(d->conf.path));
 	json_object_object_add(reply, "interfaces", interfaces_json(d));
 	json_object_object_add(reply, "xdpband", daemon);
@@ -144,6 +160,11 @@ static void on_banned(const struct xb_prefix *p, __u32 seconds, void *user)
 	if (seconds)
 		xbd_format_duration(seconds, length, sizeof(length));
 	pr_info("manual ban %s for %s", text, length);
+	xbd_evstream_publish(&d->evs, &(struct xbd_event){ .kind = XBD_EVENT_BAN, .who = *p,
+							   .reason = XDPBAN_REASON_MANUAL,
+							   .time_ns = xb_boot_ns(),
+							   .length_ns = (__u64)seconds * NS_PER_SEC,
+							   .multiplier = 1 });
 	d->state_dirty = true;
 }
 
@@ -158,6 +179,8 @@ static void on_unbanned(const struct xb_prefix *p, void *user)
 	xbd_history_forget(&d->history, &key);
 	xb_prefix_format(p, text, sizeof(text));
 	pr_info("manual unban %s", text);
+	xbd_evstream_publish(&d->evs, &(struct xbd_event){ .kind = XBD_EVENT_UNBAN, .who = *p,
+							   .time_ns = xb_boot_ns() });
 	d->state_dirty = true;
 }
 
@@ -239,6 +262,39 @@ static int do_save(struct xbd *d, struct json_object *reply, char *err, size_t e
 	return ret;
 }
 
+/* {"cmd": "events", "follow": BOOL}: the backlog, and with follow every later event on the
+ * same connection (docs/control.md). Read access is enough. */
+static int do_events(struct xbd *d, struct json_object *request, struct json_object *reply,
+		     char *err, size_t errlen)
+{
+	bool follow = false;
+	struct json_object *backlog;
+
+	json_object_object_foreach(request, key, val) {
+		if (!strcmp(key, "cmd"))
+			continue;
+		if (strcmp(key, "follow")) {
+			snprintf(err, errlen, "unknown field \"%.40s\" for events", key);
+			return -EINVAL;
+		}
+		if (!json_object_is_type(val, json_type_boolean)) {
+			snprintf(err, errlen, "field \"follow\" must be true or false");
+			return -EINVAL;
+		}
+		follow = json_object_get_boolean(val);
+	}
+	backlog = xbd_evstream_backlog(&d->evs);
+	if (!backlog) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	json_object_object_add(reply, "events", backlog);
+	json_object_object_add(reply, "follow", json_object_new_boolean(follow));
+	if (follow)
+		xbd_server_subscribe(&d->server);
+	return 0;
+}
+
 static int on_command(const char *cmd, struct json_object *request, struct json_object *reply,
 		      char *err, size_t errlen, void *user)
 {
@@ -247,6 +303,8 @@ static int on_command(const char *cmd, struct json_object *request, struct json_
 
 	int ret;
 
+	if (!strcmp(cmd, "events"))
+		return do_events(d, request, reply, err, errlen);
 	if (!known)
 		return -ENOENT;
 	ret = check_no_fields(cmd, request, err, errlen);

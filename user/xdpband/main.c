@@ -426,7 +426,13 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 	struct xb_control_ctx ctx = { .maps = &d->maps, .hooks = &d->hooks, .user = d };
 	int ret;
 
-	ret = xbd_events_open(&d->events, &d->maps, &d->history, &d->conf.esc, &d->state_dirty);
+	xbd_evstream_init(&d->evs, &d->server);
+	ret = xbd_evstream_seed(&d->evs, &d->maps);
+	if (ret)
+		pr_warn("cannot read the bans in force: their expiry will not be in the event stream: %s",
+			strerror(-ret));
+	ret = xbd_events_open(&d->events, &d->maps, &d->history, &d->conf.esc, &d->state_dirty,
+			      &d->evs);
 	if (ret) {
 		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(-ret));
 		return ret;
@@ -451,6 +457,7 @@ static void stop_services(struct xbd *d)
 		xbd_server_close(&d->server);
 	if (d->events.rb)
 		xbd_events_close(&d->events);
+	xbd_evstream_free(&d->evs);
 }
 
 /* The never-ban entries and the host's addresses, exempt before the program is attached. */
@@ -562,6 +569,7 @@ static void run_timers(struct xbd *d, __u64 now)
 			pr_warn("sweep failed: %s", strerror(-removed));
 		else if (removed > 0)
 			pr_debug("sweep removed %d expired entries", removed);
+		xbd_evstream_expire(&d->evs, xb_boot_ns());
 		d->next_sweep_ms = now + XBD_SWEEP_INTERVAL_MS;
 		xbd_exemptions_refresh(&d->exempt, &d->maps); /* when the last one failed */
 	}

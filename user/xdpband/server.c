@@ -165,6 +165,13 @@ static void client_free(struct xbd_client *c)
 	c->fd = -1;
 }
 
+static void subscriber_drop(struct xbd_server *s, struct xbd_client *c, const char *why)
+{
+	pr_warn("control: dropped the event subscriber of uid %u: %s", c->uid, why);
+	s->subscribers_dropped++;
+	client_free(c);
+}
+
 static void queue_reply(struct xbd_client *c, char *reply)
 {
 	size_t len = strlen(reply);
@@ -301,7 +308,7 @@ static bool idle(const struct xbd_server *s, const struct xbd_client *c)
 {
 	char byte;
 
-	if (c->held)
+	if (c->held || c->subscribed)
 		return false;
 	if (c->closing)
 		return true;
@@ -443,7 +450,7 @@ static void handle_lines(struct xbd_server *s, struct xbd_client *c)
 	char *nl;
 	size_t len;
 
-	while (!c->out && !c->closing && !c->held) {
+	while (!c->out && !c->closing && !c->held && !c->subscribed) {
 		nl = memchr(c->in, '\n', c->in_len);
 		if (!nl) {
 			if (c->in_len == sizeof(c->in))
@@ -462,8 +469,9 @@ static void client_read(struct xbd_server *s, struct xbd_client *c)
 	char discard[512];
 	ssize_t n;
 
-	if (c->closing || c->held) { /* draining what a refused client still sends, or a held
-				       * client hung up (it is not polled for input) */
+	if (c->closing || c->held || c->subscribed) { /* draining what a refused client or a
+						       * subscriber still sends, or a held client
+						       * hung up (it is not polled for input) */
 		n = recv(c->fd, discard, sizeof(discard), 0);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			client_free(c);
@@ -499,22 +507,31 @@ static void client_write(struct xbd_server *s, struct xbd_client *c)
 		return;
 	}
 	c->out_off += n;
-	if (c->out_off < c->out_len)
+	if (c->out_off < c->out_len) {
+		if (c->subscribed && n > 0) /* it takes what waits: give it time for the rest */
+			c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
 		return;
+	}
 	free(c->out);
 	c->out = NULL;
 	c->active_ms = xbd_now_ms();
-	c->deadline_ms = c->active_ms + XBD_CLIENT_TIMEOUT_MS;
+	c->deadline_ms = c->subscribed ? UINT64_MAX : c->active_ms + XBD_CLIENT_TIMEOUT_MS;
+	if (c->subscribed)
+		return;
 	if (c->closing)
 		shutdown(c->fd, SHUT_WR); /* then drain until the peer closes or the deadline */
 	else
 		handle_lines(s, c); /* requests sent ahead of their replies */
 }
 
-static void expire(struct xbd_client *c, __u64 now)
+static void expire(struct xbd_server *s, struct xbd_client *c, __u64 now)
 {
 	if (now < c->deadline_ms)
 		return;
+	if (c->subscribed) {
+		subscriber_drop(s, c, "it took nothing of the event stream for 5 s");
+		return;
+	}
 	if (c->held) {
 		c->held = false;
 		queue_error(c, "the outcome did not come in time: see the daemon's log");
@@ -535,7 +552,10 @@ void xbd_server_pollfds(const struct xbd_server *s, struct pollfd *pfds)
 
 		pfds[i + 1] = (struct pollfd){
 			.fd = c->fd, /* a negative fd is ignored by poll */
-			.events = c->held ? 0 : c->out ? POLLOUT : POLLIN,
+			.events = c->subscribed ? POLLIN | (c->out ? POLLOUT : 0)
+				  : c->held	  ? 0
+				  : c->out	  ? POLLOUT
+						  : POLLIN,
 		};
 	}
 }
@@ -555,13 +575,16 @@ void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds)
 			client_write(s, c);
 		else if (ev & (POLLIN | POLLHUP | POLLERR))
 			client_read(s, c);
+		/* A subscriber is polled for both: its hangup must not wait for the stream. */
+		if (c->subscribed && c->fd >= 0 && (ev & POLLOUT) && (ev & (POLLIN | POLLHUP | POLLERR)))
+			client_read(s, c);
 	}
 	if (pfds[0].revents & POLLIN)
 		accept_clients(s);
 	now = xbd_now_ms();
 	for (int i = 0; i < XBD_MAX_CLIENTS; i++)
 		if (s->clients[i].fd >= 0)
-			expire(&s->clients[i], now);
+			expire(s, &s->clients[i], now);
 	log_refusals_counted(s, now);
 }
 
@@ -581,6 +604,57 @@ void xbd_server_hold(struct xbd_server *s)
 {
 	if (s->serving)
 		s->serving->held = true;
+}
+
+void xbd_server_subscribe(struct xbd_server *s)
+{
+	if (s->serving)
+		s->serving->subscribed = true;
+}
+
+/* Appends line and its '\n' to what waits for c: 0, or -1 when c is too far behind. */
+static int subscriber_queue(struct xbd_client *c, const char *line, size_t len)
+{
+	size_t pending = c->out ? c->out_len - c->out_off : 0;
+	char *grown;
+
+	if (pending + len + 1 > XBD_SUBSCRIBER_QUEUE_MAX)
+		return -1;
+	if (c->out && c->out_off)
+		memmove(c->out, c->out + c->out_off, pending);
+	grown = realloc(c->out, pending + len + 2);
+	if (!grown)
+		return -1;
+	if (!pending)
+		c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
+	memcpy(grown + pending, line, len);
+	grown[pending + len] = '\n';
+	grown[pending + len + 1] = '\0';
+	c->out = grown;
+	c->out_len = pending + len + 1;
+	c->out_off = 0;
+	return 0;
+}
+
+void xbd_server_broadcast(struct xbd_server *s, const char *line)
+{
+	size_t len = strlen(line);
+
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
+		struct xbd_client *c = &s->clients[i];
+
+		if (c->fd >= 0 && c->subscribed && subscriber_queue(c, line, len))
+			subscriber_drop(s, c, "more than 256 KiB of the event stream waits for it");
+	}
+}
+
+int xbd_server_subscribers(const struct xbd_server *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++)
+		n += s->clients[i].fd >= 0 && s->clients[i].subscribed;
+	return n;
 }
 
 void xbd_server_release(struct xbd_server *s, const char *reply)

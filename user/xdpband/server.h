@@ -29,6 +29,10 @@
 #define XBD_LISTEN_BACKLOG 128
 #define XBD_REFUSALS_LOG_MS 5000   /* one refusal is logged per this long; the rest counted */
 #define XBD_HELD_TIMEOUT_MS 60000  /* a held request (a reload) gets its answer within this */
+/* An event subscriber (docs/control.md, "events") is dropped when more than this much of the
+ * stream waits for it, or when it takes nothing of what waits for XBD_CLIENT_TIMEOUT_MS: a
+ * slow reader never holds up the daemon or the other subscribers. */
+#define XBD_SUBSCRIBER_QUEUE_MAX (256 * 1024)
 
 struct xbd_client {
 	int fd; /* -1 = free slot */
@@ -37,6 +41,7 @@ struct xbd_client {
 	bool read_only;
 	bool closing;      /* close once the reply is out */
 	bool held;         /* its request is answered later (xbd_server_release) */
+	bool subscribed;   /* takes the event stream; reads no more requests */
 	__u64 deadline_ms; /* CLOCK_MONOTONIC */
 	__u64 active_ms;   /* when it connected or last had a reply */
 	unsigned long turn; /* xbd_server.turn it was accepted in */
@@ -61,6 +66,7 @@ struct xbd_server {
 	__u64 refusals_logged_ms; /* when a refusal was last logged */
 	unsigned long refusals_unlogged; /* refusals since then */
 	uid_t refused_uid;               /* of the last refusal */
+	unsigned long subscribers_dropped; /* for falling behind the event stream */
 	struct xbd_client clients[XBD_MAX_CLIENTS];
 };
 
@@ -77,6 +83,12 @@ int xbd_server_timeout_ms(const struct xbd_server *s);
 /* Called from a hook while a request is handled: its reply is not sent; the connection waits
  * (reading no further request) for xbd_server_release(), at most XBD_HELD_TIMEOUT_MS. */
 void xbd_server_hold(struct xbd_server *s);
+/* Called from a hook while a request is handled: after its reply, the connection takes every
+ * line xbd_server_broadcast() sends, and no further request. */
+void xbd_server_subscribe(struct xbd_server *s);
+/* Queues line (without '\n') for every subscriber; drops those too far behind. */
+void xbd_server_broadcast(struct xbd_server *s, const char *line);
+int xbd_server_subscribers(const struct xbd_server *s);
 /* Sends reply (a line without '\n') to every held connection. */
 void xbd_server_release(struct xbd_server *s, const char *reply);
 void xbd_server_close(struct xbd_server *s);

@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "control.h"
 #include "events.h"
+#include "evstream.h"
 #include "exemptions.h"
 #include "libxdpban.h"
 #include "load.h"
@@ -35,6 +36,7 @@ struct xbd {
 	struct xbd_events events;
 	struct xbd_exemptions exempt;        /* never-ban entries and host addresses */
 	struct xbd_server server;
+	struct xbd_evstream evs;             /* the ban events subscribers get */
 	struct xbd_metrics metrics;
 	struct xbd_reading reading;          /* the reading half of a reload */
 	bool reload_again;                   /* asked for while reading: read again */

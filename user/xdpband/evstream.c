@@ -1,0 +1,206 @@
+/* evstream.c - see evstream.h. */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "evstream.h"
+#include "log.h"
+#include "server.h"
+#include "xdpban_time.h"
+
+/* A timed ban the stream has told of, until its expiry is told of or it is lifted. */
+struct told {
+	struct xb_prefix who;
+	__u64 expires_ns; /* CLOCK_BOOTTIME */
+};
+
+static int told_cmp(const void *a, const void *b)
+{
+	const struct xb_prefix *x = &((const struct told *)a)->who;
+	const struct xb_prefix *y = &((const struct told *)b)->who;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+static void told_forget(struct xbd_evstream *es, const struct xb_prefix *who)
+{
+	struct told probe = { .who = *who }, **node = tfind(&probe, &es->told, told_cmp), *t;
+
+	if (!node)
+		return;
+	t = *node;
+	tdelete(&probe, &es->told, told_cmp);
+	free(t);
+	es->told_n--;
+}
+
+static void told_put(struct xbd_evstream *es, const struct xb_prefix *who, __u64 expires_ns)
+{
+	struct told *t = malloc(sizeof(*t)), **node;
+
+	if (!t) {
+		pr_warn("out of memory: the expiry of a ban will not be in the event stream");
+		return;
+	}
+	*t = (struct told){ .who = *who, .expires_ns = expires_ns };
+	node = tsearch(t, &es->told, told_cmp);
+	if (!node) {
+		free(t);
+		pr_warn("out of memory: the expiry of a ban will not be in the event stream");
+		return;
+	}
+	if (*node != t) { /* banned again: the new expiry counts */
+		(*node)->expires_ns = expires_ns;
+		free(t);
+		return;
+	}
+	es->told_n++;
+}
+
+void xbd_evstream_init(struct xbd_evstream *es, struct xbd_server *server)
+{
+	memset(es, 0, sizeof(*es));
+	es->server = server;
+}
+
+static const char *kind_name(enum xbd_event_kind k)
+{
+	switch (k) {
+	case XBD_EVENT_BAN:
+		return "ban";
+	case XBD_EVENT_UNBAN:
+		return "unban";
+	case XBD_EVENT_EXPIRE:
+		return "expire";
+	}
+	return "?";
+}
+
+static void add_int(struct json_object *o, const char *name, __s64 v)
+{
+	json_object_object_add(o, name, json_object_new_int64(v));
+}
+
+/* The event's object; its fields are a contract (docs/control.md). */
+static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
+{
+	struct json_object *o = json_object_new_object();
+	char who[64] = "?";
+
+	if (!o)
+		return NULL;
+	xb_prefix_format(&e->who, who, sizeof(who));
+	add_int(o, "seq", (__s64)seq);
+	json_object_object_add(o, "event", json_object_new_string(kind_name(e->kind)));
+	add_int(o, "time", xb_boot_to_wall(e->time_ns));
+	json_object_object_add(o, "source", json_object_new_string(who));
+	if (e->kind != XBD_EVENT_BAN)
+		return o;
+	json_object_object_add(o, "reason", json_object_new_string(xb_reason_name(e->reason)));
+	add_int(o, "count", e->count);
+	json_object_object_add(o, "classes", xb_json_classes(e->classes));
+	add_int(o, "seconds", (__s64)((e->length_ns + NS_PER_SEC - 1) / NS_PER_SEC));
+	add_int(o, "expires", e->length_ns ? xb_boot_to_wall(e->time_ns + e->length_ns) : 0);
+	add_int(o, "repeat", e->repeats);
+	json_object_object_add(o, "multiplier", json_object_new_double(e->multiplier));
+	return o;
+}
+
+void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e)
+{
+	struct json_object *o = event_json(e, es->seq + 1);
+	unsigned int at;
+
+	if (e->kind == XBD_EVENT_BAN && e->length_ns)
+		told_put(es, &e->who, e->time_ns + e->length_ns);
+	else
+		told_forget(es, &e->who); /* unbanned, expired, or banned for ever */
+	if (!o) {
+		pr_warn("out of memory: a ban event is not in the event stream");
+		return;
+	}
+	es->seq++;
+	xbd_server_broadcast(es->server, xb_json_line(o));
+	at = (es->head + es->n) % XBD_EVENTS_BACKLOG;
+	if (es->n == XBD_EVENTS_BACKLOG) {
+		json_object_put(es->backlog[es->head]);
+		es->head = (es->head + 1) % XBD_EVENTS_BACKLOG;
+	} else {
+		es->n++;
+	}
+	es->backlog[at] = o;
+}
+
+struct due {
+	__u64 now_ns;
+	struct told *v;
+	size_t n, cap;
+};
+
+static void collect_due(const void *node, VISIT which, void *ctx)
+{
+	const struct told *t = *(const struct told *const *)node;
+	struct due *d = ctx;
+
+	if ((which == postorder || which == leaf) && t->expires_ns <= d->now_ns && d->n < d->cap)
+		d->v[d->n++] = *t;
+}
+
+void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns)
+{
+	struct due d = { .now_ns = now_ns, .cap = es->told_n };
+
+	if (!es->told_n)
+		return;
+	d.v = calloc(d.cap, sizeof(*d.v));
+	if (!d.v)
+		return; /* the next sweep tries again */
+	twalk_r(es->told, collect_due, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		struct xbd_event e = { .kind = XBD_EVENT_EXPIRE, .who = d.v[i].who,
+				       .time_ns = d.v[i].expires_ns };
+
+		xbd_evstream_publish(es, &e);
+	}
+	free(d.v);
+}
+
+static int seed_ban(const struct xb_ban_info *ban, void *ctx)
+{
+	struct xbd_evstream *es = ctx;
+	struct xb_prefix who;
+	char err[XB_ERRLEN];
+
+	if (ban->seconds_left < 0 || xb_prefix_parse(ban->prefix, &who, err, sizeof(err)))
+		return 0;
+	told_put(es, &who, xb_boot_ns() + (__u64)ban->seconds_left * NS_PER_SEC);
+	return 0;
+}
+
+int xbd_evstream_seed(struct xbd_evstream *es, const struct xb_maps *m)
+{
+	return xb_ban_foreach(m, seed_ban, es);
+}
+
+struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (unsigned int i = 0; arr && i < es->n; i++)
+		json_object_array_add(arr,
+				      json_object_get(es->backlog[(es->head + i) % XBD_EVENTS_BACKLOG]));
+	return arr;
+}
+
+void xbd_evstream_free(struct xbd_evstream *es)
+{
+	for (unsigned int i = 0; i < es->n; i++)
+		json_object_put(es->backlog[(es->head + i) % XBD_EVENTS_BACKLOG]);
+	tdestroy(es->told, free);
+	memset(es, 0, sizeof(*es));
+}

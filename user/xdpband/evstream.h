@@ -1,0 +1,54 @@
+/* evstream.h - the daemon's stream of ban events for subscribers of the control socket
+ * (docs/control.md, "events"): every ban (errors, reports, manual, with its escalation),
+ * unban and expiry as one JSON object, kept in a backlog of the last XBD_EVENTS_BACKLOG and
+ * sent to every subscribed connection as it happens (server.h). Expiries are found by the
+ * sweep from the bans the stream has told of, so a ban the data path lifted itself is told of
+ * too. Never changes a ban. */
+#ifndef XDPBAND_EVSTREAM_H
+#define XDPBAND_EVSTREAM_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "libxdpban.h"
+
+struct json_object;
+struct xbd_server;
+
+#define XBD_EVENTS_BACKLOG 256
+
+enum xbd_event_kind { XBD_EVENT_BAN, XBD_EVENT_UNBAN, XBD_EVENT_EXPIRE };
+
+/* One event as the daemon saw it. */
+struct xbd_event {
+	enum xbd_event_kind kind;
+	struct xb_prefix who;  /* the banned key (address, IPv6 /64...) or prefix */
+	__u8 reason;           /* enum xdpban_ban_reason (bans) */
+	__u8 classes;          /* enum xdpban_class bits of an error ban */
+	__u32 count;           /* errors that made it; 0 for a manual ban */
+	__u64 time_ns;         /* CLOCK_BOOTTIME of the event */
+	__u64 length_ns;       /* the ban's length (0: permanent) */
+	__u32 repeats;         /* an escalated ban's earlier offences (0: a first) */
+	double multiplier;     /* of the ban time by escalation (1: none) */
+};
+
+struct xbd_evstream {
+	struct xbd_server *server;
+	struct json_object *backlog[XBD_EVENTS_BACKLOG]; /* a ring, oldest at head */
+	unsigned int head, n;
+	__u64 seq;      /* of the last event */
+	void *told;     /* tsearch tree of the timed bans told of: prefix and expiry */
+	unsigned long told_n;
+};
+
+void xbd_evstream_init(struct xbd_evstream *es, struct xbd_server *server);
+/* Learns the bans in force (at start, so that their expiry is told of). 0 or -errno. */
+int xbd_evstream_seed(struct xbd_evstream *es, const struct xb_maps *m);
+/* Adds the event to the backlog and sends it to every subscriber. */
+void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e);
+/* Tells of every ban told of whose time has run out by now (CLOCK_BOOTTIME ns). */
+void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns);
+/* The backlog, oldest first, as a new JSON array (NULL: out of memory). */
+struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es);
+void xbd_evstream_free(struct xbd_evstream *es);
+
+#endif /* XDPBAND_EVSTREAM_H */
