@@ -195,9 +195,9 @@ bench-full: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./bench/run.sh $(BUILD) full
 
-# Installs the programs, man pages, systemd unit and sample config (and, through install-lib,
-# the application library). The unit's paths follow PREFIX; an existing
-# /etc/xdpban/xdpban.conf is never overwritten.
+# Installs the programs, man pages, systemd unit, sample config and fail2ban action and jail
+# example (and, through install-lib, the application library). The unit's and the action's
+# paths follow PREFIX; an existing /etc/xdpban/xdpban.conf is never overwritten.
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
@@ -214,6 +214,11 @@ install: $(BUILD)/xdpband $(BUILD)/xdpban
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/xdpband.service
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf ] || \
 		install -m 0644 deploy/xdpban.conf $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf
+	$(Q)install -d $(DESTDIR)$(SYSCONFDIR)/fail2ban/action.d $(DESTDIR)$(SYSCONFDIR)/fail2ban/jail.d
+	$(Q)for f in action.d/xdpban.conf jail.d/xdpban.conf.example; do \
+		sed 's|/usr/local/sbin|$(SBINDIR)|g' deploy/fail2ban/$$f > $(DESTDIR)$(SYSCONFDIR)/fail2ban/$$f && \
+		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/fail2ban/$$f || exit 1; \
+	done
 
 # The application library, its header (with the report statuses it names), pkg-config file and
 # man page; install runs it too. ldconfig only for a real install (no DESTDIR).

@@ -7,11 +7,12 @@ set -euo pipefail
 # recommended by clang, so --no-install-recommends would leave it out.
 # opentracker, python3-libtorrent, nmap, dnsmasq-base: the real tracker, BitTorrent client,
 # scanner and DNS server of tests/e2e_tracker.sh and tests/e2e_probe.sh.
+# fail2ban: the real fail2ban that tests/e2e_fail2ban.sh drives through deploy/fail2ban/.
 PKGS=(
 	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
-	opentracker python3-libtorrent nmap dnsmasq-base
+	opentracker python3-libtorrent nmap dnsmasq-base fail2ban
 )
 
 missing=()
@@ -29,11 +30,15 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-	# opentracker's package enables and starts a tracker on every address of the machine; the
-	# tests run their own inside a namespace, so the one installed just now is stopped again.
-	if [[ " ${missing[*]} " == *" opentracker "* && -d /run/systemd/system ]]; then
-		systemctl disable --now opentracker.service >/dev/null 2>&1 || true
-	fi
+	# opentracker's and fail2ban's packages enable and start their service (a tracker on every
+	# address of the machine; fail2ban's sshd jail with its own firewall rules); the tests run
+	# their own inside a namespace or a private directory, so the ones installed just now are
+	# stopped again.
+	for svc in opentracker fail2ban; do
+		if [[ " ${missing[*]} " == *" $svc "* && -d /run/systemd/system ]]; then
+			systemctl disable --now "$svc.service" >/dev/null 2>&1 || true
+		fi
+	done
 fi
 
 # Pinned maps need bpffs; a fresh machine may not have it mounted.
