@@ -9,8 +9,9 @@
  * Checked: a refusal is -errno with one line of printable ASCII (the paths here are) that
  * names a list file, and leaves no entries; an accepted set holds, for the policy and for the
  * never-ban lists apart, entries sorted by family, length and address without repeats, each a
- * valid prefix with its list's verdict and id and a line number, and no list contributed fewer
- * entries than it kept.
+ * valid prefix with its list's verdict and id and a line number, no list contributed fewer
+ * entries than it kept, and no deny entry is left on or inside a trusted one (trusted is
+ * painted over deny).
  */
 #include <errno.h>
 #include <string.h>
@@ -20,6 +21,16 @@
 /* struct xb_prefix is family, length, address, with no padding: memcmp orders it as the
  * reader must (lists.h). */
 _Static_assert(sizeof(struct xb_prefix) == 18, "struct xb_prefix has padding");
+
+/* Trusted is painted over deny: no deny entry may lie on or inside a trusted one. */
+static void check_painted(const struct xbd_list_entries *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		for (size_t j = 0; l->v[i].verdict == XDPBAN_POLICY_TRUSTED && j < l->n; j++)
+			fz_check(l->v[j].verdict != XDPBAN_POLICY_DENY ||
+					 !xb_prefix_contains(&l->v[i].prefix, &l->v[j].prefix),
+				 "deny entry %zu lies inside trusted entry %zu", j, i);
+}
 
 /* One kind of entries; kept counts them per list. */
 static void check_entries(const struct xbd_conf *conf, const struct xbd_list_entries *l,
@@ -53,6 +64,7 @@ static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *
 
 	check_entries(conf, &l->policy, false, kept);
 	check_entries(conf, &l->never_ban, true, kept);
+	check_painted(&l->policy);
 	for (int id = 1; id <= conf->n_lists; id++)
 		fz_check(l->entries[id] >= kept[id], "list %d: %zu entries read, %zu kept", id,
 			 l->entries[id], kept[id]);

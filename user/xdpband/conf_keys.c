@@ -418,6 +418,7 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "lists", "trusted", parse_list, 0, true },
 	{ "lists", "deny", parse_list, 0, true },
 	{ "lists", "never-ban", parse_list, 0, true },
+	{ "lists", "ignore-errors", parse_bool, F(lists_ignore_errors), false },
 	{ "control", "socket", parse_socket, F(socket_path), false },
 	{ "control", "socket-mode", parse_socket_mode, 0, false },
 	{ "control", "group", parse_group, 0, false },

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <sys/stat.h>
 #include "files.h"
 
@@ -63,6 +64,27 @@ bool xbd_byte_not_text(unsigned char c)
 	return (c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f;
 }
 
+int xbd_lines_gunzip(struct xbd_lines *r)
+{
+	unsigned char magic[2];
+	ssize_t n = pread(r->fd, magic, sizeof(magic), 0);
+	int fd;
+
+	if (n < 0)
+		return -errno;
+	if (n < 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+		return 0;
+	fd = dup(r->fd); /* gzclose closes it; the caller keeps its own */
+	if (fd < 0)
+		return -errno;
+	r->gz = gzdopen(fd, "rb");
+	if (!r->gz) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int xbd_lines_open(struct xbd_lines *r, int fd, size_t max_line, off_t max_size)
 {
 	memset(r, 0, sizeof(*r));
@@ -83,11 +105,21 @@ static int fill(struct xbd_lines *r)
 	memmove(r->buf, r->buf + r->off, r->len - r->off);
 	r->len -= r->off;
 	r->off = 0;
-	do
-		n = read(r->fd, r->buf + r->len, r->cap - 1 - r->len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
+	if (r->gz) {
+		int zerr = Z_OK;
+
+		n = gzread(r->gz, r->buf + r->len, (unsigned int)(r->cap - 1 - r->len));
+		if (n == 0)
+			gzerror(r->gz, &zerr); /* a stream cut short ends without an error of its own */
+		if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
+			return -EBADMSG;
+	} else {
+		do
+			n = read(r->fd, r->buf + r->len, r->cap - 1 - r->len);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+	}
 	if (n == 0)
 		r->eof = true;
 	r->len += n;
@@ -132,4 +164,7 @@ void xbd_lines_close(struct xbd_lines *r)
 {
 	free(r->buf);
 	r->buf = NULL;
+	if (r->gz)
+		gzclose(r->gz);
+	r->gz = NULL;
 }

@@ -34,6 +34,7 @@ struct xbd_lines {
 	char *buf;
 	size_t len, off, cap;
 	bool eof;
+	struct gzFile_s *gz; /* reading through zlib (xbd_lines_gunzip), or NULL */
 };
 
 /* Starts reading fd (which stays the caller's to close). 0 or -ENOMEM. */
@@ -43,6 +44,10 @@ int xbd_lines_open(struct xbd_lines *r, int fd, size_t max_line, off_t max_size)
  * -EMSGSIZE for a line longer than max_line (r->line is its number), -EFBIG when the file
  * grew past max_size, or the read's -errno. A last line without '\n' is a line. */
 int xbd_lines_next(struct xbd_lines *r, char **line, size_t *len);
+/* Right after xbd_lines_open: if the file starts with gzip's magic bytes, its lines are read
+ * from the decompressed data (max_size then bounds that). 0, or -errno; corrupt gzip data
+ * later makes xbd_lines_next return -EBADMSG. */
+int xbd_lines_gunzip(struct xbd_lines *r);
 void xbd_lines_close(struct xbd_lines *r);
 
 #endif /* XDPBAND_FILES_H */

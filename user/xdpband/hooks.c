@@ -68,6 +68,7 @@ static struct json_object *lists_json(const struct xbd *d)
 		json_object_object_add(o, "file", json_object_new_string(l->path));
 		json_object_object_add(o, "verdict", json_object_new_string(verdict_name(l->verdict)));
 		json_object_object_add(o, "entries", json_object_new_int64(d->list_entries[l->id]));
+		json_object_object_add(o, "skipped", json_object_new_int64(d->list_skipped[l->id]));
 		json_object_array_add(arr, o);
 	}
 	return arr;

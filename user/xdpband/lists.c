@@ -1,6 +1,7 @@
-/* lists.c - see lists.h. A prefix named in both a trusted and a deny list is an error rather
- * than a silent precedence rule: the tries are longest-prefix-match, and for the same prefix
- * only one verdict can exist. The trusted and deny lists reach the maps only through a compile
+/* lists.c - see lists.h. Trusted is painted over deny (docs/datapath.md, "Policy lists"): a
+ * deny entry on or inside a trusted entry is dropped before the compile, since trusted wins
+ * over its whole prefix whatever the lengths, and the tries, which take the longest match,
+ * then give every address the painted verdict. The trusted and deny lists reach the maps only through a compile
  * (policy.h); the never-ban lists are read the same way, into entries of their own, with
  * capacities of their own, and go to the exempt tries through the daemon (exempt.h). */
 #include <errno.h>
@@ -60,33 +61,92 @@ static const char *list_path(const struct xbd_conf *conf, __u32 id)
 	return id >= 1 && id <= (__u32)conf->n_lists ? conf->lists[id - 1].path : "?";
 }
 
-/* Sorts, drops repeats of a prefix within one verdict (the first list keeps it), and refuses
- * a prefix that is both trusted and denied. */
-static int dedup(const struct xbd_conf *conf, struct xbd_list_entries *l, char *err,
-		 size_t errlen)
+/* Sorts and drops repeats of a prefix: within one verdict the first list keeps it; a prefix
+ * both trusted and denied stays trusted (*painted counts the deny entries dropped). */
+static void dedup(struct xbd_list_entries *l, size_t *painted)
 {
 	size_t kept = 0;
 
 	if (!l->n)
-		return 0; /* no list files: nothing to sort (qsort must not get NULL) */
+		return; /* no list files: nothing to sort (qsort must not get NULL) */
 	qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
 	for (size_t i = 0; i < l->n; i++) {
-		const struct xbd_list_entry *e = &l->v[i], *prev = kept ? &l->v[kept - 1] : NULL;
-		char text[64];
+		struct xbd_list_entry *e = &l->v[i], *prev = kept ? &l->v[kept - 1] : NULL;
 
 		if (prev && !entry_cmp_key(prev, e)) {
 			if (prev->verdict == e->verdict)
 				continue;
-			xb_prefix_format(&e->prefix, text, sizeof(text));
-			snprintf(err, errlen, "%s:%u and %s:%u: %s is in both a trusted and a deny list",
-				 list_path(conf, prev->list_id), prev->line,
-				 list_path(conf, e->list_id), e->line, text);
-			return -EINVAL;
+			(*painted)++;
+			if (e->verdict == XDPBAN_POLICY_TRUSTED)
+				*prev = *e;
+			continue;
 		}
 		l->v[kept++] = *e;
 	}
 	l->n = kept;
-	return 0;
+}
+
+/* By family, then start address, then the shorter prefix first: every prefix comes after the
+ * prefixes that hold it. */
+static int start_cmp(const void *pa, const void *pb)
+{
+	const struct xbd_list_entry *a = pa, *b = pb;
+	int c;
+
+	if (a->prefix.family != b->prefix.family)
+		return a->prefix.family < b->prefix.family ? -1 : 1;
+	c = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
+	if (c)
+		return c;
+	return a->prefix.plen < b->prefix.plen ? -1 : a->prefix.plen > b->prefix.plen;
+}
+
+/* The last address of a prefix (network order). */
+static void prefix_last(const struct xb_prefix *p, __u8 last[16])
+{
+	unsigned int bits = p->family == XDPBAN_FAMILY_INET ? 32 : 128;
+
+	memcpy(last, p->addr, 16);
+	for (unsigned int b = p->plen; b < bits; b++)
+		last[b / 8] |= (__u8)(0x80 >> (b % 8));
+}
+
+/* Drops every deny entry inside a trusted one (prefixes nest or are disjoint, so in start
+ * order an entry lies inside a trusted entry exactly when it starts before the farthest end
+ * of the trusted entries seen so far), then sorts back. */
+static void paint_trusted(struct xbd_list_entries *l, size_t *painted)
+{
+	__u8 cover[16] = {}, last[16];
+	__u8 family = 0;
+	bool covered = false;
+	size_t kept = 0;
+
+	if (!l->n)
+		return;
+	qsort(l->v, l->n, sizeof(*l->v), start_cmp);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct xbd_list_entry *e = &l->v[i];
+		bool inside;
+
+		if (e->prefix.family != family) {
+			family = e->prefix.family;
+			covered = false;
+		}
+		inside = covered && memcmp(e->prefix.addr, cover, sizeof(cover)) <= 0;
+		if (e->verdict == XDPBAN_POLICY_DENY && inside) {
+			(*painted)++;
+			continue;
+		}
+		if (e->verdict == XDPBAN_POLICY_TRUSTED) {
+			prefix_last(&e->prefix, last);
+			if (!covered || memcmp(last, cover, sizeof(cover)) > 0)
+				memcpy(cover, last, sizeof(cover));
+			covered = true;
+		}
+		l->v[kept++] = *e;
+	}
+	l->n = kept;
+	qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
 }
 
 /* ---- capacity ---- */
@@ -214,16 +274,14 @@ static int overflow_error(const struct read_state *r, const struct read_kind *k)
 static int keep(struct read_state *r, const struct xbd_list_entry *e)
 {
 	struct read_kind *k = &r->kinds[kind_of(e->verdict)];
-	int f, ret;
+	int f;
 	__u32 id;
 	size_t before;
 
 	if (k->over)
 		return 0;
 	if (k->out->n == k->store_max) {
-		ret = dedup(r->conf, k->out, r->err, r->errlen);
-		if (ret)
-			return ret;
+		dedup(k->out, &r->out->painted);
 		if (find_overflow(r, k, &f, &id, &before) || k->out->n == k->store_max) {
 			k->over = true;
 			return 0;
@@ -239,13 +297,14 @@ static int keep(struct read_state *r, const struct xbd_list_entry *e)
 
 /* ---- reading ---- */
 
-/* The first whitespace-separated token before any '#', or NULL for a blank line. */
+/* The first whitespace-separated token before any '#' or ';' (a Spamhaus DROP comment), or
+ * NULL for a blank line. */
 static char *first_token(char *line)
 {
-	char *hash = strchr(line, '#'), *save = NULL;
+	char *comment = strpbrk(line, "#;"), *save = NULL;
 
-	if (hash)
-		*hash = '\0';
+	if (comment)
+		*comment = '\0';
 	return strtok_r(line, " \t\r\n", &save);
 }
 
@@ -290,11 +349,28 @@ static void read_error(const char *path, const struct xbd_lines *lines, int ret,
 	if (ret == -EMSGSIZE)
 		snprintf(err, errlen, "%s:%u: line longer than %d bytes", path, lines->line,
 			 XBD_LIST_LINE_MAX);
+	else if (ret == -EBADMSG)
+		snprintf(err, errlen, "list %s: its gzip data is corrupt or cut short (after line %u)",
+			 path, lines->line);
 	else if (ret == -EFBIG)
 		snprintf(err, errlen, "list %s grew past the limit of %d bytes while it was read",
 			 path, XBD_LIST_FILE_MAX);
 	else
 		snprintf(err, errlen, "cannot read list %s: %s", path, strerror(-ret));
+}
+
+/* [lists] ignore-errors: the bad line (its message in r->err) is counted, the first quoted. */
+static void skip_line(struct read_state *r, __u32 list_id)
+{
+	size_t shown = 0;
+
+	for (__u32 id = 0; id <= XBD_MAX_LISTS; id++)
+		shown += r->out->skipped[id];
+	if (shown < XBD_LIST_ERRORS_SHOWN)
+		snprintf(r->out->skipped_first[shown], sizeof(r->out->skipped_first[0]), "%s",
+			 r->err);
+	r->out->skipped[list_id]++;
+	r->err[0] = '\0';
 }
 
 static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
@@ -309,9 +385,16 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 	if (ret)
 		return ret;
 	ret = xbd_lines_open(&lines, fd, XBD_LIST_LINE_MAX, XBD_LIST_FILE_MAX);
+	if (!ret)
+		ret = xbd_lines_gunzip(&lines);
 	while (!ret && (ret = xbd_lines_next(&lines, &line, &len)) > 0) {
 		e.line = lines.line;
 		ret = parse_line(lc->path, line, len, &e, r->err, r->errlen);
+		if (ret == -EINVAL && r->conf->lists_ignore_errors) {
+			skip_line(r, lc->id);
+			ret = 0;
+			continue;
+		}
 		if (ret == 1) {
 			ret = 0;
 			continue;
@@ -354,10 +437,11 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 	for (int i = 0; i < conf->n_lists && !ret; i++)
 		ret = read_one(&r, &conf->lists[i]);
 	for (int k = 0; k < N_KINDS && !ret; k++) {
-		ret = dedup(conf, r.kinds[k].out, err, errlen);
-		if (!ret)
-			ret = overflow_error(&r, &r.kinds[k]);
+		dedup(r.kinds[k].out, &out->painted);
+		ret = overflow_error(&r, &r.kinds[k]);
 	}
+	if (!ret)
+		paint_trusted(&out->policy, &out->painted);
 	if (ret)
 		xbd_lists_free(out);
 	return ret;

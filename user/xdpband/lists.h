@@ -1,5 +1,7 @@
 /* lists.h - the list files, in zmap's blocklist format (one address or prefix per line, first
- * token only, '#' comments, no hostnames): trusted and deny lists, compiled into the policy
+ * token only, '#' comments, no hostnames), which also reads FireHOL .netset files, Spamhaus
+ * DROP lines ("1.10.16.0/20 ; SBL256894": ';' starts a comment too) and any of them gzipped
+ * (read through zlib when the file starts with gzip's magic): trusted and deny lists, compiled into the policy
  * tries with one list id per file, and never-ban lists, whose entries the daemon writes into
  * the exempt tries with the host's addresses (exempt_sync.h). Reading and applying are
  * separate steps, so a bad file, or lists that cannot fit, are refused before any map changes.
@@ -32,10 +34,15 @@ struct xbd_list_entries {
 	size_t n, cap;
 };
 
+#define XBD_LIST_ERRORS_SHOWN 3 /* bad lines quoted when [lists] ignore-errors skips them */
+
 struct xbd_lists {
 	struct xbd_list_entries policy;    /* trusted and deny lists: the policy tries */
 	struct xbd_list_entries never_ban; /* never-ban lists: the exempt tries */
 	size_t entries[XBD_MAX_LISTS + 1]; /* by list id: entries the file contributed */
+	size_t skipped[XBD_MAX_LISTS + 1]; /* by list id: bad lines ignore-errors skipped */
+	char skipped_first[XBD_LIST_ERRORS_SHOWN][XB_ERRLEN]; /* the first of them, FILE:LINE */
+	size_t painted; /* deny entries on or inside a trusted entry, which wins there */
 };
 
 /* How many list entries the tries can take, per family: the policy tries, and what the

@@ -159,9 +159,26 @@ static int check_ifaces(const struct xbd_conf *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* What the lists in force hold, and the log lines of what their reading skipped or painted. */
 static void remember_list_sizes(struct xbd *d, const struct xbd_lists *lists)
 {
+	size_t skipped = 0;
+
 	memcpy(d->list_entries, lists->entries, sizeof(d->list_entries));
+	memcpy(d->list_skipped, lists->skipped, sizeof(d->list_skipped));
+	for (int i = 0; i < d->conf.n_lists; i++) {
+		const struct xbd_list_conf *l = &d->conf.lists[i];
+
+		skipped += lists->skipped[l->id];
+		if (lists->skipped[l->id])
+			pr_warn("list %s: %zu bad lines skipped ([lists] ignore-errors = yes)", l->path,
+				lists->skipped[l->id]);
+	}
+	for (size_t i = 0; i < XBD_LIST_ERRORS_SHOWN && i < skipped; i++)
+		pr_warn("skipped: %s", lists->skipped_first[i]);
+	if (lists->painted)
+		pr_info("policy lists: %zu deny entries lie on or inside trusted entries; trusted wins there",
+			lists->painted);
 }
 
 static void log_settings(const char *what, const struct xbd_conf *c)
@@ -291,9 +308,9 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, const struct xbd_l
 	if (restart_keys[0])
 		pr_warn("reload: %s changed; that takes effect at the next restart", restart_keys);
 	xbd_conf_keep_restart_keys(next, &d->conf);
-	remember_list_sizes(d, lists);
 	xbd_conf_free(&d->conf);
 	d->conf = *next; /* in place: the events module keeps pointing at d->conf.esc */
+	remember_list_sizes(d, lists); /* of the new config's lists */
 	log_settings("reloaded", &d->conf);
 	log_ports("reloaded", &d->conf);
 	return 0;

@@ -28,6 +28,7 @@ struct xbd {
 	struct xbd_conf conf;
 	bool ifaces_from_args;               /* -i replaced the config's interfaces */
 	size_t list_entries[XBD_MAX_LISTS + 1]; /* by list id, as last applied */
+	size_t list_skipped[XBD_MAX_LISTS + 1]; /* bad lines skipped (ignore-errors), likewise */
 	struct xbd_pin_lock lock;
 	struct xbd_loader ld;
 	struct xb_maps maps;
