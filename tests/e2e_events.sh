@@ -133,7 +133,7 @@ case_no_daemon() {
 	# followers see the end of the stream and exit 1
 	e2e_wait 50 eval '! pgrep -f "xdpban --socket $XBD_SOCK --pin-dir $XBD_PIN events" >/dev/null' ||
 		{ E2E_WHY="a follower did not end with the daemon"; return 1; }
-	grep -q "the daemon closed the connection before the next line" "$XBD_TMP/follow1.err" ||
+	grep -q "the daemon closed the connection without a further line" "$XBD_TMP/follow1.err" ||
 		{ E2E_WHY="follower 1 said: $(cat "$XBD_TMP/follow1.err")"; return 1; }
 }
 

@@ -157,17 +157,17 @@ static int read_line(int fd, struct line_buf *b, int timeout_ms)
 	}
 }
 
-/* The one line for a failed read of `what` ("the reply"). */
+/* The one line for a failed read of a `what` ("reply", "line"). */
 static void read_error(int ret, int timeout_ms, const char *what, char *err, size_t errlen)
 {
 	if (ret == -ETIMEDOUT)
-		snprintf(err, errlen, "%s did not come from the daemon within %d ms", what, timeout_ms);
+		snprintf(err, errlen, "no %s from the daemon within %d ms", what, timeout_ms);
 	else if (ret == -ECONNRESET)
-		snprintf(err, errlen, "the daemon closed the connection before %s", what);
+		snprintf(err, errlen, "the daemon closed the connection without a %s", what);
 	else if (ret == -EMSGSIZE)
-		snprintf(err, errlen, "%s is longer than %u bytes", what, XB_CONTROL_REPLY_MAX);
+		snprintf(err, errlen, "%s longer than %u bytes", what, XB_CONTROL_REPLY_MAX);
 	else
-		snprintf(err, errlen, "cannot read %s: %s", what, strerror(-ret));
+		snprintf(err, errlen, "cannot read the %s: %s", what, strerror(-ret));
 }
 
 int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, char *err,
@@ -187,7 +187,7 @@ int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, c
 		free(b.data);
 		if (sent)
 			return sent; /* err says why the send failed */
-		read_error(ret, timeout_ms, "the reply", err, errlen);
+		read_error(ret, timeout_ms, "reply", err, errlen);
 		return ret;
 	}
 	b.data[b.len] = '\0'; /* b.len < b.cap: the '\n' was inside the buffer */
@@ -240,7 +240,7 @@ int xb_control_next_line(struct xb_control_stream *st, int timeout_ms, const cha
 	st->len = b.len;
 	st->cap = b.cap;
 	if (ret) {
-		read_error(ret, timeout_ms, "the next line", err, errlen);
+		read_error(ret, timeout_ms, "further line", err, errlen);
 		return ret;
 	}
 	*nl = '\0';
