@@ -225,18 +225,21 @@ bench-full: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./bench/run.sh $(BUILD) full
 
-# Installs the programs, man pages, systemd unit and sample config (and,
+# Installs the programs, man pages, bash completion, systemd unit and sample config (and,
 # through install-lib, the application library). The unit's paths follow PREFIX; an existing
 # /etc/xdpban/xdpban.conf is never overwritten.
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 install: $(BUILD)/xdpband $(BUILD)/xdpban
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xdpban
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xdpban $(DESTDIR)$(COMPLETIONDIR)
 	$(Q)install -m 0755 $(BUILD)/xdpband $(BUILD)/xdpban $(DESTDIR)$(SBINDIR)/
+	$(Q)install -m 0644 deploy/xdpban.bash $(DESTDIR)$(COMPLETIONDIR)/xdpban
+	$(Q)ln -sf xdpban $(DESTDIR)$(COMPLETIONDIR)/xdpband
 	$(Q)install -m 0644 deploy/xdpban.8 deploy/xdpband.8 $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 0644 deploy/xdpban.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	$(Q)sed 's|/usr/local/sbin|$(SBINDIR)|g; s|/etc/xdpban|$(SYSCONFDIR)/xdpban|g' \
