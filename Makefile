@@ -5,6 +5,8 @@
 .SUFFIXES:
 .SECONDARY:
 
+# The version of xdpban: the programs' --version, the library's pkg-config file. Only here.
+VERSION   := 1.0.0
 BUILD     ?= build
 CLANG     ?= clang
 CC        ?= gcc
@@ -26,7 +28,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	      -Iinclude -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -g -O2
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Werror=unused-function \
-	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE $(SANITIZE)
+	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE \
+	      -DXDPBAN_VERSION='"$(VERSION)"' $(SANITIZE)
 # SANITIZE: extra compile and link flags, set by `make asan` for its build of the unit tests.
 SANITIZE  ?=
 LDLIBS     := -lbpf -lxdp -lelf -lz
@@ -83,12 +86,33 @@ LIBAPI_SRCS := $(filter-out user/lib/json.c user/lib/control.c user/lib/control_
 LIBAPI_OBJS := $(patsubst user/%.c,$(BUILD)/pic/%.o,$(LIBAPI_SRCS))
 LIBAPI    := $(BUILD)/lib/$(LIBAPI_SONAME) $(BUILD)/lib/libxdpban.so $(BUILD)/lib/libxdpban.a
 
-.PHONY: all deps test demo bench bench-full install install-lib clean fuzz fuzz-build asan asan-tests
+.PHONY: all deps check-deps test demo bench bench-full install install-lib clean fuzz fuzz-build \
+	asan asan-tests
 all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) $(BENCH_CUT_OBJS) \
      fuzz-build asan
 
 deps:
 	$(Q)./tests/deps.sh
+
+# What the build takes from the machine, checked before anything is compiled, so that a fresh
+# machine hears in one line which tool or header is missing and that `make deps` installs it,
+# not a compiler's error about a header. BUILD_HEADERS: the libraries' headers the sources
+# include (libelf and zlib are linked only: their headers stand for their -dev packages).
+BUILD_TOOLS   := $(CLANG) $(BPFTOOL) $(firstword $(CC)) pkg-config
+BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h ini.h json-c/json.h microhttpd.h cmocka.h
+check-deps:
+	$(Q)missing=; \
+	for t in $(BUILD_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if command -v $(firstword $(CC)) >/dev/null 2>&1; then \
+		for h in $(BUILD_HEADERS); do \
+			printf '#include <stdarg.h>\n#include <stddef.h>\n#include <setjmp.h>\n#include <sys/socket.h>\n#include <%s>\n' \
+				"$$h" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing <$$h>"; \
+		done; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+		echo "xdpban: missing$$missing: run 'make deps' (as root) to install what the build needs" >&2; \
+		exit 1; \
+	fi
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
@@ -108,6 +132,11 @@ $(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) 
 	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS)
 endef
 $(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
+
+# The CLI reads the daemon's config for its socket with the daemon's own parser.
+XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys files)
+$(BUILD)/xdpban: $(XDPBAN_XBD_OBJS)
+$(BUILD)/user/xdpban/%.o: CFLAGS += -Iuser/xdpband
 
 $(BUILD)/pic/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
 	$(call msg,CC-PIC,$@)
@@ -171,7 +200,8 @@ asan:
 asan-tests: $(TESTS)
 	@:
 
-$(BUILD):
+# Every compile waits for this directory, and so for check-deps.
+$(BUILD): check-deps
 	$(Q)mkdir -p $@
 
 test: deps
@@ -195,18 +225,21 @@ bench-full: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./bench/run.sh $(BUILD) full
 
-# Installs the programs, man pages, systemd unit, sample config and fail2ban action and jail
-# example (and, through install-lib, the application library). The unit's and the action's
-# paths follow PREFIX; an existing /etc/xdpban/xdpban.conf is never overwritten.
+# Installs the programs, man pages, bash completion, systemd unit, sample config and fail2ban
+# action and jail example (and, through install-lib, the application library). The unit's and
+# the action's paths follow PREFIX; an existing /etc/xdpban/xdpban.conf is never overwritten.
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 install: $(BUILD)/xdpband $(BUILD)/xdpban
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xdpban
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xdpban $(DESTDIR)$(COMPLETIONDIR)
 	$(Q)install -m 0755 $(BUILD)/xdpband $(BUILD)/xdpban $(DESTDIR)$(SBINDIR)/
+	$(Q)install -m 0644 deploy/xdpban.bash $(DESTDIR)$(COMPLETIONDIR)/xdpban
+	$(Q)ln -sf xdpban $(DESTDIR)$(COMPLETIONDIR)/xdpband
 	$(Q)install -m 0644 deploy/xdpban.8 deploy/xdpband.8 $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 0644 deploy/xdpban.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	$(Q)sed 's|/usr/local/sbin|$(SBINDIR)|g; s|/etc/xdpban|$(SYSCONFDIR)/xdpban|g' \
@@ -233,7 +266,8 @@ install-lib: $(LIBAPI)
 	$(Q)install -m 0644 $(BUILD)/lib/libxdpban.a $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 0644 include/xdpban.h include/xdpban_report.h $(DESTDIR)$(INCLUDEDIR)/
 	$(Q)install -m 0644 deploy/libxdpban.3 $(DESTDIR)$(MANDIR)/man3/
-	$(Q)sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' \
 		deploy/xdpban.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/xdpban.pc
 	$(Q)[ -n "$(DESTDIR)" ] || ldconfig
 

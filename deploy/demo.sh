@@ -182,7 +182,7 @@ say "192.0.2.66 is banned for its errors; LEFT is the time until the ban ends. W
 
 step "Metrics for Prometheus"
 nsenter --net="/run/netns/$NS_SRV" curl -s http://127.0.0.1:19433/metrics |
-	grep -E '^xdpban_(packets_total\{reason="(passed|drop_deny|drop_malformed|drop_banned)"\}|banned_sources|bans_created_total) ' | indent
+	grep -E '^xdpban_(packets_total\{reason="(passed|drop_deny|drop_malformed|drop_banned)"\}|banned_sources\{table="(bans|policy)"\}|bans_created_total) ' | indent
 say "The same counters as Prometheus scrapes them (an ARP packet may have passed since), served at http://127.0.0.1:9433/metrics in a real installation."
 
 step "Stopping"

@@ -135,7 +135,7 @@ case_ban_address() {
 	local t0
 	t0=$(date +%s)
 	cli_ok ban "$V4_MANUAL" --for 1h || return 1
-	e2e_expect "ban output" "banned $V4_MANUAL for 3600 s" "$out" &&
+	e2e_expect "ban output" "banned $V4_MANUAL for 1h" "$out" &&
 		e2e_expect "note on stderr" "xdpban: note: no daemon answers on $NO_DAEMON; changed the maps in $PIN_DIR directly" "$err" &&
 		cli_ok bans --json &&
 		json_holds "$out" '[b for b in j["bans"] if b["prefix"] == "'"$V4_MANUAL"'" and b["reason"] == "manual" and b["count"] == 0 and '"$(left_within 3600 "$t0" 'b["seconds_left"]')"' and b["table"] == "bans" and b["classes"] == []]' &&
@@ -211,16 +211,57 @@ case_unban() {
 		e2e_expect "second unban error" "xdpban: no ban on $V4_MANUAL" "${err##*$'\n'}"
 }
 
-# Durations take the same suffixes everywhere: s, m, h, d and w (xb_duration_parse).
+# The text of a query: the manual prefix ban named "manual", not by its list id, and the time
+# left in the one duration format.
+case_query_text() {
+	cli_ok query "$V4_IN_NET" || return 1
+	grep -qx "policy: *deny ($V4_NET, manual)" <<<"$out" &&
+		grep -qEx 'banned: *yes \(manual, (10m|[1-9]m([1-5]?[0-9]s)?|[1-5]?[0-9]s)\)' <<<"$out" &&
+		return 0
+	E2E_WHY="query $V4_IN_NET: $(grep -E '^(policy|banned):' <<<"$out" | tr '\n' '|')"
+	return 1
+}
+
+# Every time left in `bans` is in the one format: no zero parts ("1d0h"), no bare seconds.
+case_bans_left_one_format() {
+	local left listing bad=()
+	cli_ok ban 192.0.2.12 --for 1d1h && cli_ok bans || return 1 # once "1d0h" for its first hour
+	listing=$out
+	cli_ok unban 192.0.2.12 || return 1
+	[[ $listing == *$'\n192.0.2.12 '* ]] || { E2E_WHY="the ban of 192.0.2.12 is not listed"; return 1; }
+	while read -r left; do
+		[[ $left == permanent ||
+			($left =~ ^([1-9][0-9]*d)?([1-9][0-9]?h)?([1-9][0-9]?m)?([1-9][0-9]?s)?$ && -n $left) ]] ||
+			bad+=("$left")
+	done < <(awk 'NR > 1 { print $4 }' <<<"$listing")
+	((${#bad[@]} == 0)) && return 0
+	E2E_WHY="times left not in the one format: ${bad[*]}"
+	return 1
+}
+
+# An IPv6 address is banned as its /64 key: unbanning the address lifts that ban and says so;
+# an address inside a manual prefix ban is not lifted, the prefix is named.
+case_unban_covering() {
+	cli_ok unban 2001:db8:c1::99 || return 1
+	e2e_expect "unban output" "unbanned $V6_NET (the key of 2001:db8:c1::99)" "$out" &&
+		cli_ok query 2001:db8:c1::99 --json && json_holds "$out" 'j["banned"] is False' &&
+		cli_ok ban "$V6_NET" || return 1
+	run_cli unban "$V4_IN_NET"
+	e2e_expect "unban inside a prefix ban" "1|xdpban: no ban on $V4_IN_NET itself: it lies in the prefix ban $V4_NET (unban $V4_NET to lift it)" "$rc|$err" &&
+		cli_ok query "$V4_IN_NET" --json && json_holds "$out" 'j["banned"] is True'
+}
+
+# Durations take the same units everywhere: w, d, h, m and s, alone or together
+# (xb_duration_parse), and are printed in one format (xb_duration_format).
 case_durations_in_weeks() {
 	local t0
 	t0=$(date +%s)
 	cli_ok ban 192.0.2.11 --for 2w || return 1
-	e2e_expect "ban output" "banned 192.0.2.11 for 1209600 s" "$out" &&
+	e2e_expect "ban output" "banned 192.0.2.11 for 14d" "$out" &&
 		cli_ok query 192.0.2.11 --json &&
 		json_holds "$out" "$(left_within 1209600 "$t0" 'j["seconds_left"]')" &&
 		cli_ok set window 1w &&
-		e2e_expect "set output" "limit 10, window 1w, ban-time 1d, ipv6-prefix /64, errors malformed,reported,protocol,probe, drop malformed, spoof hop, hop-tolerance 1, learn 1/16" "$out" &&
+		e2e_expect "set output" "limit 10, window 7d, ban-time 1d, ipv6-prefix /64, errors malformed,reported,protocol,probe, drop malformed, spoof hop, hop-tolerance 1, learn 1/16" "$out" &&
 		cli_ok status --json &&
 		json_holds "$out" 'j["config"]["window"] == 604800' &&
 		cli_ok set window 1d && cli_ok unban 192.0.2.11
@@ -407,7 +448,7 @@ case_negative_values_named() {
 
 case_help() {
 	cli_ok help ban || return 1
-	[[ $out == *"--for SECONDS"* && $out == *"ADDR[/LEN]"* ]] ||
+	[[ $out == *"--for DURATION"* && $out == *"ADDR[/LEN]"* ]] ||
 		{ E2E_WHY="help ban lacks its options: ${out:0:120}"; return 1; }
 	"$tmp/xdpban" --help >"$tmp/out" || { E2E_WHY="--help failed"; return 1; }
 	grep -q '^  lists' "$tmp/out" || { E2E_WHY="--help lacks the command list"; return 1; }
@@ -425,7 +466,10 @@ e2e_case ban_prefixes case_ban_prefixes
 e2e_case bans_text_matches_json case_bans_text_matches_json
 e2e_case bans_write_error case_bans_write_error
 e2e_case query_json case_query_json
+e2e_case query_text case_query_text
+e2e_case bans_left_one_format case_bans_left_one_format
 e2e_case unban case_unban
+e2e_case unban_covering case_unban_covering
 e2e_case durations_in_weeks case_durations_in_weeks
 e2e_case status_text case_status_text
 e2e_case set_limit_then_malformed_bans case_set_limit_then_malformed_bans

@@ -535,8 +535,9 @@ case_metrics() {
 	elif ! diff <(grep -v '^#' <<<"$metrics" | grep -F -f <(cut -d' ' -f1 <<<"$maps" | sed 's/$/ /') | sort) \
 		<(sort <<<"$maps") >"$XBD_TMP/metrics.diff"; then
 		xbd_fail metrics_match_maps "differs: $(tr '\n' ' ' <"$XBD_TMP/metrics.diff")"
-	elif ! grep -q '^xdpban_banned_sources 2$' <<<"$metrics"; then
-		xbd_fail metrics_match_maps "xdpban_banned_sources is not 2"
+	elif ! grep -q '^xdpban_banned_sources{table="bans"} 2$' <<<"$metrics" ||
+		! grep -q '^xdpban_banned_sources{table="policy"} 0$' <<<"$metrics"; then
+		xbd_fail metrics_match_maps "xdpban_banned_sources is not 2 in bans and 0 in policy"
 	else
 		xbd_pass metrics_match_maps
 	fi
@@ -561,7 +562,7 @@ xbd_maps_as_metrics() {
 		fi
 	done
 	echo "xdpban_tracked_sources $("$XBD_PY" tests/tools/xb_maps.py live "$XBD_PIN" counts)"
-	echo "xdpban_banned_sources $("$XBD_PY" tests/tools/xb_maps.py live "$XBD_PIN" bans)"
+	echo "xdpban_banned_sources{table=\"bans\"} $("$XBD_PY" tests/tools/xb_maps.py live "$XBD_PIN" bans)"
 }
 
 # --- garbage on the control socket: error replies, and the daemon lives on ---

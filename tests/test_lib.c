@@ -765,7 +765,7 @@ static void config_defaults_then_written(void **state)
 static void ban_address_drops_then_unban_passes(void **state)
 {
 	struct maps_fixture *f = maps_fixture_need(state);
-	struct xb_prefix p = P("192.0.2.10");
+	struct xb_prefix p = P("192.0.2.10"), lifted;
 	struct xdpban_ban ban;
 	struct xdpban_key key;
 	char err[XB_ERRLEN];
@@ -783,11 +783,12 @@ static void ban_address_drops_then_unban_passes(void **state)
 	assert_int_equal(run_tcp4(f, "192.0.2.10", TCP_ACK), XDP_DROP);
 	assert_int_equal(run_tcp4(f, "192.0.2.11", TCP_ACK), XDP_PASS);
 
-	assert_int_equal(xb_unban(&f->m, &p, err, sizeof(err)), 0);
+	assert_int_equal(xb_unban(&f->m, &p, &lifted, err, sizeof(err)), 0);
+	assert_memory_equal(&lifted, &p, sizeof(p));
 	assert_int_equal(dp_ban(&f->dp, &key, &ban), -ENOENT);
 	assert_int_equal(run_tcp4(f, "192.0.2.10", TCP_ACK), XDP_PASS);
 	err[0] = '\0';
-	assert_int_equal(xb_unban(&f->m, &p, err, sizeof(err)), -ENOENT);
+	assert_int_equal(xb_unban(&f->m, &p, &lifted, err, sizeof(err)), -ENOENT);
 	assert_string_equal(err, "no ban on 192.0.2.10");
 }
 
@@ -807,10 +808,29 @@ static void ban_permanent_has_no_expiry(void **state)
 	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET6), 0);
 }
 
+/* An IPv6 address is banned as its /64 key: unbanning the address lifts the key's ban and
+ * says which prefix it lifted; the next unban of it finds nothing. */
+static void unban_address_lifts_its_key(void **state)
+{
+	struct maps_fixture *f = maps_fixture_need(state);
+	struct xb_prefix net = P("2001:db8:5:6::/64"), addr = P("2001:db8:5:6::77"), lifted;
+	struct xdpban_ban ban;
+	struct xdpban_key key;
+	char err[XB_ERRLEN];
+
+	assert_int_equal(xb_ban(&f->m, &net, 600, err, sizeof(err)), 0);
+	assert_int_equal(xb_unban(&f->m, &addr, &lifted, err, sizeof(err)), 0);
+	assert_memory_equal(&lifted, &net, sizeof(net));
+	assert_int_equal(dp_key("2001:db8:5:6::77", 64, &key), 0);
+	assert_int_equal(dp_ban(&f->dp, &key, &ban), -ENOENT);
+	assert_int_equal(xb_unban(&f->m, &addr, &lifted, err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "no ban on 2001:db8:5:6::77");
+}
+
 static void ban_prefix_goes_to_policy_trie(void **state)
 {
 	struct maps_fixture *f = maps_fixture_need(state);
-	struct xb_prefix p = P("198.51.100.0/24"), in = P("198.51.100.77");
+	struct xb_prefix p = P("198.51.100.0/24"), in = P("198.51.100.77"), lifted;
 	struct xb_query_info q;
 	char err[XB_ERRLEN];
 	__u64 t0 = dp_now_ns();
@@ -829,7 +849,12 @@ static void ban_prefix_goes_to_policy_trie(void **state)
 	assert_string_equal(q.policy_match, "198.51.100.0/24");
 	assert_int_equal(q.policy_list, XDPBAN_LIST_MANUAL_BAN);
 
-	assert_int_equal(xb_unban(&f->m, &p, err, sizeof(err)), 0);
+	/* an address inside the prefix ban: named, not lifted (it covers other sources) */
+	assert_int_equal(xb_unban(&f->m, &in, &lifted, err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "no ban on 198.51.100.77 itself: it lies in the prefix ban "
+				 "198.51.100.0/24 (unban 198.51.100.0/24 to lift it)");
+	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
+	assert_int_equal(xb_unban(&f->m, &p, &lifted, err, sizeof(err)), 0);
 	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 0);
 	assert_int_equal(run_tcp4(f, "198.51.100.77", TCP_ACK), XDP_PASS);
 }
@@ -866,7 +891,7 @@ static void ban_refuses_zero_length_and_list_deny(void **state)
 {
 	struct maps_fixture *f = maps_fixture_need(state);
 	struct xb_prefix all = P("0.0.0.0/0"), same = P("203.0.113.0/24"),
-			 inner = P("203.0.113.0/25");
+			 inner = P("203.0.113.0/25"), lifted;
 	char err[XB_ERRLEN];
 
 	assert_int_equal(xb_ban(&f->m, &all, 60, err, sizeof(err)), -EINVAL);
@@ -876,7 +901,7 @@ static void ban_refuses_zero_length_and_list_deny(void **state)
 	assert_int_equal(xb_ban(&f->m, &inner, 0, err, sizeof(err)), -EEXIST);
 	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
 	/* unban never removes a list's entry */
-	assert_int_equal(xb_unban(&f->m, &same, err, sizeof(err)), -ENOENT);
+	assert_int_equal(xb_unban(&f->m, &same, &lifted, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "denied by list 1"));
 	assert_int_equal(policy_count(f, XDPBAN_FAMILY_INET), 1);
 }
@@ -1513,8 +1538,8 @@ static void handler_set_errors_escape_what_they_quote(void **state)
 			   "unknown setting 'limit\\xff' (known: limit, window, ban-time, "
 			   "ipv6-prefix, errors, drop, spoof, hop-tolerance, learn)");
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"window\",\"value\":\"1\xc3\xa9\"}",
-			   "bad window '1\\xc3\\xa9': expected seconds, or a number with s, m, h, d "
-			   "or w");
+			   "bad window '1\\xc3\\xa9': a duration is seconds (90) or numbers with units "
+			   "w, d, h, m, s, largest first (15m, 2h, 1d12h, 1w)");
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"errors\",\"value\":\"\xff\"}",
 			   "bad errors '\\xff': '\\xff' is not an error class (one of malformed, "
 			   "reported, protocol, probe, or none alone)");
@@ -1551,6 +1576,7 @@ int main(void)
 		MAPS_TEST(config_defaults_then_written),
 		MAPS_TEST(ban_address_drops_then_unban_passes),
 		MAPS_TEST(ban_permanent_has_no_expiry),
+		MAPS_TEST(unban_address_lifts_its_key),
 		MAPS_TEST(ban_prefix_goes_to_policy_trie),
 		MAPS_TEST(ban_refuses_trusted_overlap_and_changes_nothing),
 		MAPS_TEST(ban_refuses_zero_length_and_list_deny),

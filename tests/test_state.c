@@ -769,6 +769,7 @@ struct racer {
 	__u32 *counts;     /* reports: the new_count of each report, RACE_REPORTS of them */
 	__u32 retval;      /* frames: the XDP action */
 	int err;           /* 0, -errno, or -EPROTO for a report that was not just counted */
+	__u32 status;      /* that report's status */
 };
 
 /* True, after saying why not, when CPU 0 and CPU 1 are online and this process may use them. */
@@ -802,6 +803,12 @@ static void *race_frames(void *arg)
 	return NULL;
 }
 
+/* A report run that the scheduler preempts while it creates the source's counter makes the
+ * other thread's report find neither the counter nor the insert lock: NOT_COUNTED, nothing
+ * counted (a packet in softirq is never preempted so). xb_report runs such a report again
+ * (user/lib/report.c); so does this, as often, and nothing else than COUNTED passes. */
+#define RACE_NOT_COUNTED_RETRIES 8
+
 static void *race_reports(void *arg)
 {
 	struct racer *r = arg;
@@ -809,9 +816,18 @@ static void *race_reports(void *arg)
 
 	pthread_barrier_wait(r->start);
 	for (int i = 0; i < RACE_REPORTS && !r->err; i++) {
-		r->err = dp_report(r->dp, XDPBAN_FAMILY_INET, r->addr, 1, &out);
-		if (!r->err && out.status != XDPBAN_REPORT_COUNTED)
+		int tries = 0;
+
+		do {
+			if (tries)
+				sched_yield(); /* let the inserter finish */
+			r->err = dp_report(r->dp, XDPBAN_FAMILY_INET, r->addr, 1, &out);
+		} while (!r->err && out.status == XDPBAN_REPORT_NOT_COUNTED &&
+			 tries++ < RACE_NOT_COUNTED_RETRIES);
+		if (!r->err && out.status != XDPBAN_REPORT_COUNTED) {
 			r->err = -EPROTO;
+			r->status = out.status;
+		}
 		r->counts[i] = out.new_count;
 	}
 	return NULL;
@@ -899,7 +915,9 @@ static void reports_on_two_cpus_lose_no_increment(void **state)
 					      .counts = counts + cpu * RACE_REPORTS };
 	race(race_reports, racers);
 	for (int cpu = 0; cpu < RACE_CPUS; cpu++)
-		assert_int_equal(racers[cpu].err, 0);
+		if (racers[cpu].err)
+			fail_msg("thread %d: error %d (report status %u)", cpu, racers[cpu].err,
+				 racers[cpu].status);
 	for (__u32 i = 0; i < total; i++) {
 		if (counts[i] < 1 || counts[i] > total || seen[counts[i]])
 			fail_msg("report %u got count %u: out of 1..%u, or seen twice", i,

@@ -345,7 +345,54 @@ static int unban_policy(const struct xb_maps *m, const struct xb_prefix *p,
 	return xb_policy_delete(m, p);
 }
 
-int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size_t errlen)
+/* An address that is not banned itself may lie in a ban: its source key (an IPv6 address is
+ * counted and banned per /v6_prefix), which is lifted, as the address's own ban; or a manual
+ * prefix ban, which is named, not lifted: it covers other sources too. */
+static int unban_covering(const struct xb_maps *m, const struct xb_prefix *p, const char *text,
+			  struct xb_prefix *lifted, char *err, size_t errlen)
+{
+	struct xb_query_info q;
+	struct xdpban_config cfg;
+	struct xdpban_key key;
+	struct xb_bans b;
+	int ret = xb_config_read(m, &cfg);
+
+	if (ret) {
+		snprintf(err, errlen, "cannot read %s: %s", XDPBAN_MAP_NAME(xdpban_config),
+			 strerror(-ret));
+		return ret;
+	}
+	xb_key_from_addr(p, cfg.v6_prefix, &key);
+	if (key.prefixlen != p->plen) {
+		ret = xb_bans_of(&b, m, err, errlen);
+		if (ret)
+			return ret;
+		ret = xb_bans_remove(&b, &key);
+		xb_bans_close(&b);
+		if (ret == 0) {
+			lifted->family = key.family;
+			lifted->plen = key.prefixlen;
+			memcpy(lifted->addr, key.addr, sizeof(lifted->addr));
+			return 0;
+		}
+		if (ret != -ENOENT) {
+			snprintf(err, errlen, "cannot unban %s: %s: %s", text,
+				 XDPBAN_MAP_NAME(xdpban_bans), strerror(-ret));
+			return ret;
+		}
+	}
+	if (!xb_query(m, p, &q) && q.banned && q.policy_match[0] &&
+	    q.policy_list == XDPBAN_LIST_MANUAL_BAN) {
+		snprintf(err, errlen, "no ban on %s itself: it lies in the prefix ban %s (unban %s "
+			 "to lift it)", text, q.policy_match, q.policy_match);
+		return -ENOENT;
+	}
+	snprintf(err, errlen, "no ban on %s", text);
+	return -ENOENT;
+}
+
+int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, struct xb_prefix *lifted,
+	     char *err, size_t errlen)
 {
 	struct xdpban_policy seen = {};
 	struct xdpban_key key;
@@ -379,13 +426,18 @@ int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size
 		snprintf(err, errlen, "cannot unban %s: policy trie: %s", text, strerror(-ret));
 		return ret;
 	}
-	if (removed)
+	if (removed) {
+		*lifted = *p;
 		return 0;
-	if (seen.verdict == XDPBAN_POLICY_DENY && seen.list_id != XDPBAN_LIST_MANUAL_BAN)
+	}
+	if (seen.verdict == XDPBAN_POLICY_DENY && seen.list_id != XDPBAN_LIST_MANUAL_BAN) {
 		snprintf(err, errlen, "no ban on %s (it is denied by list %u, which only the list "
 				      "can change)", text, seen.list_id);
-	else
-		snprintf(err, errlen, "no ban on %s", text);
+		return -ENOENT;
+	}
+	if (xb_prefix_is_addr(p))
+		return unban_covering(m, p, text, lifted, err, errlen);
+	snprintf(err, errlen, "no ban on %s", text);
 	return -ENOENT;
 }
 
@@ -478,4 +530,23 @@ int xb_count_banned(const struct xb_maps *m, __u64 now_ns)
 	int ret = xb_bans_walk_in(m, count_active, &c);
 
 	return ret ? ret : c.n;
+}
+
+bool xb_is_prefix_ban(const struct xb_policy_entry *e)
+{
+	return !e->expired && e->policy.list_id == XDPBAN_LIST_MANUAL_BAN &&
+	       e->policy.verdict == XDPBAN_POLICY_DENY;
+}
+
+static int count_prefix_ban(const struct xb_policy_entry *e, void *ctx)
+{
+	*(int *)ctx += xb_is_prefix_ban(e);
+	return 0;
+}
+
+int xb_count_prefix_bans(const struct xb_maps *m)
+{
+	int n = 0, ret = xb_policy_foreach(m, count_prefix_ban, &n);
+
+	return ret ? ret : n;
 }

@@ -88,47 +88,101 @@ int xb_u32_parse(const char *what, const char *text, __u32 min, __u32 max, __u32
 	return 0;
 }
 
-static unsigned long long unit_seconds(char suffix)
+/* The units of a duration, largest first: parsed in this order, formatted without weeks (a
+ * week is 7d, and a week's countdown reads better as "6d23h" than as "0w6d23h"). */
+static const struct {
+	char suffix;
+	unsigned long long seconds;
+} duration_units[] = { { 'w', 7 * 86400 }, { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 } };
+#define N_DURATION_UNITS (sizeof(duration_units) / sizeof(duration_units[0]))
+#define DURATION_GROUP_DIGITS 12 /* of one number: no overflow below 2^64 once times a week */
+
+/* "90", "15m", "1d12h", "2w3d": plain seconds alone, or numbers each with a unit, largest
+ * first, each unit at most once. 0 and the sum, or -EINVAL. */
+static int duration_sum(const char *text, unsigned long long *sum)
 {
-	switch (suffix) {
-	case 's':
-		return 1;
-	case 'm':
-		return 60;
-	case 'h':
-		return 3600;
-	case 'd':
-		return 86400;
-	case 'w':
-		return 7 * 86400;
+	size_t n = strlen(text), next_unit = 0, digits;
+	unsigned long long total = 0;
+
+	if (all_digits(text, n) && n <= DURATION_GROUP_DIGITS) {
+		*sum = strtoull(text, NULL, 10);
+		return 0;
 	}
+	while (*text) {
+		size_t u;
+
+		digits = strspn(text, "0123456789");
+		if (!digits || digits > DURATION_GROUP_DIGITS || !text[digits])
+			return -EINVAL;
+		for (u = next_unit; u < N_DURATION_UNITS; u++)
+			if (duration_units[u].suffix == text[digits])
+				break;
+		if (u == N_DURATION_UNITS)
+			return -EINVAL;
+		total += strtoull(text, NULL, 10) * duration_units[u].seconds;
+		next_unit = u + 1;
+		text += digits + 1;
+	}
+	*sum = total;
 	return 0;
 }
 
 int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *err,
 		      size_t errlen)
 {
-	size_t n = text ? strlen(text) : 0;
-	unsigned long long unit = 1, v;
-	char quoted[XB_ERRLEN];
+	char quoted[XB_ERRLEN], max[XB_DURATION_TEXT_MAX];
+	unsigned long long v = 0;
 
-	if (n && !(text[n - 1] >= '0' && text[n - 1] <= '9')) {
-		unit = unit_seconds(text[n - 1]);
-		n--;
-	}
-	if (!unit || !all_digits(text, n) || n > 12) {
-		snprintf(err, errlen,
-			 "bad %s '%s': expected seconds, or a number with s, m, h, d or w", what,
+	if (!text || !*text || duration_sum(text, &v)) {
+		snprintf(err, errlen, "bad %s '%s': a duration is seconds (90) or numbers with "
+			 "units w, d, h, m, s, largest first (15m, 2h, 1d12h, 1w)", what,
 			 xb_quote(text ? text : "", quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
-	v = strtoull(text, NULL, 10) * unit;
 	if (v < 1 || v > XDPBAN_TIME_MAX_S) {
-		snprintf(err, errlen, "%s %s out of range: must be 1s..%us (10 years)", what, text,
-			 XDPBAN_TIME_MAX_S);
+		xb_duration_format(XDPBAN_TIME_MAX_S, max, sizeof(max));
+		snprintf(err, errlen, "%s %s out of range: must be 1s..%s (10 years)", what, text,
+			 max);
 		return -ERANGE;
 	}
 	*seconds = (__u32)v;
+	return 0;
+}
+
+/* Decimal digits of v at p, without printf (a listing formats a million durations). */
+static char *put_digits(char *p, unsigned long long v)
+{
+	char digits[24], *d = digits + sizeof(digits);
+	size_t n;
+
+	do
+		*--d = (char)('0' + v % 10);
+	while ((v /= 10));
+	n = (size_t)(digits + sizeof(digits) - d);
+	memcpy(p, d, n);
+	return p + n;
+}
+
+int xb_duration_format(unsigned long long seconds, char *buf, size_t len)
+{
+	bool zero = seconds == 0;
+	char *p = buf;
+
+	if (len < XB_DURATION_TEXT_MAX) {
+		if (len)
+			buf[0] = '\0';
+		return -ENOSPC;
+	}
+	for (size_t u = 1; u < N_DURATION_UNITS; u++) { /* from days down: no weeks */
+		unsigned long long n = seconds / duration_units[u].seconds;
+
+		if (n || (zero && duration_units[u].suffix == 's')) {
+			p = put_digits(p, n);
+			*p++ = duration_units[u].suffix;
+		}
+		seconds %= duration_units[u].seconds;
+	}
+	*p = '\0';
 	return 0;
 }
 
@@ -364,6 +418,11 @@ static const struct {
 	{ "learn", set_learn },
 };
 #define N_SET_KEYS (sizeof(set_keys) / sizeof(set_keys[0]))
+
+const char *xb_config_key(size_t i)
+{
+	return i < N_SET_KEYS ? set_keys[i].key : NULL;
+}
 
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen)

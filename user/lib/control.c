@@ -225,18 +225,18 @@ static int cmd_ban(struct request *r)
 static int cmd_unban(struct request *r)
 {
 	const struct xb_control_hooks *hooks = r->ctx->hooks;
-	struct xb_prefix p;
+	struct xb_prefix p, lifted;
 	char text[64];
 	int ret;
 
 	ret = field_prefix(r, "prefix", false, &p);
 	if (!ret)
-		ret = xb_unban(r->ctx->maps, &p, r->err, r->errlen);
+		ret = xb_unban(r->ctx->maps, &p, &lifted, r->err, r->errlen);
 	if (ret)
 		return ret;
 	if (hooks && hooks->unbanned)
-		hooks->unbanned(&p, r->ctx->user);
-	xb_prefix_format(&p, text, sizeof(text));
+		hooks->unbanned(&lifted, r->ctx->user);
+	xb_prefix_format(&lifted, text, sizeof(text));
 	json_object_object_add(r->reply, "prefix", json_object_new_string(text));
 	return 0;
 }

@@ -163,8 +163,7 @@ static int tally_policy(const struct xb_policy_entry *e, void *ctx)
 		t->ipv4++;
 	else
 		t->ipv6++;
-	if (e->policy.list_id == XDPBAN_LIST_MANUAL_BAN && e->policy.verdict == XDPBAN_POLICY_DENY)
-		t->prefix_bans++;
+	t->prefix_bans += xb_is_prefix_ban(e);
 	return 0;
 }
 

@@ -99,12 +99,19 @@ int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, ch
  * wrong; *cfg untouched then. */
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen);
+const char *xb_config_key(size_t i); /* the i-th key `set` takes, in order; NULL past the last */
 /* True when the map entry is unset (or invalid) and the data path runs on the defaults. */
 int xb_config_is_default(const struct xb_maps *m, bool *is_default);
-/* "30", "30s", "5m", "12h", "7d": seconds in 1..XDPBAN_TIME_MAX_S. -EINVAL/-ERANGE, message
- * naming `what`. */
+/* The one duration format of xdpban, both ways. Parsed: "30" (seconds), or numbers each with
+ * a unit w, d, h, m or s, largest first ("30s", "5m", "1d12h", "2w"), in 1..XDPBAN_TIME_MAX_S;
+ * -EINVAL/-ERANGE, message naming `what` (an option as "--for", a key as "window").
+ * Formatted: days, hours, minutes and seconds, zero parts left out ("45s", "59m59s", "7d",
+ * "1d0h" never): what every human-readable output prints, and what the parser takes back.
+ * buf holds at least XB_DURATION_TEXT_MAX bytes, else -ENOSPC. */
 int xb_duration_parse(const char *what, const char *text, __u32 *seconds, char *err,
 		      size_t errlen);
+#define XB_DURATION_TEXT_MAX 32 /* "213503982334601d23h59m59s" and its NUL, with room */
+int xb_duration_format(unsigned long long seconds, char *buf, size_t len);
 /* A plain decimal integer in min..max. -EINVAL/-ERANGE, message naming `what`. */
 int xb_u32_parse(const char *what, const char *text, __u32 min, __u32 max, __u32 *out,
 		 char *err, size_t errlen);
@@ -132,7 +139,11 @@ int xb_learn_format(__u8 shift, char *buf, size_t len); /* 0, -EINVAL or -ENOSPC
  * seconds 0 = permanent. Refuses (-EPERM, message) a ban overlapping a trusted entry. */
 int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, char *err,
 	   size_t errlen);
-int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, char *err, size_t errlen);
+/* Lifts the ban of p exactly as it was banned; for an address, also the ban of its source key
+ * (its /v6_prefix), the ban that stops it. *lifted: what was lifted. -ENOENT with a message
+ * when there is none, naming the manual prefix ban the address lies in, if one does. */
+int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, struct xb_prefix *lifted,
+	     char *err, size_t errlen);
 
 /* One active ban, whichever table holds it. Times converted to wall clock. */
 struct xb_ban_info {
@@ -226,6 +237,9 @@ int xb_count_verified(const struct xb_maps *m);
 /* The tables' capacities: counter slots, and the bans the ban table is sized for. */
 int xb_capacity(const struct xb_maps *m, __u32 *counters_max, __u32 *bans_max);
 int xb_count_banned(const struct xb_maps *m, __u64 now_ns); /* unexpired only */
+/* Unexpired manual prefix bans (the deny entries of XDPBAN_LIST_MANUAL_BAN in the policy
+ * tries), each counted once whatever its length; xb_is_prefix_ban tells one entry. */
+int xb_count_prefix_bans(const struct xb_maps *m);
 
 /* Reports count errors seen by an application; needs m->report_prog. *status gets enum
  * xdpban_report_status, *new_count the source's count. */
@@ -258,6 +272,7 @@ struct xb_policy_entry {
 	struct xdpban_policy policy;
 	bool expired; /* a timed entry the data path already ignores */
 };
+bool xb_is_prefix_ban(const struct xb_policy_entry *e);
 typedef int (*xb_policy_cb)(const struct xb_policy_entry *e, void *ctx);
 int xb_policy_foreach(const struct xb_maps *m, xb_policy_cb cb, void *ctx);
 int xb_policy_foreach_family(const struct xb_maps *m, __u8 family, xb_policy_cb cb, void *ctx);

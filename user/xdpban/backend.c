@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include "cli.h"
+#include "conf.h"
 #include "control.h"
 
 #define CLI_TIMEOUT_MS 30000 /* per read: a daemon listing a million bans needs a moment */
@@ -77,7 +78,8 @@ static int open_direct(struct backend *b, const struct backend_opts *opts)
 
 	b->pin_dir = b->cli->pin_dir ? b->cli->pin_dir : xb_pin_dir_find();
 	if (xb_maps_open_pinned(&b->maps, b->pin_dir, err, sizeof(err))) {
-		pr_warn("%s", err);
+		pr_warn("no daemon answers on %s (%s), and %s", b->cli->socket_path,
+			b->cli->socket_from, err);
 		return EXIT_FAIL;
 	}
 	if (opts->needs_report && xb_report_prog_load(&b->maps, err, sizeof(err))) {
@@ -98,6 +100,49 @@ static int open_direct(struct backend *b, const struct backend_opts *opts)
 	return EXIT_OK;
 }
 
+/* The daemon's socket as its config says: the daemon's own parser (user/xdpband/conf.c), so
+ * that the CLI reads the file exactly as xdpband does. */
+static int socket_from_config(struct cli *cli, const char *path)
+{
+	static char from[XB_ERRLEN];
+	struct xbd_conf conf;
+	char err[XB_ERRLEN];
+	int ret = xbd_conf_load(path, &conf, err, sizeof(err));
+
+	if (ret) {
+		pr_warn("cannot find the daemon's socket: %s (give --socket or $%s)", err,
+			XDPBAN_SOCKET_ENV);
+		return EXIT_FAIL;
+	}
+	cli->socket_owned = conf.socket_path;
+	conf.socket_path = NULL;
+	xbd_conf_free(&conf);
+	snprintf(from, sizeof(from), "[control] socket of %s", path);
+	cli->socket_path = cli->socket_owned;
+	cli->socket_from = from;
+	return EXIT_OK;
+}
+
+int backend_find_socket(struct cli *cli)
+{
+	const char *env = getenv(XDPBAN_SOCKET_ENV);
+
+	if (cli->socket_path) {
+		cli->socket_from = "--socket";
+	} else if (env && *env) {
+		cli->socket_path = env;
+		cli->socket_from = "$" XDPBAN_SOCKET_ENV;
+	} else if (cli->config) {
+		return socket_from_config(cli, cli->config);
+	} else if (access(XBD_CONF_DEFAULT, F_OK) == 0) {
+		return socket_from_config(cli, XBD_CONF_DEFAULT);
+	} else {
+		cli->socket_path = XB_CONTROL_SOCKET_DEFAULT;
+		cli->socket_from = "the default; no " XBD_CONF_DEFAULT;
+	}
+	return EXIT_OK;
+}
+
 int backend_open(struct backend *b, const struct cli *cli, const struct backend_opts *opts)
 {
 	char err[XB_ERRLEN];
@@ -109,14 +154,14 @@ int backend_open(struct backend *b, const struct cli *cli, const struct backend_
 	b->maps.owned = false;
 	b->fd = xb_control_connect(cli->socket_path, err, sizeof(err));
 	if (b->fd >= 0) {
-		pr_debug(cli, "talking to the daemon on %s", cli->socket_path);
+		pr_debug(cli, "talking to the daemon on %s (%s)", cli->socket_path, cli->socket_from);
 		return EXIT_OK;
 	}
 	if (b->fd != -ENOENT && b->fd != -ECONNREFUSED) {
-		pr_warn("%s", err);
+		pr_warn("%s (%s)", err, cli->socket_from);
 		return EXIT_FAIL;
 	}
-	pr_debug(cli, "%s; working on the pinned maps", err);
+	pr_debug(cli, "%s (%s); working on the pinned maps", err, cli->socket_from);
 	b->fd = -1;
 	ret = open_direct(b, opts);
 	if (ret)

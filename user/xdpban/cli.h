@@ -24,10 +24,16 @@ enum exit_code {
 /* Global options, accepted before the command and among its own options. */
 struct cli {
 	const char *pin_dir;     /* NULL: find the pinned maps */
-	const char *socket_path; /* the daemon's control socket */
+	const char *socket_path; /* the daemon's control socket; NULL until found (backend.c) */
+	const char *socket_from; /* where socket_path came from, for messages */
+	const char *config;      /* the daemon's config, read for its socket; NULL: the default */
+	char *socket_owned;      /* socket_path when taken from the config (freed at exit) */
 	bool verbose;
 	bool help;
+	bool version;
 };
+
+#define XDPBAN_SOCKET_ENV "XDPBAN_SOCKET" /* the socket, when --socket is not given */
 
 enum param_type {
 	P_FLAG,     /* --name */
@@ -55,6 +61,7 @@ struct command {
 	const struct param *params; /* ends with a row whose name is NULL */
 	size_t args_size;
 	const char *summary;
+	const char *(*keys)(size_t i); /* the words of its KEY, for help and completion; or NULL */
 };
 
 extern const struct command cli_commands[];
@@ -82,6 +89,10 @@ struct backend {
 	int lock;            /* the pin directory, locked for a change; -1 when not */
 };
 
+/* Sets cli->socket_path and socket_from: --socket, else $XDPBAN_SOCKET, else the [control]
+ * socket of the daemon's config (--config, else XBD_CONF_DEFAULT when it exists), else the
+ * default socket. EXIT_OK, or one line and EXIT_FAIL (a config that cannot be read). */
+int backend_find_socket(struct cli *cli);
 /* EXIT_OK, or one line and EXIT_FAIL. */
 int backend_open(struct backend *b, const struct cli *cli, const struct backend_opts *opts);
 bool backend_direct(const struct backend *b);
@@ -102,7 +113,7 @@ void render_lists(struct json_object *lists);
 void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */
 void render_config(struct json_object *config);
 void render_json(struct json_object *r);
-/* A length of time as the text output writes it ("permanent" when negative); len >= 48. */
+/* A length of time in the one duration format ("permanent" when negative); len >= XB_DURATION_TEXT_MAX. */
 const char *render_duration(int64_t s, char *buf, size_t len);
 
 /* events.c: the daemon's event stream. */

@@ -211,9 +211,9 @@ struct ban_args {
 static const struct param ban_params[] = {
 	{ "ADDR[/LEN]", 0, P_PREFIX, true, ARGS(struct ban_args, prefix), NULL,
 	  "an address or prefix; a prefix wider than the counting key becomes a prefix ban" },
-	{ "--for", 0, P_DURATION, false, ARGS(struct ban_args, seconds), "SECONDS",
-	  "how long: seconds, or a number with s, m, h, d or w (at most 10 years); default "
-	  "permanent" },
+	{ "--for", 0, P_DURATION, false, ARGS(struct ban_args, seconds), "DURATION",
+	  "how long: seconds (90) or numbers with units w, d, h, m, s (15m, 1d12h, 1w), at most "
+	  "10 years; default permanent" },
 	{ NULL },
 };
 
@@ -231,9 +231,12 @@ static int do_ban(const struct cli *cli, const void *args)
 	if (ret == EXIT_OK) {
 		char text[64];
 
+		char length[XB_DURATION_TEXT_MAX];
+
 		xb_prefix_format(&a->prefix, text, sizeof(text));
+		xb_duration_format(a->seconds, length, sizeof(length));
 		if (a->seconds)
-			printf("banned %s for %u s\n", text, a->seconds);
+			printf("banned %s for %s\n", text, length);
 		else
 			printf("banned %s until unbanned\n", text);
 	}
@@ -246,25 +249,37 @@ struct unban_args {
 
 static const struct param unban_params[] = {
 	{ "ADDR[/LEN]", 0, P_PREFIX, true, ARGS(struct unban_args, prefix), NULL,
-	  "the address or prefix exactly as it was banned" },
+	  "the address or prefix as it was banned, or an address whose key (its /64, by "
+	  "default, for IPv6) is banned" },
 	{ NULL },
 };
+
+/* "unbanned P", and when P is the key the address is banned under, which address that was. */
+static void render_unban(const struct xb_prefix *asked, struct json_object *reply)
+{
+	struct json_object *lifted = NULL;
+	char text[64];
+
+	xb_prefix_format(asked, text, sizeof(text));
+	json_object_object_get_ex(reply, "prefix", &lifted);
+	if (lifted && strcmp(json_object_get_string(lifted), text))
+		printf("unbanned %s (the key of %s)\n", json_object_get_string(lifted), text);
+	else
+		printf("unbanned %s\n", text);
+}
 
 static int do_unban(const struct cli *cli, const void *args)
 {
 	const struct unban_args *a = args;
-	struct json_object *req = request_new("unban");
+	struct json_object *req = request_new("unban"), *reply = NULL;
 	int ret;
 
 	if (req)
 		add_prefix(req, "prefix", &a->prefix);
-	ret = run_request(cli, req, &changes, false, NULL, NULL);
-	if (ret == EXIT_OK) {
-		char text[64];
-
-		xb_prefix_format(&a->prefix, text, sizeof(text));
-		printf("unbanned %s\n", text);
-	}
+	ret = send_request(cli, req, &changes, &reply);
+	if (ret == EXIT_OK)
+		render_unban(&a->prefix, reply);
+	json_object_put(reply);
 	return ret;
 }
 
@@ -313,7 +328,7 @@ struct set_args {
 
 static const struct param set_params[] = {
 	{ "KEY", 0, P_STRING, true, ARGS(struct set_args, key), NULL,
-	  "limit (0..1000000000), window, ban-time (1s..10 years, suffix s/m/h/d/w), "
+	  "limit (0..1000000000), window, ban-time (durations, 1s..10 years: 90, 15m, 1d12h), "
 	  "ipv6-prefix (32..128), errors, drop (a comma list of" XB_CLASS_WORDS " or none), "
 	  "spoof (off, hop or verified), hop-tolerance (0..8), learn (1/N, N a power of two up "
 	  "to 65536, or off)" },
@@ -341,7 +356,9 @@ static int do_set(const struct cli *cli, const void *args)
 	return run_request(cli, req, &changes, false, "config", render_config);
 }
 
-#define COMMAND(n, params, args, summary) { #n, do_##n, params, sizeof(args), summary }
+#define COMMAND(n, p, args, text, ...)                                                        \
+	{ .name = #n, .run = do_##n, .params = p, .args_size = sizeof(args), .summary = text,    \
+	  __VA_ARGS__ }
 const struct command cli_commands[] = {
 	COMMAND(status, json_params, struct json_args,
 		"Show the daemon, the config in force, table use and sizes, and statistics."),
@@ -352,7 +369,8 @@ const struct command cli_commands[] = {
 	COMMAND(unban, unban_params, struct unban_args, "Lift a ban."),
 	COMMAND(report, report_params, struct report_args,
 		"Count errors an application saw from a source; may ban it."),
-	COMMAND(set, set_params, struct set_args, "Change one setting of the data path."),
+	COMMAND(set, set_params, struct set_args, "Change one setting of the data path.",
+		.keys = xb_config_key),
 	COMMAND(stats, json_params, struct json_args, "Show packets and bytes per reason."),
 	COMMAND(events, events_params, struct events_args,
 		"Print the daemon's recent bans, unbans and expiries; with --follow, each as it "

@@ -35,7 +35,7 @@ static long long num(struct json_object *o, const char *name)
 /* "2026-12-01T22:10:03Z ban 192.0.2.7 for 1d0h: 11 errors (malformed), reason errors" */
 static void render_event(struct json_object *e)
 {
-	char when[32] = "?", length[48], classes[XB_CLASSES_TEXT_MAX] = "";
+	char when[32] = "?", length[XB_DURATION_TEXT_MAX], classes[XB_CLASSES_TEXT_MAX] = "";
 	const char *kind = str(e, "event");
 	struct json_object *arr;
 

@@ -77,18 +77,26 @@ static int do_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int print_version(void)
 {
-	struct cli cli = { .socket_path = XB_CONTROL_SOCKET_DEFAULT };
+	printf("xdpban %s\n", XDPBAN_VERSION);
+	return EXIT_OK;
+}
+
+/* Parses the command line and runs the command it names. */
+static int run(int argc, char **argv, struct cli *cli)
+{
 	_Alignas(max_align_t) unsigned char args[ARGS_MAX_SIZE] = { 0 };
 	const struct command *cmd;
 	int i = 1, ret;
 
-	ret = params_parse_global(argc, argv, &i, &cli);
+	ret = params_parse_global(argc, argv, &i, cli);
 	if (ret)
 		return ret;
+	if (cli->version)
+		return print_version();
 	if (i >= argc) {
-		if (cli.help) {
+		if (cli->help) {
 			usage(stdout);
 			return EXIT_OK;
 		}
@@ -106,14 +114,28 @@ int main(int argc, char **argv)
 		pr_warn("internal error: %s's arguments do not fit", cmd->name);
 		return EXIT_FAIL;
 	}
-	ret = params_parse(cmd, argc - i - 1, argv + i + 1, args, &cli);
+	ret = params_parse(cmd, argc - i - 1, argv + i + 1, args, cli);
 	if (ret)
 		return ret;
-	if (cli.help) {
+	if (cli->help) {
 		params_usage(cmd, stdout);
 		return EXIT_OK;
 	}
-	libbpf_verbose = cli.verbose;
+	if (cli->version)
+		return print_version();
+	ret = backend_find_socket(cli);
+	if (ret)
+		return ret;
+	libbpf_verbose = cli->verbose;
 	libbpf_set_print(libbpf_print);
-	return cmd->run(&cli, args);
+	return cmd->run(cli, args);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { .socket_path = NULL };
+	int ret = run(argc, argv, &cli);
+
+	free(cli.socket_owned);
+	return ret;
 }

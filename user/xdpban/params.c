@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "conf.h"
+#include "control.h"
 
 #define ARG_ERRLEN XB_ERRLEN
 
@@ -13,10 +15,16 @@ static const struct param global_params[] = {
 	{ "--pin-dir", 0, P_STRING, false, offsetof(struct cli, pin_dir), "DIR",
 	  "the pinned maps (default: " XDPBAN_PIN_DIR_DEFAULT ", then " XDPBAN_PIN_DIR_IPROUTE2 ")" },
 	{ "--socket", 0, P_STRING, false, offsetof(struct cli, socket_path), "PATH",
-	  "the daemon's control socket (default /run/xdpban/xdpban.sock)" },
+	  "the daemon's control socket (default $" XDPBAN_SOCKET_ENV ", else the config's "
+	  "[control] socket, else " XB_CONTROL_SOCKET_DEFAULT ")" },
+	{ "--config", 0, P_STRING, false, offsetof(struct cli, config), "FILE",
+	  "the daemon's config, read for its socket (default " XBD_CONF_DEFAULT
+	  ", if it exists)" },
 	{ "--verbose", 'v', P_FLAG, false, offsetof(struct cli, verbose), NULL,
 	  "say what is done, and show libbpf's messages" },
 	{ "--help", 'h', P_FLAG, false, offsetof(struct cli, help), NULL, "show this help" },
+	{ "--version", 0, P_FLAG, false, offsetof(struct cli, version), NULL,
+	  "print the version and exit" },
 	{ NULL },
 };
 
@@ -29,7 +37,7 @@ static bool is_positional(const struct param *p)
 static int store_value(const struct param *p, const char *text, void *dst)
 {
 	char err[ARG_ERRLEN];
-	const char *what = is_positional(p) ? p->name : p->name + 2;
+	const char *what = p->name; /* "--for", "COUNT": as the command line wrote it */
 	int ret = 0;
 
 	switch (p->type) {
@@ -229,6 +237,12 @@ void params_usage(const struct command *cmd, FILE *out)
 	for (const struct param *p = cmd->params; p && p->name; p++) {
 		if (is_positional(p))
 			fprintf(out, "  %-24s %s\n", p->name, p->help);
+	}
+	if (cmd->keys) {
+		fprintf(out, "\nKeys:");
+		for (size_t i = 0; cmd->keys(i); i++)
+			fprintf(out, " %s", cmd->keys(i));
+		fprintf(out, "\n");
 	}
 	fprintf(out, "\nOptions:\n");
 	print_rows(cmd->params, out);

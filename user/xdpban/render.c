@@ -45,58 +45,13 @@ static char *put_decimal(char *p, long long v)
 	return p + n;
 }
 
-/* A number and its unit, then the next smaller unit: "59m59s". */
-static char *put_two_units(char *p, int64_t hi, char hi_unit, int64_t lo, char lo_unit)
-{
-	p = put_decimal(p, hi);
-	*p++ = hi_unit;
-	p = put_decimal(p, lo);
-	*p++ = lo_unit;
-	return p;
-}
-
-/* "permanent", "45s", "59m59s", "2d3h". buf holds at least 48 bytes. */
+/* A time left or past in the one duration format (xb_duration_format), or "permanent" for a
+ * negative count (a ban without expiry). buf holds XB_DURATION_TEXT_MAX bytes. */
 const char *render_duration(int64_t s, char *buf, size_t len)
 {
-	char *p = buf;
-
-	if (len < 48)
-		return "?";
-	if (s < 0) {
-		memcpy(buf, "permanent", sizeof("permanent"));
-		return buf;
-	}
-	if (s < 60) {
-		p = put_decimal(p, s);
-		*p++ = 's';
-	} else if (s < 3600) {
-		p = put_two_units(p, s / 60, 'm', s % 60, 's');
-	} else if (s < 86400) {
-		p = put_two_units(p, s / 3600, 'h', s % 3600 / 60, 'm');
-	} else {
-		p = put_two_units(p, s / 86400, 'd', s % 86400 / 3600, 'h');
-	}
-	*p = '\0';
-	return buf;
-}
-
-/* A setting as it can be written back: the largest unit that divides it ("1w", "90m", "45s"),
- * with the suffixes xb_duration_parse() accepts. */
-static const char *setting_duration(int64_t s, char *buf, size_t len)
-{
-	static const struct {
-		char suffix;
-		int64_t seconds;
-	} units[] = { { 'w', 7 * 86400 }, { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 } };
-
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (s > 0 && s % units[i].seconds == 0) {
-			snprintf(buf, len, "%" PRId64 "%c", s / units[i].seconds, units[i].suffix);
-			return buf;
-		}
-	}
-	snprintf(buf, len, "%" PRId64 "s", s);
-	return buf;
+	if (s < 0)
+		return "permanent";
+	return xb_duration_format((unsigned long long)s, buf, len) ? "?" : buf;
 }
 
 /* A JSON array of strings as "a,b", or "none". */
@@ -123,12 +78,12 @@ void render_json(struct json_object *r)
  * older one) shows none. */
 void render_config(struct json_object *c)
 {
-	char win[32], ban[32], errors[64], drop[64];
+	char win[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX], errors[64], drop[64];
 
 	printf("limit %" PRId64 ", window %s, ban-time %s, ipv6-prefix /%" PRId64
 	       ", errors %s, drop %s",
-	       num(c, "limit"), setting_duration(num(c, "window"), win, sizeof(win)),
-	       setting_duration(num(c, "ban_time"), ban, sizeof(ban)), num(c, "ipv6_prefix"),
+	       num(c, "limit"), render_duration(num(c, "window"), win, sizeof(win)),
+	       render_duration(num(c, "ban_time"), ban, sizeof(ban)), num(c, "ipv6_prefix"),
 	       joined(member(c, "errors"), errors, sizeof(errors)),
 	       joined(member(c, "drop"), drop, sizeof(drop)));
 	if (str(c, "spoof"))
@@ -197,9 +152,68 @@ static void render_interfaces(struct json_object *ifaces)
 	printf("%s\n", n ? "" : " none");
 }
 
+/* The list files of the configuration, one line each under the first: "deny FILE (N entries)". */
+static void render_daemon_lists(struct json_object *lists)
+{
+	size_t n = json_object_array_length(lists);
+
+	printf("%-13s", "lists:");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *l = json_object_array_get_idx(lists, i);
+
+		printf("%s %s %s (%" PRId64 " entr%s)\n", i ? "             " : "",
+		       str(l, "verdict") ?: "?", str(l, "file") ?: "?", num(l, "entries"),
+		       num(l, "entries") == 1 ? "y" : "ies");
+	}
+	if (!n)
+		printf(" none\n");
+}
+
+static void render_escalation(struct json_object *e)
+{
+	char max[XB_DURATION_TEXT_MAX], period[XB_DURATION_TEXT_MAX];
+
+	if (!json_object_get_boolean(member(e, "enabled"))) {
+		printf("%-13s off\n", "escalation:");
+		return;
+	}
+	printf("%-13s on: ban time x%g per repeat within %s, at most %s; %" PRId64
+	       " offenders, %" PRId64 " bans lengthened\n",
+	       "escalation:", json_object_get_double(member(e, "factor")),
+	       render_duration(num(e, "period_s"), period, sizeof(period)),
+	       render_duration(num(e, "max_ban_time_s"), max, sizeof(max)), num(e, "offenders"),
+	       num(e, "escalated"));
+}
+
+/* What the daemon reports of itself (the "xdpband" member): everything --json has. */
+static void render_daemon(struct json_object *x)
+{
+	struct json_object *hosts = member(x, "host_addresses");
+	size_t n = json_object_array_length(hosts);
+
+	printf("%-13s running (pid %" PRId64 ", since %s)\n", "daemon:", num(x, "pid"),
+	       str(x, "started") ?: "?");
+	printf("%-13s %s (%s at exit)\n", "pin dir:", str(x, "pin_dir") ?: "?",
+	       json_object_get_boolean(member(x, "detach_on_exit")) ? "detached and removed"
+								   : "left attached");
+	printf("%-13s %s\n", "state file:", str(x, "state_file") ?: "off");
+	render_daemon_lists(member(x, "lists"));
+	printf("%-13s", "host addrs:");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *h = json_object_array_get_idx(hosts, i);
+
+		printf(" %s (%s)%s", str(h, "address") ?: "?", str(h, "interface") ?: "?",
+		       i + 1 < n ? "," : "");
+	}
+	printf("%s\n", n ? "" : " none");
+	render_escalation(member(x, "escalation"));
+}
+
 void render_status(struct json_object *r)
 {
-	if (json_object_get_boolean(member(r, "daemon")))
+	if (member(r, "xdpband"))
+		render_daemon(member(r, "xdpband"));
+	else if (json_object_get_boolean(member(r, "daemon")))
 		printf("%-13s running\n", "daemon:");
 	else
 		printf("%-13s not running (maps read directly from %s)\n", "daemon:",
@@ -246,14 +260,14 @@ static void put_padded(const char *text, size_t width, bool align_left)
 		fwrite_unlocked(spaces, 1, pad, stdout);
 }
 
-/* "%-44s %-8s %10lld %-10s %s\n", with the header before the first row. */
+/* "%-44s %-8s %10lld %-14s %s\n", with the header before the first row. */
 void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
 		    long long seconds_left, const char *started)
 {
-	char left[48], number[24];
+	char left[XB_DURATION_TEXT_MAX], number[24];
 
 	if (!*header_done) {
-		printf("%-44s %-8s %10s %-10s %s\n", "PREFIX", "REASON", "COUNT", "LEFT",
+		printf("%-44s %-8s %10s %-14s %s\n", "PREFIX", "REASON", "COUNT", "LEFT",
 		       "STARTED");
 		*header_done = true;
 	}
@@ -264,7 +278,7 @@ void render_ban_row(bool *header_done, const char *prefix, const char *reason, l
 	putchar_unlocked(' ');
 	put_padded(number, 10, false);
 	putchar_unlocked(' ');
-	put_padded(render_duration(seconds_left, left, sizeof(left)), 10, true);
+	put_padded(render_duration(seconds_left, left, sizeof(left)), 14, true);
 	putchar_unlocked(' ');
 	fputs_unlocked(started ? started : "-", stdout);
 	putchar_unlocked('\n');
@@ -308,7 +322,7 @@ static void render_exempt(struct json_object *r)
 /* The exempt line, the reference hop count and the dispute (docs/datapath.md, section 8). */
 static void render_query_spoof(struct json_object *r)
 {
-	char ago[48];
+	char ago[XB_DURATION_TEXT_MAX];
 
 	render_exempt(r);
 	if (!member(r, "hop") || json_object_is_type(member(r, "hop"), json_type_null))
@@ -328,7 +342,7 @@ static void render_query_spoof(struct json_object *r)
 
 void render_query(struct json_object *r)
 {
-	char left[64], classes[64];
+	char left[XB_DURATION_TEXT_MAX], classes[64];
 	struct json_object *window = member(r, "classes"), *crossed = member(r, "ban_classes");
 
 	printf("%-13s %s\n", "address:", str(r, "address"));
@@ -348,7 +362,10 @@ void render_query(struct json_object *r)
 		       render_duration(num(r, "seconds_left"), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
-	if (str(r, "policy_match"))
+	if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_MANUAL_BAN)
+		printf("%-13s %s (%s, manual)\n", "policy:", str(r, "policy"),
+		       str(r, "policy_match"));
+	else if (str(r, "policy_match"))
 		printf("%-13s %s (%s, list %" PRId64 ")\n", "policy:", str(r, "policy"),
 		       str(r, "policy_match"), num(r, "policy_list"));
 	else

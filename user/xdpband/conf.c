@@ -130,11 +130,11 @@ static int check_cross_keys(struct conf_parse *p)
 {
 	const struct xbd_conf *c = p->conf;
 	int line = key_line(p, "max-ban-time") ?: key_line(p, "ban-time");
-	char a[32], b[32];
+	char a[XB_DURATION_TEXT_MAX], b[XB_DURATION_TEXT_MAX];
 
 	if (c->esc.enabled && c->esc.max_ban_s < c->dp.ban_s) {
-		xbd_format_duration(c->esc.max_ban_s, a, sizeof(a));
-		xbd_format_duration(c->dp.ban_s, b, sizeof(b));
+		xb_duration_format(c->esc.max_ban_s, a, sizeof(a));
+		xb_duration_format(c->dp.ban_s, b, sizeof(b));
 		snprintf(p->err, sizeof(p->err),
 			 "%s:%d: [escalation] max-ban-time = '%s' is shorter than [bans] ban-time = '%s'",
 			 p->path, line, a, b);
@@ -354,18 +354,4 @@ void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old)
 	SWAP(next->metrics_addr, old->metrics_addr);
 	SWAP(next->metrics_addrlen, old->metrics_addrlen);
 	SWAP(next->state_file, old->state_file);
-}
-
-void xbd_format_duration(__u64 s, char *buf, size_t len)
-{
-	if (s && s % (7 * 86400) == 0)
-		snprintf(buf, len, "%lluw", (unsigned long long)(s / (7 * 86400)));
-	else if (s && s % 86400 == 0)
-		snprintf(buf, len, "%llud", (unsigned long long)(s / 86400));
-	else if (s && s % 3600 == 0)
-		snprintf(buf, len, "%lluh", (unsigned long long)(s / 3600));
-	else if (s && s % 60 == 0)
-		snprintf(buf, len, "%llum", (unsigned long long)(s / 60));
-	else
-		snprintf(buf, len, "%llus", (unsigned long long)s);
 }

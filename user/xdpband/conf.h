@@ -94,7 +94,5 @@ void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, c
 /* Moves the restart-only settings of old into next (and next's into old, to be freed), so
  * that a reload applies the rest and keeps those. */
 void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old);
-/* "30s", "10m", "2h", "1d" or "1w": a duration as the config file writes it. */
-void xbd_format_duration(__u64 seconds, char *buf, size_t len);
 
 #endif /* XDPBAND_CONF_H */

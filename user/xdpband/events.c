@@ -10,7 +10,7 @@
 
 static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 {
-	char who[64] = "?", classes[XB_CLASSES_TEXT_MAX] = "?", length[32], until[40];
+	char who[64] = "?", classes[XB_CLASSES_TEXT_MAX] = "?", length[XB_DURATION_TEXT_MAX], until[40];
 	char repeat[128] = "";
 
 	xb_key_format(&e->key, who, sizeof(who));
@@ -19,7 +19,7 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 		snprintf(length, sizeof(length), "ever");
 		snprintf(until, sizeof(until), "no expiry");
 	} else {
-		xbd_format_duration((x->ban_ns + NS_PER_SEC - 1) / NS_PER_SEC, length,
+		xb_duration_format((x->ban_ns + NS_PER_SEC - 1) / NS_PER_SEC, length,
 				    sizeof(length));
 		snprintf(until, sizeof(until), "until ");
 		xbd_format_wall(xb_boot_to_wall(e->time_ns + x->ban_ns), until + 6,

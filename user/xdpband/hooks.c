@@ -155,11 +155,11 @@ static int on_status(struct json_object *reply, void *user)
 static void on_banned(const struct xb_prefix *p, __u32 seconds, void *user)
 {
 	struct xbd *d = user;
-	char text[64] = "?", length[32] = "ever";
+	char text[64] = "?", length[XB_DURATION_TEXT_MAX] = "ever";
 
 	xb_prefix_format(p, text, sizeof(text));
 	if (seconds)
-		xbd_format_duration(seconds, length, sizeof(length));
+		xb_duration_format(seconds, length, sizeof(length));
 	pr_info("manual ban %s for %s", text, length);
 	xbd_evstream_publish(&d->evs, &(struct xbd_event){ .kind = XBD_EVENT_BAN, .who = *p,
 							   .reason = XDPBAN_REASON_MANUAL,
@@ -188,12 +188,15 @@ static void on_unbanned(const struct xb_prefix *p, void *user)
 static void on_config_changed(const struct xdpban_config *c, void *user)
 {
 	char learn[16] = "?", errors[XB_CLASSES_TEXT_MAX] = "?", drop[XB_CLASSES_TEXT_MAX] = "?";
+	char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX];
 
 	xb_learn_format(c->learn_shift, learn, sizeof(learn));
 	xb_classes_format(c->class_mask, errors, sizeof(errors));
 	xb_classes_format(c->drop_mask, drop, sizeof(drop));
-	pr_info("settings changed over the control socket: limit %u, window %us, ban-time %us, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s (a reload puts back the file's values)",
-		c->limit, c->window_s, c->ban_s, c->v6_prefix, errors, drop,
+	xb_duration_format(c->window_s, window, sizeof(window));
+	xb_duration_format(c->ban_s, ban, sizeof(ban));
+	pr_info("settings changed over the control socket: limit %u, window %s, ban-time %s, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s (a reload puts back the file's values)",
+		c->limit, window, ban, c->v6_prefix, errors, drop,
 		xb_spoof_name(c->spoof), c->hop_tolerance, learn);
 }
 

@@ -30,30 +30,63 @@ struct args {
 	bool verbose;
 };
 
+/* The options: one table for getopt_long and for the help, so that the two cannot differ. */
+static const struct {
+	struct option opt;
+	const char *metavar; /* of the value; NULL for a flag */
+	const char *help;
+} options[] = {
+	{ { "config", required_argument, NULL, 'c' }, "FILE",
+	  "configuration file (default " XBD_CONF_DEFAULT ")" },
+	{ { "interface", required_argument, NULL, 'i' }, "IFACE",
+	  "attach to IFACE instead of the configured interfaces (repeatable)" },
+	{ { "check", no_argument, NULL, 't' }, NULL,
+	  "check the config, its list and state files and the interfaces; then exit" },
+	{ { "verbose", no_argument, NULL, 'v' }, NULL,
+	  "verbose: debug lines, and libbpf's and libxdp's messages" },
+	{ { "help", no_argument, NULL, 'h' }, NULL, "this help" },
+	{ { "version", no_argument, NULL, 'V' }, NULL, "print the version and exit" },
+};
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: xdpband [-c FILE] [-i IFACE]... [-t] [-v]\n"
-		"The xdpban daemon: attaches the XDP firewall and serves its control socket.\n"
-		"  -c FILE   configuration file (default %s)\n"
-		"  -i IFACE  attach to IFACE instead of the configured interfaces (repeatable)\n"
-		"  -t        check the configuration, the list and state files and the interfaces,\n"
-		"            then exit\n"
-		"  -v        verbose: debug lines, and libbpf's and libxdp's messages\n"
-		"  -h        this help\n"
-		"Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n"
-		"See xdpband(8) and xdpban.conf(5).\n",
-		XBD_CONF_DEFAULT);
+	fprintf(out, "Usage: xdpband [-c FILE] [-i IFACE]... [-t] [-v] | -h | -V\n"
+		     "The xdpban daemon: attaches the XDP firewall and serves its control socket.\n");
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		char left[40];
+
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", options[i].opt.val,
+			 options[i].opt.name, options[i].metavar ? " " : "",
+			 options[i].metavar ? options[i].metavar : "");
+		fprintf(out, "  %-24s %s\n", left, options[i].help);
+	}
+	fprintf(out, "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n"
+		     "See xdpband(8) and xdpban.conf(5).\n");
 }
 
-/* 0, or 2 (the usage exit status) with a message printed. */
+/* The option getopt stopped at, as it was written ("--frob", "-x"). */
+static const char *bad_option(char **argv)
+{
+	return argv[optind - 1] ? argv[optind - 1] : "?";
+}
+
+/* 0, or 2 (the usage exit status) with a message printed; -1 after --help or --version. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
+	struct option longopts[N_OPTIONS + 1] = { { NULL } };
+	char shortopts[2 * N_OPTIONS + 2] = ":", *p = shortopts + 1;
 	int opt;
 
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		longopts[i] = options[i].opt;
+		*p++ = (char)options[i].opt.val;
+		if (options[i].metavar)
+			*p++ = ':';
+	}
 	*a = (struct args){ .config = XBD_CONF_DEFAULT };
 	opterr = 0; /* our own one-line messages */
-	while ((opt = getopt(argc, argv, ":c:i:tvh")) != -1) {
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			a->config = optarg;
@@ -77,17 +110,27 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'h':
 			usage(stdout);
-			exit(0);
+			return -1;
+		case 'V':
+			printf("xdpband %s\n", XDPBAN_VERSION);
+			return -1;
 		case ':':
-			fprintf(stderr, "xdpband: option -%c needs a value (see xdpband -h)\n", optopt);
+			fprintf(stderr, "xdpband: option %s needs a value (see xdpband --help)\n",
+				bad_option(argv));
 			return 2;
 		default:
-			fprintf(stderr, "xdpband: unknown option -%c (see xdpband -h)\n", optopt);
+			if (optopt)
+				fprintf(stderr, "xdpband: unknown option -%c (see xdpband --help)\n",
+					optopt);
+			else
+				fprintf(stderr, "xdpband: unknown option %s (see xdpband --help)\n",
+					bad_option(argv));
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "xdpband: unexpected argument '%s' (see xdpband -h)\n", argv[optind]);
+		fprintf(stderr, "xdpband: unexpected argument '%s' (see xdpband --help)\n",
+			argv[optind]);
 		return 2;
 	}
 	return 0;
@@ -183,10 +226,10 @@ static void remember_list_sizes(struct xbd *d, const struct xbd_lists *lists)
 
 static void log_settings(const char *what, const struct xbd_conf *c)
 {
-	char window[32], ban[32], learn[16] = "?";
+	char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX], learn[16] = "?";
 
-	xbd_format_duration(c->dp.window_s, window, sizeof(window));
-	xbd_format_duration(c->dp.ban_s, ban, sizeof(ban));
+	xb_duration_format(c->dp.window_s, window, sizeof(window));
+	xb_duration_format(c->dp.ban_s, ban, sizeof(ban));
 	xb_learn_format(c->dp.learn_shift, learn, sizeof(learn));
 	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list file%s, escalation %s",
 		what, c->dp.limit, window, ban, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
@@ -360,10 +403,15 @@ static int apply_settings(struct xbd *d, char *err, size_t errlen)
 	if (!keep)
 		return write_settings(d, &d->conf, err, errlen);
 	pinned.ports = d->conf.dp.ports; /* what xb_ports_write puts in force beside them */
-	if (memcmp(&pinned, &d->conf.dp, sizeof(pinned)))
-		pr_info("keeping the settings in the pinned maps (limit %u, window %us, ban-time %us, ipv6-prefix %u, spoof %s); %s says otherwise: reload (SIGHUP) to apply the file",
-			pinned.limit, pinned.window_s, pinned.ban_s, pinned.v6_prefix,
-			xb_spoof_name(pinned.spoof), d->conf.path);
+	if (memcmp(&pinned, &d->conf.dp, sizeof(pinned))) {
+		char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX];
+
+		xb_duration_format(pinned.window_s, window, sizeof(window));
+		xb_duration_format(pinned.ban_s, ban, sizeof(ban));
+		pr_info("keeping the settings in the pinned maps (limit %u, window %s, ban-time %s, ipv6-prefix %u, spoof %s); %s says otherwise: reload (SIGHUP) to apply the file",
+			pinned.limit, window, ban, pinned.v6_prefix, xb_spoof_name(pinned.spoof),
+			d->conf.path);
+	}
 	d->conf.dp = pinned;
 	return xb_ports_write(&d->maps, d->conf.ports, err, errlen);
 }
@@ -672,7 +720,7 @@ int main(int argc, char **argv)
 	int ret = parse_args(argc, argv, &a);
 
 	if (ret)
-		return ret;
+		return ret < 0 ? 0 : ret;
 	d.reading.fd = -1; /* no eventfd before start_services() */
 	d.exempt.events.fd = -1; /* no netlink socket before start_exemptions() */
 	xbd_log_init(a.verbose);

@@ -63,14 +63,16 @@ static void per_class(FILE *out, const struct xdpban_stat_value *stats)
 int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_history *history)
 {
 	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
-	int tracked, banned, ret = xb_stats_read(maps, stats);
+	int tracked, banned, prefix_bans, ret = xb_stats_read(maps, stats);
 
 	if (ret)
 		return ret;
 	tracked = xb_count_tracked(maps);
 	banned = xb_count_banned(maps, xb_boot_ns());
-	if (tracked < 0 || banned < 0)
-		return tracked < 0 ? tracked : banned;
+	prefix_bans = xb_count_prefix_bans(maps);
+	ret = tracked < 0 ? tracked : banned < 0 ? banned : prefix_bans < 0 ? prefix_bans : 0;
+	if (ret)
+		return ret;
 	per_verdict(out, "xdpban_packets_total", "Packets seen by the XDP program, by verdict.",
 		    stats, 0);
 	per_verdict(out, "xdpban_bytes_total", "Bytes (frame lengths) seen, by verdict.", stats, 1);
@@ -82,8 +84,13 @@ int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_h
 		       "Bans lengthened for repeat offenders since the daemon started.");
 	fprintf(out, "xdpban_bans_escalated_total %llu\n", (unsigned long long)history->escalated);
 	gauge(out, "xdpban_tracked_sources", "Sources with an error counter.", tracked);
-	gauge(out, "xdpban_banned_sources", "Sources under an unexpired ban, at scrape time.",
-	      banned);
+	/* By the table the ban lives in, as `xdpban bans --json` names it: every ban is in one. */
+	fprintf(out, "# HELP xdpban_banned_sources Unexpired bans at scrape time, by table: bans "
+		     "(one source key each), policy (manual prefix bans, one per prefix).\n"
+		     "# TYPE xdpban_banned_sources gauge\n"
+		     "xdpban_banned_sources{table=\"bans\"} %d\n"
+		     "xdpban_banned_sources{table=\"policy\"} %d\n",
+		banned, prefix_bans);
 	gauge(out, "xdpban_offenders", "Sources in the offence history used for escalation.",
 	      (long long)history->n);
 	return ferror(out) ? -EIO : 0;

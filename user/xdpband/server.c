@@ -241,10 +241,13 @@ static __u64 refusals_due_ms(const struct xbd_server *s)
 
 static void log_refusals_counted(struct xbd_server *s, __u64 now)
 {
+	char interval[XB_DURATION_TEXT_MAX];
+
 	if (now < refusals_due_ms(s))
 		return;
-	pr_warn("control: %lu more connections refused in the last %d s (last from uid %u)",
-		s->refusals_unlogged, XBD_REFUSALS_LOG_MS / 1000, s->refused_uid);
+	xb_duration_format(XBD_REFUSALS_LOG_MS / 1000, interval, sizeof(interval));
+	pr_warn("control: %lu more connections refused in the last %s (last from uid %u)",
+		s->refusals_unlogged, interval, s->refused_uid);
 	s->refusals_unlogged = 0;
 	s->refusals_logged_ms = now;
 }
