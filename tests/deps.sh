@@ -8,11 +8,13 @@ set -euo pipefail
 # opentracker, python3-libtorrent, nmap, dnsmasq-base: the real tracker, BitTorrent client,
 # scanner and DNS server of tests/e2e_tracker.sh and tests/e2e_probe.sh.
 # fail2ban: the real fail2ban that tests/e2e_fail2ban.sh drives through deploy/fail2ban/.
+# prometheus: the real Prometheus server that tests/e2e_prometheus.sh runs the queries of the
+# Grafana dashboard deploy/grafana/ through.
 PKGS=(
 	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
-	opentracker python3-libtorrent nmap dnsmasq-base fail2ban
+	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus
 )
 
 missing=()
@@ -30,13 +32,17 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-	# opentracker's and fail2ban's packages enable and start their service (a tracker on every
-	# address of the machine; fail2ban's sshd jail with its own firewall rules); the tests run
-	# their own inside a namespace or a private directory, so the ones installed just now are
-	# stopped again.
-	for svc in opentracker fail2ban; do
-		if [[ " ${missing[*]} " == *" $svc "* && -d /run/systemd/system ]]; then
+	# opentracker's, fail2ban's and prometheus's packages enable and start their service (a
+	# tracker on every address of the machine; fail2ban's sshd jail with its own firewall rules;
+	# a Prometheus server on port 9090 of every address); the tests run their own inside a
+	# namespace or a private directory, so the ones installed just now are stopped again.
+	# Without systemd, their init scripts started them.
+	for svc in opentracker fail2ban prometheus; do
+		[[ " ${missing[*]} " == *" $svc "* ]] || continue
+		if [[ -d /run/systemd/system ]]; then
 			systemctl disable --now "$svc.service" >/dev/null 2>&1 || true
+		elif [[ -x /etc/init.d/$svc ]]; then
+			{ "/etc/init.d/$svc" stop; update-rc.d "$svc" disable; } >/dev/null 2>&1 || true
 		fi
 	done
 fi

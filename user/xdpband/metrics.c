@@ -7,6 +7,8 @@
 #include <microhttpd.h>
 #include "log.h"
 #include "metrics.h"
+#include "table.h"
+#include "xdpban_time.h"
 
 #define METRICS_CONN_LIMIT 8
 #define METRICS_CONN_TIMEOUT_S 10
@@ -60,17 +62,90 @@ static void per_class(FILE *out, const struct xdpban_stat_value *stats)
 			(unsigned long long)stats[XDPBAN_STAT_OF_CLASS_BITNO(i)].packets);
 }
 
+/* Slots holding a counter or a ban: what the table fill gauges divide by the capacity. */
+static int count_counter(const struct xdpban_key *key, const struct xb_counter *ctr, void *ctx)
+{
+	(*(long long *)ctx)++;
+	return 0;
+}
+
+static int count_ban(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
+{
+	(*(long long *)ctx)++;
+	return 0;
+}
+
+/* The gauges, read from the maps (and the offence history) at scrape time. */
+struct gauges {
+	int tracked, banned, prefix_bans;
+	long long counters_used, bans_used;
+	__u32 counters_max, bans_max;
+};
+
+static int gauges_read(const struct xb_maps *maps, struct gauges *g)
+{
+	int ret;
+
+	*g = (struct gauges){ 0 };
+	g->tracked = xb_count_tracked(maps);
+	g->banned = xb_count_banned(maps, xb_boot_ns());
+	g->prefix_bans = xb_count_prefix_bans(maps);
+	if (g->tracked < 0 || g->banned < 0 || g->prefix_bans < 0)
+		return g->tracked < 0 ? g->tracked : g->banned < 0 ? g->banned : g->prefix_bans;
+	ret = xb_capacity(maps, &g->counters_max, &g->bans_max);
+	if (!ret)
+		ret = xb_counters_walk_in(maps, xb_boot_ns() / NS_PER_SEC, count_counter,
+					  &g->counters_used);
+	if (!ret)
+		ret = xb_bans_walk_in(maps, count_ban, &g->bans_used);
+	return ret;
+}
+
+/* Every gauge, from this one table: deploy/xdpband.8 (METRICS) lists them, and
+ * tests/e2e_prometheus.sh checks the list against what a scrape returns. */
+static void gauges_emit(FILE *out, const struct gauges *g, const struct xbd_history *history)
+{
+	const struct {
+		const char *name, *help;
+		long long value;
+	} rows[] = {
+		{ "xdpban_tracked_sources",
+		  "Sources whose counting window is open (errors, or a dispute).", g->tracked },
+		{ "xdpban_offenders", "Sources in the offence history used for escalation.",
+		  (long long)history->n },
+		{ "xdpban_counter_table_used",
+		  "Slots of the counter table holding a counter, with a counting window or not.",
+		  g->counters_used },
+		{ "xdpban_counter_table_capacity",
+		  "Slots of the counter table: the most sources it can count at once.",
+		  g->counters_max },
+		{ "xdpban_ban_table_used",
+		  "Bans in the ban table, expired ones not yet lifted included.", g->bans_used },
+		{ "xdpban_ban_table_capacity",
+		  "Bans the ban table is sized for (half its slots): past it, new bans may find no "
+		  "room.",
+		  g->bans_max },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		gauge(out, rows[i].name, rows[i].help, rows[i].value);
+	/* By the table the ban lives in, as `xdpban bans --json` names it: every ban is in one. */
+	fprintf(out, "# HELP xdpban_banned_sources Unexpired bans at scrape time, by table: bans "
+		     "(one source key each), policy (manual prefix bans, one per prefix).\n"
+		     "# TYPE xdpban_banned_sources gauge\n"
+		     "xdpban_banned_sources{table=\"bans\"} %d\n"
+		     "xdpban_banned_sources{table=\"policy\"} %d\n",
+		g->banned, g->prefix_bans);
+}
+
 int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_history *history)
 {
 	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
-	int tracked, banned, prefix_bans, ret = xb_stats_read(maps, stats);
+	struct gauges g;
+	int ret = xb_stats_read(maps, stats);
 
-	if (ret)
-		return ret;
-	tracked = xb_count_tracked(maps);
-	banned = xb_count_banned(maps, xb_boot_ns());
-	prefix_bans = xb_count_prefix_bans(maps);
-	ret = tracked < 0 ? tracked : banned < 0 ? banned : prefix_bans < 0 ? prefix_bans : 0;
+	if (!ret)
+		ret = gauges_read(maps, &g);
 	if (ret)
 		return ret;
 	per_verdict(out, "xdpban_packets_total", "Packets seen by the XDP program, by verdict.",
@@ -83,16 +158,7 @@ int xbd_metrics_render(FILE *out, const struct xb_maps *maps, const struct xbd_h
 	counter_header(out, "xdpban_bans_escalated_total",
 		       "Bans lengthened for repeat offenders since the daemon started.");
 	fprintf(out, "xdpban_bans_escalated_total %llu\n", (unsigned long long)history->escalated);
-	gauge(out, "xdpban_tracked_sources", "Sources with an error counter.", tracked);
-	/* By the table the ban lives in, as `xdpban bans --json` names it: every ban is in one. */
-	fprintf(out, "# HELP xdpban_banned_sources Unexpired bans at scrape time, by table: bans "
-		     "(one source key each), policy (manual prefix bans, one per prefix).\n"
-		     "# TYPE xdpban_banned_sources gauge\n"
-		     "xdpban_banned_sources{table=\"bans\"} %d\n"
-		     "xdpban_banned_sources{table=\"policy\"} %d\n",
-		banned, prefix_bans);
-	gauge(out, "xdpban_offenders", "Sources in the offence history used for escalation.",
-	      (long long)history->n);
+	gauges_emit(out, &g, history);
 	return ferror(out) ? -EIO : 0;
 }
 

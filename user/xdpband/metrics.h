@@ -1,7 +1,7 @@
 /* metrics.h - the Prometheus text endpoint (GET /metrics) on a local address, served by
  * libmicrohttpd from the daemon's own poll loop (no thread): per-verdict packets and bytes,
- * events, tracked and banned sources, read from the maps at scrape time. Read-only: a scrape
- * never changes state. */
+ * events, tracked and banned sources, and the fill of the counter and ban tables, read from the
+ * maps at scrape time. Read-only: a scrape never changes state. */
 #ifndef XDPBAND_METRICS_H
 #define XDPBAND_METRICS_H
 
