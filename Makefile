@@ -132,6 +132,8 @@ $(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) 
 	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS)
 endef
 $(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
+# `xdpban top` draws with curses (Debian's libncurses-dev).
+$(BUILD)/xdpban: USER_LIBS += $(shell pkg-config --libs ncurses 2>/dev/null || echo -lncurses)
 
 # The CLI reads the daemon's config for its socket with the daemon's own parser.
 XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys files)
@@ -162,7 +164,11 @@ $(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(SKELS) $(wildcard incl
 
 $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
 	$(call msg,CCLD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lcmocka -lm
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< $(TEST_OBJS) $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lcmocka -lm
+
+# A unit test of a program's module links that module too (TEST_OBJS).
+$(BUILD)/tests/test_top: TEST_OBJS := $(BUILD)/user/xdpban/top_model.o
+$(BUILD)/tests/test_top: $(BUILD)/user/xdpban/top_model.o
 
 $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)

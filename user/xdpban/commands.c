@@ -7,6 +7,7 @@
 #include <string.h>
 #include <errno.h>
 #include "cli.h"
+#include "top.h"
 
 #define ARGS(type, field) offsetof(type, field)
 
@@ -375,6 +376,10 @@ const struct command cli_commands[] = {
 	COMMAND(events, events_params, struct events_args,
 		"Print the daemon's recent bans, unbans and expiries; with --follow, each as it "
 		"happens."),
+	COMMAND(top, top_params, struct top_args,
+		"A live view: packets and bytes per second per reason, errors and bans per second, "
+		"table fill, and the sources with the most errors. Keys: s next sort (e errors, c "
+		"count, a source), p or space pause, q quit."),
 	COMMAND(lists, json_params, struct json_args,
 		"Show the policy lists loaded (prefixes per list), never-ban entries and host "
 		"addresses."),
