@@ -47,7 +47,7 @@ case_installed() {
 }
 
 case_commands() {
-	expect_words "ban bans help lists query report set stats status unban" xdpban "" &&
+	expect_words "ban bans events help lists query report set stats status top unban" xdpban "" &&
 		expect_words "set stats status" xdpban s &&
 		expect_words "unban" xdpban unb &&
 		expect_words "ban bans" xdpban help ba
