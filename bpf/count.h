@@ -42,11 +42,6 @@ static __always_inline const struct xdpban_config *config_get(void)
 	return cfg;
 }
 
-static __always_inline __u32 map_groups(void *map)
-{
-	return map_entries(map);
-}
-
 /* The tables' hash seed. The first reader to find none chooses it (a plain `ip link` load has
  * no loader to do it); every later reader, here or in userspace, gets the same one. */
 static __always_inline __u64 table_seed(void)
@@ -72,7 +67,7 @@ static __always_inline __u64 table_seed(void)
  * Called only when ban_check's index word says the key may have one. */
 __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 seed, __u64 bytes)
 {
-	__u32 groups = map_groups(&xdpban_bans);
+	__u32 groups = map_entries(&xdpban_bans);
 	struct xdpban_ban_ref ref = {};
 	__u64 now;
 
@@ -90,7 +85,7 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
  * (nearly all) pays one cached read and no call. */
 static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, __u64 bytes)
 {
-	if (!xdpban_ban_maybe(&xdpban_bans, map_groups(&xdpban_bans), seed, key))
+	if (!xdpban_ban_maybe(&xdpban_bans, map_entries(&xdpban_bans), seed, key))
 		return 0;
 	return ban_active(key, seed, bytes);
 }
@@ -127,7 +122,7 @@ struct ban_new {
 __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed,
 					const struct ban_new *b)
 {
-	__u32 groups = map_groups(&xdpban_bans), index;
+	__u32 groups = map_entries(&xdpban_bans), index;
 	struct xdpban_ban_ref ref = {};
 	struct xdpban_ban_info *info;
 
@@ -151,7 +146,7 @@ __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed
  * no verdict depends on it. */
 static __always_inline void counter_warm(const struct xdpban_key *key, __u64 seed)
 {
-	__u32 home = xdpban_key_home(seed, key, map_groups(&xdpban_counts));
+	__u32 home = xdpban_key_home(seed, key, map_entries(&xdpban_counts));
 	struct xdpban_group *g = bpf_map_lookup_elem(&xdpban_counts, &home);
 
 	/* A group is two cache lines, and the count reads all four slots: one load in each. */
@@ -206,7 +201,7 @@ __attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 s
 {
 	const struct xdpban_config *cfg = config_get();
 	struct xdpban_error e = { .now_s = clock_now_ns() / NS_PER_SEC };
-	__u32 groups = map_groups(&xdpban_counts), home, count = 0;
+	__u32 groups = map_entries(&xdpban_counts), home, count = 0;
 	struct xdpban_ctr_ref ref = {};
 	struct xdpban_group *g;
 	int result;
@@ -245,7 +240,7 @@ __attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 see
 					 const struct count_req *r)
 {
 	const struct xdpban_config *cfg = config_get();
-	__u32 groups = map_groups(&xdpban_counts), home;
+	__u32 groups = map_entries(&xdpban_counts), home;
 	struct xdpban_ctr_ref ref = {};
 	struct xdpban_group *g;
 	struct ban_new b = {};

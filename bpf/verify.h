@@ -79,7 +79,7 @@ __attribute__((noinline)) int hop_verify(const struct xdpban_key *key, __u64 see
 					 __u64 bytes)
 {
 	const struct xdpban_config *cfg = config_get(); /* no read-only argument to a global */
-	__u32 groups = map_groups(&xdpban_counts), home, now_s;
+	__u32 groups = map_entries(&xdpban_counts), home, now_s;
 	struct xdpban_group *g;
 
 	if (!key || !groups)

@@ -309,13 +309,12 @@ void xb_l3_live_open(struct xb_l3_live *l, const struct xb_maps *m, struct xb_fl
 	xb_l3_live_free(l);
 }
 
-void xb_l3_forget(struct xb_l3_live *l, struct xb_flat *t, const struct xb_prefix *p)
+void xb_l3_forget(struct xb_l3_live *l, const struct xb_prefix *p)
 {
 	struct xb_flat_line probe;
 	__u32 first, count;
 	size_t lo = 0, hi;
 
-	(void)t; /* a delete cannot fail: the slots are mapped */
 	if (l->fd < 0)
 		return;
 	prefix_regions(p, &first, &count);

@@ -496,7 +496,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 	p->changed = true;
 	for (size_t i = 0; i < p->touch.n; i++) {
 		xb_flat_touch(t.words, &p->touch.v[i].prefix);
-		xb_l3_forget(&l3, &t, &p->touch.v[i].prefix);
+		xb_l3_forget(&l3, &p->touch.v[i].prefix);
 	}
 	observe(opts, p->family, XB_COMPILE_TOUCHED);
 	ret = plan_apply_trie(p, m, opts, err, errlen);

@@ -115,7 +115,7 @@ struct xb_l3_live {
 void xb_l3_live_open(struct xb_l3_live *l, const struct xb_maps *m, struct xb_flat *t);
 void xb_l3_live_free(struct xb_l3_live *l);
 /* Rule 1 for a compile: deletes the old lines in the regions a touched prefix covers. */
-void xb_l3_forget(struct xb_l3_live *l, struct xb_flat *t, const struct xb_prefix *p);
+void xb_l3_forget(struct xb_l3_live *l, const struct xb_prefix *p);
 /* Rule 2, after the trie holds the new set: drops the old lines the set no longer has, then
  * writes the new ones (sorted by region) that differ, counting them in res. False when level 3
  * had to be turned off. */
