@@ -556,11 +556,31 @@ struct reload_watch {
 	struct fx *f;
 	const struct xb_policy_set *probe; /* entries whose addresses are checked */
 	unsigned long bad, steps;
+	size_t done;    /* the trie changes the last step said were done */
+	size_t changes; /* the totals the families' TRIE_DONE steps said */
 };
+
+/* The counts a step gives (one trie update per step here): none before the trie, one more at
+ * each trie step, all of them from the end of the trie on. */
+static void watch_count(struct reload_watch *w, enum xb_compile_step step, size_t done,
+			size_t total)
+{
+	if (step == XB_COMPILE_TOUCHED)
+		assert_int_equal(done, 0);
+	else if (step == XB_COMPILE_TRIE_STEP)
+		assert_int_equal(done, w->done + 1);
+	else
+		assert_int_equal(done, total);
+	assert_true(done <= total);
+	if (step == XB_COMPILE_TRIE_DONE)
+		w->changes += total;
+	w->done = done;
+}
 
 /* At each step: what the data path says of an address inside every entry of either set must
  * be the longest match over what the tries hold right now. */
-static void watch_step(__u8 family, enum xb_compile_step step, void *ctx)
+static void watch_step(__u8 family, enum xb_compile_step step, size_t done, size_t total,
+		       void *ctx)
 {
 	struct reload_watch *w = ctx;
 	struct xdpban_config cfg = quiet_config();
@@ -568,6 +588,7 @@ static void watch_step(__u8 family, enum xb_compile_step step, void *ctx)
 	struct model m;
 	char what[64];
 
+	watch_count(w, step, done, total);
 	snprintf(what, sizeof(what), "reload IPv%u step %d (#%lu)", family, step, w->steps);
 	assert_int_equal(xb_policy_foreach(&w->f->dp.maps, collect_entry, &now), 0);
 	assert_int_equal(model_init(&m, 0, 0, 0), 0);
@@ -666,6 +687,7 @@ static void reload_watched(struct fx *f, struct pset_shape first4)
 	       a.n, final.n, res.written, res.removed, res.kept, w.steps, w.bad);
 	assert_int_equal(w.bad, 0);
 	assert_int_equal(w.steps, res.written + res.removed + 4 * 2); /* and 4 fixed steps each */
+	assert_int_equal(w.changes, res.written + res.removed);
 	assert_true(res.written + res.removed >= 20);
 	assert_int_equal(res.kept, kept);
 	assert_int_equal(res.entries, final.n);

@@ -184,7 +184,8 @@ struct filler {
 	unsigned int written;
 };
 
-static void fill_trie(__u8 family, enum xb_compile_step step, void *ctx)
+static void fill_trie(__u8 family, enum xb_compile_step step, size_t done, size_t total,
+		      void *ctx)
 {
 	struct filler *f = ctx;
 	const struct xdpban_policy val = { .verdict = XDPBAN_POLICY_DENY,

@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		};
 	}
 	xbd_list_caps_default(&caps);
-	ret = xbd_lists_read(&conf, &caps, &lists, err, sizeof(err));
+	ret = xbd_lists_read(&conf, &caps, &lists, NULL, err, sizeof(err));
 	if (!ret) {
 		check_accepted(&conf, &lists);
 		xbd_lists_free(&lists);

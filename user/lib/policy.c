@@ -269,10 +269,11 @@ static int plan_make(struct xb_plan *p, const struct xb_maps *m, const struct xb
 	return ret;
 }
 
-static void observe(const struct xb_compile_opts *opts, __u8 family, enum xb_compile_step step)
+static void observe(const struct xb_compile_opts *opts, const struct xb_plan *p,
+		    enum xb_compile_step step, size_t done)
 {
 	if (opts && opts->observe)
-		opts->observe(family, step, opts->ctx);
+		opts->observe(p->family, step, done, p->write.n + p->remove.n, opts->ctx);
 }
 
 /* Keys (and values, unless values is NULL) of entries laid out for a batch syscall. */
@@ -329,8 +330,9 @@ static int single_once(int fd, const char *keys, const struct xdpban_policy *val
 /* Applies a list to the trie in batches, retrying ENOMEM (a trie that grows can fail an
  * insert, REFERENCE.md section 4); a delete of an entry already gone is skipped. *failed gets
  * the index of the entry that failed. */
-static int trie_apply(int fd, const struct xb_entry_list *l, bool write, size_t key_size,
-		      const struct xb_compile_opts *opts, __u8 family, size_t *failed)
+static int trie_apply(const struct xb_plan *p, int fd, const struct xb_entry_list *l, bool write,
+		      size_t key_size, const struct xb_compile_opts *opts, size_t before,
+		      size_t *failed)
 {
 	__u32 batch = opts && opts->batch ? opts->batch : DEFAULT_BATCH;
 	struct xdpban_policy *values = NULL;
@@ -359,7 +361,7 @@ static int trie_apply(int fd, const struct xb_entry_list *l, bool write, size_t 
 			ret = 0;
 		} else if (!ret) {
 			retries = 0;
-			observe(opts, family, XB_COMPILE_TRIE_STEP);
+			observe(opts, p, XB_COMPILE_TRIE_STEP, before + i);
 		}
 	}
 	*failed = i;
@@ -374,15 +376,17 @@ static size_t trie_key_size(__u8 family)
 					    : sizeof(struct xdpban_lpm6_key);
 }
 
-/* Writes the plan's new and changed entries, or deletes its doomed ones. */
+/* Writes the plan's new and changed entries, or deletes its doomed ones; `before` changes of
+ * the plan were made already. */
 static int plan_apply_list(const struct xb_plan *p, bool write, const struct xb_maps *m,
-			   const struct xb_compile_opts *opts, char *err, size_t errlen)
+			   const struct xb_compile_opts *opts, size_t before, char *err,
+			   size_t errlen)
 {
 	const struct xb_entry_list *l = write ? &p->write : &p->remove;
 	char text[64];
 	size_t failed;
-	int ret = trie_apply(xb_policy_fd(m, p->family), l, write, trie_key_size(p->family), opts,
-			     p->family, &failed);
+	int ret = trie_apply(p, xb_policy_fd(m, p->family), l, write, trie_key_size(p->family),
+			     opts, before, &failed);
 
 	if (!ret)
 		return 0;
@@ -406,9 +410,10 @@ static int plan_apply_trie(const struct xb_plan *p, const struct xb_maps *m,
 			   const struct xb_compile_opts *opts, char *err, size_t errlen)
 {
 	bool first = !p->remove_first; /* true: write */
-	int ret = plan_apply_list(p, first, m, opts, err, errlen);
+	int ret = plan_apply_list(p, first, m, opts, 0, err, errlen);
 
-	return ret ? ret : plan_apply_list(p, !first, m, opts, err, errlen);
+	return ret ? ret : plan_apply_list(p, !first, m, opts, first ? p->write.n : p->remove.n,
+					   err, errlen);
 }
 
 /* Copies words [first, first + nwords) of the exact table into the live one; only words that
@@ -424,7 +429,7 @@ static void table_store(__u64 *live, const __u64 *exact, __u32 first, __u32 nwor
  * are exact already, so that the data path never meets a pure code over finer codes that
  * say otherwise (each level is right on its own; this keeps them agreeing at every instant).
  * The observer sees level 2 done, then the middle level. */
-static void table_store_levels(__u64 *live, const __u64 *exact, __u8 family,
+static void table_store_levels(__u64 *live, const __u64 *exact, const struct xb_plan *p,
 			       const struct xb_compile_opts *opts)
 {
 	static const enum xb_compile_step done[XB_FLAT_LEVELS] = {
@@ -434,7 +439,7 @@ static void table_store_levels(__u64 *live, const __u64 *exact, __u8 family,
 	for (int i = XB_FLAT_LEVELS - 1; i >= 0; i--) {
 		table_store(live, exact, xb_flat_levels[i].base, xb_flat_levels[i].words);
 		if (i)
-			observe(opts, family, done[i]);
+			observe(opts, p, done[i], p->write.n + p->remove.n);
 	}
 }
 
@@ -466,7 +471,7 @@ static int plan_write_codes(const struct xb_plan *p, struct xb_flat *t, struct x
 	if (l3->fd >= 0 && xb_l3_write(l3, t, lines, nlines, res))
 		guard = XDPBAN_FLAT_COMPILED_L3;
 	free(lines);
-	table_store_levels(t->words, exact, p->family, opts);
+	table_store_levels(t->words, exact, p, opts);
 	/* Last: from now on the data path reads the codes, which are exact. */
 	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) != guard)
 		word_store(&t->words[XDPBAN_FLAT_GUARD], guard);
@@ -498,10 +503,10 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		xb_flat_touch(t.words, &p->touch.v[i].prefix);
 		xb_l3_forget(&l3, &p->touch.v[i].prefix);
 	}
-	observe(opts, p->family, XB_COMPILE_TOUCHED);
+	observe(opts, p, XB_COMPILE_TOUCHED, 0);
 	ret = plan_apply_trie(p, m, opts, err, errlen);
 	if (!ret) {
-		observe(opts, p->family, XB_COMPILE_TRIE_DONE);
+		observe(opts, p, XB_COMPILE_TRIE_DONE, p->write.n + p->remove.n);
 		ret = plan_write_codes(p, &t, &l3, opts, res, err, errlen);
 	}
 	xb_l3_live_free(&l3);

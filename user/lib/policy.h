@@ -95,7 +95,9 @@ int xb_policy_set_add(struct xb_policy_set *s, const struct xb_prefix *p,
 		      const struct xdpban_policy *val);
 void xb_policy_set_free(struct xb_policy_set *s);
 
-/* Where a compile is; an observer sees each point (tests hold the data path to the tries). */
+/* Where a compile is; an observer sees each point (tests hold the data path to the tries, the
+ * daemon shows progress), with the family's trie changes (writes and deletes) done so far and
+ * in all. */
 enum xb_compile_step {
 	XB_COMPILE_TOUCHED,   /* LOOKUP set where the set changes anything; tries unchanged */
 	XB_COMPILE_TRIE_STEP, /* one batch of trie writes or deletes done */
@@ -108,7 +110,8 @@ struct xb_compile_opts {
 	/* Entries already in the tries to keep when the set does not name their prefix (the
 	 * daemon keeps manual bans); NULL keeps none. */
 	bool (*keep)(const struct xb_policy_entry *old, void *ctx);
-	void (*observe)(__u8 family, enum xb_compile_step step, void *ctx); /* NULL: none */
+	void (*observe)(__u8 family, enum xb_compile_step step, size_t done, size_t total,
+			void *ctx); /* NULL: none */
 	void *ctx;
 	__u32 batch; /* trie updates per syscall; 0: a default */
 };

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "exempt.h"
 #include "files.h"
 #include "lists.h"
 #include "log.h"
 #include "policy.h"
+#include "progress.h"
 #include "xdpban_policy.h"
 
 static int entry_cmp_key(const struct xbd_list_entry *a, const struct xbd_list_entry *b)
@@ -207,6 +209,7 @@ struct read_state {
 	struct read_kind kinds[N_KINDS];
 	size_t raw[XBD_MAX_LISTS + 1][2]; /* entry lines per list id and family */
 	struct xbd_lists *out;
+	struct xb_progress *progress;
 	char *err;
 	size_t errlen;
 };
@@ -373,10 +376,38 @@ static void skip_line(struct read_state *r, __u32 list_id)
 	r->err[0] = '\0';
 }
 
+/* The display hears where the reading is every PROGRESS_LINES lines: often enough for its
+ * interval, rarely enough to cost nothing. */
+#define PROGRESS_LINES 4096
+
+/* Bytes of the file consumed so far: the offset of fd, which a gzip reader shares (its dup),
+ * so that a gzipped file counts the compressed bytes, against the size of the file. */
+static void show_reading(struct xb_progress *p, const char *path, const struct xbd_lines *lines,
+			 off_t size, bool phase)
+{
+	char n[XB_PROGRESS_NUM_MAX], at[XB_PROGRESS_NUM_MAX], all[XB_PROGRESS_NUM_MAX],
+		text[XB_PROGRESS_LINE_MAX];
+	const char *name = strrchr(path, '/');
+	off_t pos;
+
+	if (!p)
+		return;
+	pos = lseek(lines->fd, 0, SEEK_CUR);
+	snprintf(text, sizeof(text), "reading %s: %s lines (%s of %s)", name ? name + 1 : path,
+		 xb_progress_count(lines->line, n), xb_progress_bytes(pos > 0 ? pos : 0, at),
+		 xb_progress_bytes(size, all));
+	if (phase)
+		xb_progress_phase(p, "%s", text);
+	else
+		xb_progress_show(p, "%s", text);
+}
+
 static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 {
 	struct xbd_list_entry e = { .verdict = lc->verdict, .list_id = lc->id };
 	struct xbd_lines lines;
+	struct stat st;
+	off_t size = 0;
 	char *line;
 	size_t len;
 	int fd, ret = xbd_open_regular(lc->path, "list", XBD_LIST_FILE_MAX, &fd, r->err,
@@ -387,8 +418,14 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 	ret = xbd_lines_open(&lines, fd, XBD_LIST_LINE_MAX, XBD_LIST_FILE_MAX);
 	if (!ret)
 		ret = xbd_lines_gunzip(&lines);
+	if (r->progress && !fstat(fd, &st))
+		size = st.st_size;
+	if (!ret)
+		show_reading(r->progress, lc->path, &lines, size, true);
 	while (!ret && (ret = xbd_lines_next(&lines, &line, &len)) > 0) {
 		e.line = lines.line;
+		if (e.line % PROGRESS_LINES == 0)
+			show_reading(r->progress, lc->path, &lines, size, false);
 		ret = parse_line(lc->path, line, len, &e, r->err, r->errlen);
 		if (ret == -EINVAL && r->conf->lists_ignore_errors) {
 			skip_line(r, lc->id);
@@ -413,7 +450,7 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 }
 
 int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
-		   struct xbd_lists *out, char *err, size_t errlen)
+		   struct xbd_lists *out, struct xb_progress *progress, char *err, size_t errlen)
 {
 	struct read_state r = {
 		.conf = conf,
@@ -424,8 +461,10 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 					     { caps->never_ban4, caps->never_ban6 }, 0, false,
 					     &out->never_ban },
 		},
-		.out = out, .err = err, .errlen = errlen,
+		.out = out, .progress = progress, .err = err, .errlen = errlen,
 	};
+	char count[XB_PROGRESS_NUM_MAX];
+	size_t read_entries = 0;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -436,6 +475,11 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 	}
 	for (int i = 0; i < conf->n_lists && !ret; i++)
 		ret = read_one(&r, &conf->lists[i]);
+	for (__u32 id = 0; id <= XBD_MAX_LISTS; id++)
+		read_entries += out->entries[id];
+	if (!ret && conf->n_lists) /* sorting them, dropping repeats, painting */
+		xb_progress_phase(progress, "checking %s list entries",
+				  xb_progress_count(read_entries, count));
 	for (int k = 0; k < N_KINDS && !ret; k++) {
 		dedup(r.kinds[k].out, &out->painted);
 		ret = overflow_error(&r, &r.kinds[k]);
@@ -469,12 +513,36 @@ static bool keep_manual(const struct xb_policy_entry *old, void *ctx)
 	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
 }
 
+/* The trie's changes as they are made, then the flat tables (the steps after them are quick). */
+static void show_compile(__u8 family, enum xb_compile_step step, size_t done, size_t total,
+			 void *ctx)
+{
+	char text[XB_PROGRESS_LINE_MAX], n[XB_PROGRESS_NUM_MAX], all[XB_PROGRESS_NUM_MAX];
+	int v = family == XDPBAN_FAMILY_INET ? 4 : 6;
+
+	if (step == XB_COMPILE_TRIE_DONE) {
+		xb_progress_phase(ctx, "compiling IPv%d: flat tables", v);
+		return;
+	}
+	if ((step != XB_COMPILE_TOUCHED && step != XB_COMPILE_TRIE_STEP) || !total)
+		return; /* a trie with nothing to change says nothing */
+	snprintf(text, sizeof(text), "compiling IPv%d: trie %s of %s prefixes", v,
+		 xb_progress_count(done, n), xb_progress_count(total, all));
+	if (step == XB_COMPILE_TOUCHED)
+		xb_progress_phase(ctx, "%s", text);
+	else
+		xb_progress_show(ctx, "%s", text);
+}
+
 /* One compile (policy.h): a list entry on the prefix of a manual ban replaces it, entries no
  * list holds any more go, and the flat table is exact again afterwards. */
-int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l, char *err,
-		    size_t errlen)
+int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
+		    struct xb_progress *progress, char *err, size_t errlen)
 {
-	const struct xb_compile_opts opts = { .keep = keep_manual };
+	const struct xb_compile_opts opts = { .keep = keep_manual,
+					      .observe = progress ? show_compile : NULL,
+					      .ctx = progress };
+	char count[XB_PROGRESS_NUM_MAX];
 	struct xb_policy_set set = {};
 	struct xb_compile_result res;
 	int ret = 0;
@@ -487,8 +555,11 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l, char *er
 	}
 	if (ret)
 		snprintf(err, errlen, "out of memory for %zu policy entries", l->policy.n);
-	else
+	else {
+		xb_progress_phase(progress, "compiling %s policy entries",
+				  xb_progress_count(set.n, count));
 		ret = xb_policy_compile(m, &set, &opts, &res, err, errlen);
+	}
 	xb_policy_set_free(&set);
 	if (ret)
 		return ret;

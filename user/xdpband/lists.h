@@ -57,19 +57,23 @@ void xbd_list_caps_default(struct xbd_list_caps *caps);
 int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *err,
 		     size_t errlen);
 
+struct xb_progress;
+
 /* Reads and checks every list file the config names, in full: each must be a regular file of
  * at most XBD_LIST_FILE_MAX bytes with lines of at most XBD_LIST_LINE_MAX bytes of text, and
  * the lists of a kind together may not hold more distinct entries of a family than caps
  * allows.
  * 0, or -errno with one line in err ("FILE:LINE: ...", or the file, its count and the
  * capacity). Memory stays bounded by caps, whatever the files hold. Reads nothing but the
- * files and changes nothing: safe to run while the maps are in use. */
+ * files and changes nothing: safe to run while the maps are in use. progress (NULL: none)
+ * shows the lines and bytes read (progress.h); the caller ends it. */
 int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
-		   struct xbd_lists *out, char *err, size_t errlen);
+		   struct xbd_lists *out, struct xb_progress *progress, char *err, size_t errlen);
 /* Makes the policy tries hold exactly these trusted and deny entries (manual bans stay), or,
- * when that fails at any point, leaves them as they were (policy.h). */
-int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists, char *err,
-		    size_t errlen);
+ * when that fails at any point, leaves them as they were (policy.h). progress (NULL: none)
+ * shows the compile's steps; the caller ends it. */
+int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists,
+		    struct xb_progress *progress, char *err, size_t errlen);
 struct xb_exempt_set;
 /* The never-ban entries as exempt entries (origin XDPBAN_EXEMPT_LIST), added to out. 0 or
  * -ENOMEM. */

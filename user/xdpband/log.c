@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "log.h"
+#include "progress.h"
 
 static bool log_verbose;
 static bool log_to_journal; /* stderr is the journal: use "<N>" priority prefixes */
@@ -33,10 +34,12 @@ void xbd_vlog(enum xbd_log_level level, const char *fmt, va_list ap)
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
 		line[--n] = '\0';
+	xb_progress_hold(); /* a progress line on the terminal goes first */
 	if (log_to_journal)
 		fprintf(stderr, "<%d>%s%s\n", journal_priority[level], level_prefix[level], line);
 	else
 		fprintf(stderr, "xdpband: %s%s\n", level_prefix[level], line);
+	xb_progress_release();
 }
 
 void xbd_log(enum xbd_log_level level, const char *fmt, ...)

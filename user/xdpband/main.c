@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include "lists.h"
 #include "log.h"
+#include "progress.h"
 #include "state.h"
 #include "xdpband.h"
 
@@ -304,7 +305,7 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 	if (!ret)
 		ret = xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, err, errlen);
 	if (!ret) {
-		ret = xbd_lists_apply(&d->maps, lists, err, errlen);
+		ret = xbd_lists_apply(&d->maps, lists, &d->reading.progress, err, errlen);
 		if (ret) /* never_ban holds the entries in force before */
 			xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, ignored,
 					    sizeof(ignored));
@@ -384,6 +385,7 @@ static void reload_finish(struct xbd *d)
 		if (ret)
 			xbd_conf_free(&next);
 	}
+	xb_progress_end(&d->reading.progress);
 	if (ret)
 		pr_err("reload: %s; keeping the old configuration", err);
 	xbd_hooks_reload_done(d, ret, err);
@@ -463,8 +465,8 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 
 /* Everything a start reads and checks before it makes anything, and all that -t checks
  * (with the table sizes a start creates). */
-static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *lists, char *err,
-		       size_t errlen)
+static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *lists,
+		       struct xb_progress *progress, char *err, size_t errlen)
 {
 	struct xbd_list_caps caps;
 	int ret = xbd_conf_load(a->config, &d->conf, err, errlen);
@@ -480,7 +482,7 @@ static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *li
 		}
 	}
 	xbd_list_caps_default(&caps);
-	ret = xbd_lists_read(&d->conf, &caps, lists, err, errlen);
+	ret = xbd_lists_read(&d->conf, &caps, lists, progress, err, errlen);
 	if (!ret && d->conf.state_file)
 		ret = xbd_state_check(d->conf.state_file, err, errlen);
 	return ret;
@@ -540,18 +542,21 @@ static int start_exemptions(struct xbd *d, const struct xbd_lists *lists, char *
 }
 
 /* Everything up to a running daemon; on failure, undoes what it did. */
-static int start(struct xbd *d, const struct xbd_lists *lists, char *err, size_t errlen)
+static int start(struct xbd *d, const struct xbd_lists *lists, struct xb_progress *progress,
+		 char *err, size_t errlen)
 {
 	int ret = xbd_pin_lock(&d->lock, d->conf.pin_dir, err, errlen);
 
 	if (ret)
 		return ret;
+	xb_progress_phase(progress, "loading the XDP program");
 	ret = xbd_load(&d->ld, &d->conf, &d->maps, err, errlen);
 	if (ret)
 		goto unlock;
 	ret = apply_settings(d, err, errlen);
 	if (!ret)
-		ret = xbd_lists_apply(&d->maps, lists, err, errlen);
+		ret = xbd_lists_apply(&d->maps, lists, progress, err, errlen);
+	xb_progress_end(progress); /* the rest of a start is quick, and says what it does */
 	if (!ret)
 		ret = start_exemptions(d, lists, err, errlen);
 	if (!ret)
@@ -714,6 +719,7 @@ int main(int argc, char **argv)
 {
 	static struct xbd d; /* large (the server's buffers): not on the stack */
 	struct xbd_lists lists = {};
+	struct xb_progress progress; /* of the lists, from their reading to their compile */
 	char err[XB_ERRLEN] = "";
 	sigset_t wait_mask;
 	struct args a;
@@ -724,12 +730,14 @@ int main(int argc, char **argv)
 	d.reading.fd = -1; /* no eventfd before start_services() */
 	d.exempt.events.fd = -1; /* no netlink socket before start_exemptions() */
 	xbd_log_init(a.verbose);
+	xb_progress_begin(&progress);
 	/* -t stops after the checks a start makes before it loads anything, so that a
 	 * configuration -t accepts does not then fail at start for a reason -t could see. */
-	if (load_config(&d, &a, &lists, err, sizeof(err)) ||
+	if (load_config(&d, &a, &lists, &progress, err, sizeof(err)) ||
 	    check_ifaces(&d.conf, err, sizeof(err)))
 		goto fail_config;
 	if (a.check_only) {
+		xb_progress_end(&progress);
 		check_config(&d, &lists);
 		xbd_lists_free(&lists);
 		xbd_conf_free(&d.conf);
@@ -741,7 +749,7 @@ int main(int argc, char **argv)
 		goto fail_config;
 	}
 	d.started = time(NULL);
-	if (start(&d, &lists, err, sizeof(err)))
+	if (start(&d, &lists, &progress, err, sizeof(err)))
 		goto fail_config;
 	xbd_lists_free(&lists);
 	log_settings("running", &d.conf);
@@ -750,6 +758,7 @@ int main(int argc, char **argv)
 	stop(&d);
 	return 0;
 fail_config:
+	xb_progress_end(&progress);
 	pr_err("%s", err);
 	xbd_lists_free(&lists);
 	xbd_conf_free(&d.conf);

@@ -23,7 +23,8 @@ static void *reading_main(void *arg)
 
 	r->ret = xbd_conf_load(r->path, &r->conf, r->err, sizeof(r->err));
 	if (!r->ret) {
-		r->ret = xbd_lists_read(&r->conf, &r->caps, &r->lists, r->err, sizeof(r->err));
+		r->ret = xbd_lists_read(&r->conf, &r->caps, &r->lists, &r->progress, r->err,
+					sizeof(r->err));
 		if (r->ret)
 			xbd_conf_free(&r->conf);
 	}
@@ -43,6 +44,8 @@ int xbd_reading_start(struct xbd_reading *r, const char *path, const struct xbd_
 	r->caps = *caps;
 	r->ret = 0;
 	r->err[0] = '\0';
+	xb_progress_end(&r->progress);
+	xb_progress_begin(&r->progress);
 	ret = -pthread_create(&r->thread, NULL, reading_main, r);
 	if (ret) {
 		free(r->path);
@@ -84,6 +87,7 @@ void xbd_reading_close(struct xbd_reading *r)
 		xbd_lists_free(&lists);
 		xbd_conf_free(&conf);
 	}
+	xb_progress_end(&r->progress);
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;

@@ -11,6 +11,7 @@
 #include "conf.h"
 #include "libxdpban.h"
 #include "lists.h"
+#include "progress.h"
 
 struct xbd_reading {
 	int fd;       /* eventfd: readable once the reading is done */
@@ -22,6 +23,9 @@ struct xbd_reading {
 	struct xbd_conf conf;
 	struct xbd_lists lists;
 	char err[XB_ERRLEN];
+	/* On a terminal: the reading's progress, then the compile's, ended by whoever applies
+	 * what was read (or by the next start and by close). */
+	struct xb_progress progress;
 };
 
 /* 0 or -errno. */
