@@ -34,27 +34,13 @@
 static int setup(void **state)
 {
 	const struct dp_opts opts = { .policy4_max = CAP4, .policy6_max = CAP6 };
-	struct dp *dp;
 
-	*state = NULL;
-	if (!dp_can_load())
-		return 0;
-	dp = calloc(1, sizeof(*dp));
-	if (!dp || dp_open(dp, &opts)) {
-		free(dp);
-		return -1;
-	}
-	*state = dp;
-	return 0;
+	return dp_fixture_open(state, &opts, NULL);
 }
 
 static int teardown(void **state)
 {
-	if (*state) {
-		dp_close(*state);
-		free(*state);
-	}
-	return 0;
+	return dp_fixture_close(state);
 }
 
 static struct dp *need_dp(void **state)

@@ -256,8 +256,10 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 					 XDPBAN_FLAT_SLOTS(opts->flat4x_max));
 	if (opts && opts->policy4_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy4, opts->policy4_max);
-	if (opts && opts->policy6_max)
+	if (opts && opts->policy6_max) {
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy6, opts->policy6_max);
+		bpf_map__set_max_entries(dp->skel->maps.xdpban_deep6, opts->policy6_max);
+	}
 	bpf_program__set_autoload(dp->skel->progs.xdpban_report, true);
 	err = opts && opts->single_buffer ? 0 : xb_datapath_frags(dp->skel); /* as xdpband */
 	if (!err)
@@ -609,4 +611,37 @@ __u64 dp_now_ns(void)
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (__u64)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+int dp_fixture_open(void **state, const struct dp_opts *opts, const struct xdpban_config *cfg)
+{
+	struct dp *dp;
+
+	*state = NULL;
+	if (!dp_can_load())
+		return 0; /* dp_can_load said why */
+	dp = calloc(1, sizeof(*dp));
+	if (!dp)
+		return -1;
+	if (dp_open(dp, opts)) {
+		free(dp);
+		return -1;
+	}
+	if (cfg && dp_set_config(dp, cfg)) {
+		dp_close(dp);
+		free(dp);
+		return -1;
+	}
+	*state = dp;
+	return 0;
+}
+
+int dp_fixture_close(void **state)
+{
+	if (*state) {
+		dp_close(*state);
+		free(*state);
+		*state = NULL;
+	}
+	return 0;
 }

@@ -123,6 +123,12 @@ __u64 dp_now_ns(void);
 
 /* True when the tests can load BPF (root). Tests call skip() when false, after saying why. */
 bool dp_can_load(void);
+
+/* A cmocka setup's and teardown's work for a test with a data path of its own: *state gets a
+ * dp opened with opts (NULL: defaults) and, unless NULL, cfg; or NULL when dp_can_load()
+ * says no (each test then skips). 0, or -1 when opening failed. */
+int dp_fixture_open(void **state, const struct dp_opts *opts, const struct xdpban_config *cfg);
+int dp_fixture_close(void **state);
 /* A cmocka group's setup and teardown around one data path with the default options: without
  * root, *loaded stays false (the tests skip); a failed load is named for `test` and fails the
  * group. 0 or -1. */
