@@ -89,7 +89,9 @@
 	/* Per-CPU, the clock reading of the current tick (xdpban_time.h). */                      \
 	X(xdpban_clock, clock, PERCPU_ARRAY, __u32, struct xdpban_clock, 1)                        \
 	/* One byte per port: UDP guard profile, UDP and TCP open (xdpban_ports.h). */             \
-	X(xdpban_ports, ports, MMAP_ARRAY, __u32, __u64, XDPBAN_PORTS_WORDS)
+	X(xdpban_ports, ports, MMAP_ARRAY, __u32, __u64, XDPBAN_PORTS_WORDS)                       \
+	/* Allow-only mode's reasons: a bit per /16 that no deny entry touches (xdpban_flat.h). */ \
+	X(xdpban_nodeny16, nodeny16, MMAP_ARRAY, __u32, __u64, XDPBAN_NODENY_WORDS)
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value

@@ -85,6 +85,14 @@ int xb_plan_keep_old(struct xb_plan *p, const struct xb_compile_opts *opts);
  * 0 or -ENOMEM. */
 int xb_plan_diff(struct xb_plan *p);
 
+/* ---- nodeny.c: allow-only mode's reasons (xdpban_nodeny16) ---- */
+
+/* Clears the bits of the regions a deny entry at p touches: the step before it enters a trie.
+ * 0 or -errno (the map not mapped). */
+int xb_nodeny_clear(const struct xb_maps *m, const struct xb_prefix *p);
+/* Sets the family's bits exactly for set (sorted or not), which the trie holds. 0 or -errno. */
+int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_list *set);
+
 /* ---- flat_live.c: the flat maps while the data path reads them ---- */
 
 /* LOOKUP in every region the entry at p touches, and no level-3 line there (or no lines read
