@@ -169,6 +169,11 @@ $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS
 # A unit test of a program's module links that module too (TEST_OBJS).
 $(BUILD)/tests/test_top: TEST_OBJS := $(BUILD)/user/xdpban/top_model.o
 $(BUILD)/tests/test_top: $(BUILD)/user/xdpban/top_model.o
+# test_allow reads list files with xdpband's reader.
+TEST_ALLOW_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,lists files log)
+$(BUILD)/tests/test_allow: TEST_OBJS := $(TEST_ALLOW_OBJS)
+$(BUILD)/tests/test_allow: CFLAGS += -Iuser/xdpband
+$(BUILD)/tests/test_allow: $(TEST_ALLOW_OBJS)
 
 $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)

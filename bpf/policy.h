@@ -10,7 +10,10 @@
  * the common case is two to four loads, the guard and level 1 always hot, the middle level
  * in L2 (1 MiB), level 2 a miss (4 MiB); a line is one slot, key and codes in one cache line;
  * the trie is a helper call of up to 33 (IPv4) or 129 (IPv6) dependent loads. Never write a
- * map here. */
+ * map here.
+ * A pure code is what the data path does (xdpban_flat.h): NONE goes on (no entry, or allowed),
+ * DENY drops (denied, or not allowed), TRUSTED passes; deny_reason tells allow-only mode's
+ * two drops apart. */
 #ifndef XDPBAN_BPF_POLICY_H
 #define XDPBAN_BPF_POLICY_H
 
@@ -84,34 +87,44 @@ __attribute__((noinline)) int line_lookup(__u32 addr)
 	return XDPBAN_FLAT_LOOKUP;
 }
 
-/* The verdict of an entry found by an exact probe or the trie: a timed entry (a manual prefix
- * ban) stops applying when its time has come. */
-static __always_inline __u32 entry_verdict(const struct xdpban_policy *pol)
+/* The entry of the longest matching prefix of length plen or less in the trie of the family;
+ * NULL when there is none. */
+static __always_inline struct xdpban_policy *trie_find(__u8 family, const __u8 *saddr,
+						       __u32 plen)
 {
-	if (pol->expires_ns && clock_now_ns() >= pol->expires_ns)
-		return XDPBAN_POLICY_NONE;
-	return pol->verdict;
+	if (family == XDPBAN_FAMILY_INET) {
+		struct xdpban_lpm4_key k = { .prefixlen = plen };
+
+		__builtin_memcpy(k.addr, saddr, 4);
+		return bpf_map_lookup_elem(&xdpban_policy4, &k);
+	} else {
+		struct xdpban_lpm6_key k = { .prefixlen = plen };
+
+		__builtin_memcpy(k.addr, saddr, 16);
+		return bpf_map_lookup_elem(&xdpban_policy6, &k);
+	}
+}
+
+static __always_inline int policy_expired(const struct xdpban_policy *pol)
+{
+	return pol->expires_ns && clock_now_ns() >= pol->expires_ns;
 }
 
 /* The longest matching prefix in the trie of the family. */
 static __always_inline __u32 trie_lookup(__u8 family, const __u8 *saddr)
 {
-	struct xdpban_policy *pol;
+	struct xdpban_policy *pol = trie_find(family, saddr, family == XDPBAN_FAMILY_INET ? 32 : 128);
 
-	if (family == XDPBAN_FAMILY_INET) {
-		struct xdpban_lpm4_key k = { .prefixlen = 32 };
-
-		__builtin_memcpy(k.addr, saddr, 4);
-		pol = bpf_map_lookup_elem(&xdpban_policy4, &k);
-	} else {
-		struct xdpban_lpm6_key k = { .prefixlen = 128 };
-
-		__builtin_memcpy(k.addr, saddr, 16);
-		pol = bpf_map_lookup_elem(&xdpban_policy6, &k);
-	}
 	if (!pol)
 		return XDPBAN_POLICY_NONE;
-	return entry_verdict(pol);
+	/* A timed entry (a manual prefix ban) stops applying when its time has come: the
+	 * default layer (the /0 entry of allow-only mode) answers instead, or no entry. */
+	if (policy_expired(pol)) {
+		pol = trie_find(family, saddr, 0);
+		if (!pol || policy_expired(pol))
+			return XDPBAN_POLICY_NONE;
+	}
+	return pol->verdict;
 }
 
 /* The index of the lowest set bit of a non-zero word: a de Bruijn multiply and a table, no
@@ -164,13 +177,37 @@ __attribute__((noinline)) int deep6_lookup(const struct xdpban_lpm6_key *source)
 			mask[j] = addr[j] & xdpban_deep6_mask_word(plen, j);
 		__builtin_memcpy(key.addr, mask, sizeof(key.addr));
 		pol = bpf_map_lookup_elem(&xdpban_deep6, &key);
-		if (pol)
-			return entry_verdict(pol);
+		if (!pol)
+			continue;
+		if (!policy_expired(pol))
+			return pol->verdict;
+		/* as in the trie: the default layer (::/0) answers, or no entry */
+		key.prefixlen = 0;
+		__builtin_memset(key.addr, 0, sizeof(key.addr));
+		pol = bpf_map_lookup_elem(&xdpban_deep6, &key);
+		return pol && !policy_expired(pol) ? pol->verdict : XDPBAN_POLICY_NONE;
 	}
 	return -1; /* more lengths than the writer allows: not exact */
 }
 
-static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr)
+/* Which of deny and not allowed a DENY code of the flat table stands for, in allow-only mode:
+ * not allowed where no deny entry touches the source's /16 (xdpban_nodeny16), else the trie's
+ * answer. One cached word for a flood from outside the allow lists. */
+static __always_inline __u32 deny_reason(__u8 family, __u32 top, const __u8 *saddr)
+{
+	__u32 region = xdpban_nodeny_region(family, top), word = region / 64;
+	__u64 *bits = bpf_map_lookup_elem(&xdpban_nodeny16, &word);
+
+	if (bits && (*bits >> (region % 64)) & 1)
+		return XDPBAN_POLICY_NOT_ALLOWED;
+	return trie_lookup(family, saddr) == XDPBAN_POLICY_NOT_ALLOWED ? XDPBAN_POLICY_NOT_ALLOWED
+								       : XDPBAN_POLICY_DENY;
+}
+
+/* The source's verdict. With allow_only (XDPBAN_CFG_ALLOW_ONLY) a DENY code of the flat table
+ * may stand for deny or for not allowed, which drop alike: deny_reason says which, and only
+ * on that path, so a clean or denied packet outside allow-only mode reads nothing more. */
+static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr, bool allow_only)
 {
 	bool lines;
 	__u32 top, code;
@@ -186,6 +223,8 @@ static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr)
 	} else {
 		code = flat_lookup(&xdpban_flat6, top, &lines); /* IPv6 has no level 3 */
 	}
+	if (code == XDPBAN_FLAT_DENY && allow_only)
+		return deny_reason(family, top, saddr);
 	if (code != XDPBAN_FLAT_LOOKUP)
 		return xdpban_flat_verdict(code);
 	if (family == XDPBAN_FAMILY_INET6) {

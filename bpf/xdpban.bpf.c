@@ -5,6 +5,7 @@
  * This file must never hold parsing or counting logic itself. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "allow.h"
 #include "classify.h"
 #include "count.h"
 #include "exempt.h"
@@ -69,13 +70,16 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	if (classes)
 		counter_warm(&key, seed); /* stage 6 will read it: start the miss now */
 
-	verdict = policy_lookup(p.family, p.saddr);
+	verdict = policy_lookup(p.family, p.saddr, cfg->policy & XDPBAN_CFG_ALLOW_ONLY);
 	STAGE_END(CUT_POLICY, verdict);
 	switch (verdict) {
 	case XDPBAN_POLICY_TRUSTED:
 		return XDPBAN_STAT_PASSED_TRUSTED;
 	case XDPBAN_POLICY_DENY:
 		return XDPBAN_STAT_DROP_DENY;
+	case XDPBAN_POLICY_NOT_ALLOWED:
+		if (!allow_exempt(ctx, &p))
+			return XDPBAN_STAT_DROP_NOT_ALLOWED;
 	}
 
 	banned = ban_check(&key, seed, p.bytes);
@@ -131,10 +135,11 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 		return XDPBAN_REPORT_INVALID;
 	__builtin_memcpy(saddr, req->addr, sizeof(saddr));
 
-	switch (policy_lookup(req->family, saddr)) {
+	switch (policy_lookup(req->family, saddr, false)) {
 	case XDPBAN_POLICY_TRUSTED:
 		return XDPBAN_REPORT_TRUSTED;
 	case XDPBAN_POLICY_DENY:
+	case XDPBAN_POLICY_NOT_ALLOWED: /* its packets are dropped: nothing to count */
 		return XDPBAN_REPORT_DENIED;
 	}
 	xdpban_key_make(&key, req->family, saddr, cfg->v6_prefix);

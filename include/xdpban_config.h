@@ -55,6 +55,15 @@ enum xdpban_ports_flag {
 };
 #define XDPBAN_PORTS_ALL (XDPBAN_PORTS_GUARD | XDPBAN_PORTS_PROBE | XDPBAN_PORTS_PROBE_ICMP)
 
+/* config.policy. XDPBAN_CFG_ALLOW_ONLY: allow lists are loaded, so a flat table's DENY code
+ * may stand for a not-allowed address, and the data path looks closer (xdpban_nodeny16, then
+ * the trie) to count the right reason (docs/datapath.md, "Allow-only mode"). It never changes
+ * a verdict: the tries decide those. */
+enum xdpban_cfg_policy {
+	XDPBAN_CFG_ALLOW_ONLY = 1u << 0,
+};
+#define XDPBAN_CFG_POLICY_ALL XDPBAN_CFG_ALLOW_ONLY
+
 #define XDPBAN_V6_PREFIX_MIN 32u
 #define XDPBAN_V6_PREFIX_MAX 128u
 #define XDPBAN_LIMIT_MAX 1000000000u
@@ -76,7 +85,8 @@ struct xdpban_config {
 	__u8 learn_shift; /* verify from 1 in 2^learn_shift TCP segments with ACK;
 			   * 0..XDPBAN_LEARN_SHIFT_MAX, or XDPBAN_LEARN_OFF */
 	__u8 ports;       /* XDPBAN_PORTS_* bits: which port rules are in force (xdpban_ports.h) */
-	__u8 pad[3];      /* zero */
+	__u8 policy;      /* XDPBAN_CFG_* bits: what the policy tries hold */
+	__u8 pad[2];      /* zero */
 };
 
 /* True when every field is in range. Both sides use it: userspace refuses a bad config, the
@@ -90,7 +100,7 @@ static inline int xdpban_config_valid(const struct xdpban_config *c)
 	       c->v6_prefix <= XDPBAN_V6_PREFIX_MAX && c->spoof <= XDPBAN_SPOOF_VERIFIED &&
 	       c->hop_tolerance <= XDPBAN_HOP_TOLERANCE_MAX &&
 	       (c->learn_shift <= XDPBAN_LEARN_SHIFT_MAX || c->learn_shift == XDPBAN_LEARN_OFF) &&
-	       (c->ports & ~XDPBAN_PORTS_ALL) == 0;
+	       (c->ports & ~XDPBAN_PORTS_ALL) == 0 && (c->policy & ~XDPBAN_CFG_POLICY_ALL) == 0;
 }
 
 #define XDPBAN_CONFIG_DEFAULTS                                                                 \

@@ -48,8 +48,8 @@
 
 enum xdpban_flat_code {
 	XDPBAN_FLAT_LOOKUP = 0,  /* ask the next level, finally the trie */
-	XDPBAN_FLAT_NONE = 1,    /* XDPBAN_POLICY_NONE for every address of the region */
-	XDPBAN_FLAT_DENY = 2,    /* XDPBAN_POLICY_DENY */
+	XDPBAN_FLAT_NONE = 1,    /* XDPBAN_POLICY_NONE or _ALLOWED: on to bans and counting */
+	XDPBAN_FLAT_DENY = 2,    /* XDPBAN_POLICY_DENY or _NOT_ALLOWED: dropped */
 	XDPBAN_FLAT_TRUSTED = 3, /* XDPBAN_POLICY_TRUSTED */
 };
 
@@ -84,10 +84,15 @@ struct xdpban_flat_line {
 	__u64 codes[XDPBAN_FLAT_LINE_WORDS]; /* code of /32 i: word i / 32, bits 2 * (i % 32) */
 };
 
-/* Pure codes are verdicts plus one. */
+/* Pure codes are what the data path does: allowed goes on like no entry, not allowed drops
+ * like deny (only in allow-only mode, XDPBAN_CFG_ALLOW_ONLY, does the data path tell them
+ * apart, for the statistics reason: xdpban_nodeny16 below). The first three verdicts are
+ * their code less one. */
 static inline __u32 xdpban_flat_code_of_verdict(__u32 verdict)
 {
-	return verdict + 1;
+	return verdict == XDPBAN_POLICY_ALLOWED	      ? XDPBAN_FLAT_NONE
+	       : verdict == XDPBAN_POLICY_NOT_ALLOWED ? XDPBAN_FLAT_DENY
+						      : verdict + 1;
 }
 
 static inline __u32 xdpban_flat_verdict(__u32 code)
@@ -177,6 +182,25 @@ static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u3
 		if (k < place)
 			v = (v * 171) >> 9;
 	return v - ((v * 171) >> 9) * 3 + 1;
+}
+
+/* ---- allow-only mode's reasons ---- */
+
+/* xdpban_nodeny16: one bit per /16 region of the top 32 bits, IPv4's 65,536 then IPv6's
+ * (16 KiB, so it stays in the cache), set only where no deny entry (a deny list's, or a
+ * manual prefix ban, timed or not) covers the region or lies in it. In allow-only mode a DENY
+ * code drops a denied or a not-allowed address alike; where the bit is set it can only be a
+ * not-allowed one, so the data path counts drop_not_allowed without asking the trie. Zero
+ * means "ask the trie", which is always right: a writer clears a region's bit before a deny
+ * entry touching it enters a trie, and sets bits only from a sorted set the tries hold. The
+ * bits pick a statistics reason, never a verdict. */
+#define XDPBAN_NODENY_REGIONS (2u << XDPBAN_FLAT_L1_BITS)
+#define XDPBAN_NODENY_WORDS (XDPBAN_NODENY_REGIONS / 64) /* 2,048 */
+
+static inline __u32 xdpban_nodeny_region(__u8 family, __u32 top)
+{
+	return (family == XDPBAN_FAMILY_INET6 ? 1u << XDPBAN_FLAT_L1_BITS : 0) |
+	       top >> (32 - XDPBAN_FLAT_L1_BITS);
 }
 
 #endif /* XDPBAN_FLAT_H */

@@ -90,7 +90,9 @@
 	/* Per-CPU, the clock reading of the current tick (xdpban_time.h). */                      \
 	X(xdpban_clock, clock, PERCPU_ARRAY, __u32, struct xdpban_clock, 1)                        \
 	/* One byte per port: UDP guard profile, UDP and TCP open (xdpban_ports.h). */             \
-	X(xdpban_ports, ports, MMAP_ARRAY, __u32, __u64, XDPBAN_PORTS_WORDS)                      \
+	X(xdpban_ports, ports, MMAP_ARRAY, __u32, __u64, XDPBAN_PORTS_WORDS)                       \
+	/* Allow-only mode's reasons: a bit per /16 that no deny entry touches (xdpban_flat.h). */ \
+	X(xdpban_nodeny16, nodeny16, MMAP_ARRAY, __u32, __u64, XDPBAN_NODENY_WORDS)                \
 	/* IPv6 policy past the flat table: an exact hash of the trie's entries (xdpban_deep6.h). */\
 	X(xdpban_deep6, deep6, HASH_DYN, struct xdpban_lpm6_key, struct xdpban_policy,             \
 	  XDPBAN_DEFAULT_POLICY6_MAX)                                                              \

@@ -1,5 +1,6 @@
 /* xdpban_policy.h - the policy contract: LPM trie keys and the verdict each prefix carries.
- * Userspace compiles allow/deny/trusted lists into these tries; the data path only reads them.
+ * Userspace paints allow/deny/trusted lists into these tries (docs/datapath.md, "Policy lists:
+ * the painting order"); the data path only reads them.
  */
 #ifndef XDPBAN_POLICY_H
 #define XDPBAN_POLICY_H
@@ -18,13 +19,19 @@ struct xdpban_lpm6_key {
 };
 
 enum xdpban_verdict {
-	XDPBAN_POLICY_NONE = 0,    /* no entry: the source goes through bans and counting */
-	XDPBAN_POLICY_DENY = 1,    /* always dropped */
-	XDPBAN_POLICY_TRUSTED = 2, /* always passed; never counted, never banned */
+	XDPBAN_POLICY_NONE = 0,        /* no entry: the source goes through bans and counting */
+	XDPBAN_POLICY_DENY = 1,        /* always dropped */
+	XDPBAN_POLICY_TRUSTED = 2,     /* always passed; never counted, never banned */
+	XDPBAN_POLICY_ALLOWED = 3,     /* an allow list's: goes through bans and counting */
+	XDPBAN_POLICY_NOT_ALLOWED = 4, /* allow-only mode's default (the /0 entries): dropped,
+					* unless the packet is exempt from the mode */
 };
+#define XDPBAN_POLICY_VERDICT_MAX XDPBAN_POLICY_NOT_ALLOWED
 
 /* list_id of prefixes that are timed manual bans (`xdpban ban ADDR/LEN`) rather than a list. */
 #define XDPBAN_LIST_MANUAL_BAN 0xffffffffu
+/* list_id of the default layer in allow-only mode: 0.0.0.0/0 and ::/0, not allowed. */
+#define XDPBAN_LIST_DEFAULT 0xfffffffeu
 
 struct xdpban_policy {
 	__u32 verdict;    /* host order, enum xdpban_verdict */

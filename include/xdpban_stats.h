@@ -6,7 +6,7 @@
  * slots are verdicts: every packet lands in exactly one of them, so they add up to the packets
  * seen. The rest are events, recorded with the packet that caused them (reports from
  * userspace record their error count as packets, 0 bytes). Never reorder the rows: their
- * position is the slot.
+ * position is the slot (a pin of another length is another version's: xdpband refuses it).
  */
 #ifndef XDPBAN_STATS_H
 #define XDPBAN_STATS_H
@@ -19,6 +19,7 @@
 	V(PASSED, "passed", "passed every stage, or not IP, or NDP")                           \
 	V(PASSED_TRUSTED, "passed_trusted", "passed by a trusted policy entry")                \
 	V(DROP_DENY, "drop_deny", "dropped by a deny policy entry")                            \
+	V(DROP_NOT_ALLOWED, "drop_not_allowed", "dropped in allow-only mode: in no allow list") \
 	V(DROP_BANNED, "drop_banned", "dropped: the source is banned")                         \
 	V(DROP_MALFORMED, "drop_malformed", "dropped as malformed (class in drop_mask)")       \
 	V(DROP_ERROR, "drop_error", "dropped for another error class in drop_mask")            \

@@ -119,10 +119,10 @@ setup() {
 case_status_json() {
 	cli_ok status --json || return 1
 	json_holds "$out" 'j["daemon"] is False and j["pin_dir"] == "'"$PIN_DIR"'"' &&
-		json_holds "$out" 'j["config"] == {"limit": 10, "window": 86400, "ban_time": 86400, "ipv6_prefix": 64, "errors": ["malformed", "reported", "protocol", "probe"], "drop": ["malformed"], "spoof": "hop", "hop_tolerance": 1, "learn": "1/16", "defaults": True}' &&
+		json_holds "$out" 'j["config"] == {"limit": 10, "window": 86400, "ban_time": 86400, "ipv6_prefix": 64, "errors": ["malformed", "reported", "protocol", "probe"], "drop": ["malformed"], "spoof": "hop", "hop_tolerance": 1, "learn": "1/16", "allow_only": False, "defaults": True}' &&
 		json_holds "$out" 'j["tracked"] == 0 and j["banned"] == 0 and j["prefix_bans"] == 0' &&
 		json_holds "$out" 'j["counters_max"] == 262144 and j["bans_max"] == 65536' &&
-		json_holds "$out" 'sorted(j["stats"]) == sorted(["passed", "passed_trusted", "drop_deny", "drop_banned", "drop_malformed", "drop_error", "errors", "bans_created", "ban_table_full", "bans_expired", "events_lost", "errors_suspect", "errors_unverified", "errors_exempt", "counter_full", "sources_verified", "class_malformed", "class_reported", "class_protocol", "class_probe"])' &&
+		json_holds "$out" 'sorted(j["stats"]) == sorted(["passed", "passed_trusted", "drop_deny", "drop_not_allowed", "drop_banned", "drop_malformed", "drop_error", "errors", "bans_created", "ban_table_full", "bans_expired", "events_lost", "errors_suspect", "errors_unverified", "errors_exempt", "counter_full", "sources_verified", "class_malformed", "class_reported", "class_protocol", "class_probe"])' &&
 		json_holds "$out" 'j["ports"] == {"guards": [], "open_tcp": [], "open_udp": [], "probe_icmp": False}' &&
 		json_holds "$out" 'all(set(v) == {"packets", "bytes"} and v["packets"] == 0 for v in j["stats"].values())'
 }
@@ -308,8 +308,8 @@ case_lists_and_trusted() {
 		key hex 19 00 00 00 cb 00 71 80 value hex 02 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 ||
 		return 1
 	cli_ok lists --json || return 1
-	json_holds "$out" '{"list": 7, "manual": False, "verdict": "trusted", "ipv4": 1, "ipv6": 0} in j["lists"]' &&
-		json_holds "$out" '{"list": 4294967295, "manual": True, "verdict": "deny", "ipv4": 1, "ipv6": 0} in j["lists"]' &&
+	json_holds "$out" '{"list": 7, "manual": False, "default": False, "verdict": "trusted", "ipv4": 1, "ipv6": 0} in j["lists"]' &&
+		json_holds "$out" '{"list": 4294967295, "manual": True, "default": False, "verdict": "deny", "ipv4": 1, "ipv6": 0} in j["lists"]' &&
 		cli_ok query "$V4_TRUSTED" --json &&
 		json_holds "$out" 'j["policy"] == "trusted" and j["policy_match"] == "'"$V4_TRUSTED_NET"'" and j["policy_list"] == 7'
 }

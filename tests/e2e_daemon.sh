@@ -550,7 +550,7 @@ xbd_metric_is() {
 # The pinned maps, summed over CPUs with bpftool, written as the metrics should read: every
 # statistic, and the live slots of the tables (no ban expires and no window ends in this test).
 xbd_maps_as_metrics() {
-	local name packets bytes verdicts=" passed passed_trusted drop_deny drop_banned drop_malformed drop_error "
+	local name packets bytes verdicts=" passed passed_trusted drop_deny drop_not_allowed drop_banned drop_malformed drop_error "
 	"$XBD_PY" tests/tools/xb_maps.py stats "$XBD_PIN" | while read -r name packets bytes; do
 		if [[ $verdicts == *" $name "* ]]; then
 			echo "xdpban_packets_total{reason=\"$name\"} $packets"

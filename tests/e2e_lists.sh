@@ -66,7 +66,7 @@ case_painting() {
 		e2e_expect "deny inside trusted" "trusted 203.0.113.128/25" "$(policy_of 203.0.113.150)" &&
 		e2e_expect "the same prefix in both" "trusted 192.0.2.77" "$(policy_of 192.0.2.77)" &&
 		e2e_expect "an IPv6 hole" "trusted 2001:db8:bad:1::/64" "$(policy_of 2001:db8:bad:1::9)" &&
-		e2e_wait 50 xbd_log_has "policy lists: 2 deny entries lie on or inside trusted entries; trusted wins there"
+		e2e_wait 50 xbd_log_has "policy lists: 2 entries lie on or inside entries of a later layer (allow, deny, trusted), which wins there"
 }
 
 case_wire() {

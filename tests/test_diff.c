@@ -7,8 +7,8 @@
  *
  * Phases: a main run with a small limit under five configs; a tiny ban table (ban_table_full);
  * injected expired bans, windows and timed policy (the expiry paths); a ring buffer left
- * undrained (events_lost); config entries out of range; and policy changes during the run
- * (reloads of other lists, timed prefix bans put and lifted, recompiles). The policy is always
+ * undrained (events_lost); config entries out of range; policy changes during the run
+ * (reloads of other lists, timed prefix bans put and lifted, recompiles); and allow-only mode. The policy is always
  * written the way the daemon writes it, through user/lib/policy.h: each phase starts with a
  * compile of the standard lists, so the flat table in front of the tries answers most
  * sources. Each check also holds the ban
@@ -1089,7 +1089,63 @@ static const struct fuzz_policy lists_mixed[] = {
 	{ "2001:db8:0:9::/64", XDPBAN_POLICY_TRUSTED },
 };
 
+/* Allow-only mode, painted as xdpband paints it (docs/datapath.md): the default layer (/0 not
+ * allowed), allow entries over parts of the pools and of the random sources, deny entries
+ * inside them, trusted entries inside those. */
+static const struct fuzz_policy lists_allow[] = {
+	{ "0.0.0.0/0", XDPBAN_POLICY_NOT_ALLOWED },
+	{ "::/0", XDPBAN_POLICY_NOT_ALLOWED },
+	{ "192.0.2.0/27", XDPBAN_POLICY_ALLOWED },     /* pool .10-.31; .32 and .33 are not */
+	{ "192.0.2.20/30", XDPBAN_POLICY_DENY },
+	{ "192.0.2.21", XDPBAN_POLICY_TRUSTED },
+	{ "198.51.100.0/24", XDPBAN_POLICY_ALLOWED },
+	{ "198.51.100.16/28", XDPBAN_POLICY_TRUSTED },
+	{ "203.0.113.128/25", XDPBAN_POLICY_ALLOWED }, /* half the random IPv4 sources */
+	{ "203.0.113.192/26", XDPBAN_POLICY_DENY },
+	{ "2001:db8::/61", XDPBAN_POLICY_ALLOWED },    /* pool :0..:7; :8 and :9 are not */
+	{ "2001:db8:0:4::/62", XDPBAN_POLICY_DENY },
+	{ "2001:db8:0:5::1", XDPBAN_POLICY_TRUSTED },
+	{ "2001:db8:8000::/33", XDPBAN_POLICY_ALLOWED }, /* half the random IPv6 sources */
+};
+
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allow-only mode under the traffic: compiled with its config bit, manual prefix bans inside
+ * allowed prefixes (live, permanent, and one that ran out, where the default layer answers),
+ * a recompile, then a reload without allow lists and the bit cleared. */
+static void diff_allow_only(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(3, 86400, 86400);
+	struct manual_ban manual[3];
+	char err[XB_ERRLEN];
+
+	if (!d)
+		skip();
+	phase_open(d, "allow-only", 0, 8);
+	cfg.policy = XDPBAN_CFG_ALLOW_ONLY;
+	set_config(d, &cfg);
+	policy_compile(d, lists_allow, COUNT(lists_allow), NULL, 0);
+	run_frames(d, 6000);
+	manual[0] = (struct manual_ban){ "192.0.2.24/30", dp_now_ns() + 3600 * NS_PER_SEC };
+	manual[1] = (struct manual_ban){ "192.0.2.12/30", 1 }; /* ran out: not allowed again */
+	manual[2] = (struct manual_ban){ "2001:db8:0:1::/64", 0 };
+	for (size_t i = 0; i < COUNT(manual); i++)
+		policy_put(d, manual[i].cidr, XDPBAN_POLICY_DENY, XDPBAN_LIST_MANUAL_BAN,
+			   manual[i].expires_ns);
+	run_frames(d, 4000);
+	assert_int_equal(xb_policy_recompile(&d->dp.maps, NULL, err, sizeof(err)), 0);
+	run_frames(d, 4000);
+	assert_true(d->model.stats[XDPBAN_STAT_DROP_NOT_ALLOWED].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_DROP_DENY].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_PASSED_TRUSTED].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_PASSED].packets > 0);
+	cfg.policy = 0;
+	set_config(d, &cfg);
+	policy_compile(d, fuzz_policy, fuzz_policy_count, manual, COUNT(manual));
+	run_frames(d, 3000);
+	phase_close(d);
+}
 
 /* The policy changes under the traffic as it does in the daemon: reloads of other lists (each
  * a compile), manual prefix bans put and lifted between them (single changes: LOOKUP only) -
@@ -1202,6 +1258,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(diff_bad_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_port_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_policy_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_allow_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_spoof_and_eviction, setup, teardown),
 	};
 

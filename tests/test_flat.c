@@ -198,14 +198,8 @@ struct lines {
 static __u32 flat_verdict(const __u64 *words, const struct lines *l, const struct xb_policy_set *s,
 			  __u8 family, const __u8 *addr)
 {
-	__u32 top = top_bits(addr), code = xb_flat_code(words, XDPBAN_FLAT_L1_BITS, top);
+	__u32 code = pset_flat_code(words, l->v, l->n, family, top_bits(addr));
 
-	if (code == XDPBAN_FLAT_LOOKUP)
-		code = xb_flat_code(words, XDPBAN_FLAT_MID_BITS, top);
-	if (code == XDPBAN_FLAT_LOOKUP)
-		code = xb_flat_code(words, XDPBAN_FLAT_L2_BITS, top);
-	if (code == XDPBAN_FLAT_LOOKUP && family == XDPBAN_FAMILY_INET)
-		code = xb_flat_lines_code(l->v, l->n, top);
 	if (code == XDPBAN_FLAT_LOOKUP)
 		return lpm_verdict(s, family, addr);
 	return xdpban_flat_verdict(code);

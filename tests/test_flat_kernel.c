@@ -956,12 +956,12 @@ static void bad_input_changes_nothing(void **state)
 	bad.prefix.family = 5;
 	refuse_with(f, &next, &bad, "bad address family 5");
 	bad = next.v[2];
-	bad.policy.verdict = 3;
-	refuse_with(f, &next, &bad, "bad verdict 3");
+	bad.policy.verdict = XDPBAN_POLICY_VERDICT_MAX + 1;
+	refuse_with(f, &next, &bad, "bad verdict 5");
 	assert_unchanged(f, &before);
 
 	bad = next.v[3];
-	bad.policy.verdict = 4;
+	bad.policy.verdict = XDPBAN_POLICY_VERDICT_MAX + 1;
 	assert_int_equal(xb_policy_put(&f->dp.maps, &bad.prefix, &bad.policy, BPF_ANY), -EINVAL);
 	bad = next.v[3];
 	bad.prefix.plen = 40;

@@ -263,6 +263,37 @@ static void longest_prefix_wins_between_trusted_and_deny(void **state)
 	model_free(&m);
 }
 
+/* Allow-only mode as the tries hold it: the /0 default not allowed, allow, deny inside it;
+ * a timed ban that ran out leaves its prefix to the default; built-in sources go on. */
+static void allow_only_layers(void **state)
+{
+	struct fuzz_frame f;
+	struct model m;
+
+	model_init(&m, 0, 0, 0);
+	add_policy(&m, "0.0.0.0", 0, XDPBAN_POLICY_NOT_ALLOWED, 0);
+	add_policy(&m, "::", 0, XDPBAN_POLICY_NOT_ALLOWED, 0);
+	add_policy(&m, "198.51.100.0", 24, XDPBAN_POLICY_ALLOWED, 0);
+	add_policy(&m, "198.51.100.16", 28, XDPBAN_POLICY_DENY, 0);
+	add_policy(&m, "198.51.100.64", 26, XDPBAN_POLICY_DENY, T0 + 10); /* a timed ban */
+
+	tcp_frame(&f, "198.51.100.1", TCP_SYN_FIN); /* allowed: counted as ever */
+	assert_true(run(&m, &f, T0).counted);
+	tcp_frame(&f, "198.51.100.17", TCP_ACK);
+	assert_int_equal(run(&m, &f, T0).reason, XDPBAN_STAT_DROP_DENY);
+	tcp_frame(&f, "203.0.113.1", TCP_SYN_FIN); /* not allowed: dropped, not counted */
+	assert_int_equal(run(&m, &f, T0).reason, XDPBAN_STAT_DROP_NOT_ALLOWED);
+	tcp_frame(&f, "2001:db8::1", TCP_ACK);
+	assert_int_equal(run(&m, &f, T0).reason, XDPBAN_STAT_DROP_NOT_ALLOWED);
+	tcp_frame(&f, "198.51.100.65", TCP_ACK);
+	assert_int_equal(run(&m, &f, T0 + 9).reason, XDPBAN_STAT_DROP_DENY);
+	assert_int_equal(run(&m, &f, T0 + 10).reason, XDPBAN_STAT_DROP_NOT_ALLOWED);
+	tcp_frame(&f, "0.0.0.1", TCP_ACK); /* built-in: not cut off */
+	assert_int_equal(run(&m, &f, T0).reason, XDPBAN_STAT_PASSED);
+	assert_int_equal(m.stats[XDPBAN_STAT_ERRORS].packets, 1);
+	model_free(&m);
+}
+
 /* ---- Malformed without a source ---- */
 
 static void unattributed_malformed_is_never_counted(void **state)
@@ -561,6 +592,7 @@ int main(void)
 		cmocka_unit_test(ban_expires_at_expires_ns_and_zero_is_forever),
 		cmocka_unit_test(ipv6_counted_per_64_and_prefix_change_rekeys_only_new),
 		cmocka_unit_test(longest_prefix_wins_between_trusted_and_deny),
+		cmocka_unit_test(allow_only_layers),
 		cmocka_unit_test(unattributed_malformed_is_never_counted),
 		cmocka_unit_test(ndp_passes_even_denied_or_banned),
 		cmocka_unit_test(parser_vlans_ext_headers_and_lengths),

@@ -59,6 +59,7 @@
 #define PASSED .action = XDP_PASS, .reason = XDPBAN_STAT_PASSED
 #define TRUSTED .action = XDP_PASS, .reason = XDPBAN_STAT_PASSED_TRUSTED
 #define DENIED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_DENY
+#define NOT_ALLOWED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_NOT_ALLOWED
 #define BANNED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_BANNED
 #define DROP_MALFORMED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_MALFORMED
 #define COUNTED .counted = true /* one error against the source's key */
@@ -68,18 +69,23 @@
 #define TRUST(prefix) { .cidr = prefix, .verdict = XDPBAN_POLICY_TRUSTED }
 #define DENY_FOR(prefix, s) { .cidr = prefix, .verdict = XDPBAN_POLICY_DENY, .expires_in_s = s }
 #define DENY6 DENY("2001:db8:1::/48")
+#define ALLOW(prefix) { .cidr = prefix, .verdict = XDPBAN_POLICY_ALLOWED }
+#define ALLOW_ONLY .allow_only = true
 
 struct policy_entry {
 	const char *cidr;
-	__u32 verdict;    /* XDPBAN_POLICY_DENY or _TRUSTED */
+	__u32 verdict;    /* XDPBAN_POLICY_DENY, _TRUSTED or _ALLOWED */
 	int expires_in_s; /* 0: permanent; < 0: ran out that long ago */
 };
 
 struct verdict_case {
 	const char *name;
 	struct pkt_spec pkt;
-	struct policy_entry policy[2]; /* up to the first without a cidr */
+	struct policy_entry policy[3]; /* up to the first without a cidr */
 	const char *banned;            /* an address whose key is under a permanent ban */
+	bool allow_only;               /* the default layer (/0 not allowed, both families) and
+					* XDPBAN_CFG_ALLOW_ONLY, as xdpband has them with an allow
+					* list */
 	struct pkt_opt class_mask;     /* default XDPBAN_DEFAULT_CLASS_MASK */
 	struct pkt_opt drop_mask;      /* default XDPBAN_DEFAULT_DROP_MASK */
 	__u32 action;                  /* XDP_PASS or XDP_DROP */
@@ -477,6 +483,41 @@ static const struct verdict_case rows[] = {
 	  FROM(SRC4, PKT_L4_ICMP6, .icmp.type = PKT_SET(135), .payload_len = 16),
 	  { DENY("192.0.2.0/24") }, DENIED },
 
+	/* allow-only mode: the painted layers as the tries hold them (docs/datapath.md) */
+	{ "allow-only: v4 source in an allow /24", UDP4(), { ALLOW("192.0.2.0/24") }, ALLOW_ONLY,
+	  PASSED },
+	{ "allow-only: v4 source in no allow list", UDP4(), { ALLOW("198.51.100.0/24") },
+	  ALLOW_ONLY, NOT_ALLOWED },
+	{ "allow-only: v6 source in an allow /48", UDP6(), { ALLOW("2001:db8:1::/48") },
+	  ALLOW_ONLY, PASSED },
+	{ "allow-only: v6 source in no allow list", TCP6(), { ALLOW("2001:db8:2::/48") },
+	  ALLOW_ONLY, NOT_ALLOWED },
+	{ "allow-only: no allow entry at all", UDP4(), ALLOW_ONLY, NOT_ALLOWED },
+	{ "allow-only: deny /29 inside an allow /24", UDP4(),
+	  { ALLOW("192.0.2.0/24"), DENY("192.0.2.8/29") }, ALLOW_ONLY, DENIED },
+	{ "allow-only: trusted /32 inside a deny /24", UDP4(),
+	  { DENY("192.0.2.0/24"), TRUST(SRC4) }, ALLOW_ONLY, TRUSTED },
+	{ "allow-only: trusted /32, in no allow list", TCP4(SYN_FIN), { TRUST(SRC4) }, ALLOW_ONLY,
+	  TRUSTED },
+	{ "allow-only: a not-allowed malformed packet is not counted", TCP4(SYN_FIN), ALLOW_ONLY,
+	  NOT_ALLOWED },
+	{ "allow-only: an allowed malformed packet is counted", TCP4(SYN_FIN),
+	  { ALLOW("192.0.0.0/16") }, ALLOW_ONLY, DROP_MALFORMED, COUNTED },
+	{ "allow-only: an allowed source is banned as ever", UDP4(), { ALLOW("192.0.2.0/24") },
+	  .banned = SRC4, ALLOW_ONLY, BANNED },
+	{ "allow-only: a manual prefix ban inside an allow /24", UDP4(),
+	  { ALLOW("192.0.2.0/24"), DENY_FOR("192.0.2.0/28", 3600) }, ALLOW_ONLY, DENIED },
+	{ "allow-only: a manual prefix ban that ran out: the default layer answers", UDP4(),
+	  { ALLOW("192.0.2.0/24"), DENY_FOR("192.0.2.0/28", -5) }, ALLOW_ONLY, NOT_ALLOWED },
+	{ "a manual prefix ban that ran out, no allow list: no entry", UDP4(),
+	  { TRUST("192.0.2.0/24"), DENY_FOR("192.0.2.0/28", -5) }, PASSED },
+	{ "allow-only: NDP from outside the allow lists", NDP(135), ALLOW_ONLY, PASSED },
+	{ "allow-only: arp", { .src = SRC4, .l3 = PKT_L3_ARP }, ALLOW_ONLY, PASSED },
+	{ "allow-only: a built-in source (0.0.0.0) is not cut off", FROM("0.0.0.0", PKT_L4_UDP),
+	  ALLOW_ONLY, PASSED },
+	{ "allow-only: a cut header has no source: no policy", UDP4(CUT(ETH + 12)), ALLOW_ONLY,
+	  DROP_MALFORMED },
+
 	/* policy: longest prefix wins; trusted skips everything, deny drops everything */
 	{ "v4 deny /24", UDP4(), { DENY("192.0.2.0/24") }, DENIED },
 	{ "v4 deny 0.0.0.0/0", UDP4(), { DENY("0.0.0.0/0") }, DENIED },
@@ -679,6 +720,8 @@ static void config_for_row(const struct verdict_case *row, struct xdpban_config 
 		cfg->class_mask = row->class_mask.val;
 	if (row->drop_mask.set)
 		cfg->drop_mask = row->drop_mask.val;
+	if (row->allow_only)
+		cfg->policy = XDPBAN_CFG_ALLOW_ONLY;
 }
 
 static void prepare_row(const struct verdict_case *row)
@@ -687,8 +730,15 @@ static void prepare_row(const struct verdict_case *row)
 
 	config_for_row(row, &cfg);
 	reset_state(&cfg);
-	for (int i = 0; i < 2 && row->policy[i].cidr; i++)
+	for (int i = 0; i < 3 && row->policy[i].cidr; i++)
 		add_policy(&row->policy[i]);
+	if (row->allow_only) {
+		const struct xdpban_policy dflt = { .verdict = XDPBAN_POLICY_NOT_ALLOWED,
+						    .list_id = XDPBAN_LIST_DEFAULT };
+
+		assert_int_equal(dp_policy_put(&g_dp, "0.0.0.0/0", &dflt), 0);
+		assert_int_equal(dp_policy_put(&g_dp, "::/0", &dflt), 0);
+	}
 	if (row->banned)
 		ban_forever(row->banned);
 }

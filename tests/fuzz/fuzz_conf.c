@@ -32,6 +32,7 @@ static void check_accepted(const struct xbd_conf *c)
 	for (int i = 0; i < c->n_lists; i++)
 		fz_check(c->lists[i].path[0] == '/' && c->lists[i].id == (__u32)i + 1 &&
 				 (c->lists[i].verdict == XDPBAN_POLICY_TRUSTED ||
+				  c->lists[i].verdict == XDPBAN_POLICY_ALLOWED ||
 				  c->lists[i].verdict == XDPBAN_POLICY_DENY ||
 				  c->lists[i].verdict == XBD_LIST_NEVER_BAN),
 			 "list %d: %s, id %u, verdict %u", i, c->lists[i].path, c->lists[i].id,

@@ -3,15 +3,16 @@
  * anything reaches a map (xbd_lists_apply, and the daemon's exemptions for never-ban lists).
  * Each input is split at lines that are exactly "--" into up to four files (memfds, named by
  * their /proc/self/fd paths), given to the reader as lists 1..4 of a config, in turn trusted,
- * deny and never-ban, so that duplicates, a prefix in both a trusted and a deny list, and one
- * in a never-ban list too are reached.
+ * deny, allow and never-ban, so that duplicates, a prefix in two layers, and one in a
+ * never-ban list too are reached.
  *
  * Checked: a refusal is -errno with one line of printable ASCII (the paths here are) that
  * names a list file, and leaves no entries; an accepted set holds, for the policy and for the
  * never-ban lists apart, entries sorted by family, length and address without repeats, each a
  * valid prefix with its list's verdict and id and a line number, no list contributed fewer
- * entries than it kept, and no deny entry is left on or inside a trusted one (trusted is
- * painted over deny).
+ * entries than it kept, no entry is left on or inside an entry of a later layer (allow, deny,
+ * trusted: the later is painted over the earlier), and an allow list puts the set in
+ * allow-only mode.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,14 +23,22 @@
  * reader must (lists.h). */
 _Static_assert(sizeof(struct xb_prefix) == 18, "struct xb_prefix has padding");
 
-/* Trusted is painted over deny: no deny entry may lie on or inside a trusted one. */
+/* The painting order: allow, deny, trusted. */
+static int layer(__u32 verdict)
+{
+	return verdict == XDPBAN_POLICY_TRUSTED ? 3 : verdict == XDPBAN_POLICY_DENY ? 2 : 1;
+}
+
+/* A later layer is painted over an earlier one: no entry may lie on or inside an entry of a
+ * later layer. */
 static void check_painted(const struct xbd_list_entries *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		for (size_t j = 0; l->v[i].verdict == XDPBAN_POLICY_TRUSTED && j < l->n; j++)
-			fz_check(l->v[j].verdict != XDPBAN_POLICY_DENY ||
+		for (size_t j = 0; j < l->n; j++)
+			fz_check(layer(l->v[j].verdict) >= layer(l->v[i].verdict) ||
 					 !xb_prefix_contains(&l->v[i].prefix, &l->v[j].prefix),
-				 "deny entry %zu lies inside trusted entry %zu", j, i);
+				 "entry %zu (verdict %u) lies inside entry %zu (verdict %u)", j,
+				 l->v[j].verdict, i, l->v[i].verdict);
 }
 
 /* One kind of entries; kept counts them per list. */
@@ -65,6 +74,8 @@ static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *
 	check_entries(conf, &l->policy, false, kept);
 	check_entries(conf, &l->never_ban, true, kept);
 	check_painted(&l->policy);
+	fz_check(l->allow_only == (conf->n_lists > 2), "allow-only %d with %d lists", l->allow_only,
+		 conf->n_lists);
 	for (int id = 1; id <= conf->n_lists; id++)
 		fz_check(l->entries[id] >= kept[id], "list %d: %zu entries read, %zu kept", id,
 			 l->entries[id], kept[id]);
@@ -73,7 +84,7 @@ static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const __u32 verdicts[] = { XDPBAN_POLICY_TRUSTED, XDPBAN_POLICY_DENY,
-					  XBD_LIST_NEVER_BAN };
+					  XDPBAN_POLICY_ALLOWED, XBD_LIST_NEVER_BAN };
 	const uint8_t *part[FZ_FILES_MAX];
 	size_t len[FZ_FILES_MAX];
 	struct xbd_conf conf = {};
@@ -87,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < conf.n_lists; i++) {
 		conf.lists[i] = (struct xbd_list_conf){
 			.path = (char *)fz_file(i, part[i], len[i]),
-			.verdict = verdicts[i % 3],
+			.verdict = verdicts[i % 4],
 			.id = i + 1,
 		};
 	}

@@ -624,20 +624,30 @@ static bool prefix_equal(const struct model_prefix *a, const struct model_prefix
 	       prefix_match(a->addr, b->addr, a->plen);
 }
 
-/* The longest prefix holding the address; an entry whose time has come counts as no entry
- * (the trie answers with the longest match only, so a shorter one is not consulted). */
+static bool policy_ran_out(const struct model_prefix *p, __u64 now)
+{
+	return p->expires_ns && p->expires_ns <= now;
+}
+
+/* The longest prefix holding the address; an entry whose time has come counts as no entry:
+ * the default layer (the family's /0 entry, allow-only mode's) answers then, and no other
+ * shorter prefix is consulted. */
 static __u32 policy_verdict(const struct model *m, __u8 family, const __u8 *addr, __u64 now)
 {
-	const struct model_prefix *best = NULL;
+	const struct model_prefix *best = NULL, *root = NULL;
 
 	for (size_t i = 0; i < m->npolicy; i++) {
 		const struct model_prefix *p = &m->policy[i];
 
+		if (p->family == family && p->plen == 0)
+			root = p;
 		if (p->family == family && prefix_match(addr, p->addr, p->plen) &&
 		    (!best || p->plen > best->plen))
 			best = p;
 	}
-	if (!best || (best->expires_ns && best->expires_ns <= now))
+	if (best && policy_ran_out(best, now))
+		best = root;
+	if (!best || policy_ran_out(best, now))
 		return XDPBAN_POLICY_NONE;
 	return best->verdict;
 }
@@ -898,6 +908,13 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 		set_verdict(v, XDPBAN_STAT_DROP_DENY);
 		return 0;
 	}
+	/* Allow-only mode: the model's host has no sockets, so only a built-in source is let
+	 * through; it goes on like an allowed one. */
+	if (verdict == XDPBAN_POLICY_NOT_ALLOWED &&
+	    !builtin_exempt(v->parsed.family, v->parsed.src)) {
+		set_verdict(v, XDPBAN_STAT_DROP_NOT_ALLOWED);
+		return 0;
+	}
 
 	model_key(m, v->parsed.family, v->parsed.src, &v->key);
 	if (check_ban(m, &v->key, now, &v->events[XDPBAN_STAT_BANS_EXPIRED]) == BAN_ACTIVE) {
@@ -1007,6 +1024,8 @@ int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __
 		return 0;
 	}
 	verdict = policy_verdict(m, family, addr, now_ns);
+	if (verdict == XDPBAN_POLICY_NOT_ALLOWED)
+		verdict = XDPBAN_POLICY_DENY; /* its packets are dropped: nothing to count */
 	if (verdict == XDPBAN_POLICY_TRUSTED || verdict == XDPBAN_POLICY_DENY) {
 		out->status = verdict == XDPBAN_POLICY_TRUSTED ? XDPBAN_REPORT_TRUSTED :
 								 XDPBAN_REPORT_DENIED;

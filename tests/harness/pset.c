@@ -114,6 +114,20 @@ void pset_address(struct fuzz_rng *rng, const struct xb_policy_set *s, __u8 fami
 		copy_bits(addr, p->addr, p->plen);
 }
 
+__u32 pset_flat_code(const __u64 *words, const struct xb_flat_line *lines, size_t nlines,
+		     __u8 family, __u32 top)
+{
+	__u32 code = xb_flat_code(words, XDPBAN_FLAT_L1_BITS, top);
+
+	if (code == XDPBAN_FLAT_LOOKUP)
+		code = xb_flat_code(words, XDPBAN_FLAT_MID_BITS, top);
+	if (code == XDPBAN_FLAT_LOOKUP)
+		code = xb_flat_code(words, XDPBAN_FLAT_L2_BITS, top);
+	if (code == XDPBAN_FLAT_LOOKUP && family == XDPBAN_FAMILY_INET)
+		code = xb_flat_lines_code(lines, nlines, top);
+	return code;
+}
+
 int pset_to_model(const struct xb_policy_set *s, struct model *m)
 {
 	model_policy_clear(m);

@@ -40,6 +40,11 @@ void pset_address(struct fuzz_rng *rng, const struct xb_policy_set *s, __u8 fami
 		  __u8 addr[16]);
 /* A random address inside p. */
 void pset_address_in(struct fuzz_rng *rng, const struct xb_prefix *p, __u8 addr[16]);
+/* The code the data path reads for an address (top: its top 32 bits, host order) from computed
+ * codes and IPv4 lines: level 1, the middle level, level 2, then the line (IPv4); LOOKUP when
+ * the trie decides. */
+__u32 pset_flat_code(const __u64 *words, const struct xb_flat_line *lines, size_t nlines,
+		     __u8 family, __u32 top);
 /* Makes the model's policy exactly s. 0 or -errno. */
 int pset_to_model(const struct xb_policy_set *s, struct model *m);
 

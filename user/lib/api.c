@@ -202,7 +202,7 @@ int xdpban_report(struct xdpban_handle *h, const struct sockaddr *addr, unsigned
 }
 
 /* A manual prefix ban in the trie's longest match for the address, as the data path's policy
- * stage finds it: an expired one is no entry, with no fallback to a shorter prefix. */
+ * stage finds it: an expired one is no ban. */
 static int prefix_banned(const struct xdpban_handle *h, const struct xb_prefix *p, __u64 now,
 			 bool *banned)
 {

@@ -172,7 +172,7 @@ static int level_build(const struct flat_item *items, size_t n, unsigned int bit
 
 static __u32 entry_code(const struct xdpban_policy *pol)
 {
-	if (pol->verdict > XDPBAN_POLICY_TRUSTED)
+	if (pol->verdict > XDPBAN_POLICY_VERDICT_MAX)
 		return XDPBAN_FLAT_LOOKUP;
 	return xdpban_flat_code_of_verdict(pol->verdict);
 }

@@ -75,6 +75,8 @@ int xb_json_config(const struct xb_maps *m, struct json_object **out)
 	if (xb_learn_format(cfg.learn_shift, learn, sizeof(learn)))
 		snprintf(learn, sizeof(learn), "?");
 	json_object_object_add(obj, "learn", json_object_new_string(learn));
+	json_object_object_add(obj, "allow_only",
+			       json_object_new_boolean(cfg.policy & XDPBAN_CFG_ALLOW_ONLY));
 	json_object_object_add(obj, "defaults", json_object_new_boolean(defaults));
 	return finish(obj, out);
 }
@@ -488,6 +490,9 @@ int xb_json_lists(const struct xb_maps *m, struct json_object **out)
 		json_object_object_add(obj, "manual",
 				       json_object_new_boolean(rows[i].list_id ==
 							       XDPBAN_LIST_MANUAL_BAN));
+		json_object_object_add(obj, "default",
+				       json_object_new_boolean(rows[i].list_id ==
+							       XDPBAN_LIST_DEFAULT));
 		json_object_object_add(obj, "verdict",
 				       json_object_new_string(xb_verdict_name(rows[i].verdict)));
 		json_object_object_add(obj, "ipv4", json_object_new_int64(rows[i].ipv4));

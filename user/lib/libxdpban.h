@@ -276,7 +276,7 @@ bool xb_is_prefix_ban(const struct xb_policy_entry *e);
 typedef int (*xb_policy_cb)(const struct xb_policy_entry *e, void *ctx);
 int xb_policy_foreach(const struct xb_maps *m, xb_policy_cb cb, void *ctx);
 int xb_policy_foreach_family(const struct xb_maps *m, __u8 family, xb_policy_cb cb, void *ctx);
-const char *xb_verdict_name(__u32 verdict); /* "none", "deny", "trusted" */
+const char *xb_verdict_name(__u32 verdict); /* "none", "deny", "trusted", "allowed", ... */
 /* The LPM key of a prefix, and the trie of its family. */
 union xb_lpm_key {
 	struct xdpban_lpm4_key v4;

@@ -26,6 +26,10 @@ const char *xb_verdict_name(__u32 verdict)
 		return "deny";
 	case XDPBAN_POLICY_TRUSTED:
 		return "trusted";
+	case XDPBAN_POLICY_ALLOWED:
+		return "allowed";
+	case XDPBAN_POLICY_NOT_ALLOWED:
+		return "not allowed";
 	}
 	return "?";
 }
@@ -232,9 +236,11 @@ int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 	union xb_lpm_key key;
 	int ret;
 
-	if (!prefix_valid(p) || val->verdict > XDPBAN_POLICY_TRUSTED)
+	if (!prefix_valid(p) || val->verdict > XDPBAN_POLICY_VERDICT_MAX)
 		return -EINVAL;
 	ret = xb_flat_touch_live(m, p);
+	if (!ret && val->verdict == XDPBAN_POLICY_DENY)
+		ret = xb_nodeny_clear(m, p);
 	if (ret)
 		return ret;
 	xb_lpm_key_make(p, &key);
@@ -533,15 +539,28 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		xb_flat_touch(t.words, &p->touch.v[i].prefix);
 		xb_l3_forget(&l3, &p->touch.v[i].prefix);
 	}
+	for (size_t i = 0; !ret && i < p->write.n; i++)
+		if (p->write.v[i].policy.verdict == XDPBAN_POLICY_DENY)
+			ret = xb_nodeny_clear(m, &p->write.v[i].prefix);
+	if (ret)
+		snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
+			 strerror(-ret));
 	observe(opts, p, XB_COMPILE_TOUCHED, 0);
-	if (deep.lens)
+	if (!ret && deep.lens)
 		xb_deep6_begin(&deep, p);
-	ret = plan_apply_trie(p, m, opts, deep.lens ? &deep : NULL, err, errlen);
+	if (!ret)
+		ret = plan_apply_trie(p, m, opts, deep.lens ? &deep : NULL, err, errlen);
 	if (!ret && deep.lens)
 		res->deep6 = !xb_deep6_end(&deep, p) && xb_deep6_in_force(&deep);
 	if (!ret) {
 		observe(opts, p, XB_COMPILE_TRIE_DONE, p->write.n + p->remove.n);
 		ret = plan_write_codes(p, &t, &l3, opts, res, err, errlen);
+	}
+	if (!ret) {
+		ret = xb_nodeny_write(m, p->family, &p->next);
+		if (ret)
+			snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
+				 strerror(-ret));
 	}
 	xb_l3_live_free(&l3);
 	xb_deep6_close(&deep);

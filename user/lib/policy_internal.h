@@ -113,6 +113,14 @@ void xb_deep6_begin(struct xb_deep6 *d, const struct xb_plan *p);
 void xb_deep6_follow(struct xb_deep6 *d, const struct xb_policy_entry *v, size_t n, bool write);
 int xb_deep6_end(struct xb_deep6 *d, const struct xb_plan *p);
 
+/* ---- nodeny.c: allow-only mode's reasons (xdpban_nodeny16) ---- */
+
+/* Clears the bits of the regions a deny entry at p touches: the step before it enters a trie.
+ * 0 or -errno (the map not mapped). */
+int xb_nodeny_clear(const struct xb_maps *m, const struct xb_prefix *p);
+/* Sets the family's bits exactly for set (sorted or not), which the trie holds. 0 or -errno. */
+int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_list *set);
+
 /* ---- flat_live.c: the flat maps while the data path reads them ---- */
 
 /* LOOKUP in every region the entry at p touches, and no level-3 line there (or no lines read

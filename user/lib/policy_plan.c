@@ -125,7 +125,7 @@ int xb_policy_set_check(const struct xb_policy_set *set, char *err, size_t errle
 				 e->prefix.plen);
 			return -EINVAL;
 		}
-		if (e->policy.verdict > XDPBAN_POLICY_TRUSTED) {
+		if (e->policy.verdict > XDPBAN_POLICY_VERDICT_MAX) {
 			snprintf(err, errlen, "policy entry %s: bad verdict %u", text,
 				 e->policy.verdict);
 			return -EINVAL;

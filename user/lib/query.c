@@ -12,14 +12,19 @@
 /* The longest policy entry containing the address, as the trie lookup would pick it. */
 struct longest_match {
 	struct xb_prefix addr;
-	bool found;
+	bool found, has_root;
 	struct xb_policy_entry best;
+	struct xb_policy_entry root; /* the /0 entry: allow-only mode's default */
 };
 
 static int match_entry(const struct xb_policy_entry *e, void *ctx)
 {
 	struct longest_match *lm = ctx;
 
+	if (e->prefix.plen == 0) {
+		lm->has_root = true;
+		lm->root = *e;
+	}
 	if (xb_prefix_contains(&e->prefix, &lm->addr) &&
 	    (!lm->found || e->prefix.plen > lm->best.prefix.plen)) {
 		lm->found = true;
@@ -43,8 +48,13 @@ static int query_policy(const struct xb_maps *m, const struct xb_prefix *addr, _
 
 	if (ret)
 		return ret;
-	/* An expired timed entry counts as no entry, with no fallback to a shorter one. */
-	if (!lm.found || lm.best.expired)
+	/* An expired timed entry counts as no entry: the /0 entry (the default layer) answers,
+	 * with no fallback to any other shorter one. */
+	if (lm.found && lm.best.expired) {
+		lm.found = lm.has_root && !lm.root.expired;
+		lm.best = lm.root;
+	}
+	if (!lm.found)
 		return 0;
 	out->policy = lm.best.policy.verdict;
 	out->policy_list = lm.best.policy.list_id;

@@ -89,6 +89,8 @@ void render_config(struct json_object *c)
 	if (str(c, "spoof"))
 		printf(", spoof %s, hop-tolerance %" PRId64 ", learn %s", str(c, "spoof"),
 		       num(c, "hop_tolerance"), str(c, "learn") ?: "?");
+	if (json_object_get_boolean(member(c, "allow_only")))
+		printf(", allow-only mode");
 	printf("%s\n", json_object_get_boolean(member(c, "defaults")) ? " (defaults)" : "");
 }
 
@@ -362,7 +364,10 @@ void render_query(struct json_object *r)
 		       render_duration(num(r, "seconds_left"), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
-	if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_MANUAL_BAN)
+	if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_DEFAULT)
+		printf("%-13s %s (allow-only mode: in no allow list)\n", "policy:",
+		       str(r, "policy"));
+	else if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_MANUAL_BAN)
 		printf("%-13s %s (%s, manual)\n", "policy:", str(r, "policy"),
 		       str(r, "policy_match"));
 	else if (str(r, "policy_match"))
@@ -401,19 +406,21 @@ void render_lists(struct json_object *lists)
 		printf("no policy lists loaded\n");
 		return;
 	}
-	printf("%-12s %-8s %10s %10s  %s\n", "LIST", "VERDICT", "IPV4", "IPV6", "NAME");
+	printf("%-12s %-11s %10s %10s  %s\n", "LIST", "VERDICT", "IPV4", "IPV6", "NAME");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(lists, i);
+		bool manual = json_object_get_boolean(member(l, "manual"));
+		bool dflt = json_object_get_boolean(member(l, "default"));
 		char id[16];
 
-		if (json_object_get_boolean(member(l, "manual")))
-			snprintf(id, sizeof(id), "manual");
+		if (manual || dflt)
+			snprintf(id, sizeof(id), manual ? "manual" : "default");
 		else
 			snprintf(id, sizeof(id), "%" PRId64, num(l, "list"));
-		printf("%-12s %-8s %10" PRId64 " %10" PRId64 "  %s\n", id, str(l, "verdict"),
+		printf("%-12s %-11s %10" PRId64 " %10" PRId64 "  %s\n", id, str(l, "verdict"),
 		       num(l, "ipv4"), num(l, "ipv6"),
-		       str(l, "name") ?: (json_object_get_boolean(member(l, "manual"))
-						  ? "manual prefix bans"
-						  : "-"));
+		       str(l, "name") ?: manual ? "manual prefix bans"
+				 : dflt	  ? "allow-only mode: every address in no allow list"
+					  : "-");
 	}
 }

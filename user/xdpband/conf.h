@@ -33,7 +33,7 @@ enum xbd_mode {
 
 struct xbd_list_conf {
 	char *path;     /* absolute; relative paths are taken from the config file's directory */
-	__u32 verdict;  /* XDPBAN_POLICY_TRUSTED, XDPBAN_POLICY_DENY or XBD_LIST_NEVER_BAN */
+	__u32 verdict;  /* XDPBAN_POLICY_ALLOWED, _TRUSTED, _DENY or XBD_LIST_NEVER_BAN */
 	__u32 id;       /* the list id: 1, 2, ... in file order (list_id in the policy tries) */
 };
 

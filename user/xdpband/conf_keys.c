@@ -226,8 +226,11 @@ static int parse_list(struct conf_parse *p, const struct conf_key *k, const char
 		return ret;
 	l->verdict = !strcmp(k->name, "trusted") ? XDPBAN_POLICY_TRUSTED
 		     : !strcmp(k->name, "deny")  ? XDPBAN_POLICY_DENY
+		     : !strcmp(k->name, "allow") ? XDPBAN_POLICY_ALLOWED
 						 : XBD_LIST_NEVER_BAN;
 	l->id = ++c->n_lists;
+	if (l->verdict == XDPBAN_POLICY_ALLOWED)
+		c->dp.policy |= XDPBAN_CFG_ALLOW_ONLY; /* the data path's half of the mode */
 	return 0;
 }
 
@@ -415,6 +418,7 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "spoof", "hop-tolerance", parse_threshold, 0, false },
 	{ "spoof", "learn", parse_threshold, 0, false },
 	{ "lists", "policy-lines-max", parse_table_size, F(policy_lines_max), false },
+	{ "lists", "allow", parse_list, 0, true },
 	{ "lists", "trusted", parse_list, 0, true },
 	{ "lists", "deny", parse_list, 0, true },
 	{ "lists", "never-ban", parse_list, 0, true },

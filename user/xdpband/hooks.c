@@ -14,9 +14,10 @@
 
 static const char *verdict_name(__u32 verdict)
 {
-	return verdict == XDPBAN_POLICY_TRUSTED ? "trusted"
-	       : verdict == XBD_LIST_NEVER_BAN  ? "never-ban"
-						: "deny";
+	return verdict == XDPBAN_POLICY_TRUSTED   ? "trusted"
+	       : verdict == XDPBAN_POLICY_ALLOWED ? "allow"
+	       : verdict == XBD_LIST_NEVER_BAN    ? "never-ban"
+						  : "deny";
 }
 
 /* docs/control.md names the modes as the kernel does. */

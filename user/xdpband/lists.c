@@ -1,9 +1,11 @@
-/* lists.c - see lists.h. Trusted is painted over deny (docs/datapath.md, "Policy lists"): a
- * deny entry on or inside a trusted entry is dropped before the compile, since trusted wins
- * over its whole prefix whatever the lengths, and the tries, which take the longest match,
- * then give every address the painted verdict. The trusted and deny lists reach the maps only through a compile
- * (policy.h); the never-ban lists are read the same way, into entries of their own, with
- * capacities of their own, and go to the exempt tries through the daemon (exempt.h). */
+/* lists.c - see lists.h. The layers are painted (docs/datapath.md, "Policy lists"): an entry
+ * on or inside an entry of a later layer (allow, then deny, then trusted) is dropped before
+ * the compile, since the later layer wins over its whole prefix whatever the lengths, and the
+ * tries, which take the longest match, then give every address the painted verdict; with an
+ * allow list, the default layer is an entry of its own, /0 not allowed. The policy lists
+ * reach the maps only through a compile (policy.h); the never-ban lists are read the same
+ * way, into entries of their own, with capacities of their own, and go to the exempt tries
+ * through the daemon (exempt.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +65,18 @@ static const char *list_path(const struct xbd_conf *conf, __u32 id)
 	return id >= 1 && id <= (__u32)conf->n_lists ? conf->lists[id - 1].path : "?";
 }
 
+/* The painting order of a policy verdict: a later layer wins over an earlier one. */
+enum { LAYER_ALLOW = 1, LAYER_DENY, LAYER_TRUSTED, N_LAYERS };
+
+static int layer_of(__u32 verdict)
+{
+	return verdict == XDPBAN_POLICY_TRUSTED ? LAYER_TRUSTED
+	       : verdict == XDPBAN_POLICY_DENY	? LAYER_DENY
+						: LAYER_ALLOW;
+}
+
 /* Sorts and drops repeats of a prefix: within one verdict the first list keeps it; a prefix
- * both trusted and denied stays trusted (*painted counts the deny entries dropped). */
+ * in two layers stays in the later one (*painted counts the entries dropped). */
 static void dedup(struct xbd_list_entries *l, size_t *painted)
 {
 	size_t kept = 0;
@@ -79,7 +91,7 @@ static void dedup(struct xbd_list_entries *l, size_t *painted)
 			if (prev->verdict == e->verdict)
 				continue;
 			(*painted)++;
-			if (e->verdict == XDPBAN_POLICY_TRUSTED)
+			if (layer_of(e->verdict) > layer_of(prev->verdict))
 				*prev = *e;
 			continue;
 		}
@@ -113,14 +125,15 @@ static void prefix_last(const struct xb_prefix *p, __u8 last[16])
 		last[b / 8] |= (__u8)(0x80 >> (b % 8));
 }
 
-/* Drops every deny entry inside a trusted one (prefixes nest or are disjoint, so in start
- * order an entry lies inside a trusted entry exactly when it starts before the farthest end
- * of the trusted entries seen so far), then sorts back. */
-static void paint_trusted(struct xbd_list_entries *l, size_t *painted)
+/* Drops every entry inside an entry of a later layer, then sorts back. Prefixes nest or are
+ * disjoint, so in start order an entry lies inside a kept entry of layer L or later exactly
+ * when it starts before the farthest end of those seen so far: cover[L] (deny and trusted
+ * entries for an allow entry, trusted ones for a deny entry). The prefixes are unique here. */
+static void paint_layers(struct xbd_list_entries *l, size_t *painted)
 {
-	__u8 cover[16] = {}, last[16];
+	__u8 cover[N_LAYERS][16], last[16];
+	bool covered[N_LAYERS] = {};
 	__u8 family = 0;
-	bool covered = false;
 	size_t kept = 0;
 
 	if (!l->n)
@@ -128,22 +141,22 @@ static void paint_trusted(struct xbd_list_entries *l, size_t *painted)
 	qsort(l->v, l->n, sizeof(*l->v), start_cmp);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct xbd_list_entry *e = &l->v[i];
-		bool inside;
+		int layer = layer_of(e->verdict);
 
 		if (e->prefix.family != family) {
 			family = e->prefix.family;
-			covered = false;
+			memset(covered, 0, sizeof(covered));
 		}
-		inside = covered && memcmp(e->prefix.addr, cover, sizeof(cover)) <= 0;
-		if (e->verdict == XDPBAN_POLICY_DENY && inside) {
+		if (layer + 1 < N_LAYERS && covered[layer + 1] &&
+		    memcmp(e->prefix.addr, cover[layer + 1], sizeof(cover[0])) <= 0) {
 			(*painted)++;
 			continue;
 		}
-		if (e->verdict == XDPBAN_POLICY_TRUSTED) {
-			prefix_last(&e->prefix, last);
-			if (!covered || memcmp(last, cover, sizeof(cover)) > 0)
-				memcpy(cover, last, sizeof(cover));
-			covered = true;
+		prefix_last(&e->prefix, last);
+		for (int under = LAYER_ALLOW; under <= layer; under++) {
+			if (!covered[under] || memcmp(last, cover[under], sizeof(last)) > 0)
+				memcpy(cover[under], last, sizeof(last));
+			covered[under] = true;
 		}
 		l->v[kept++] = *e;
 	}
@@ -468,6 +481,10 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < conf->n_lists; i++)
+		out->allow_only = out->allow_only || conf->lists[i].verdict == XDPBAN_POLICY_ALLOWED;
+	for (int f = 0; out->allow_only && f < 2; f++) /* room for the default layer's /0 */
+		r.kinds[KIND_POLICY].cap[f] -= r.kinds[KIND_POLICY].cap[f] > 0;
 	for (int k = 0; k < N_KINDS; k++) {
 		size_t max = r.kinds[k].cap[0] + r.kinds[k].cap[1];
 
@@ -485,7 +502,7 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 		ret = overflow_error(&r, &r.kinds[k]);
 	}
 	if (!ret)
-		paint_trusted(&out->policy, &out->painted);
+		paint_layers(&out->policy, &out->painted);
 	if (ret)
 		xbd_lists_free(out);
 	return ret;
@@ -534,6 +551,27 @@ static void show_compile(__u8 family, enum xb_compile_step step, size_t done, si
 		xb_progress_show(ctx, "%s", text);
 }
 
+int xbd_lists_policy_set(const struct xbd_lists *l, struct xb_policy_set *set)
+{
+	static const __u8 families[] = { XDPBAN_FAMILY_INET, XDPBAN_FAMILY_INET6 };
+	const struct xdpban_policy dflt = { .verdict = XDPBAN_POLICY_NOT_ALLOWED,
+					    .list_id = XDPBAN_LIST_DEFAULT };
+	int ret = 0;
+
+	for (size_t i = 0; i < l->policy.n && !ret; i++) {
+		const struct xbd_list_entry *e = &l->policy.v[i];
+		struct xdpban_policy val = { .verdict = e->verdict, .list_id = e->list_id };
+
+		ret = xb_policy_set_add(set, &e->prefix, &val);
+	}
+	for (size_t f = 0; l->allow_only && f < 2 && !ret; f++) {
+		struct xb_prefix all = { .family = families[f] }; /* /0 */
+
+		ret = xb_policy_set_add(set, &all, &dflt);
+	}
+	return ret;
+}
+
 /* One compile (policy.h): a list entry on the prefix of a manual ban replaces it, entries no
  * list holds any more go, and the flat table is exact again afterwards. */
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
@@ -545,14 +583,8 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
 	char count[XB_PROGRESS_NUM_MAX];
 	struct xb_policy_set set = {};
 	struct xb_compile_result res;
-	int ret = 0;
+	int ret = xbd_lists_policy_set(l, &set);
 
-	for (size_t i = 0; i < l->policy.n && !ret; i++) {
-		const struct xbd_list_entry *e = &l->policy.v[i];
-		struct xdpban_policy val = { .verdict = e->verdict, .list_id = e->list_id };
-
-		ret = xb_policy_set_add(&set, &e->prefix, &val);
-	}
 	if (ret)
 		snprintf(err, errlen, "out of memory for %zu policy entries", l->policy.n);
 	else {

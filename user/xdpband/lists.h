@@ -1,8 +1,8 @@
 /* lists.h - the list files, in zmap's blocklist format (one address or prefix per line, first
  * token only, '#' comments, no hostnames), which also reads FireHOL .netset files, Spamhaus
  * DROP lines ("1.10.16.0/20 ; SBL256894": ';' starts a comment too) and any of them gzipped
- * (read through zlib when the file starts with gzip's magic): trusted and deny lists, compiled into the policy
- * tries with one list id per file, and never-ban lists, whose entries the daemon writes into
+ * (read through zlib when the file starts with gzip's magic): allow, trusted and deny lists,
+ * painted (docs/datapath.md) and compiled into the policy tries with one list id per file, and never-ban lists, whose entries the daemon writes into
  * the exempt tries with the host's addresses (exempt_sync.h). Reading and applying are
  * separate steps, so a bad file, or lists that cannot fit, are refused before any map changes.
  * Never touches manual bans (list XDPBAN_LIST_MANUAL_BAN). */
@@ -37,12 +37,13 @@ struct xbd_list_entries {
 #define XBD_LIST_ERRORS_SHOWN 3 /* bad lines quoted when [lists] ignore-errors skips them */
 
 struct xbd_lists {
-	struct xbd_list_entries policy;    /* trusted and deny lists: the policy tries */
+	struct xbd_list_entries policy;    /* allow, deny and trusted lists, painted: the tries */
 	struct xbd_list_entries never_ban; /* never-ban lists: the exempt tries */
 	size_t entries[XBD_MAX_LISTS + 1]; /* by list id: entries the file contributed */
 	size_t skipped[XBD_MAX_LISTS + 1]; /* by list id: bad lines ignore-errors skipped */
 	char skipped_first[XBD_LIST_ERRORS_SHOWN][XB_ERRLEN]; /* the first of them, FILE:LINE */
-	size_t painted; /* deny entries on or inside a trusted entry, which wins there */
+	size_t painted; /* entries on or inside an entry of a later layer, which wins there */
+	bool allow_only; /* an allow list is configured: the default layer is not allowed */
 };
 
 /* How many list entries the tries can take, per family: the policy tries, and what the
@@ -69,11 +70,16 @@ struct xb_progress;
  * shows the lines and bytes read (progress.h); the caller ends it. */
 int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
 		   struct xbd_lists *out, struct xb_progress *progress, char *err, size_t errlen);
-/* Makes the policy tries hold exactly these trusted and deny entries (manual bans stay), or,
+/* Makes the policy tries hold exactly the set of xbd_lists_policy_set (manual bans stay), or,
  * when that fails at any point, leaves them as they were (policy.h). progress (NULL: none)
  * shows the compile's steps; the caller ends it. */
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists,
 		    struct xb_progress *progress, char *err, size_t errlen);
+/* The policy set the lists compile to: their painted entries, and with an allow list the
+ * default layer, 0.0.0.0/0 and ::/0 not allowed (list XDPBAN_LIST_DEFAULT). Added to set; 0 or
+ * -ENOMEM. */
+struct xb_policy_set;
+int xbd_lists_policy_set(const struct xbd_lists *lists, struct xb_policy_set *set);
 struct xb_exempt_set;
 /* The never-ban entries as exempt entries (origin XDPBAN_EXEMPT_LIST), added to out. 0 or
  * -ENOMEM. */

@@ -32,12 +32,14 @@ static int set_pin_paths(struct xdpban *skel, const char *dir)
 	return 0;
 }
 
-/* The flat tables' size is their layout (xdpban_flat.h: where each level begins): a pin of
- * another size is another version's table, not a smaller one. */
+/* The flat tables' size is their layout (xdpban_flat.h: where each level begins), and so is
+ * the statistics array's (a row is a slot, xdpban_stats.h): a pin of another size is another
+ * version's map, not a smaller one. */
 static bool size_is_layout(const char *name)
 {
 	return !strcmp(name, XDPBAN_MAP_NAME(xdpban_flat4)) ||
-	       !strcmp(name, XDPBAN_MAP_NAME(xdpban_flat6));
+	       !strcmp(name, XDPBAN_MAP_NAME(xdpban_flat6)) ||
+	       !strcmp(name, XDPBAN_MAP_NAME(xdpban_stats));
 }
 
 /* Fits the object's map definition to an existing pin: the pinned size wins; a different

@@ -221,7 +221,7 @@ static void remember_list_sizes(struct xbd *d, const struct xbd_lists *lists)
 	for (size_t i = 0; i < XBD_LIST_ERRORS_SHOWN && i < skipped; i++)
 		pr_warn("skipped: %s", lists->skipped_first[i]);
 	if (lists->painted)
-		pr_info("policy lists: %zu deny entries lie on or inside trusted entries; trusted wins there",
+		pr_info("policy lists: %zu entries lie on or inside entries of a later layer (allow, deny, trusted), which wins there",
 			lists->painted);
 }
 
@@ -232,9 +232,10 @@ static void log_settings(const char *what, const struct xbd_conf *c)
 	xb_duration_format(c->dp.window_s, window, sizeof(window));
 	xb_duration_format(c->dp.ban_s, ban, sizeof(ban));
 	xb_learn_format(c->dp.learn_shift, learn, sizeof(learn));
-	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list file%s, escalation %s",
+	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list file%s%s, escalation %s",
 		what, c->dp.limit, window, ban, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
 		c->dp.hop_tolerance, learn, c->n_lists, c->n_lists == 1 ? "" : "s",
+		c->dp.policy & XDPBAN_CFG_ALLOW_ONLY ? " (allow-only mode)" : "",
 		c->esc.enabled ? "on" : "off");
 }
 
@@ -405,6 +406,7 @@ static int apply_settings(struct xbd *d, char *err, size_t errlen)
 	if (!keep)
 		return write_settings(d, &d->conf, err, errlen);
 	pinned.ports = d->conf.dp.ports; /* what xb_ports_write puts in force beside them */
+	pinned.policy = d->conf.dp.policy; /* what the lists applied next hold */
 	if (memcmp(&pinned, &d->conf.dp, sizeof(pinned))) {
 		char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX];
 
