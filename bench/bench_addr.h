@@ -340,6 +340,107 @@ static inline void bench_random_addr6(struct bench_rng *r, uint8_t addr[16])
 	} while (xdpban_builtin_exempt(XDPBAN_FAMILY_INET6, addr)); /* never counted: not a host */
 }
 
+/* An IPv6 prefix; the bits past len are zero. */
+struct bench_prefix6 {
+	uint8_t addr[16]; /* network byte order */
+	uint8_t len;
+};
+
+/* Clears the bits of addr past len. */
+static inline void bench_mask6(uint8_t addr[16], uint8_t len)
+{
+	for (int i = 0; i < 16; i++) {
+		int bits = (int)len - 8 * i;
+
+		addr[i] &= bits >= 8 ? 0xff : bits <= 0 ? 0 : (uint8_t)(0xff00 >> bits);
+	}
+}
+
+/* Lengths as real IPv6 lists hold them: allocations (/32), sites (/48, the most), customer
+ * networks (/56), host networks (/64), some /40 and /44, a few single hosts. */
+static inline uint8_t bench_random_plen6(struct bench_rng *r)
+{
+	static const uint8_t lens[20] = { 32, 40, 44, 48, 48, 48, 48, 48, 48, 48,
+					  48, 56, 56, 56, 56, 64, 64, 64, 64, 128 };
+
+	return lens[bench_rng_below(r, 20)];
+}
+
+/* Order by length, then address: each length's prefixes one sorted run, for the reference. */
+static inline int bench_prefix6_cmp(const void *a, const void *b)
+{
+	const struct bench_prefix6 *x = a, *y = b;
+
+	if (x->len != y->len)
+		return (int)x->len - (int)y->len;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+/* A random address in 2001::/16, where real IPv6 lists lie: the flat table reads only the top
+ * 32 bits, so with a list of any size every such source goes past it. */
+static inline void bench_addr6_in_2001(struct bench_rng *r, uint8_t addr[16])
+{
+	bench_random_addr6(r, addr);
+	addr[0] = 0x20;
+	addr[1] = 0x01;
+}
+
+/* n distinct random prefixes in 2001::/16 (they may nest: every one is a deny, so a source's
+ * verdict does not depend on which matches), sorted by length then address, in *out (free()
+ * it). 0 or -ENOMEM. */
+static inline int bench_prefix6_random(struct bench_rng *r, uint32_t n, struct bench_prefix6 **out)
+{
+	uint32_t have = 0;
+	struct bench_prefix6 *p = malloc((n + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	while (have < n) {
+		uint32_t kept = 0;
+
+		for (uint32_t i = have; i < n; i++) {
+			p[i].len = bench_random_plen6(r);
+			bench_addr6_in_2001(r, p[i].addr);
+			bench_mask6(p[i].addr, p[i].len);
+		}
+		qsort(p, n, sizeof(*p), bench_prefix6_cmp);
+		for (uint32_t i = 0; i < n; i++)
+			if (!kept || bench_prefix6_cmp(&p[kept - 1], &p[i]))
+				p[kept++] = p[i];
+		have = kept;
+	}
+	*out = p;
+	return 0;
+}
+
+/* The reference: whether any of the sorted prefixes holds addr (one search per length). */
+static inline bool bench_prefix6_holds(const struct bench_prefix6 *p, uint32_t n,
+				       const uint8_t addr[16])
+{
+	for (uint32_t start = 0; start < n;) {
+		struct bench_prefix6 want = { .len = p[start].len };
+		uint32_t end = start, lo, hi;
+
+		while (end < n && p[end].len == want.len)
+			end++;
+		memcpy(want.addr, addr, sizeof(want.addr));
+		bench_mask6(want.addr, want.len);
+		for (lo = start, hi = end; lo < hi;) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			int c = bench_prefix6_cmp(&p[mid], &want);
+
+			if (!c)
+				return true;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		start = end;
+	}
+	return false;
+}
+
 /* Frames. */
 #define BENCH_FRAME_MAX 192
 #define BENCH_UDP_SPORT 40000

@@ -8,6 +8,7 @@
 #ifndef XDPBAN_BENCH_BPF_H
 #define XDPBAN_BENCH_BPF_H
 
+#include "bpf/lpm_only.h"
 #include <limits.h>
 #include <sched.h>
 #include <unistd.h>
@@ -305,6 +306,56 @@ static inline int bench_xdpban_policy4(struct dp *dp, const struct bench_prefix4
 		err = dp_policy_compile(dp, &set, NULL, res);
 	xb_policy_set_free(&set);
 	return err;
+}
+
+/* What a lpm_only program (bench/bpf/lpm_only.bpf.c) must do, pass after pass: drop exactly
+ * `denied` of `sources` and pass the rest, as its per-CPU verdict counts say. */
+struct bench_lpm_only {
+	int stats_fd;
+	uint32_t sources, denied;
+	uint64_t before[LPM_ONLY_STAT__MAX];
+};
+
+static inline int bench_lpm_only_sum(const struct bench_lpm_only *l,
+				     uint64_t out[LPM_ONLY_STAT__MAX])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *percpu = calloc(ncpus > 0 ? ncpus : 1, sizeof(*percpu));
+	int err = percpu && ncpus > 0 ? 0 : -ENOMEM;
+
+	for (uint32_t i = 0; !err && i < LPM_ONLY_STAT__MAX; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(l->stats_fd, &i, percpu))
+			err = -errno;
+		for (int c = 0; !err && c < ncpus; c++)
+			out[i] += percpu[c];
+	}
+	free(percpu);
+	return err;
+}
+
+/* A bench_other_check's work for lpm_only: phase 0 notes the counts, phase 1 checks them. */
+static inline int bench_lpm_only_check(struct bench_lpm_only *l, int phase, uint32_t packets,
+				       struct bench_check *c, const char *what)
+{
+	uint64_t now[LPM_ONLY_STAT__MAX], passes = packets / l->sources, dropped, passed;
+
+	if (bench_lpm_only_sum(l, phase == 0 ? l->before : now)) {
+		bench_check_fail(c, what, "reading lpm_only_stats");
+		return -1;
+	}
+	if (phase == 0)
+		return 0;
+	dropped = now[LPM_ONLY_STAT_DROPPED] - l->before[LPM_ONLY_STAT_DROPPED];
+	passed = now[LPM_ONLY_STAT_PASSED] - l->before[LPM_ONLY_STAT_PASSED];
+	if (dropped != passes * l->denied || passed != passes * (l->sources - l->denied)) {
+		bench_check_fail(c, what, "lpm_only dropped %llu and passed %llu, expected %llu and "
+				 "%llu", (unsigned long long)dropped, (unsigned long long)passed,
+				 (unsigned long long)(passes * l->denied),
+				 (unsigned long long)(passes * (l->sources - l->denied)));
+		return -1;
+	}
+	return 0;
 }
 
 /* Fills an IPv4 LPM trie keyed like xdpban_policy4 with the prefixes, all with one verdict:

@@ -51,61 +51,24 @@ struct table {
 	uint32_t prefixes;
 	struct dp dp;
 	struct bpf_object *lpm_obj;
-	int lpm_fd, lpm_stats_fd;
+	int lpm_fd;
+	struct bench_lpm_only lpm; /* what lpm_only must have done */
 	uint32_t *src;
 	uint32_t denied; /* sources inside a prefix, by the reference lookup */
 	const char *what;
 	struct xb_compile_result compiled;
 };
 
-static int lpm_stats_sum(struct table *t, uint64_t out[LPM_ONLY_STAT__MAX])
-{
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *percpu = calloc(ncpus > 0 ? ncpus : 1, sizeof(*percpu));
-
-	if (!percpu || ncpus <= 0) {
-		free(percpu);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < LPM_ONLY_STAT__MAX; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(t->lpm_stats_fd, &i, percpu)) {
-			free(percpu);
-			return -errno;
-		}
-		for (int c = 0; c < ncpus; c++)
-			out[i] += percpu[c];
-	}
-	free(percpu);
-	return 0;
-}
-
 /* lpm_only must drop exactly the denied sources and pass the others, pass after pass. */
 static int check_lpm_only(void *ctx, int phase, uint32_t packets, uint32_t retval,
 			  struct bench_check *c, const char *what)
 {
-	static uint64_t before[LPM_ONLY_STAT__MAX];
 	struct table *t = ctx;
-	uint64_t now[LPM_ONLY_STAT__MAX], passes = packets / t->pb->sz.sources;
-	uint64_t dropped, passed;
 
-	if (lpm_stats_sum(t, phase == 0 ? before : now)) {
-		bench_check_fail(c, what, "reading lpm_only_stats");
-		return -1;
-	}
-	if (phase == 0)
-		return 0;
-	dropped = now[LPM_ONLY_STAT_DROPPED] - before[LPM_ONLY_STAT_DROPPED];
-	passed = now[LPM_ONLY_STAT_PASSED] - before[LPM_ONLY_STAT_PASSED];
-	if (dropped != passes * t->denied || passed != passes * (t->pb->sz.sources - t->denied)) {
-		bench_check_fail(c, what, "lpm_only dropped %llu and passed %llu, expected %llu and "
-				 "%llu", (unsigned long long)dropped, (unsigned long long)passed,
-				 (unsigned long long)(passes * t->denied),
-				 (unsigned long long)(passes * (t->pb->sz.sources - t->denied)));
-		return -1;
-	}
+	t->lpm.sources = t->pb->sz.sources;
+	t->lpm.denied = t->denied;
 	(void)retval;
-	return 0;
+	return bench_lpm_only_check(&t->lpm, phase, packets, c, what);
 }
 
 /* The sources are drawn once per table; a pass over them must give drop_deny for the denied
@@ -150,8 +113,8 @@ static int load_table(struct table *t, const struct bench_prefix4 *p)
 	err = bpf_object__load(t->lpm_obj);
 	if (err)
 		return err;
-	t->lpm_fd = bpf_program__fd(bpf_object__next_program(t->lpm_obj, NULL));
-	t->lpm_stats_fd = bench_map_fd(t->lpm_obj, LPM_ONLY_MAP_STATS);
+	t->lpm_fd = bench_prog_fd(t->lpm_obj, LPM_ONLY_PROG4);
+	t->lpm.stats_fd = bench_map_fd(t->lpm_obj, LPM_ONLY_MAP_STATS);
 	return bench_lpm4_load(bpf_map__fd(trie), p, t->prefixes, XDPBAN_POLICY_DENY, &retries);
 }
 

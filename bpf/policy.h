@@ -5,8 +5,7 @@
  * level 1 (/16), then the middle level (/22) only when level 1 says LOOKUP, then level 2 (/24)
  * only when the middle level says LOOKUP; when level 2 says LOOKUP too, for IPv4 the line of
  * the /24 in level 3 (a hash, when the guard says lines are in force), and the LPM trie only
- * when there is no line or its code is LOOKUP; for IPv6, the exact hash per prefix length
- * (xdpban_deep6.h) when it is in force, the trie only when it is not. Array lookups are inlined by the verifier, so
+ * when there is no line or its code is LOOKUP. Array lookups are inlined by the verifier, so
  * the common case is two to four loads, the guard and level 1 always hot, the middle level
  * in L2 (1 MiB), level 2 a miss (4 MiB); a line is one slot, key and codes in one cache line;
  * the trie is a helper call of up to 33 (IPv4) or 129 (IPv6) dependent loads. Never write a
@@ -127,69 +126,6 @@ static __always_inline __u32 trie_lookup(__u8 family, const __u8 *saddr)
 	return pol->verdict;
 }
 
-/* The index of the lowest set bit of a non-zero word: a de Bruijn multiply and a table, no
- * loop and no branch for the verifier to walk. */
-static const __u8 debruijn_bit[64] = {
-	0,  1,  48, 2,  57, 49, 28, 3,  61, 58, 50, 42, 38, 29, 17, 4,
-	62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
-	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
-	46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,  13, 8,  7,  6,
-};
-
-static __always_inline __u32 low_bit(__u64 v)
-{
-	return debruijn_bit[((v & -v) * 0x03f79d71b4cb0a89ull) >> 58];
-}
-
-/* IPv6 past the flat table (include/xdpban_deep6.h): one exact probe per prefix length the
- * hash holds, longest first, so the first hit is the longest match. -1 when the hash is not in
- * force (the trie must answer). A global function: its loop is verified once. */
-__attribute__((noinline)) int deep6_lookup(const struct xdpban_lpm6_key *source)
-{
-	__u32 zero = 0, word = 0;
-	struct xdpban_deep6_lens *lens = bpf_map_lookup_elem(&xdpban_deep6_lens, &zero);
-	struct xdpban_lpm6_key key;
-	__u32 addr[4];
-	__u64 left;
-
-	if (!lens || !source || *(volatile __u64 *)&lens->state != XDPBAN_DEEP6_EXACT)
-		return -1;
-	__builtin_memcpy(addr, source->addr, sizeof(addr));
-	left = *(volatile __u64 *)&lens->present[0];
-	/* At most XDPBAN_DEEP6_LENGTHS_MAX probes (the writer keeps the hash out of force with
-	 * more lengths), and a step to each next word. */
-	for (int i = 0; i < XDPBAN_DEEP6_LENGTHS_MAX + XDPBAN_DEEP6_LEN_WORDS; i++) {
-		struct xdpban_policy *pol;
-		__u32 plen, mask[4];
-
-		if (!left) {
-			if (++word >= XDPBAN_DEEP6_LEN_WORDS)
-				return XDPBAN_POLICY_NONE;
-			left = *(volatile __u64 *)&lens->present[word & 3];
-			continue;
-		}
-		plen = 128 - (64 * word + low_bit(left));
-		left &= left - 1;
-		if (plen > 128)
-			return -1;
-		key.prefixlen = plen;
-		for (int j = 0; j < 4; j++)
-			mask[j] = addr[j] & xdpban_deep6_mask_word(plen, j);
-		__builtin_memcpy(key.addr, mask, sizeof(key.addr));
-		pol = bpf_map_lookup_elem(&xdpban_deep6, &key);
-		if (!pol)
-			continue;
-		if (!policy_expired(pol))
-			return pol->verdict;
-		/* as in the trie: the default layer (::/0) answers, or no entry */
-		key.prefixlen = 0;
-		__builtin_memset(key.addr, 0, sizeof(key.addr));
-		pol = bpf_map_lookup_elem(&xdpban_deep6, &key);
-		return pol && !policy_expired(pol) ? pol->verdict : XDPBAN_POLICY_NONE;
-	}
-	return -1; /* more lengths than the writer allows: not exact */
-}
-
 /* Which of deny and not allowed a DENY code of the flat table stands for, in allow-only mode:
  * not allowed where no deny entry touches the source's /16 (xdpban_nodeny16), else the trie's
  * answer. One cached word for a flood from outside the allow lists. */
@@ -227,16 +163,6 @@ static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr, bool 
 		return deny_reason(family, top, saddr);
 	if (code != XDPBAN_FLAT_LOOKUP)
 		return xdpban_flat_verdict(code);
-	if (family == XDPBAN_FAMILY_INET6) {
-		struct xdpban_lpm6_key source = { .prefixlen = 128 };
-		int deep;
-
-		__builtin_memcpy(source.addr, saddr, sizeof(source.addr));
-		deep = deep6_lookup(&source);
-
-		if (deep >= 0)
-			return deep;
-	}
 	return trie_lookup(family, saddr);
 }
 

@@ -15,7 +15,6 @@
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include "xdpban_config.h"
-#include "xdpban_deep6.h"
 #include "xdpban_event.h"
 #include "xdpban_flat.h"
 #include "xdpban_policy.h"
@@ -92,12 +91,7 @@
 	/* One byte per port: UDP guard profile, UDP and TCP open (xdpban_ports.h). */             \
 	X(xdpban_ports, ports, MMAP_ARRAY, __u32, __u64, XDPBAN_PORTS_WORDS)                       \
 	/* Allow-only mode's reasons: a bit per /16 that no deny entry touches (xdpban_flat.h). */ \
-	X(xdpban_nodeny16, nodeny16, MMAP_ARRAY, __u32, __u64, XDPBAN_NODENY_WORDS)                \
-	/* IPv6 policy past the flat table: an exact hash of the trie's entries (xdpban_deep6.h). */\
-	X(xdpban_deep6, deep6, HASH_DYN, struct xdpban_lpm6_key, struct xdpban_policy,             \
-	  XDPBAN_DEFAULT_POLICY6_MAX)                                                              \
-	/* The prefix lengths that hash holds, and whether it is in force. */                      \
-	X(xdpban_deep6_lens, deep6_lens, MMAP_ARRAY, __u32, struct xdpban_deep6_lens, 1)
+	X(xdpban_nodeny16, nodeny16, MMAP_ARRAY, __u32, __u64, XDPBAN_NODENY_WORDS)
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value
@@ -108,7 +102,6 @@
 #define XDPBAN_KIND_MMAP_ARRAY(M, ...) M(BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, KV, __VA_ARGS__)
 #define XDPBAN_KIND_PERCPU_ARRAY(M, ...) M(BPF_MAP_TYPE_PERCPU_ARRAY, 0, KV, __VA_ARGS__)
 #define XDPBAN_KIND_HASH(M, ...) M(BPF_MAP_TYPE_HASH, 0, KV, __VA_ARGS__) /* preallocated */
-#define XDPBAN_KIND_HASH_DYN(M, ...) M(BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC, KV, __VA_ARGS__)
 #define XDPBAN_KIND_LPM_TRIE(M, ...) M(BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, KV, __VA_ARGS__)
 #define XDPBAN_KIND_RINGBUF(M, ...) M(BPF_MAP_TYPE_RINGBUF, 0, NO_KV, __VA_ARGS__)
 

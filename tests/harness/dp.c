@@ -256,10 +256,8 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 					 XDPBAN_FLAT_SLOTS(opts->flat4x_max));
 	if (opts && opts->policy4_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy4, opts->policy4_max);
-	if (opts && opts->policy6_max) {
+	if (opts && opts->policy6_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy6, opts->policy6_max);
-		bpf_map__set_max_entries(dp->skel->maps.xdpban_deep6, opts->policy6_max);
-	}
 	bpf_program__set_autoload(dp->skel->progs.xdpban_report, true);
 	err = opts && opts->single_buffer ? 0 : xb_datapath_frags(dp->skel); /* as xdpband */
 	if (!err)

@@ -214,22 +214,6 @@ static int trie_update(int fd, const void *key, const void *value, __u64 flags)
 	}
 }
 
-/* The IPv6 hash follows a single change of the trie (val NULL: a delete). When it cannot, it
- * goes out of force and the trie answers: right, slower, until the next compile. */
-static void deep6_follow(const struct xb_maps *m, const struct xb_prefix *p,
-			 const struct xdpban_policy *val)
-{
-	struct xb_deep6 d;
-
-	if (xb_deep6_open(&d, m))
-		return; /* no hash to follow (an older pin set): it was never in force */
-	if (val)
-		xb_deep6_put(&d, p, val);
-	else
-		xb_deep6_delete(&d, p);
-	xb_deep6_close(&d);
-}
-
 int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 		  const struct xdpban_policy *val, __u64 flags)
 {
@@ -244,10 +228,7 @@ int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 	if (ret)
 		return ret;
 	xb_lpm_key_make(p, &key);
-	ret = trie_update(xb_policy_fd(m, p->family), &key, val, flags);
-	if (!ret && p->family == XDPBAN_FAMILY_INET6)
-		deep6_follow(m, p, val);
-	return ret;
+	return trie_update(xb_policy_fd(m, p->family), &key, val, flags);
 }
 
 int xb_policy_delete(const struct xb_maps *m, const struct xb_prefix *p)
@@ -263,8 +244,6 @@ int xb_policy_delete(const struct xb_maps *m, const struct xb_prefix *p)
 	xb_lpm_key_make(p, &key);
 	if (bpf_map_delete_elem(xb_policy_fd(m, p->family), &key))
 		return -errno;
-	if (p->family == XDPBAN_FAMILY_INET6)
-		deep6_follow(m, p, NULL);
 	return 0;
 }
 
@@ -359,7 +338,7 @@ static int single_once(int fd, const char *keys, const struct xdpban_policy *val
  * the index of the entry that failed. */
 static int trie_apply(const struct xb_plan *p, int fd, const struct xb_entry_list *l, bool write,
 		      size_t key_size, const struct xb_compile_opts *opts, size_t before,
-		      struct xb_deep6 *deep, size_t *failed)
+		      size_t *failed)
 {
 	__u32 batch = opts && opts->batch ? opts->batch : DEFAULT_BATCH;
 	struct xdpban_policy *values = NULL;
@@ -375,8 +354,6 @@ static int trie_apply(const struct xb_plan *p, int fd, const struct xb_entry_lis
 					   &done)
 			      : single_once(fd, keys + i * key_size, values ? values + i : NULL,
 					    key_size, count, &done);
-		if (deep && done)
-			xb_deep6_follow(deep, l->v + i, done, write);
 		i += done;
 		if (ret && batches && i == 0 && done == 0 &&
 		    (ret == -EOPNOTSUPP || ret == -ENOTSUPP_ERRNO)) {
@@ -386,8 +363,6 @@ static int trie_apply(const struct xb_plan *p, int fd, const struct xb_entry_lis
 			usleep(1000 << retries++);
 			ret = 0;
 		} else if (ret == -ENOENT && !write) {
-			if (deep)
-				xb_deep6_follow(deep, l->v + i, 1, false);
 			i++; /* deleted meanwhile */
 			ret = 0;
 		} else if (!ret) {
@@ -410,14 +385,14 @@ static size_t trie_key_size(__u8 family)
 /* Writes the plan's new and changed entries, or deletes its doomed ones; `before` changes of
  * the plan were made already. */
 static int plan_apply_list(const struct xb_plan *p, bool write, const struct xb_maps *m,
-			   const struct xb_compile_opts *opts, size_t before, struct xb_deep6 *deep,
-			   char *err, size_t errlen)
+			   const struct xb_compile_opts *opts, size_t before, char *err,
+			   size_t errlen)
 {
 	const struct xb_entry_list *l = write ? &p->write : &p->remove;
 	char text[64];
 	size_t failed;
 	int ret = trie_apply(p, xb_policy_fd(m, p->family), l, write, trie_key_size(p->family),
-			     opts, before, deep, &failed);
+			     opts, before, &failed);
 
 	if (!ret)
 		return 0;
@@ -438,14 +413,13 @@ static int plan_apply_list(const struct xb_plan *p, bool write, const struct xb_
 /* Writes, then removes, so that every entry of old or next is in force throughout; removes
  * first only when the trie cannot hold both (plan_check_capacity). */
 static int plan_apply_trie(const struct xb_plan *p, const struct xb_maps *m,
-			   const struct xb_compile_opts *opts, struct xb_deep6 *deep, char *err,
-			   size_t errlen)
+			   const struct xb_compile_opts *opts, char *err, size_t errlen)
 {
 	bool first = !p->remove_first; /* true: write */
-	int ret = plan_apply_list(p, first, m, opts, 0, deep, err, errlen);
+	int ret = plan_apply_list(p, first, m, opts, 0, err, errlen);
 
 	return ret ? ret : plan_apply_list(p, !first, m, opts, first ? p->write.n : p->remove.n,
-					   deep, err, errlen);
+					   err, errlen);
 }
 
 /* Copies words [first, first + nwords) of the exact table into the live one; only words that
@@ -514,14 +488,12 @@ static int plan_write_codes(const struct xb_plan *p, struct xb_flat *t, struct x
 	return 0;
 }
 
-/* One family: LOOKUP where anything changes, the trie (and the IPv6 hash with it, batch by
- * batch), then the exact codes. */
+/* One family: LOOKUP where anything changes, the trie, then the exact codes. */
 static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 			  const struct xb_compile_opts *opts, struct xb_compile_result *res,
 			  char *err, size_t errlen)
 {
 	struct xb_l3_live l3 = { .fd = -1 };
-	struct xb_deep6 deep = { .fd = -1 };
 	struct xb_flat t;
 	int ret = xb_flat_open(&t, m, p->family);
 
@@ -532,8 +504,6 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 	}
 	if (p->family == XDPBAN_FAMILY_INET)
 		xb_l3_live_open(&l3, m, &t);
-	else if (xb_deep6_open(&deep, m))
-		deep.lens = NULL; /* no hash (an older pin set): the trie answers */
 	p->changed = true;
 	for (size_t i = 0; i < p->touch.n; i++) {
 		xb_flat_touch(t.words, &p->touch.v[i].prefix);
@@ -546,12 +516,8 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
 			 strerror(-ret));
 	observe(opts, p, XB_COMPILE_TOUCHED, 0);
-	if (!ret && deep.lens)
-		xb_deep6_begin(&deep, p);
 	if (!ret)
-		ret = plan_apply_trie(p, m, opts, deep.lens ? &deep : NULL, err, errlen);
-	if (!ret && deep.lens)
-		res->deep6 = !xb_deep6_end(&deep, p) && xb_deep6_in_force(&deep);
+		ret = plan_apply_trie(p, m, opts, err, errlen);
 	if (!ret) {
 		observe(opts, p, XB_COMPILE_TRIE_DONE, p->write.n + p->remove.n);
 		ret = plan_write_codes(p, &t, &l3, opts, res, err, errlen);
@@ -563,7 +529,6 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 				 strerror(-ret));
 	}
 	xb_l3_live_free(&l3);
-	xb_deep6_close(&deep);
 	xb_flat_close(&t);
 	res->written += p->write.n;
 	res->removed += p->remove.n;

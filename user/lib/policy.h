@@ -127,9 +127,6 @@ struct xb_compile_result {
 	__u32 lines4;      /* IPv4 /24 regions answered at level 3 (a line each) */
 	__u32 lines4_full; /* IPv4 /24 regions that qualified for a line but found level 3 full:
 			    * left to the trie (right, slower); never an error */
-	bool deep6;        /* the IPv6 hash past the flat table is in force (xdpban_deep6.h): it
-			    * is not when the lists hold more than XDPBAN_DEEP6_LENGTHS_MAX prefix
-			    * lengths, or it could not be written; the trie answers then */
 };
 
 /* Makes the tries of both families hold exactly `set` (plus what opts->keep keeps; an entry

@@ -85,34 +85,6 @@ int xb_plan_keep_old(struct xb_plan *p, const struct xb_compile_opts *opts);
  * 0 or -ENOMEM. */
 int xb_plan_diff(struct xb_plan *p);
 
-/* ---- deep6.c: the IPv6 hash while the data path reads it ---- */
-
-struct xb_deep6 {
-	int fd;                          /* xdpban_deep6 */
-	struct xdpban_deep6_lens *lens;  /* xdpban_deep6_lens, mapped; NULL when not */
-	size_t size;                     /* of the mapping */
-};
-
-/* Maps the lengths record. 0 or -errno (-EPROTO: not an xdpban deep6 map). */
-int xb_deep6_open(struct xb_deep6 *d, const struct xb_maps *m);
-void xb_deep6_close(struct xb_deep6 *d);
-bool xb_deep6_in_force(const struct xb_deep6 *d);
-/* Out of force: the trie answers from now on. */
-void xb_deep6_off(struct xb_deep6 *d);
-/* After the trie gained (or changed) the entry at p, or lost it: the same in the hash when it
- * is in force. 0, or -errno (the hash is then out of force). */
-int xb_deep6_put(struct xb_deep6 *d, const struct xb_prefix *p, const struct xdpban_policy *val);
-int xb_deep6_delete(struct xb_deep6 *d, const struct xb_prefix *p);
-/* A compile of IPv6 keeps the hash exact for the trie at every step: begin, before the trie
- * changes, adds the lengths the plan writes; follow, after each batch of trie writes (or
- * deletes), does the same to the hash; end, after the last, drops the lengths that went, or
- * rebuilds a hash that was out of force and puts it in force. More than
- * XDPBAN_DEEP6_LENGTHS_MAX lengths, or a write that fails, leave it out of force (the trie
- * answers); end returns -errno when it could not rebuild it. */
-void xb_deep6_begin(struct xb_deep6 *d, const struct xb_plan *p);
-void xb_deep6_follow(struct xb_deep6 *d, const struct xb_policy_entry *v, size_t n, bool write);
-int xb_deep6_end(struct xb_deep6 *d, const struct xb_plan *p);
-
 /* ---- nodeny.c: allow-only mode's reasons (xdpban_nodeny16) ---- */
 
 /* Clears the bits of the regions a deny entry at p touches: the step before it enters a trie.
