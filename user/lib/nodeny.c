@@ -58,6 +58,20 @@ int xb_nodeny_clear(const struct xb_maps *m, const struct xb_prefix *p)
 	return 0;
 }
 
+int xb_nodeny_clear_denies(const struct xb_maps *m, const struct xb_entry_list *l)
+{
+	__u64 *words = NULL;
+	int ret = nodeny_map(m, &words);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].policy.verdict == XDPBAN_POLICY_DENY)
+			bits_clear(words, &l->v[i].prefix, true);
+	munmap(words, NODENY_BYTES);
+	return 0;
+}
+
 int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_list *set)
 {
 	const __u32 base = xdpban_nodeny_region(family, 0) / 64, n = XDPBAN_NODENY_WORDS / 2;

@@ -509,9 +509,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		xb_flat_touch(t.words, &p->touch.v[i].prefix);
 		xb_l3_forget(&l3, &p->touch.v[i].prefix);
 	}
-	for (size_t i = 0; !ret && i < p->write.n; i++)
-		if (p->write.v[i].policy.verdict == XDPBAN_POLICY_DENY)
-			ret = xb_nodeny_clear(m, &p->write.v[i].prefix);
+	ret = xb_nodeny_clear_denies(m, &p->write);
 	if (ret)
 		snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
 			 strerror(-ret));
