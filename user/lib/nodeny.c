@@ -46,18 +46,6 @@ static void bits_clear(__u64 *words, const struct xb_prefix *p, bool live)
 	}
 }
 
-int xb_nodeny_clear(const struct xb_maps *m, const struct xb_prefix *p)
-{
-	__u64 *words = NULL;
-	int ret = nodeny_map(m, &words);
-
-	if (ret)
-		return ret;
-	bits_clear(words, p, true);
-	munmap(words, NODENY_BYTES);
-	return 0;
-}
-
 int xb_nodeny_clear_denies(const struct xb_maps *m, const struct xb_entry_list *l)
 {
 	__u64 *words = NULL;

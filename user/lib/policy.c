@@ -217,6 +217,8 @@ static int trie_update(int fd, const void *key, const void *value, __u64 flags)
 int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 		  const struct xdpban_policy *val, __u64 flags)
 {
+	struct xb_policy_entry e = { .prefix = *p, .policy = *val };
+	struct xb_entry_list one = { .v = &e, .n = 1 };
 	union xb_lpm_key key;
 	int ret;
 
@@ -224,7 +226,7 @@ int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 		return -EINVAL;
 	ret = xb_flat_touch_live(m, p);
 	if (!ret && val->verdict == XDPBAN_POLICY_DENY)
-		ret = xb_nodeny_clear(m, p);
+		ret = xb_nodeny_clear_denies(m, &one);
 	if (ret)
 		return ret;
 	xb_lpm_key_make(p, &key);

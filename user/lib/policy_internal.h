@@ -87,10 +87,8 @@ int xb_plan_diff(struct xb_plan *p);
 
 /* ---- nodeny.c: allow-only mode's reasons (xdpban_nodeny16) ---- */
 
-/* Clears the bits of the regions a deny entry at p touches: the step before it enters a trie.
- * 0 or -errno (the map not mapped). */
-int xb_nodeny_clear(const struct xb_maps *m, const struct xb_prefix *p);
-/* The same for every deny entry of l, with the map mapped once (a compile's writes). */
+/* Clears the bits of the regions every deny entry of l touches: the step before they enter a
+ * trie. 0 or -errno (the map not mapped). */
 int xb_nodeny_clear_denies(const struct xb_maps *m, const struct xb_entry_list *l);
 /* Sets the family's bits exactly for set (sorted or not), which the trie holds. 0 or -errno. */
 int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_list *set);
