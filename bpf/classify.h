@@ -77,13 +77,34 @@ static __always_inline __u32 classify(struct xdp_md *ctx, const struct pkt *p,
 	return classes & cfg->class_mask;
 }
 
-/* The probe class's second step: a packet to a port with a socket is not a probe (a TCP
- * listener or connection, a UDP socket bound to the port: a service not listed as open, or the
- * host's own query awaiting its answer on an ephemeral port). */
+/* 1 when a socket of this host's network namespace would take the segment or datagram: a TCP
+ * listener (or connection), a UDP socket bound to the port (a service not listed as open, or
+ * the host's own query awaiting its answer on an ephemeral port). A global function, so that
+ * its tuple has a frame of its own. */
+__attribute__((noinline)) int port_has_socket(struct xdp_md *ctx, const struct pkt *p)
+{
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	__u32 size;
+
+	if (!ctx || !p)
+		return 0;
+	size = pkt_tuple(p, &t);
+	if (p->is_tcp)
+		sk = bpf_skc_lookup_tcp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
+	else
+		sk = bpf_sk_lookup_udp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 0;
+	bpf_sk_release(sk);
+	return 1;
+}
+
+/* The probe class's second step: a packet to a port with a socket is not a probe. */
 static __always_inline __u32 probe_confirm(struct xdp_md *ctx, const struct pkt *p,
 					   __u32 classes)
 {
-	if ((classes & XDPBAN_CLASS_PROBE) && !p->echo && packet_socket_state(ctx, p) >= 0)
+	if ((classes & XDPBAN_CLASS_PROBE) && !p->echo && port_has_socket(ctx, p))
 		classes &= ~XDPBAN_CLASS_PROBE;
 	return classes;
 }
