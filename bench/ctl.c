@@ -103,9 +103,9 @@ static int do_load(int argc, char **argv)
 		dp_close(&dp);
 		return 1;
 	}
-	if (n == 0 || n > XDPBAN_DEFAULT_POLICY4_MAX) {
+	if (n == 0 || n > XDPBAN_LISTED4_MAX) {
 		fprintf(stderr, "bench: control: %s: %u prefixes, expected 1 to %u\n", argv[0], n,
-			XDPBAN_DEFAULT_POLICY4_MAX);
+			XDPBAN_LISTED4_MAX);
 		free(p);
 		dp_close(&dp);
 		return 1;

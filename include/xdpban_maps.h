@@ -32,8 +32,13 @@
 /* Compiled-in capacities; xdpband can change some of them before load. */
 #define XDPBAN_DEFAULT_COUNTERS_MAX 262144 /* counter slots */
 #define XDPBAN_DEFAULT_BANS_MAX 65536 /* bans; the table has twice as many slots */
-#define XDPBAN_DEFAULT_POLICY4_MAX 1048576
-#define XDPBAN_DEFAULT_POLICY6_MAX 262144
+/* List entries xdpband takes per family. The tries hold twice as many, so that a reload holds
+ * the old and the new entries at once and stays atomic per source (user/lib/policy.h); an LPM
+ * trie takes memory per entry only, so the room costs nothing until a reload uses it. */
+#define XDPBAN_LISTED4_MAX 1048576
+#define XDPBAN_LISTED6_MAX 1048576
+#define XDPBAN_DEFAULT_POLICY4_MAX (2 * XDPBAN_LISTED4_MAX)
+#define XDPBAN_DEFAULT_POLICY6_MAX (2 * XDPBAN_LISTED6_MAX)
 #define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 lines; 32 MiB of slots */
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
 #define XDPBAN_DEFAULT_EXEMPT_MAX 4096 /* never-ban prefixes and host addresses, per family */

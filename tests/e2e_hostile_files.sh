@@ -102,11 +102,11 @@ case_big_list() {
 	xbd_wait_until xbd_log_has "reload: $big: 3000000 IPv6 entries"
 	reply=$(xbd_request '{"cmd":"reload"}')
 	after=$(xbd_queries)
-	if [[ $(wc -l <<<"$out") != 1 || $out != *"$big: 3000000 IPv6 entries: more than the IPv6 policy table holds (262144)"* ]]; then
+	if [[ $(wc -l <<<"$out") != 1 || $out != *"$big: 3000000 IPv6 entries: more than the IPv6 policy table holds (1048576)"* ]]; then
 		xbd_fail list_larger_than_the_table_refused_whole "-t said: ${out:0:200}"
 	elif ((during != 0)); then
 		xbd_fail list_larger_than_the_table_refused_whole "status did not answer while the list was read"
-	elif ! xbd_log_has "reload: $big: 3000000 IPv6 entries: more than the IPv6 policy table holds (262144); keeping the old configuration"; then
+	elif ! xbd_log_has "reload: $big: 3000000 IPv6 entries: more than the IPv6 policy table holds (1048576); keeping the old configuration"; then
 		xbd_fail list_larger_than_the_table_refused_whole "no log line refusing the reload"
 	elif [[ $(xbd_json 'd["ok"]' <<<"$reply") != False || $reply != *"3000000 IPv6 entries"* ]]; then
 		xbd_fail list_larger_than_the_table_refused_whole "reload command: $reply"

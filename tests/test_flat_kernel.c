@@ -555,7 +555,9 @@ static int collect_entry(const struct xb_policy_entry *e, void *ctx)
 struct reload_watch {
 	struct fx *f;
 	const struct xb_policy_set *probe; /* entries whose addresses are checked */
+	struct model before, after;        /* the policy before the reload, and after it */
 	unsigned long bad, steps;
+	unsigned long mixed; /* sources answered neither as before nor as after */
 	size_t done;    /* the trie changes the last step said were done */
 	size_t changes; /* the totals the families' TRIE_DONE steps said */
 };
@@ -577,13 +579,39 @@ static void watch_count(struct reload_watch *w, enum xb_compile_step step, size_
 	w->done = done;
 }
 
+/* The statistics reason (which stands for the verdict) a model gives a valid datagram from
+ * the source. */
+static enum xdpban_stat model_reason(struct model *m, __u8 family, const __u8 *addr)
+{
+	char src[INET6_ADDRSTRLEN];
+	struct pkt_spec spec = { .src = src, .l4 = PKT_L4_UDP, .payload_len = 8 };
+	unsigned char frame[256];
+	struct pkt_layout at;
+	struct model_verdict want;
+
+	addr_text(family, addr, src, sizeof(src));
+	assert_int_equal(pkt_build(&spec, frame, sizeof(frame), &at), 0);
+	assert_int_equal(model_packet(m, frame, at.len, dp_now_ns(), &want), 0);
+	return want.reason;
+}
+
+/* A model holding only the policy set s, under the config the fixture runs. */
+static void policy_model(struct model *m, const struct xb_policy_set *s)
+{
+	struct xdpban_config cfg = quiet_config();
+
+	assert_int_equal(model_init(m, 0, 0, 0), 0);
+	model_set_config(m, &cfg);
+	assert_int_equal(pset_to_model(s, m), 0);
+}
+
 /* At each step: what the data path says of an address inside every entry of either set must
- * be the longest match over what the tries hold right now. */
+ * be the longest match over what the tries hold right now, and (the reload is atomic per
+ * source, policy.h) what the policy said of it before the reload or what it says after. */
 static void watch_step(__u8 family, enum xb_compile_step step, size_t done, size_t total,
 		       void *ctx)
 {
 	struct reload_watch *w = ctx;
-	struct xdpban_config cfg = quiet_config();
 	struct xb_policy_set now = {};
 	struct model m;
 	char what[64];
@@ -591,15 +619,24 @@ static void watch_step(__u8 family, enum xb_compile_step step, size_t done, size
 	watch_count(w, step, done, total);
 	snprintf(what, sizeof(what), "reload IPv%u step %d (#%lu)", family, step, w->steps);
 	assert_int_equal(xb_policy_foreach(&w->f->dp.maps, collect_entry, &now), 0);
-	assert_int_equal(model_init(&m, 0, 0, 0), 0);
-	model_set_config(&m, &cfg);
-	assert_int_equal(pset_to_model(&now, &m), 0);
+	policy_model(&m, &now);
 	for (size_t i = 0; i < w->probe->n; i++) {
 		const struct xb_policy_entry *e = &w->probe->v[i];
+		enum xdpban_stat reason;
 		__u8 addr[16];
 
 		pset_address_in(&w->f->rng, &e->prefix, addr);
-		check_source(w->f, &m, e->prefix.family, addr, what, &w->bad);
+		if (!check_source(w->f, &m, e->prefix.family, addr, what, &w->bad))
+			continue; /* counted in bad */
+		reason = model_reason(&m, e->prefix.family, addr);
+		if (reason != model_reason(&w->before, e->prefix.family, addr) &&
+		    reason != model_reason(&w->after, e->prefix.family, addr) && w->mixed++ < SHOWN) {
+			char src[INET6_ADDRSTRLEN];
+
+			addr_text(e->prefix.family, addr, src, sizeof(src));
+			printf("MIXED [%s, seed 0x%llx] source %s: neither the old nor the new verdict\n",
+			       what, (unsigned long long)w->f->seed, src);
+		}
 	}
 	model_free(&m);
 	xb_policy_set_free(&now);
@@ -681,11 +718,16 @@ static void reload_watched(struct fx *f, struct pset_shape first4)
 	for (size_t i = 0; i < b.n; i++)
 		assert_int_equal(xb_policy_set_add(&probe, &b.v[i].prefix, &b.v[i].policy), 0);
 
+	policy_model(&w.before, &a);
+	policy_model(&w.after, &final);
 	assert_int_equal(xb_policy_compile(&f->dp.maps, &b, &opts, &res, err, sizeof(err)), 0);
 	printf("reload: %zu entries before, %zu after (%zu written, %zu removed, %zu kept), %lu "
-	       "steps watched, %lu mismatches\n",
-	       a.n, final.n, res.written, res.removed, res.kept, w.steps, w.bad);
+	       "steps watched, %lu mismatches, %lu sources neither as before nor as after\n",
+	       a.n, final.n, res.written, res.removed, res.kept, w.steps, w.bad, w.mixed);
 	assert_int_equal(w.bad, 0);
+	assert_int_equal(w.mixed, 0);
+	model_free(&w.before);
+	model_free(&w.after);
 	assert_int_equal(w.steps, res.written + res.removed + 4 * 2); /* and 4 fixed steps each */
 	assert_int_equal(w.changes, res.written + res.removed);
 	assert_true(res.written + res.removed >= 20);
@@ -715,6 +757,55 @@ static void reload_of_long_prefixes_is_right_at_every_step(void **state)
 {
 	reload_watched(need_fx(state),
 		       (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 80, 24, 32, "10.16.0.0/20", 10));
+}
+
+/* A /8 that changes verdict over thousands of entries inside it, one of which holds the
+ * probed sources and keeps their verdict (tests/e2e_reload.sh on the wire): trusted by the /8
+ * before, by a /27 inside a denied /8 after, and back. */
+static void covering_change_is_atomic(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set a = {}, b = {}, probe = {}, bulk = {};
+	struct reload_watch w = { .f = f, .probe = &probe };
+	const struct xb_compile_opts opts = { .observe = watch_step, .ctx = &w, .batch = 1 };
+	struct xb_compile_result res;
+	char err[XB_ERRLEN] = "";
+
+	add(&a, "198.0.0.0/8", XDPBAN_POLICY_TRUSTED, 1);
+	add(&b, "198.0.0.0/8", XDPBAN_POLICY_DENY, 1);
+	add(&b, "198.51.100.0/27", XDPBAN_POLICY_TRUSTED, 1);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET, 400, 9, 32, "198.0.0.0/8", 0), &bulk);
+	for (size_t i = 0; i < bulk.n; i++) {
+		struct xdpban_policy val = { .verdict = XDPBAN_POLICY_DENY, .list_id = 1 };
+		const __u8 *x = bulk.v[i].prefix.addr;
+
+		if (bulk.v[i].prefix.plen > 27 && x[1] == 51 && x[2] == 100 && x[3] < 32)
+			continue; /* painted out by the trusted /27 */
+		if (bulk.v[i].prefix.plen == 8)
+			continue;
+		assert_int_equal(xb_policy_set_add(&b, &bulk.v[i].prefix, &val), 0);
+	}
+	for (int i = 0; i < 8; i++)
+		add(&probe, "198.51.100.0/27", XDPBAN_POLICY_TRUSTED, 1);
+	for (int round = 0; round < 2; round++) {
+		const struct xb_policy_set *from = round ? &b : &a, *to = round ? &a : &b;
+
+		assert_int_equal(dp_policy_compile(&f->dp, from, NULL, NULL), 0);
+		policy_model(&w.before, from);
+		policy_model(&w.after, to);
+		assert_int_equal(xb_policy_compile(&f->dp.maps, to, &opts, &res, err, sizeof(err)), 0);
+		printf("covering change %d: %lu steps, %lu mismatches, %lu mixed\n", round, w.steps,
+		       w.bad, w.mixed);
+		model_free(&w.before);
+		model_free(&w.after);
+		assert_int_equal(w.bad, 0);
+		assert_int_equal(w.mixed, 0);
+		w.done = 0;
+	}
+	xb_policy_set_free(&a);
+	xb_policy_set_free(&b);
+	xb_policy_set_free(&probe);
+	xb_policy_set_free(&bulk);
 }
 
 /* ---- level 3 ---- */
@@ -988,6 +1079,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(reload_is_right_at_every_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(reload_of_long_prefixes_is_right_at_every_step, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(covering_change_is_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_prefixes_answered_at_level_3, setup, teardown),
 		cmocka_unit_test_setup_teardown(full_level_3_leaves_regions_to_the_trie, setup,
 						teardown),

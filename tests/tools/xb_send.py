@@ -9,6 +9,11 @@
       scapy and sent as raw Ethernet frames on IFACE to DSTMAC; no SRC need be held. TTL (or
       the IPv6 hop limit; default 64) is what the frames leave with: a forger who does not
       know a host's distance picks one that the host's own packets do not arrive with.
+  xb_send.py spray IFACE DSTMAC DST PORT STOPFILE OUT SRC[,SRC...]
+      valid UDP datagrams to DST:PORT from each SRC in turn, round after round (about 1 ms
+      apart), as raw Ethernet frames on IFACE to DSTMAC, until the file STOPFILE exists; then
+      writes "SRC COUNT" lines (what was sent from each) to OUT. The frames are built once, so
+      it keeps up a steady stream while a test changes the data path under it.
   xb_send.py tcp SRC DST PORT COUNT
       one TCP connection from SRC to an echo server (`xb_tcp_flow.py server`) at DST:PORT, and COUNT
       exchanges on it, each a separate segment waiting for its echo: the established
@@ -24,7 +29,8 @@ from xb_args import BadArgs, parse_int, parse_pair, run
 from xb_tcp_flow import round_trip
 
 USAGE = ("usage: xb_send.py udp SRC DST PORT COUNT | "
-         "synfin IFACE DSTMAC SRC[,SRC...] DST COUNT [TTL] | tcp SRC DST PORT COUNT")
+         "synfin IFACE DSTMAC SRC[,SRC...] DST COUNT [TTL] | "
+         "spray IFACE DSTMAC DST PORT STOPFILE OUT SRC[,SRC...] | tcp SRC DST PORT COUNT")
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 PAYLOAD = b"xdpban-e2e"
 
@@ -54,6 +60,41 @@ def send_synfin(iface, dstmac, srcs, dst, count, ttl):
     sendp(frames, iface=iface, verbose=False)
 
 
+def send_spray(iface, dstmac, dst, port, stopfile, out, srcs):
+    import logging
+    import os
+    import time
+
+    logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
+    from scapy.all import IP, UDP, Ether
+
+    frames = [bytes(Ether(dst=dstmac) / IP(src=str(src), dst=str(dst)) /
+                    UDP(sport=40000, dport=port) / PAYLOAD) for src in srcs]
+    sent = [0] * len(srcs)
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
+        s.bind((iface, 0))
+        while not os.path.exists(stopfile):
+            for i, frame in enumerate(frames):
+                s.send(frame)
+                sent[i] += 1
+            time.sleep(0.001)
+    with open(out, "w") as f:
+        for src, n in zip(srcs, sent):
+            f.write(f"{src} {n}\n")
+
+
+def check_iface(iface):
+    try:
+        socket.if_nametoindex(iface)
+    except OSError:
+        raise BadArgs(f"IFACE '{iface}' does not exist in this network namespace") from None
+
+
+def check_mac(mac):
+    if not MAC_RE.match(mac):
+        raise BadArgs(f"DSTMAC '{mac}' is not a MAC address like 02:00:00:00:00:01")
+
+
 def send_tcp(src, dst, port, count):
     with socket.create_connection((str(dst), port), timeout=10,
                                   source_address=(str(src), 0)) as s:
@@ -71,13 +112,15 @@ def main(argv):
         src, dst = parse_pair(argv[2], argv[3])
         send_tcp(src, dst, parse_int(argv[4], "PORT", 1, 65535),
                  parse_int(argv[5], "COUNT", 1, 100000))
+    elif len(argv) == 9 and argv[1] == "spray":
+        check_mac(argv[3])
+        check_iface(argv[2])
+        pairs = [parse_pair(src, argv[4]) for src in argv[8].split(",")]
+        send_spray(argv[2], argv[3], pairs[0][1], parse_int(argv[5], "PORT", 1, 65535),
+                   argv[6], argv[7], [src for src, _ in pairs])
     elif len(argv) in (7, 8) and argv[1] == "synfin":
-        if not MAC_RE.match(argv[3]):
-            raise BadArgs(f"DSTMAC '{argv[3]}' is not a MAC address like 02:00:00:00:00:01")
-        try:
-            socket.if_nametoindex(argv[2])
-        except OSError:
-            raise BadArgs(f"IFACE '{argv[2]}' does not exist in this network namespace") from None
+        check_mac(argv[3])
+        check_iface(argv[2])
         pairs = [parse_pair(src, argv[5]) for src in argv[4].split(",")]
         ttl = parse_int(argv[7], "TTL", 1, 255) if len(argv) == 8 else 64
         send_synfin(argv[2], argv[3], [src for src, _ in pairs], pairs[0][1],

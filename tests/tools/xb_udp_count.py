@@ -14,12 +14,20 @@ import select
 import socket
 import sys
 
+RCVBUF = 16 << 20
+
 
 def bind_all(addrs, port):
     socks = []
     for addr in addrs:
         family = socket.AF_INET if addr.version == 4 else socket.AF_INET6
         s = socket.socket(family, socket.SOCK_DGRAM)
+        # Room for a burst the reader falls behind on (a busy machine): a datagram the data
+        # path passed must not be lost to a full buffer. Forced past rmem_max when root.
+        try:
+            s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), RCVBUF)
+        except OSError:
+            pass
         s.bind((str(addr), port))
         socks.append(s)
     return socks

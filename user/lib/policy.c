@@ -532,6 +532,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 	xb_flat_close(&t);
 	res->written += p->write.n;
 	res->removed += p->remove.n;
+	res->removals_first |= p->remove_first && p->write.n && p->remove.n;
 	res->kept += p->kept;
 	res->entries += p->next.n;
 	return ret;

@@ -12,6 +12,12 @@
  *     anything), then writes exact codes for every region, finest level first (level 2, the
  *     middle level, level 1), computed from a sorted copy of the set, never from lookups in
  *     the trie; then the guard word, which tells the data path to read the codes at all.
+ * A compile is atomic per source: at every instant, each address gets from the tries either
+ * the verdict of the old set or that of the new one, never a third (a denied source that the
+ * new set denies too is never passed, an allowed one never dropped). The new and changed
+ * entries go in longest first, then the doomed ones go shortest first (policy_plan.c says why
+ * that suffices). The one exception is a trie too small to hold the old and the new entries at
+ * once: removals go first, and the result says so (removals_first).
  * Level 3 (the IPv4 lines in xdpban_flat4x) has its own rule, written out in flat_live.c: every
  * line in the map is exact for the trie at every instant; a line is deleted before the trie
  * changes in its /24 and written only after; a writer that cannot reach the lines turns the
@@ -127,6 +133,8 @@ struct xb_compile_result {
 	__u32 lines4;      /* IPv4 /24 regions answered at level 3 (a line each) */
 	__u32 lines4_full; /* IPv4 /24 regions that qualified for a line but found level 3 full:
 			    * left to the trie (right, slower); never an error */
+	bool removals_first; /* a trie could not hold the old and new entries at once: the
+			      * removals went first, so the compile was not atomic per source */
 };
 
 /* Makes the tries of both families hold exactly `set` (plus what opts->keep keeps; an entry

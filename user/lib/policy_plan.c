@@ -185,6 +185,33 @@ static bool verdict_changes(const struct xdpban_policy *a, const struct xdpban_p
 	return a->verdict != b->verdict || a->expires_ns != b->expires_ns;
 }
 
+/* Longest first, then by address. */
+static int longest_first(const void *a, const void *b)
+{
+	const struct xb_prefix *pa = &((const struct xb_policy_entry *)a)->prefix;
+	const struct xb_prefix *pb = &((const struct xb_policy_entry *)b)->prefix;
+
+	return pa->plen != pb->plen ? (pa->plen > pb->plen ? -1 : 1) : prefix_cmp(pa, pb);
+}
+
+/* Shortest first, then by address. */
+static int shortest_first(const void *a, const void *b)
+{
+	return longest_first(b, a);
+}
+
+/* The order that keeps a reload atomic per source (policy.h): while the writes go in longest
+ * first, the longest match of any address is its old entry or its new one; once they are all
+ * in, removing the doomed entries shortest first keeps it so, because an address's old entry
+ * is the longest doomed one over it and goes last of those. */
+static void plan_order(struct xb_plan *p)
+{
+	if (p->write.n)
+		qsort(p->write.v, p->write.n, sizeof(*p->write.v), longest_first);
+	if (p->remove.n)
+		qsort(p->remove.v, p->remove.n, sizeof(*p->remove.v), shortest_first);
+}
+
 int xb_plan_diff(struct xb_plan *p)
 {
 	size_t i = 0, j = 0;
@@ -215,5 +242,7 @@ int xb_plan_diff(struct xb_plan *p)
 			j++;
 		}
 	}
+	if (!ret)
+		plan_order(p);
 	return ret;
 }

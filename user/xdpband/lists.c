@@ -174,8 +174,8 @@ static size_t never_ban_room(size_t max)
 
 void xbd_list_caps_default(struct xbd_list_caps *caps)
 {
-	caps->ipv4 = XDPBAN_DEFAULT_POLICY4_MAX;
-	caps->ipv6 = XDPBAN_DEFAULT_POLICY6_MAX;
+	caps->ipv4 = XDPBAN_LISTED4_MAX;
+	caps->ipv6 = XDPBAN_LISTED6_MAX;
 	caps->never_ban4 = never_ban_room(XDPBAN_DEFAULT_EXEMPT_MAX);
 	caps->never_ban6 = never_ban_room(XDPBAN_DEFAULT_EXEMPT_MAX);
 }
@@ -197,8 +197,10 @@ int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *
 			 strerror(-ret));
 		return ret;
 	}
-	caps->ipv4 = v4;
-	caps->ipv6 = v6;
+	/* Tries pinned by a release before the room for reloads keep their whole size for lists
+	 * (reloads on them are not atomic, and the log says so). */
+	caps->ipv4 = v4 < XDPBAN_LISTED4_MAX ? v4 : XDPBAN_LISTED4_MAX;
+	caps->ipv6 = v6 < XDPBAN_LISTED6_MAX ? v6 : XDPBAN_LISTED6_MAX;
 	caps->never_ban4 = never_ban_room(e4);
 	caps->never_ban6 = never_ban_room(e6);
 	return 0;
@@ -595,6 +597,10 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
 	xb_policy_set_free(&set);
 	if (ret)
 		return ret;
+	if (res.removals_first)
+		pr_warn("policy lists: a policy trie could not hold the old and the new entries at once, so "
+			"the old went first and sources in them met shorter entries meanwhile; raise "
+			"[tables] policy4/policy6 (xdpban.conf(5)) to keep reloads atomic per source");
 	pr_debug("policy lists: %zu entries written, %zu old entries removed, %zu manual bans kept; "
 		 "flat table: %u of 65536 /16, %u of 4194304 /22 and %u of 16777216 /24 IPv4 "
 		 "regions answered without the trie",
