@@ -197,10 +197,11 @@ static void read_table(struct fx *f, __u8 family, __u64 *words)
 	assert_int_equal(snapshot_flat_table(&f->dp.maps, family, words), 0);
 }
 
-/* The guard a compile through the full maps leaves: IPv4 has level 3. */
+/* The guard a compile through the full maps leaves: both families have lines. */
 static __u64 guard_of(__u8 family)
 {
-	return family == XDPBAN_FAMILY_INET ? XDPBAN_FLAT_COMPILED_L3 : XDPBAN_FLAT_COMPILED;
+	(void)family;
+	return XDPBAN_FLAT_COMPILED_L3;
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -210,7 +211,32 @@ static int line_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The lines in the kernel against the lines of s: each must be exact at every instant (the
+/* compare_lines for the IPv6 lines of xdpban_flat6x. */
+static unsigned long compare_lines6(struct fx *f, const struct xb_policy_set *s, bool exact,
+				    const char *what)
+{
+	struct xb_flat6_line *live, *want;
+	size_t nlive, nwant;
+	unsigned long bad = 0;
+
+	assert_int_equal(xb_flat6_lines_read(&f->dp.maps, &live, &nlive), 0);
+	assert_int_equal(xb_flat6_lines_build(s->v, s->n, &want, &nwant), 0);
+	for (size_t i = 0; i < nlive; i++) {
+		const struct xb_flat6_line *w = xb_flat6_lines_find(want, nwant, live[i].key);
+
+		if ((!w || memcmp(&w->line, &live[i].line, sizeof(w->line))) && bad++ < SHOWN)
+			printf("MISMATCH [%s] IPv6 line %016llx: %s\n", what,
+			       (unsigned long long)live[i].key, w ? "codes differ" : "should not be there");
+	}
+	if (exact && nlive != nwant && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu IPv6 lines in the kernel, %zu computed\n", what, nlive,
+		       nwant);
+	free(live);
+	free(want);
+	return bad;
+}
+
+/* The lines in the kernel against the lines of s (both families): each must be exact at every instant (the
  * data path trusts any line it finds); with `exact`, the kernel must hold all of them (and no
  * other). Returns the lines that break that. */
 static unsigned long compare_lines(struct fx *f, const struct xb_policy_set *s, bool exact,
@@ -236,7 +262,7 @@ static unsigned long compare_lines(struct fx *f, const struct xb_policy_set *s, 
 		printf("MISMATCH [%s] %zu lines in the kernel, %zu computed\n", what, live.n, nwant);
 	free(live.v);
 	free(want);
-	return bad;
+	return bad + compare_lines6(f, s, exact, what);
 }
 
 /* Live codes of a family against the exact codes of s: every pure live code must be exact;

@@ -64,6 +64,25 @@ int xb_flat_lines_build(const struct xb_policy_entry *entries, size_t n,
  * no line. */
 __u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 addr);
 
+/* The IPv6 lines (xdpban_flat6x): the line of one region of depth 24, 32, 40, 48 or 56 bits. */
+struct xb_flat6_line {
+	__u64 key; /* xdpban_flat6_key: the region's first 64 bits, its depth in the low byte */
+	struct xdpban_flat_line line;
+};
+/* Computes the lines of the IPv6 entries (others skipped): one for each region of a line depth
+ * that holds an entry longer than the region and that no timed entry covers or lies in, in
+ * their order: by depth, coarsest first, then by region (xb_flat6_lines_sort). *lines is
+ * malloc'ed (NULL when there are none). 0, -EINVAL (a prefix twice) or -ENOMEM. */
+int xb_flat6_lines_build(const struct xb_policy_entry *entries, size_t n,
+			 struct xb_flat6_line **lines, size_t *count);
+void xb_flat6_lines_sort(struct xb_flat6_line *lines, size_t n);
+/* The line with that key in sorted lines, or NULL. */
+const struct xb_flat6_line *xb_flat6_lines_find(const struct xb_flat6_line *lines, size_t n,
+						__u64 key);
+/* What the data path's walk down sorted lines gives an address whose first 64 bits are hi
+ * (host order): a pure code, or LOOKUP (a line missing, or LOOKUP at /64: the trie). */
+__u32 xb_flat6_lines_code(const struct xb_flat6_line *lines, size_t n, __u64 hi);
+
 /* A flat map mmapped for writing. */
 struct xb_flat {
 	__u64 *words; /* XDPBAN_FLAT_ENTRIES words shared with the data path: the codes, then the
@@ -127,6 +146,8 @@ struct xb_compile_result {
 	__u32 lines4;      /* IPv4 /24 regions answered at level 3 (a line each) */
 	__u32 lines4_full; /* IPv4 /24 regions that qualified for a line but found level 3 full:
 			    * left to the trie (right, slower); never an error */
+	__u32 lines6;      /* IPv6 lines in xdpban_flat6x (all depths) */
+	__u32 lines6_full; /* IPv6 lines computed but left out for room (the trie answers) */
 };
 
 /* Makes the tries of both families hold exactly `set` (plus what opts->keep keeps; an entry
@@ -150,5 +171,8 @@ int xb_policy_recompile(const struct xb_maps *m, struct xb_compile_result *res, 
 /* Every line level 3 holds now, decoded, sorted by region, in *lines (free() it). 0 or -errno
  * (-EPROTO: m->flat4x is not an xdpban line table). */
 int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, size_t *n);
+/* Every IPv6 line xdpban_flat6x holds now, in their order, in *lines (free() it). 0 or -errno
+ * (-EPROTO: m->flat6x is not an xdpban IPv6 line table). */
+int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, size_t *n);
 
 #endif /* XB_POLICY_H */
