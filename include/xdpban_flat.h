@@ -20,16 +20,16 @@
  * inside it and no timed entry (expires_ns != 0) covers it or lies inside it; the code is then
  * the verdict of the longest entry covering the whole region. Otherwise it is LOOKUP: level 1
  * LOOKUP means "read the middle level", its LOOKUP "read level 2", level 2 LOOKUP "look up the
- * trie" (or level 3). It is the same computation at every level, only the region size
+ * trie" (or the lines: level 3, the IPv6 lines). It is the same computation at every level, only the region size
  * differs, so a pure code of a level is the code of every finer region inside it. Zero is
  * LOOKUP, so the all-zero table of a fresh map (a plain `ip link` load) is always correct, and
  * LOOKUP is the code any writer may set at any time. Userspace writes the table only through
  * user/lib/policy.h; never store a pure code a trie does not back.
  *
- * Level 3 (IPv4 only): xdpban_flat4x, an mmapable array of 64-byte slots, each the line of
- * one /24 region: the region as its key and the /24's 256 /32 codes, packed in base 3 (a line
- * holds only pure codes, three values), so that key and codes share one cache line and a
- * line costs one miss. A region's line lies in the first XDPBAN_FLAT_SLOT_PROBE slots from
+ * Level 3 (IPv4; IPv6 has its lines, below): xdpban_flat4x, an mmapable array of 64-byte
+ * slots, each the line of one /24 region: the region as its key and the /24's 256 /32 codes,
+ * packed in base 3 (a line holds only pure codes, three values), so that key and codes share
+ * one cache line and a line costs one miss. A region's line lies in the first XDPBAN_FLAT_SLOT_PROBE slots from
  * its home slot (xdpban_flat_slot_home, a multiplicative hash), at the first that was free
  * when it was written; the array has twice as many slots as lines, so nearly every line sits
  * at its home. Only a region whose level-2 code is LOOKUP because permanent entries longer than
@@ -73,7 +73,8 @@ enum xdpban_flat_code {
 #define XDPBAN_FLAT_GUARD XDPBAN_FLAT_WORDS           /* index of the guard word */
 #define XDPBAN_FLAT_ENTRIES (XDPBAN_FLAT_WORDS + 1)   /* the map's max_entries */
 #define XDPBAN_FLAT_COMPILED 0x78646270666c6174ull  /* "xdbpflat": the codes are in force */
-#define XDPBAN_FLAT_COMPILED_L3 0x78646270666c3378ull /* "xdbpfl3x": codes and IPv4 lines */
+#define XDPBAN_FLAT_COMPILED_L3 0x78646270666c3378ull /* "xdbpfl3x": codes and lines (IPv4's
+							  * level 3, the IPv6 lines) */
 
 /* Level 3: the line of /32 codes of one IPv4 /24 region. */
 #define XDPBAN_FLAT_L3_BITS 8              /* /32s per /24: 256 codes */

@@ -96,6 +96,7 @@ __u32 xb_flat_count_pure(const __u64 *level, __u32 nwords)
 /* An entry as the computation sees it: its place in the top 32 bits and its code. */
 struct flat_item {
 	__u32 top;
+	__u64 hi;    /* the first 64 bits (IPv6 lines), past the length cleared */
 	__u32 plen;  /* 0..128 */
 	__u32 code;  /* the pure code of its verdict; LOOKUP for a verdict the data path does
 		      * not know, which only the trie can answer for exactly */
@@ -177,6 +178,18 @@ static __u32 entry_code(const struct xdpban_policy *pol)
 	return xdpban_flat_code_of_verdict(pol->verdict);
 }
 
+/* The first 64 bits of a prefix's address, host order, bits past the length cleared. */
+static __u64 prefix_hi(const struct xb_prefix *p)
+{
+	__u64 hi = 0;
+
+	for (int i = 0; i < 8; i++)
+		hi = hi << 8 | p->addr[i];
+	if (p->plen >= 64)
+		return hi;
+	return p->plen ? hi & ~0ull << (64 - p->plen) : 0;
+}
+
 /* The family's entries as items, sorted. *out is malloc'ed (NULL when there are none). */
 static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 family,
 		      struct flat_item **out, size_t *count)
@@ -201,6 +214,7 @@ static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 fami
 			continue;
 		items[k++] = (struct flat_item){
 			.top = xb_prefix_top(&e->prefix),
+			.hi = prefix_hi(&e->prefix),
 			.plen = e->prefix.plen,
 			.code = entry_code(&e->policy),
 			.timed = e->policy.expires_ns != 0,
@@ -259,11 +273,12 @@ static bool line_paint(struct xdpban_flat_line *line, const struct flat_item *it
 	return !timed;
 }
 
-int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
+/* Room for one more element of `size` bytes at (*v)[n]. 0 or -ENOMEM. */
+static int vec_room(void **v, size_t n, size_t *cap, size_t size)
 {
-	if (*n == *cap) {
+	if (n == *cap) {
 		size_t grown = *cap ? 2 * *cap : 256;
-		struct xb_flat_line *p = realloc(*v, grown * sizeof(*p));
+		void *p = realloc(*v, grown * size);
 
 		if (!p)
 			return -ENOMEM;
@@ -271,6 +286,11 @@ int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
 		*cap = grown;
 	}
 	return 0;
+}
+
+int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
+{
+	return vec_room((void **)v, *n, cap, sizeof(**v));
 }
 
 /* One sweep over the sorted items: a stack of the open prefixes of /24 and shorter gives each
@@ -389,40 +409,24 @@ void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat
 
 /* ==== IPv6 lines: 8-bit strides from /24 to /64 ============================================ */
 
-/* An IPv6 entry as the line computation sees it: its first 64 bits (past the length cleared). */
-struct flat6_item {
-	__u64 hi;
-	__u32 plen; /* 0..128 */
-	__u32 code;
-	bool timed;
-};
-
+/* IPv6 items in the order of their first 64 bits, which puts every prefix of 64 bits or fewer
+ * before the prefixes inside it. */
 static int item6_cmp(const void *pa, const void *pb)
 {
-	const struct flat6_item *a = pa, *b = pb;
+	const struct flat_item *a = pa, *b = pb;
 
 	if (a->hi != b->hi)
 		return a->hi < b->hi ? -1 : 1;
 	return a->plen < b->plen ? -1 : a->plen > b->plen;
 }
 
-static __u64 prefix_hi(const struct xb_prefix *p)
-{
-	__u64 hi = 0;
-
-	for (int i = 0; i < 8; i++)
-		hi = hi << 8 | p->addr[i];
-	if (p->plen >= 64)
-		return hi;
-	return p->plen ? hi & ~0ull << (64 - p->plen) : 0;
-}
 
 /* One depth's lines in one sweep over the sorted items, as lines_sweep does for level 3: a
  * stack of the open prefixes of `depth` bits or fewer gives each region holding longer entries
  * its base code, and the region's entries follow in the order, each painting its sub-regions
  * (every prefix comes before the prefixes inside it); sub-regions with a longer entry inside
  * end as LOOKUP. A timed entry around or inside keeps the region's line out. */
-static int lines6_depth(const struct flat6_item *items, size_t n, __u32 depth,
+static int lines6_depth(const struct flat_item *items, size_t n, __u32 depth,
 			struct xb_flat6_line **out, size_t *count, size_t *cap)
 {
 	struct cover6 {
@@ -434,7 +438,7 @@ static int lines6_depth(const struct flat6_item *items, size_t n, __u32 depth,
 	int top = 0;
 
 	for (size_t i = 0; i < n;) {
-		const struct flat6_item *it = &items[i];
+		const struct flat_item *it = &items[i];
 		__u64 region = xdpban_flat6_key(it->hi, depth) & ~0xffull;
 		struct xdpban_flat_line *line;
 		bool timed;
@@ -484,47 +488,20 @@ static int lines6_depth(const struct flat6_item *items, size_t n, __u32 depth,
 
 int xb_flat6_lines_push(struct xb_flat6_line **v, size_t *n, size_t *cap)
 {
-	if (*n == *cap) {
-		size_t grown = *cap ? 2 * *cap : 256;
-		struct xb_flat6_line *p = realloc(*v, grown * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = grown;
-	}
-	return 0;
+	return vec_room((void **)v, *n, cap, sizeof(**v));
 }
 
 int xb_flat6_lines_build(const struct xb_policy_entry *entries, size_t n,
 			 struct xb_flat6_line **lines, size_t *count)
 {
-	struct flat6_item *items = NULL;
-	size_t k = 0, cap = 0;
-	int ret = 0;
+	struct flat_item *items;
+	size_t k, cap = 0;
+	int ret = items_make(entries, n, XDPBAN_FAMILY_INET6, &items, &k);
 
 	*lines = NULL;
 	*count = 0;
-	for (size_t i = 0; i < n; i++)
-		k += entries[i].prefix.family == XDPBAN_FAMILY_INET6;
-	if (!k)
-		return 0;
-	items = malloc(k * sizeof(*items));
-	if (!items)
-		return -ENOMEM;
-	k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct xb_policy_entry *e = &entries[i];
-
-		if (e->prefix.family != XDPBAN_FAMILY_INET6)
-			continue;
-		items[k++] = (struct flat6_item){
-			.hi = prefix_hi(&e->prefix),
-			.plen = e->prefix.plen,
-			.code = entry_code(&e->policy),
-			.timed = e->policy.expires_ns != 0,
-		};
-	}
+	if (ret || !k)
+		return ret;
 	qsort(items, k, sizeof(*items), item6_cmp);
 	for (size_t i = 1; i < k && !ret; i++)
 		if (items[i].plen <= 64 && !item6_cmp(&items[i - 1], &items[i]))

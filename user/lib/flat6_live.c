@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "policy_internal.h"
@@ -20,35 +19,12 @@
 /* Maps xdpban_flat6x for writing: 0, or -errno (-EPROTO: not a table of IPv6 line slots). */
 static int l6_map(int fd, struct xb_l6_map *s)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	void *p;
-
-	s->slots = NULL;
-	s->n = 0;
-	if (fd < 0)
-		return -EBADF;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	if (info.type != BPF_MAP_TYPE_ARRAY ||
-	    info.value_size != sizeof(struct xdpban_flat6_slot) ||
-	    !(info.map_flags & BPF_F_MMAPABLE) || !info.max_entries)
-		return -EPROTO;
-	p = mmap(NULL, (size_t)info.max_entries * sizeof(struct xdpban_flat6_slot),
-		 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	s->slots = p;
-	s->n = info.max_entries;
-	return 0;
+	return xb_slots_map(fd, sizeof(*s->slots), (void **)&s->slots, &s->n);
 }
 
 static void l6_unmap(struct xb_l6_map *s)
 {
-	if (s->slots)
-		munmap(s->slots, (size_t)s->n * sizeof(*s->slots));
-	s->slots = NULL;
-	s->n = 0;
+	xb_slots_unmap((void **)&s->slots, &s->n, sizeof(*s->slots));
 }
 
 static __u64 slot_key(const struct xb_l6_map *s, __u32 at)

@@ -74,37 +74,47 @@ void xb_flat_close(struct xb_flat *t)
 
 #define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a scan */
 
-/* Maps xdpban_flat4x for writing: 0, or -errno (-EPROTO: not a table of line slots). */
-static int l3_map(int fd, struct xb_l3_map *s)
+int xb_slots_map(int fd, size_t value_size, void **slots, __u32 *n)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	void *p;
 
-	s->slots = NULL;
-	s->n = 0;
+	*slots = NULL;
+	*n = 0;
 	if (fd < 0)
 		return -EBADF;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(struct xdpban_flat_slot) ||
+	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != value_size ||
 	    !(info.map_flags & BPF_F_MMAPABLE) || !info.max_entries)
 		return -EPROTO;
-	p = mmap(NULL, (size_t)info.max_entries * sizeof(struct xdpban_flat_slot),
-		 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, (size_t)info.max_entries * value_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	s->slots = p;
-	s->n = info.max_entries;
+	*slots = p;
+	*n = info.max_entries;
 	return 0;
+}
+
+void xb_slots_unmap(void **slots, __u32 *n, size_t value_size)
+{
+	if (*slots)
+		munmap(*slots, (size_t)*n * value_size);
+	*slots = NULL;
+	*n = 0;
+}
+
+/* Maps xdpban_flat4x for writing: 0, or -errno (-EPROTO: not a table of line slots). */
+static int l3_map(int fd, struct xb_l3_map *s)
+{
+	return xb_slots_map(fd, sizeof(*s->slots), (void **)&s->slots, &s->n);
 }
 
 static void l3_unmap(struct xb_l3_map *s)
 {
-	if (s->slots)
-		munmap(s->slots, (size_t)s->n * sizeof(*s->slots));
-	s->slots = NULL;
-	s->n = 0;
+	xb_slots_unmap((void **)&s->slots, &s->n, sizeof(*s->slots));
 }
 
 static __u32 slot_key(const struct xb_l3_map *s, __u32 at)

@@ -12,10 +12,11 @@
  *     anything), then writes exact codes for every region, finest level first (level 2, the
  *     middle level, level 1), computed from a sorted copy of the set, never from lookups in
  *     the trie; then the guard word, which tells the data path to read the codes at all.
- * Level 3 (the IPv4 lines in xdpban_flat4x) has its own rule, written out in flat_live.c: every
- * line in the map is exact for the trie at every instant; a line is deleted before the trie
- * changes in its /24 and written only after; a writer that cannot reach the lines turns the
- * guard from XDPBAN_FLAT_COMPILED_L3 back to XDPBAN_FLAT_COMPILED before it changes the trie.
+ * Level 3 (the IPv4 lines in xdpban_flat4x) and the IPv6 lines (xdpban_flat6x, flat6_live.c)
+ * have their own rule, written out in flat_live.c: every line in the map is exact for the trie
+ * at every instant; a line is deleted before the trie changes in its region and written only
+ * after; a writer that cannot reach the lines turns the family's guard from
+ * XDPBAN_FLAT_COMPILED_L3 back to XDPBAN_FLAT_COMPILED before it changes the trie.
  * Writers must be serialised by the caller: while xdpband runs it is the only writer; the CLI
  * writes directly only under the pin-directory lock.
  */

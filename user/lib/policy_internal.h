@@ -1,7 +1,7 @@
-/* policy_internal.h - what the four files of the policy module (policy.h) share, and nobody
+/* policy_internal.h - what the files of the policy module (policy.h) share, and nobody
  * else may use: flat.c and policy_plan.c compute in plain memory (no map, no syscall);
  * flat_live.c writes the flat maps (xdpban_flat4/6 through mmap, the level-3 lines in
- * xdpban_flat4x); policy.c reads and writes the tries and runs a compile. Declared here once,
+ * xdpban_flat4x), flat6_live.c the IPv6 lines in xdpban_flat6x; policy.c reads and writes the tries and runs a compile. Declared here once,
  * defined once in the file named above each group.
  */
 #ifndef XB_POLICY_INTERNAL_H
@@ -100,6 +100,10 @@ int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_
  * at all): the step before any single change of a trie. 0 or -errno (the table not mapped). */
 int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p);
 
+/* Maps an mmapable array of line slots of value_size bytes for writing: 0, or -errno (-EPROTO:
+ * not such an array). */
+int xb_slots_map(int fd, size_t value_size, void **slots, __u32 *n);
+void xb_slots_unmap(void **slots, __u32 *n, size_t value_size);
 /* Rule 3 of flat_live.c, for the lines of t's family: from now on the data path reads none. */
 void xb_lines_disable(struct xb_flat *t);
 /* Waits for an RCU grace period (rule 4 of flat_live.c). 0 or -errno. */
