@@ -2,9 +2,10 @@
  * prefixes of real-looking lengths (/32 to /64, some /128) in 2001::/16, IPv6 sources go
  * through xdpban's full pipeline and through a plain kernel LPM trie program over the same
  * prefixes (bench/bpf/lpm_only.bpf.c, lpm_only6), in the same run. Every source lies in
- * 2001::/16, where the flat table (which reads only an IPv6 source's top 32 bits) cannot
- * answer, so what is measured is what answers past it, the trie, with xdpban's pipeline
- * around it.
+ * 2001::/16, where the flat table's levels (which read only an IPv6 source's top 32 bits)
+ * cannot answer, so what is measured is what answers past them, the IPv6 lines of 8-bit
+ * strides down to /64 (xdpban_flat6x) and the trie past them, with xdpban's pipeline around
+ * it.
  *
  * Prints a markdown section on stdout and its targets on stderr. Both programs' verdict
  * counts are checked against a reference lookup of every source; a row whose check fails
@@ -111,9 +112,15 @@ static uint32_t lengths_of(const struct bench_prefix6 *p, uint32_t n)
 
 static int xdpban_load6(struct table6 *t, const struct bench_prefix6 *p)
 {
-	const struct dp_opts dopts = { .policy6_max = t->prefixes > XDPBAN_DEFAULT_POLICY6_MAX
-							      ? t->prefixes
-							      : XDPBAN_DEFAULT_POLICY6_MAX };
+	/* Room for every line: a list of n real-looking prefixes takes about 1.7 n lines (most
+	 * prefixes are /48 and longer and take a line at each depth above them that no other
+	 * prefix shares); bench/RESULTS.md reports how many were written. */
+	const uint32_t lines = 2 * t->prefixes;
+	const struct dp_opts dopts = {
+		.policy6_max = t->prefixes > XDPBAN_DEFAULT_POLICY6_MAX ? t->prefixes
+									 : XDPBAN_DEFAULT_POLICY6_MAX,
+		.flat6x_max = lines > XDPBAN_DEFAULT_FLAT6X_MAX ? lines : XDPBAN_DEFAULT_FLAT6X_MAX,
+	};
 	struct xdpban_policy val = { .verdict = XDPBAN_POLICY_DENY, .list_id = 1 };
 	struct xb_policy_set set = { 0 };
 	int err = dp_open(&t->dp, &dopts);
@@ -205,8 +212,9 @@ static void run_table(struct policy6_bench *pb, uint32_t prefixes)
 			pb->ratio_at_1m = bench_median(&res.ratio);
 		}
 	}
-	printf("| %s | %u | %.1f%% | %s | %s | %s |\n", count, err ? 0 : lengths_of(p, prefixes),
-	       100.0 * t.denied / pb->sz.sources, x, l, ratio);
+	printf("| %s | %u | %.1f%% | %u (%u) | %s | %s | %s |\n", count,
+	       err ? 0 : lengths_of(p, prefixes), 100.0 * t.denied / pb->sz.sources,
+	       t.compiled.lines6, t.compiled.lines6_full, x, l, ratio);
 	free(p);
 	if (t.lpm_obj)
 		bpf_object__close(t.lpm_obj);
@@ -222,19 +230,19 @@ static void print_header(struct policy6_bench *pb)
 	       "real lists hold them: /48 most, then /56, /64, /32, /40, /44 and some /128; fixed "
 	       "seed; they may nest, and all deny) are compiled into the policy of a fresh, "
 	       "unpinned xdpban (user/lib/policy.h: the IPv6 trie and the flat table in front of "
-	       "it) and loaded into the trie of "
+	       "it, with the IPv6 lines sized to hold them all) and loaded into the trie of "
 	       "bench/bpf/lpm_only.bpf.o's lpm_only6, a program that only parses Ethernet and "
 	       "IPv6 and looks the source up (same key and value types). %u IPv6 sources, half "
-	       "inside a random prefix and half anywhere in 2001::/16 (where the flat table, "
-	       "which reads the top 32 bits, cannot answer), drawn once per size, go through each "
+	       "inside a random prefix and half anywhere in 2001::/16 (where the levels of the "
+	       "flat table, which read the top 32 bits, cannot answer), drawn once per size, go through each "
 	       "program behind the driver (bench/bpf/srcdrv.bpf.c), calls sized to about %.0f "
 	       "ms; ns/packet = thread CPU time less the fixed cost of a call (%.0f us), / "
 	       "packets. Both programs' verdicts are checked against a reference lookup of every "
 	       "source. Medians of %d samples (min-max); ratio per sample.\n\n",
 	       pb->sz.sources, pb->target_ns / 1e6, *bench_call_cost_ns() / 1e3, pb->runs);
-	printf("| prefixes | lengths | sources denied | xdpban ns/pkt | lpm_only6 ns/pkt | "
-	       "ratio |\n");
-	printf("|---|---|---|---|---|---|\n");
+	printf("| prefixes | lengths | sources denied | IPv6 lines (left out) | xdpban ns/pkt | "
+	       "lpm_only6 ns/pkt | ratio |\n");
+	printf("|---|---|---|---|---|---|---|\n");
 }
 
 int main(int argc, char **argv)

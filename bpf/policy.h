@@ -4,8 +4,9 @@
  * The flat table (include/xdpban_flat.h) answers first, once compiled (its guard word says so):
  * level 1 (/16), then the middle level (/22) only when level 1 says LOOKUP, then level 2 (/24)
  * only when the middle level says LOOKUP; when level 2 says LOOKUP too, for IPv4 the line of
- * the /24 in level 3 (a hash, when the guard says lines are in force), and the LPM trie only
- * when there is no line or its code is LOOKUP. Array lookups are inlined by the verifier, so
+ * the /24 in level 3 (a hash, when the guard says lines are in force), for IPv6 the lines of
+ * 8-bit strides from /24 down to /64 (xdpban_flat6x, likewise), and the LPM trie only when
+ * there is no line or its code is LOOKUP. Array lookups are inlined by the verifier, so
  * the common case is two to four loads, the guard and level 1 always hot, the middle level
  * in L2 (1 MiB), level 2 a miss (4 MiB); a line is one slot, key and codes in one cache line;
  * the trie is a helper call of up to 33 (IPv4) or 129 (IPv6) dependent loads. Never write a
@@ -86,6 +87,43 @@ __attribute__((noinline)) int line_lookup(__u32 addr)
 	return XDPBAN_FLAT_LOOKUP;
 }
 
+/* The IPv6 lines (xdpban_flat6x): from the /24's line down one stride at a time while the code
+ * is LOOKUP; LOOKUP when a line is missing or the /64 code is. hi: the source's first 64
+ * bits, host order. A global function, so that the verifier checks its loops once; the
+ * barrier is line_lookup's. */
+__attribute__((noinline)) int line6_lookup(__u64 hi)
+{
+	__u32 slots = map_entries(&xdpban_flat6x);
+
+	for (__u32 depth = XDPBAN_FLAT6_DEPTH_FIRST; depth <= XDPBAN_FLAT6_DEPTH_LAST;
+	     depth += XDPBAN_FLAT6_STRIDE) {
+		__u64 want = xdpban_flat6_key(hi, depth);
+		__u32 at = xdpban_flat6_slot_home(want, slots), code = XDPBAN_FLAT_LOOKUP;
+		bool found = false;
+
+		for (int probe = 0; probe < XDPBAN_FLAT_SLOT_PROBE; probe++) {
+			struct xdpban_flat6_slot *slot = bpf_map_lookup_elem(&xdpban_flat6x, &at);
+			__u64 key;
+
+			if (!slot)
+				return XDPBAN_FLAT_LOOKUP;
+			key = *(volatile __u64 *)&slot->key;
+			asm volatile("" ::: "memory");
+			if (key == want) {
+				code = xdpban_flat6_code(&slot->line, hi, depth);
+				found = true;
+				break;
+			}
+			if (key == XDPBAN_FLAT6_SLOT_FREE)
+				return XDPBAN_FLAT_LOOKUP;
+			at = at + 1 >= slots ? 0 : at + 1;
+		}
+		if (!found || code != XDPBAN_FLAT_LOOKUP)
+			return code;
+	}
+	return XDPBAN_FLAT_LOOKUP;
+}
+
 /* The entry of the longest matching prefix of length plen or less in the trie of the family;
  * NULL when there is none. */
 static __always_inline struct xdpban_policy *trie_find(__u8 family, const __u8 *saddr,
@@ -157,7 +195,13 @@ static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr, bool 
 		if (lines)
 			code = line_lookup(top);
 	} else {
-		code = flat_lookup(&xdpban_flat6, top, &lines); /* IPv6 has no level 3 */
+		code = flat_lookup(&xdpban_flat6, top, &lines);
+		if (lines) {
+			__u64 hi;
+
+			__builtin_memcpy(&hi, saddr, sizeof(hi));
+			code = line6_lookup(bpf_be64_to_cpu(hi));
+		}
 	}
 	if (code == XDPBAN_FLAT_DENY && allow_only)
 		return deny_reason(family, top, saddr);

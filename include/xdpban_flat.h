@@ -20,16 +20,16 @@
  * inside it and no timed entry (expires_ns != 0) covers it or lies inside it; the code is then
  * the verdict of the longest entry covering the whole region. Otherwise it is LOOKUP: level 1
  * LOOKUP means "read the middle level", its LOOKUP "read level 2", level 2 LOOKUP "look up the
- * trie" (or level 3). It is the same computation at every level, only the region size
+ * trie" (or the lines: level 3, the IPv6 lines). It is the same computation at every level, only the region size
  * differs, so a pure code of a level is the code of every finer region inside it. Zero is
  * LOOKUP, so the all-zero table of a fresh map (a plain `ip link` load) is always correct, and
  * LOOKUP is the code any writer may set at any time. Userspace writes the table only through
  * user/lib/policy.h; never store a pure code a trie does not back.
  *
- * Level 3 (IPv4 only): xdpban_flat4x, an mmapable array of 64-byte slots, each the line of
- * one /24 region: the region as its key and the /24's 256 /32 codes, packed in base 3 (a line
- * holds only pure codes, three values), so that key and codes share one cache line and a
- * line costs one miss. A region's line lies in the first XDPBAN_FLAT_SLOT_PROBE slots from
+ * Level 3 (IPv4; IPv6 has its lines, below): xdpban_flat4x, an mmapable array of 64-byte
+ * slots, each the line of one /24 region: the region as its key and the /24's 256 /32 codes,
+ * packed in base 3 (a line holds only pure codes, three values), so that key and codes share
+ * one cache line and a line costs one miss. A region's line lies in the first XDPBAN_FLAT_SLOT_PROBE slots from
  * its home slot (xdpban_flat_slot_home, a multiplicative hash), at the first that was free
  * when it was written; the array has twice as many slots as lines, so nearly every line sits
  * at its home. Only a region whose level-2 code is LOOKUP because permanent entries longer than
@@ -73,7 +73,8 @@ enum xdpban_flat_code {
 #define XDPBAN_FLAT_GUARD XDPBAN_FLAT_WORDS           /* index of the guard word */
 #define XDPBAN_FLAT_ENTRIES (XDPBAN_FLAT_WORDS + 1)   /* the map's max_entries */
 #define XDPBAN_FLAT_COMPILED 0x78646270666c6174ull  /* "xdbpflat": the codes are in force */
-#define XDPBAN_FLAT_COMPILED_L3 0x78646270666c3378ull /* "xdbpfl3x": codes and IPv4 lines */
+#define XDPBAN_FLAT_COMPILED_L3 0x78646270666c3378ull /* "xdbpfl3x": codes and lines (IPv4's
+							  * level 3, the IPv6 lines) */
 
 /* Level 3: the line of /32 codes of one IPv4 /24 region. */
 #define XDPBAN_FLAT_L3_BITS 8              /* /32s per /24: 256 codes */
@@ -182,6 +183,55 @@ static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u3
 		if (k < place)
 			v = (v * 171) >> 9;
 	return v - ((v * 171) >> 9) * 3 + 1;
+}
+
+/* ---- IPv6 lines: strides past the top 32 bits ---- */
+
+/* xdpban_flat6x: an mmapable array of 72-byte slots, each the line of one IPv6 region of
+ * `depth` bits (24, 32, 40, 48 or 56; XDPBAN_FLAT6_DEPTHS of them): its key, then the 256
+ * 2-bit codes of the regions eight bits longer, laid out as struct xdpban_flat_line. Unlike a
+ * level-3 line, a code may be LOOKUP: "the line one stride deeper", so that a source walks
+ * /24 -> /32 -> /40 -> /48 -> /56 -> /64 until a pure code, and the trie answers only past
+ * /64 or where a line is missing. A line exists only for a region whose code one stride
+ * coarser (level 2's for depth 24) is LOOKUP because a permanent entry longer than the region
+ * lies in it; a timed entry keeps its regions out. Codes are the levels' computation (a pure
+ * code is the verdict of the longest entry covering the whole region, when no longer entry
+ * lies inside). The key and the codes span two cache lines, both addressed before the key is
+ * compared, so a line costs about one miss. Slots, probing and the writer's rules are level
+ * 3's (a multiplicative hash of the key, XDPBAN_FLAT_SLOT_PROBE, twice as many slots as
+ * lines, flat_live.c); lines are read only when the IPv6 guard holds XDPBAN_FLAT_COMPILED_L3.
+ * Why 8-bit strides: real prefixes are /32, /48, /56, /64, all on a stride, so a listed /48
+ * ends three lines down; 256 codes of 4 values are the 64 bytes of a cache line. */
+#define XDPBAN_FLAT6_DEPTH_FIRST XDPBAN_FLAT_L2_BITS /* the first line: a /24's /32 codes */
+#define XDPBAN_FLAT6_STRIDE XDPBAN_FLAT_L3_BITS     /* 8 bits: 256 codes a line */
+#define XDPBAN_FLAT6_DEPTH_LAST 56                  /* the last line holds /64 codes */
+#define XDPBAN_FLAT6_DEPTHS                                                                      \
+	((XDPBAN_FLAT6_DEPTH_LAST - XDPBAN_FLAT6_DEPTH_FIRST) / XDPBAN_FLAT6_STRIDE + 1) /* 5 */
+#define XDPBAN_FLAT6_SLOT_FREE 0ull
+#define XDPBAN_FLAT6_SLOT_GONE (~0ull) /* depth byte 0xff: no real key */
+
+struct xdpban_flat6_slot {
+	__u64 key; /* xdpban_flat6_key; written last, with release */
+	struct xdpban_flat_line line;
+};
+
+/* The key of the line of depth `depth` over an address whose first 64 bits are hi (host
+ * order): the region's bits, and the depth in the low byte, so that no key is FREE or GONE. */
+static inline __u64 xdpban_flat6_key(__u64 hi, __u32 depth)
+{
+	return (hi & ~0ull << (64 - depth)) | depth;
+}
+
+/* The code of the address with first 64 bits hi in the line of depth `depth` over it. */
+static inline __u32 xdpban_flat6_code(const struct xdpban_flat_line *line, __u64 hi, __u32 depth)
+{
+	return xdpban_flat_line_code(line, (__u32)(hi >> (64 - depth - XDPBAN_FLAT6_STRIDE)));
+}
+
+/* The home slot of a key in an array of `slots` slots. */
+static inline __u32 xdpban_flat6_slot_home(__u64 key, __u32 slots)
+{
+	return (__u32)(((key * 0x9e3779b97f4a7c15ull) >> 32) * slots >> 32);
 }
 
 /* ---- allow-only mode's reasons ---- */

@@ -40,6 +40,7 @@
 #define XDPBAN_DEFAULT_POLICY4_MAX (2 * XDPBAN_LISTED4_MAX)
 #define XDPBAN_DEFAULT_POLICY6_MAX (2 * XDPBAN_LISTED6_MAX)
 #define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 lines; 32 MiB of slots */
+#define XDPBAN_DEFAULT_FLAT6X_MAX 262144 /* IPv6 stride lines; 36 MiB of slots */
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
 #define XDPBAN_DEFAULT_EXEMPT_MAX 4096 /* never-ban prefixes and host addresses, per family */
 
@@ -96,7 +97,10 @@
 	/* One byte per port: UDP guard profile, UDP and TCP open (xdpban_ports.h). */             \
 	X(xdpban_ports, ports, MMAP_ARRAY, __u32, __u64, XDPBAN_PORTS_WORDS)                       \
 	/* Allow-only mode's reasons: a bit per /16 that no deny entry touches (xdpban_flat.h). */ \
-	X(xdpban_nodeny16, nodeny16, MMAP_ARRAY, __u32, __u64, XDPBAN_NODENY_WORDS)
+	X(xdpban_nodeny16, nodeny16, MMAP_ARRAY, __u32, __u64, XDPBAN_NODENY_WORDS)             \
+	/* IPv6 lines past level 2: a key and 256 codes of 8 more bits (xdpban_flat.h). */        \
+	X(xdpban_flat6x, flat6x, MMAP_ARRAY, __u32, struct xdpban_flat6_slot,                     \
+	  XDPBAN_FLAT_SLOTS(XDPBAN_DEFAULT_FLAT6X_MAX))
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value

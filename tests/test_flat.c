@@ -191,15 +191,28 @@ static unsigned long check_levels_agree(const __u64 *words, unsigned int coarse,
 struct lines {
 	struct xb_flat_line *v;
 	size_t n;
+	struct xb_flat6_line *v6; /* the IPv6 lines */
+	size_t n6;
 };
 
+static __u64 hi_bits(const __u8 *addr)
+{
+	__u64 hi = 0;
+
+	for (int i = 0; i < 8; i++)
+		hi = hi << 8 | addr[i];
+	return hi;
+}
+
 /* What the data path does with the table: level 1, the middle level, level 2, the line
- * (IPv4), then the trie. */
+ * (IPv4) or the walk down the IPv6 lines, then the trie. */
 static __u32 flat_verdict(const __u64 *words, const struct lines *l, const struct xb_policy_set *s,
 			  __u8 family, const __u8 *addr)
 {
 	__u32 code = pset_flat_code(words, l->v, l->n, family, top_bits(addr));
 
+	if (code == XDPBAN_FLAT_LOOKUP && family == XDPBAN_FAMILY_INET6)
+		code = xb_flat6_lines_code(l->v6, l->n6, hi_bits(addr));
 	if (code == XDPBAN_FLAT_LOOKUP)
 		return lpm_verdict(s, family, addr);
 	return xdpban_flat_verdict(code);
@@ -278,6 +291,99 @@ static unsigned long check_lines(const struct xb_policy_set *s, const struct lin
 	return bad;
 }
 
+/* The prefix of an IPv6 line's region. */
+static struct xb_prefix line6_region(__u64 key, unsigned int bits)
+{
+	struct xb_prefix p = { .family = XDPBAN_FAMILY_INET6, .plen = bits };
+
+	for (int i = 0; i < 8; i++)
+		p.addr[i] = (__u8)(key >> (56 - 8 * i));
+	return p;
+}
+
+static bool overlaps(const struct xb_prefix *a, const struct xb_prefix *b)
+{
+	return bit_matches(a->addr, b) || bit_matches(b->addr, a);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	if ((x & 0xff) != (y & 0xff))
+		return (x & 0xff) < (y & 0xff) ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The definition of the IPv6 lines: a region of a line depth gets a line when an entry longer
+ * than the region lies in it and no timed entry covers it or lies in it; code i is LOOKUP when
+ * an entry longer than sub-region i lies in it, else the longest match of the sub-region.
+ * Checks the order, which regions have lines, and every code of every line. */
+static unsigned long check_lines6(const struct xb_policy_set *s, const struct lines *l,
+				  const char *what)
+{
+	struct xb_policy_set near = {};
+	__u64 *want = malloc((s->n * XDPBAN_FLAT6_DEPTHS + 1) * sizeof(*want));
+	size_t nwant = 0, kept = 0;
+	unsigned long bad = 0;
+
+	assert_non_null(want);
+	for (size_t i = 0; i < s->n; i++)
+		for (__u32 d = XDPBAN_FLAT6_DEPTH_FIRST; d <= XDPBAN_FLAT6_DEPTH_LAST; d += 8)
+			if (s->v[i].prefix.family == XDPBAN_FAMILY_INET6 && s->v[i].prefix.plen > d)
+				want[nwant++] = xdpban_flat6_key(hi_bits(s->v[i].prefix.addr), d);
+	qsort(want, nwant, sizeof(*want), key_cmp);
+	for (size_t i = 0; i < nwant; i++) { /* unique, and no timed entry touching the region */
+		struct xb_prefix region = line6_region(want[i], want[i] & 0xff);
+		bool timed = false;
+
+		if (kept && want[kept - 1] == want[i])
+			continue;
+		for (size_t k = 0; k < s->n && !timed; k++)
+			timed = s->v[k].prefix.family == XDPBAN_FAMILY_INET6 &&
+				s->v[k].policy.expires_ns && overlaps(&s->v[k].prefix, &region);
+		if (!timed)
+			want[kept++] = want[i];
+	}
+	if (kept != l->n6 && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu IPv6 lines, definition %zu\n", what, l->n6, kept);
+	for (size_t i = 0; i < l->n6; i++) {
+		__u64 key = l->v6[i].key;
+		__u32 depth = key & 0xff, sub = depth + XDPBAN_FLAT6_STRIDE;
+		struct xb_prefix region = line6_region(key, depth);
+
+		if ((i >= kept || want[i] != key) && bad++ < SHOWN)
+			printf("MISMATCH [%s] IPv6 line %zu: key %016llx, definition %016llx\n", what, i,
+			       (unsigned long long)key, i < kept ? (unsigned long long)want[i] : 0ull);
+		near.n = 0;
+		for (size_t k = 0; k < s->n; k++)
+			if (s->v[k].prefix.family == XDPBAN_FAMILY_INET6 &&
+			    overlaps(&s->v[k].prefix, &region))
+				assert_int_equal(xb_policy_set_add(&near, &s->v[k].prefix,
+								   &s->v[k].policy), 0);
+		for (__u32 c = 0; c < XDPBAN_FLAT_LINE_CODES; c++) {
+			__u64 hi = (key & ~0xffull) | (__u64)c << (64 - sub);
+			struct xb_prefix subr = line6_region(hi, sub);
+			__u32 code = xdpban_flat6_code(&l->v6[i].line, hi, depth), want_code;
+			bool longer = false;
+
+			for (size_t k = 0; k < near.n && !longer; k++)
+				longer = near.v[k].prefix.plen > sub &&
+					 bit_matches(near.v[k].prefix.addr, &subr);
+			want_code = longer ? XDPBAN_FLAT_LOOKUP
+					   : xdpban_flat_code_of_verdict(
+						     lpm_verdict(&near, XDPBAN_FAMILY_INET6, subr.addr));
+			if (code != want_code && bad++ < SHOWN)
+				printf("MISMATCH [%s] IPv6 line %016llx code %u: %s, definition %s\n",
+				       what, (unsigned long long)key, c, code_name(code),
+				       code_name(want_code));
+		}
+	}
+	xb_policy_set_free(&near);
+	free(want);
+	return bad;
+}
+
 static unsigned long check_addresses(const struct xb_policy_set *s, __u8 family,
 				     const __u64 *words, const struct lines *l,
 				     struct fuzz_rng *rng, unsigned int n, const char *what)
@@ -314,6 +420,7 @@ static void check_set(const struct xb_policy_set *s, __u8 family, struct fuzz_rn
 	memset(words, 0xa5, XDPBAN_FLAT_WORDS * sizeof(*words)); /* no help from a zero table */
 	assert_int_equal(xb_flat_build(s->v, s->n, family, words), 0);
 	assert_int_equal(xb_flat_lines_build(s->v, s->n, &l.v, &l.n), 0);
+	assert_int_equal(xb_flat6_lines_build(s->v, s->n, &l.v6, &l.n6), 0);
 	bad = check_level(s, family, words, XDPBAN_FLAT_L1_BITS, what);
 	bad += check_level(s, family, words, XDPBAN_FLAT_MID_BITS, what);
 	bad += check_level(s, family, words, XDPBAN_FLAT_L2_BITS, what);
@@ -324,9 +431,16 @@ static void check_set(const struct xb_policy_set *s, __u8 family, struct fuzz_rn
 		bad += check_lines(s, &l, what);
 	else if (l.n && bad++ < SHOWN)
 		printf("MISMATCH [%s] %zu IPv4 lines from an IPv6 set\n", what, l.n);
+	if (family == XDPBAN_FAMILY_INET6) {
+		bad += check_lines6(s, &l, what);
+		printf("%zu IPv6 lines\n", l.n6);
+	}
+	else if (l.n6 && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu IPv6 lines from an IPv4 set\n", what, l.n6);
 	bad += check_addresses(s, family, words, &l, rng, addresses, what);
 	free(words);
 	free(l.v);
+	free(l.v6);
 	if (bad)
 		fail_msg("%s: %lu mismatches", what, bad);
 }
@@ -584,7 +698,8 @@ static void random_ipv4_sets(void **state)
 	run_shapes(shapes, sizeof(shapes) / sizeof(shapes[0]), 0, 4000);
 }
 
-/* IPv6: the table sees only the top 32 bits; longer prefixes make their region LOOKUP. */
+/* IPv6: the levels see only the top 32 bits, where longer prefixes make their region LOOKUP;
+ * past them the IPv6 lines answer down to /64. */
 static void random_ipv6_sets(void **state)
 {
 	static const struct pset_shape shapes[] = {
@@ -592,6 +707,11 @@ static void random_ipv6_sets(void **state)
 		PSET_SHAPE(XDPBAN_FAMILY_INET6, 200, 4, 48, "", 5),
 		PSET_SHAPE(XDPBAN_FAMILY_INET6, 500, 16, 40, "2001::/16", 5),
 		PSET_SHAPE(XDPBAN_FAMILY_INET6, 300, 24, 128, "2001:d00::/24", 10),
+		/* real lists' lengths, where the IPv6 lines answer: nested, crowded, timed */
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 400, 32, 72, "2001:db8::/32", 5),
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 1500, 32, 64, "2001:d00::/24", 0),
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 300, 40, 128, "2001:db8:1200::/40", 10),
+		PSET_SHAPE(XDPBAN_FAMILY_INET6, 200, 56, 72, "2001:db8:1234:5600::/56", 0),
 	};
 
 	run_shapes(shapes, sizeof(shapes) / sizeof(shapes[0]), 100, 3000);

@@ -197,10 +197,11 @@ static void read_table(struct fx *f, __u8 family, __u64 *words)
 	assert_int_equal(snapshot_flat_table(&f->dp.maps, family, words), 0);
 }
 
-/* The guard a compile through the full maps leaves: IPv4 has level 3. */
+/* The guard a compile through the full maps leaves: both families have lines. */
 static __u64 guard_of(__u8 family)
 {
-	return family == XDPBAN_FAMILY_INET ? XDPBAN_FLAT_COMPILED_L3 : XDPBAN_FLAT_COMPILED;
+	(void)family;
+	return XDPBAN_FLAT_COMPILED_L3;
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -210,7 +211,32 @@ static int line_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The lines in the kernel against the lines of s: each must be exact at every instant (the
+/* compare_lines for the IPv6 lines of xdpban_flat6x. */
+static unsigned long compare_lines6(struct fx *f, const struct xb_policy_set *s, bool exact,
+				    const char *what)
+{
+	struct xb_flat6_line *live, *want;
+	size_t nlive, nwant;
+	unsigned long bad = 0;
+
+	assert_int_equal(xb_flat6_lines_read(&f->dp.maps, &live, &nlive), 0);
+	assert_int_equal(xb_flat6_lines_build(s->v, s->n, &want, &nwant), 0);
+	for (size_t i = 0; i < nlive; i++) {
+		const struct xb_flat6_line *w = xb_flat6_lines_find(want, nwant, live[i].key);
+
+		if ((!w || memcmp(&w->line, &live[i].line, sizeof(w->line))) && bad++ < SHOWN)
+			printf("MISMATCH [%s] IPv6 line %016llx: %s\n", what,
+			       (unsigned long long)live[i].key, w ? "codes differ" : "should not be there");
+	}
+	if (exact && nlive != nwant && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu IPv6 lines in the kernel, %zu computed\n", what, nlive,
+		       nwant);
+	free(live);
+	free(want);
+	return bad;
+}
+
+/* The lines in the kernel against the lines of s (both families): each must be exact at every instant (the
  * data path trusts any line it finds); with `exact`, the kernel must hold all of them (and no
  * other). Returns the lines that break that. */
 static unsigned long compare_lines(struct fx *f, const struct xb_policy_set *s, bool exact,
@@ -236,7 +262,7 @@ static unsigned long compare_lines(struct fx *f, const struct xb_policy_set *s, 
 		printf("MISMATCH [%s] %zu lines in the kernel, %zu computed\n", what, live.n, nwant);
 	free(live.v);
 	free(want);
-	return bad;
+	return bad + compare_lines6(f, s, exact, what);
 }
 
 /* Live codes of a family against the exact codes of s: every pure live code must be exact;
@@ -818,17 +844,24 @@ static void draw_long(struct fx *f, struct xb_policy_set *s, const char *within)
 	pset_dedup(s);
 }
 
-static unsigned long check_all(struct fx *f, const struct xb_policy_set *s, bool exact,
-			       const char *what)
+/* The family's codes and both families' lines held to s, and 4000 sources of the family. */
+static unsigned long check_family(struct fx *f, __u8 family, const struct xb_policy_set *s,
+				  bool exact, const char *what)
 {
 	unsigned long bad;
 
 	mirror(f, s);
-	bad = compare_table(f, s, XDPBAN_FAMILY_INET, exact, what);
+	bad = compare_table(f, s, family, exact, what);
 	bad += compare_lines(f, s, exact, what);
-	bad += check_sources(f, &f->model, s, XDPBAN_FAMILY_INET, 4000, what);
-	printf("%s: %zu prefixes, 4000 sources, %lu mismatches\n", what, s->n, bad);
+	bad += check_sources(f, &f->model, s, family, 4000, what);
+	printf("%s: %zu prefixes, 4000 IPv%u sources, %lu mismatches\n", what, s->n, family, bad);
 	return bad;
+}
+
+static unsigned long check_all(struct fx *f, const struct xb_policy_set *s, bool exact,
+			       const char *what)
+{
+	return check_family(f, XDPBAN_FAMILY_INET, s, exact, what);
 }
 
 /* One entry through policy.h and into s, then everything held to the model. */
@@ -844,14 +877,25 @@ static void put_one(struct fx *f, struct xb_policy_set *s, const char *cidr, __u
 	assert_int_equal(check_all(f, s, false, what), 0);
 }
 
-static __u32 lines_in_kernel(struct fx *f)
+/* The lines the kernel holds for a family. */
+static __u32 lines_of(struct fx *f, __u8 family)
 {
-	struct xb_flat_line *lines;
+	struct xb_flat6_line *lines6 = NULL;
+	struct xb_flat_line *lines = NULL;
 	size_t n;
 
-	assert_int_equal(xb_flat_lines_read(&f->dp.maps, &lines, &n), 0);
+	if (family == XDPBAN_FAMILY_INET)
+		assert_int_equal(xb_flat_lines_read(&f->dp.maps, &lines, &n), 0);
+	else
+		assert_int_equal(xb_flat6_lines_read(&f->dp.maps, &lines6, &n), 0);
 	free(lines);
+	free(lines6);
 	return (__u32)n;
+}
+
+static __u32 lines_in_kernel(struct fx *f)
+{
+	return lines_of(f, XDPBAN_FAMILY_INET);
 }
 
 /* Compile, then single changes of every kind in regions that have lines (a /32 beside one, a
@@ -1066,6 +1110,169 @@ static void bad_input_changes_nothing(void **state)
 	xb_policy_set_free(&next);
 }
 
+/* ---- IPv6 lines ---- */
+
+/* A list with real IPv6 lengths in one /32 (where level 2 says LOOKUP everywhere): /40 and
+ * /44 around many /48, /56 and /64, some /128, deny and trusted. */
+static void draw_ipv6_list(struct fx *f, struct xb_policy_set *s, const char *within,
+			   unsigned int timed_pct)
+{
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 1500, 45, 64, within, timed_pct), s);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 60, 33, 44, within, timed_pct), s);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 100, 100, 128, within, 0), s);
+	pset_dedup(s);
+}
+
+static void put_prefix6(struct fx *f, struct xb_policy_set *s, const struct xb_prefix *p,
+			__u32 verdict, __u64 expires_ns, const char *what)
+{
+	struct xdpban_policy val = { .verdict = verdict, .list_id = 1, .expires_ns = expires_ns };
+
+	assert_int_equal(xb_policy_put(&f->dp.maps, p, &val, BPF_ANY), 0);
+	set_put(s, p, &val);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, s, false, what), 0);
+}
+
+static void put_one6(struct fx *f, struct xb_policy_set *s, const char *cidr, __u32 verdict,
+		     __u64 expires_ns, const char *what)
+{
+	struct xb_prefix p;
+
+	assert_int_equal(dp_prefix(cidr, &p), 0);
+	put_prefix6(f, s, &p, verdict, expires_ns, what);
+}
+
+/* A compile, the data path held to the model (lines at every depth in play); then single
+ * changes of every kind where lines are (a /128 and a /64 inside them, covering prefixes that
+ * delete lines by key and by a scan, a timed /56, deletes), each checked at once, a recompile
+ * and a reload. (reload_watched holds the IPv6 lines to the tries at every compile step.) */
+static void ipv6_answered_by_lines(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_policy_set s = {}, next = {};
+	struct xb_compile_result res;
+	char err[XB_ERRLEN];
+	__u32 before;
+
+	draw_ipv6_list(f, &s, "2001:db8::/32", 0);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, &res), 0);
+	printf("compiled: %u IPv6 lines, %u left out for room\n", res.lines6, res.lines6_full);
+	assert_true(res.lines6 > 1500);
+	assert_int_equal(res.lines6_full, 0);
+	assert_int_equal(lines_of(f, XDPBAN_FAMILY_INET6), res.lines6);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "compiled /33../128"), 0);
+
+	for (int i = 0; i < 10; i++) {
+		struct xb_prefix q = s.v[fuzz_rng_below(&f->rng, (__u32)s.n)].prefix;
+
+		if (q.plen > 64)
+			continue;
+		q.plen = i % 2 ? 128 : 80;
+		q.addr[9] = (__u8)(0x10 + i);
+		q.addr[15] = i % 2;
+		put_prefix6(f, &s, &q, i % 2 ? XDPBAN_POLICY_TRUSTED : XDPBAN_POLICY_NONE, 0,
+			    "a /128 or /80 inside a line's entry");
+	}
+	before = lines_of(f, XDPBAN_FAMILY_INET6);
+	put_one6(f, &s, "2001:db8:40::/48", XDPBAN_POLICY_TRUSTED, 0, "a /48 (lines by key)");
+	put_one6(f, &s, "2001:db8:8000::/34", XDPBAN_POLICY_DENY, 0, "a /34 (lines by a scan)");
+	put_one6(f, &s, "2001:db8:4400::/40", XDPBAN_POLICY_NONE, 0, "a /40 over lines");
+	put_one6(f, &s, "2001:db8:1200::/56", XDPBAN_POLICY_DENY, f->live_ns, "a timed /56");
+	assert_true(lines_of(f, XDPBAN_FAMILY_INET6) < before);
+	for (int i = 0; i < 30 && s.n; i++) {
+		size_t victim = fuzz_rng_below(&f->rng, (__u32)s.n);
+
+		assert_int_equal(xb_policy_delete(&f->dp.maps, &s.v[victim].prefix), 0);
+		set_del(&s, victim);
+	}
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, false, "after deletes"), 0);
+
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, &res, err, sizeof(err)), 0);
+	assert_int_equal(lines_of(f, XDPBAN_FAMILY_INET6), res.lines6);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "recompiled"), 0);
+
+	draw_ipv6_list(f, &next, "2001:db8::/33", 5); /* a reload: half the lines go */
+	assert_int_equal(dp_policy_compile(&f->dp, &next, NULL, &res), 0);
+	assert_int_equal(lines_of(f, XDPBAN_FAMILY_INET6), res.lines6);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &next, true, "reloaded, some timed"), 0);
+	xb_policy_set_free(&s);
+	xb_policy_set_free(&next);
+}
+
+/* 16 IPv6 lines of room: the compile fills them, coarse depths first, says how many it left
+ * out, and every verdict stays right. */
+static void full_ipv6_lines_leave_the_rest_to_the_trie(void **state)
+{
+	struct fx *f = need_fx(state);
+	const struct dp_opts small = { .flat6x_max = 16 };
+	struct xdpban_config cfg = quiet_config();
+	struct xb_policy_set s = {};
+	struct xb_compile_result res;
+	struct xb_flat6_line *want, *live;
+	size_t nwant, nlive;
+
+	dp_close(&f->dp);
+	assert_int_equal(dp_open(&f->dp, &small), 0);
+	assert_int_equal(dp_set_config(&f->dp, &cfg), 0);
+	draw_ipv6_list(f, &s, "2001:db8::/32", 0);
+	assert_int_equal(xb_flat6_lines_build(s.v, s.n, &want, &nwant), 0);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, &res), 0);
+	printf("full: %u IPv6 lines written, %u left out, %zu computed\n", res.lines6,
+	       res.lines6_full, nwant);
+	assert_true(res.lines6 <= 16 && res.lines6 > 0);
+	assert_int_equal(res.lines6 + res.lines6_full, nwant);
+	assert_int_equal(xb_flat6_lines_read(&f->dp.maps, &live, &nlive), 0);
+	assert_int_equal(nlive, res.lines6);
+	assert_true(live[0].key == want[0].key); /* the /24's line, read by every source */
+	free(want);
+	free(live);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, false, "full"), 0);
+	xb_policy_set_free(&s);
+}
+
+static __u64 guard_now(struct fx *f, __u8 family)
+{
+	struct xb_flat t;
+	__u64 guard;
+
+	assert_int_equal(xb_flat_open(&t, &f->dp.maps, family), 0);
+	guard = t.words[XDPBAN_FLAT_GUARD];
+	xb_flat_close(&t);
+	return guard;
+}
+
+/* A writer without the IPv6 lines' fd turns them off before it changes the trie (the stale
+ * lines stay, unread); the next full compile turns them back on. */
+static void writer_without_ipv6_lines_turns_them_off(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xb_maps blind = f->dp.maps;
+	struct xb_policy_set s = {};
+	struct xdpban_policy val = { .verdict = XDPBAN_POLICY_TRUSTED, .list_id = 1 };
+	struct xb_prefix host;
+	char err[XB_ERRLEN];
+
+	add(&s, "2001:db8:1::/48", XDPBAN_POLICY_DENY, 1);
+	add(&s, "2001:db8:1:8000::/49", XDPBAN_POLICY_NONE, 1);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, NULL), 0);
+	assert_int_equal(lines_of(f, XDPBAN_FAMILY_INET6), 4); /* depths 24 to 48 */
+	assert_true(guard_now(f, XDPBAN_FAMILY_INET6) == XDPBAN_FLAT_COMPILED_L3);
+	assert_int_equal(verdict_of(f, "2001:db8:1::7"), XDPBAN_POLICY_DENY);
+	blind.flat6x = -1;
+	assert_int_equal(dp_prefix("2001:db8:1::7", &host), 0);
+	assert_int_equal(xb_policy_put(&blind, &host, &val, BPF_ANY), 0);
+	set_put(&s, &host, &val);
+	assert_int_equal(lines_of(f, XDPBAN_FAMILY_INET6), 4);
+	assert_true(guard_now(f, XDPBAN_FAMILY_INET6) == XDPBAN_FLAT_COMPILED);
+	assert_int_equal(verdict_of(f, "2001:db8:1::7"), XDPBAN_POLICY_TRUSTED);
+	assert_int_equal(verdict_of(f, "2001:db8:1::8"), XDPBAN_POLICY_DENY);
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, NULL, err, sizeof(err)), 0);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "IPv6 lines back on"), 0);
+	assert_int_equal(verdict_of(f, "2001:db8:1::7"), XDPBAN_POLICY_TRUSTED);
+	assert_int_equal(verdict_of(f, "2001:db8:1:8000::1"), XDPBAN_POLICY_NONE);
+	xb_policy_set_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1086,6 +1293,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(writer_without_level_3_turns_it_off, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(bad_input_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(ipv6_answered_by_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(full_ipv6_lines_leave_the_rest_to_the_trie, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(writer_without_ipv6_lines_turns_them_off, setup,
+						teardown),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -197,6 +197,7 @@ static bool opts_equal(const struct dp_opts *a, const struct dp_opts *b)
 {
 	return a->counters_max == b->counters_max && a->bans_max == b->bans_max &&
 	       a->ban_groups == b->ban_groups && a->flat4x_max == b->flat4x_max &&
+	       a->flat6x_max == b->flat6x_max &&
 	       a->policy4_max == b->policy4_max && a->policy6_max == b->policy6_max &&
 	       a->single_buffer == b->single_buffer;
 }
@@ -254,6 +255,9 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	if (opts && opts->flat4x_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat4x,
 					 XDPBAN_FLAT_SLOTS(opts->flat4x_max));
+	if (opts && opts->flat6x_max)
+		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat6x,
+					 XDPBAN_FLAT_SLOTS(opts->flat6x_max));
 	if (opts && opts->policy4_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy4, opts->policy4_max);
 	if (opts && opts->policy6_max)

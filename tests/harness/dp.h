@@ -24,6 +24,7 @@ struct dp_opts {
 	__u32 ban_groups;   /* or: exactly this many groups of four slots (a capacity a test
 			     * can count on: with 16 groups or fewer every ban may go anywhere) */
 	__u32 flat4x_max; /* level-3 lines of the IPv4 flat table */
+	__u32 flat6x_max; /* IPv6 lines (xdpban_flat6x) */
 	__u32 policy4_max, policy6_max; /* entries of the policy tries */
 	bool single_buffer; /* without multi-buffer (frags), as a plain `ip link` load */
 };

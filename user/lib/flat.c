@@ -96,6 +96,7 @@ __u32 xb_flat_count_pure(const __u64 *level, __u32 nwords)
 /* An entry as the computation sees it: its place in the top 32 bits and its code. */
 struct flat_item {
 	__u32 top;
+	__u64 hi;    /* the first 64 bits (IPv6 lines), past the length cleared */
 	__u32 plen;  /* 0..128 */
 	__u32 code;  /* the pure code of its verdict; LOOKUP for a verdict the data path does
 		      * not know, which only the trie can answer for exactly */
@@ -177,6 +178,18 @@ static __u32 entry_code(const struct xdpban_policy *pol)
 	return xdpban_flat_code_of_verdict(pol->verdict);
 }
 
+/* The first 64 bits of a prefix's address, host order, bits past the length cleared. */
+static __u64 prefix_hi(const struct xb_prefix *p)
+{
+	__u64 hi = 0;
+
+	for (int i = 0; i < 8; i++)
+		hi = hi << 8 | p->addr[i];
+	if (p->plen >= 64)
+		return hi;
+	return p->plen ? hi & ~0ull << (64 - p->plen) : 0;
+}
+
 /* The family's entries as items, sorted. *out is malloc'ed (NULL when there are none). */
 static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 family,
 		      struct flat_item **out, size_t *count)
@@ -201,6 +214,7 @@ static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 fami
 			continue;
 		items[k++] = (struct flat_item){
 			.top = xb_prefix_top(&e->prefix),
+			.hi = prefix_hi(&e->prefix),
 			.plen = e->prefix.plen,
 			.code = entry_code(&e->policy),
 			.timed = e->policy.expires_ns != 0,
@@ -259,11 +273,12 @@ static bool line_paint(struct xdpban_flat_line *line, const struct flat_item *it
 	return !timed;
 }
 
-int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
+/* Room for one more element of `size` bytes at (*v)[n]. 0 or -ENOMEM. */
+static int vec_room(void **v, size_t n, size_t *cap, size_t size)
 {
-	if (*n == *cap) {
+	if (n == *cap) {
 		size_t grown = *cap ? 2 * *cap : 256;
-		struct xb_flat_line *p = realloc(*v, grown * sizeof(*p));
+		void *p = realloc(*v, grown * size);
 
 		if (!p)
 			return -ENOMEM;
@@ -271,6 +286,11 @@ int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
 		*cap = grown;
 	}
 	return 0;
+}
+
+int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
+{
+	return vec_room((void **)v, *n, cap, sizeof(**v));
 }
 
 /* One sweep over the sorted items: a stack of the open prefixes of /24 and shorter gives each
@@ -385,4 +405,153 @@ void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat
 	for (__u32 i = 0; i < XDPBAN_FLAT_LINE_CODES; i++)
 		line->codes[i / XDPBAN_FLAT_CODES_PER_WORD] |=
 			(__u64)xdpban_flat_slot_code(slot, i) << xdpban_flat_shift(i);
+}
+
+/* ==== IPv6 lines: 8-bit strides from /24 to /64 ============================================ */
+
+/* IPv6 items in the order of their first 64 bits, which puts every prefix of 64 bits or fewer
+ * before the prefixes inside it. */
+static int item6_cmp(const void *pa, const void *pb)
+{
+	const struct flat_item *a = pa, *b = pb;
+
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return a->plen < b->plen ? -1 : a->plen > b->plen;
+}
+
+
+/* One depth's lines in one sweep over the sorted items, as lines_sweep does for level 3: a
+ * stack of the open prefixes of `depth` bits or fewer gives each region holding longer entries
+ * its base code, and the region's entries follow in the order, each painting its sub-regions
+ * (every prefix comes before the prefixes inside it); sub-regions with a longer entry inside
+ * end as LOOKUP. A timed entry around or inside keeps the region's line out. */
+static int lines6_depth(const struct flat_item *items, size_t n, __u32 depth,
+			struct xb_flat6_line **out, size_t *count, size_t *cap)
+{
+	struct cover6 {
+		unsigned __int128 end; /* first address past it (of 64 bits) */
+		__u32 code;
+		bool timed;
+	} stack[XDPBAN_FLAT6_DEPTH_LAST + 1];
+	const __u32 sub = depth + XDPBAN_FLAT6_STRIDE;
+	int top = 0;
+
+	for (size_t i = 0; i < n;) {
+		const struct flat_item *it = &items[i];
+		__u64 region = xdpban_flat6_key(it->hi, depth) & ~0xffull;
+		struct xdpban_flat_line *line;
+		bool timed;
+		size_t end = i;
+
+		while (top && stack[top - 1].end <= it->hi)
+			top--;
+		if (it->plen <= depth) {
+			if (top == (int)(sizeof(stack) / sizeof(stack[0])))
+				return -EINVAL; /* only a repeated prefix nests this deep */
+			stack[top] = (struct cover6){
+				.end = it->hi + ((unsigned __int128)1 << (64 - it->plen)),
+				.code = it->code,
+				.timed = it->timed || (top && stack[top - 1].timed),
+			};
+			top++;
+			i++;
+			continue;
+		}
+		while (end < n && items[end].plen > depth &&
+		       (xdpban_flat6_key(items[end].hi, depth) & ~0xffull) == region)
+			end++;
+		if (xb_flat6_lines_push(out, count, cap))
+			return -ENOMEM;
+		(*out)[*count].key = region | depth;
+		line = &(*out)[*count].line;
+		timed = top && stack[top - 1].timed;
+		codes_fill(line->codes, 0, XDPBAN_FLAT_LINE_CODES,
+			   top ? stack[top - 1].code : XDPBAN_FLAT_NONE);
+		for (size_t k = i; k < end; k++) {
+			__u32 at = (__u32)(items[k].hi >> (64 - sub)) & (XDPBAN_FLAT_LINE_CODES - 1);
+
+			timed |= items[k].timed;
+			if (items[k].plen <= sub)
+				codes_fill(line->codes, at, 1u << (sub - items[k].plen), items[k].code);
+		}
+		for (size_t k = i; k < end; k++)
+			if (items[k].plen > sub)
+				codes_fill(line->codes,
+					   (__u32)(items[k].hi >> (64 - sub)) & (XDPBAN_FLAT_LINE_CODES - 1),
+					   1, XDPBAN_FLAT_LOOKUP);
+		*count += !timed;
+		i = end;
+	}
+	return 0;
+}
+
+int xb_flat6_lines_push(struct xb_flat6_line **v, size_t *n, size_t *cap)
+{
+	return vec_room((void **)v, *n, cap, sizeof(**v));
+}
+
+int xb_flat6_lines_build(const struct xb_policy_entry *entries, size_t n,
+			 struct xb_flat6_line **lines, size_t *count)
+{
+	struct flat_item *items;
+	size_t k, cap = 0;
+	int ret = items_make(entries, n, XDPBAN_FAMILY_INET6, &items, &k);
+
+	*lines = NULL;
+	*count = 0;
+	if (ret || !k)
+		return ret;
+	qsort(items, k, sizeof(*items), item6_cmp);
+	for (size_t i = 1; i < k && !ret; i++)
+		if (items[i].plen <= 64 && !item6_cmp(&items[i - 1], &items[i]))
+			ret = -EINVAL;
+	/* Depth by depth, so the lines come out in their order (line6_key_cmp): coarse first. */
+	for (__u32 d = XDPBAN_FLAT6_DEPTH_FIRST; d <= XDPBAN_FLAT6_DEPTH_LAST && !ret;
+	     d += XDPBAN_FLAT6_STRIDE)
+		ret = lines6_depth(items, k, d, lines, count, &cap);
+	if (ret) {
+		free(*lines);
+		*lines = NULL;
+		*count = 0;
+	}
+	free(items);
+	return ret;
+}
+
+/* The order of IPv6 lines: by depth (the key's low byte), then by region. */
+static int line6_key_cmp(const void *a, const void *b)
+{
+	__u64 x = ((const struct xb_flat6_line *)a)->key, y = ((const struct xb_flat6_line *)b)->key;
+
+	if ((x & 0xff) != (y & 0xff))
+		return (x & 0xff) < (y & 0xff) ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+void xb_flat6_lines_sort(struct xb_flat6_line *lines, size_t n)
+{
+	if (n)
+		qsort(lines, n, sizeof(*lines), line6_key_cmp);
+}
+
+const struct xb_flat6_line *xb_flat6_lines_find(const struct xb_flat6_line *lines, size_t n,
+						__u64 key)
+{
+	struct xb_flat6_line probe = { .key = key };
+
+	return n ? bsearch(&probe, lines, n, sizeof(probe), line6_key_cmp) : NULL;
+}
+
+__u32 xb_flat6_lines_code(const struct xb_flat6_line *lines, size_t n, __u64 hi)
+{
+	for (__u32 d = XDPBAN_FLAT6_DEPTH_FIRST; d <= XDPBAN_FLAT6_DEPTH_LAST;
+	     d += XDPBAN_FLAT6_STRIDE) {
+		const struct xb_flat6_line *l = xb_flat6_lines_find(lines, n, xdpban_flat6_key(hi, d));
+		__u32 code = l ? xdpban_flat6_code(&l->line, hi, d) : XDPBAN_FLAT_LOOKUP;
+
+		if (code != XDPBAN_FLAT_LOOKUP || !l)
+			return code;
+	}
+	return XDPBAN_FLAT_LOOKUP;
 }

@@ -65,7 +65,7 @@ void xb_flat_close(struct xb_flat *t)
  * Level 2 and level 1 keep their own rule (policy.h) unchanged: a region with a line is
  * LOOKUP at level 2 already, and LOOKUP is always correct there.
  *   4. a slot's codes are written only into a slot never used, or one whose line was deleted
- *      before a grace period that has since passed (rcu_wait(): every XDP program that may
+ *      before a grace period that has since passed (xb_rcu_wait(): every XDP program that may
  *      have read its old key has returned); the codes go in before the key, and the key is
  *      stored with release, so a reader that finds the key finds its codes. So a compile
  *      never rewrites a line in place: it deletes every line that goes or changes, waits,
@@ -74,37 +74,47 @@ void xb_flat_close(struct xb_flat *t)
 
 #define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a scan */
 
-/* Maps xdpban_flat4x for writing: 0, or -errno (-EPROTO: not a table of line slots). */
-static int l3_map(int fd, struct xb_l3_map *s)
+int xb_slots_map(int fd, size_t value_size, void **slots, __u32 *n)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	void *p;
 
-	s->slots = NULL;
-	s->n = 0;
+	*slots = NULL;
+	*n = 0;
 	if (fd < 0)
 		return -EBADF;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(struct xdpban_flat_slot) ||
+	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != value_size ||
 	    !(info.map_flags & BPF_F_MMAPABLE) || !info.max_entries)
 		return -EPROTO;
-	p = mmap(NULL, (size_t)info.max_entries * sizeof(struct xdpban_flat_slot),
-		 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, (size_t)info.max_entries * value_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	s->slots = p;
-	s->n = info.max_entries;
+	*slots = p;
+	*n = info.max_entries;
 	return 0;
+}
+
+void xb_slots_unmap(void **slots, __u32 *n, size_t value_size)
+{
+	if (*slots)
+		munmap(*slots, (size_t)*n * value_size);
+	*slots = NULL;
+	*n = 0;
+}
+
+/* Maps xdpban_flat4x for writing: 0, or -errno (-EPROTO: not a table of line slots). */
+static int l3_map(int fd, struct xb_l3_map *s)
+{
+	return xb_slots_map(fd, sizeof(*s->slots), (void **)&s->slots, &s->n);
 }
 
 static void l3_unmap(struct xb_l3_map *s)
 {
-	if (s->slots)
-		munmap(s->slots, (size_t)s->n * sizeof(*s->slots));
-	s->slots = NULL;
-	s->n = 0;
+	xb_slots_unmap((void **)&s->slots, &s->n, sizeof(*s->slots));
 }
 
 static __u32 slot_key(const struct xb_l3_map *s, __u32 at)
@@ -212,17 +222,16 @@ int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, siz
 	return 0;
 }
 
-/* Rule 3: from now on the data path reads no line. */
-static void l3_disable(struct xb_flat *t)
+void xb_lines_disable(struct xb_flat *t)
 {
 	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) == XDPBAN_FLAT_COMPILED_L3)
 		word_store(&t->words[XDPBAN_FLAT_GUARD], XDPBAN_FLAT_COMPILED);
 }
 
-/* Waits for an RCU grace period: the kernel runs synchronize_rcu() after a userspace update
+/* The kernel runs synchronize_rcu() after a userspace update
  * of a map-in-map slot (maybe_wait_bpf_programs() in kernel/bpf/syscall.c), so that it can
  * promise no program still uses the old value. Rule 4 borrows that promise. */
-static int rcu_wait(void)
+int xb_rcu_wait(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	__u32 zero = 0;
@@ -305,7 +314,7 @@ void xb_l3_live_open(struct xb_l3_live *l, const struct xb_maps *m, struct xb_fl
 			return;
 		}
 	}
-	l3_disable(t);
+	xb_lines_disable(t);
 	xb_l3_live_free(l);
 }
 
@@ -371,7 +380,7 @@ bool xb_l3_write(struct xb_l3_live *l, struct xb_flat *t, const struct xb_flat_l
 		held += !l->gone[i];
 	for (size_t i = 0; i < n && !inserts; i++)
 		inserts = !l3_old(l, lines[i].region);
-	if (inserts && rcu_wait())
+	if (inserts && xb_rcu_wait())
 		goto off; /* no grace period, no safe write: the trie answers instead */
 	for (size_t i = 0; i < n; i++) {
 		const struct xb_flat_line *o = l3_old(l, lines[i].region);
@@ -399,7 +408,7 @@ bool xb_l3_write(struct xb_l3_live *l, struct xb_flat *t, const struct xb_flat_l
 	}
 	return true;
 off:
-	l3_disable(t);
+	xb_lines_disable(t);
 	res->lines4 = 0;
 	res->lines4_full = 0;
 	return false;
@@ -415,11 +424,13 @@ int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p)
 	if (ret)
 		return ret;
 	xb_flat_touch(t.words, p);
+	if (p->family == XDPBAN_FAMILY_INET6)
+		xb_l6_touch_live(m, &t, p);
 	if (p->family == XDPBAN_FAMILY_INET) {
 		struct xb_l3_map s;
 
 		if (l3_map(m->flat4x, &s))
-			l3_disable(&t);
+			xb_lines_disable(&t);
 		else
 			lines_forget(&s, p);
 		l3_unmap(&s);

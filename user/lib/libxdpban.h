@@ -33,8 +33,8 @@ const char *xb_quote(const char *text, char *out, size_t outlen);
  *     table.h; ban, unban, sweep and query fail without them;
  *   - flat4, flat6: every write of the policy tries keeps them right (policy.h); policy writes
  *     fail without them;
- *   - flat4x, level 3 of the IPv4 table: policy writes keep its lines exact; a writer whose fd
- *     is not that map turns level 3 off instead. */
+ *   - flat4x, level 3 of the IPv4 table, and flat6x, the IPv6 lines: policy writes keep their
+ *     lines exact; a writer whose fd is not that map turns the family's lines off instead. */
 struct xb_maps {
 #define XB_MAP_FD(name, field, ...) int field;
 	XDPBAN_MAPS(XB_MAP_FD)

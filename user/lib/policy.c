@@ -456,29 +456,50 @@ static __u32 level_pure(const __u64 *exact, int level)
 	return xb_flat_count_pure(exact + xb_flat_levels[level].base, xb_flat_levels[level].words);
 }
 
+/* The lines of the family (IPv4's level 3 or the IPv6 lines), after the trie holds the set:
+ * true when they are in force. */
+static int plan_write_lines(const struct xb_plan *p, struct xb_flat *t, struct xb_l3_live *l3,
+			    struct xb_l6_live *l6, struct xb_compile_result *res, bool *on)
+{
+	struct xb_flat6_line *lines6 = NULL;
+	struct xb_flat_line *lines = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	*on = false;
+	if (l3->fd >= 0) {
+		ret = xb_flat_lines_build(p->next.v, p->next.n, &lines, &n);
+		*on = !ret && xb_l3_write(l3, t, lines, n, res);
+	} else if (l6->fd >= 0) {
+		ret = xb_flat6_lines_build(p->next.v, p->next.n, &lines6, &n);
+		*on = !ret && xb_l6_write(l6, t, lines6, n, res);
+	}
+	free(lines);
+	free(lines6);
+	return ret;
+}
+
 static int plan_write_codes(const struct xb_plan *p, struct xb_flat *t, struct xb_l3_live *l3,
-			    const struct xb_compile_opts *opts, struct xb_compile_result *res,
-			    char *err, size_t errlen)
+			    struct xb_l6_live *l6, const struct xb_compile_opts *opts,
+			    struct xb_compile_result *res, char *err, size_t errlen)
 {
 	__u64 *exact = malloc(XDPBAN_FLAT_WORDS * sizeof(*exact));
-	struct xb_flat_line *lines = NULL;
-	size_t nlines = 0;
 	__u64 guard = XDPBAN_FLAT_COMPILED;
+	bool lines = false;
 	int ret = exact ? xb_flat_build(p->next.v, p->next.n, p->family, exact) : -ENOMEM;
 
-	if (!ret && l3->fd >= 0)
-		ret = xb_flat_lines_build(p->next.v, p->next.n, &lines, &nlines);
+	/* Lines first (any order against level 2 is right, see rule 2 in flat_live.c); the guard
+	 * says whether they are read. */
+	if (!ret)
+		ret = plan_write_lines(p, t, l3, l6, res, &lines);
 	if (ret) {
 		snprintf(err, errlen, "cannot compute the %s codes: %s", flat_name(p->family),
 			 strerror(-ret));
 		free(exact);
 		return ret;
 	}
-	/* Lines first (any order against level 2 is right, see rule 2 in flat_live.c); the guard
-	 * says whether they are read. */
-	if (l3->fd >= 0 && xb_l3_write(l3, t, lines, nlines, res))
+	if (lines)
 		guard = XDPBAN_FLAT_COMPILED_L3;
-	free(lines);
 	table_store_levels(t->words, exact, p, opts);
 	/* Last: from now on the data path reads the codes, which are exact. */
 	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) != guard)
@@ -496,6 +517,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 			  char *err, size_t errlen)
 {
 	struct xb_l3_live l3 = { .fd = -1 };
+	struct xb_l6_live l6 = { .fd = -1 };
 	struct xb_flat t;
 	int ret = xb_flat_open(&t, m, p->family);
 
@@ -506,10 +528,13 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 	}
 	if (p->family == XDPBAN_FAMILY_INET)
 		xb_l3_live_open(&l3, m, &t);
+	else
+		xb_l6_live_open(&l6, m, &t);
 	p->changed = true;
 	for (size_t i = 0; i < p->touch.n; i++) {
 		xb_flat_touch(t.words, &p->touch.v[i].prefix);
 		xb_l3_forget(&l3, &p->touch.v[i].prefix);
+		xb_l6_forget(&l6, &p->touch.v[i].prefix);
 	}
 	ret = xb_nodeny_clear_denies(m, &p->write);
 	if (ret)
@@ -520,7 +545,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		ret = plan_apply_trie(p, m, opts, err, errlen);
 	if (!ret) {
 		observe(opts, p, XB_COMPILE_TRIE_DONE, p->write.n + p->remove.n);
-		ret = plan_write_codes(p, &t, &l3, opts, res, err, errlen);
+		ret = plan_write_codes(p, &t, &l3, &l6, opts, res, err, errlen);
 	}
 	if (!ret) {
 		ret = xb_nodeny_write(m, p->family, &p->next);
@@ -529,6 +554,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 				 strerror(-ret));
 	}
 	xb_l3_live_free(&l3);
+	xb_l6_live_free(&l6);
 	xb_flat_close(&t);
 	res->written += p->write.n;
 	res->removed += p->remove.n;

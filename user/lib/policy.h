@@ -18,10 +18,11 @@
  * entries go in longest first, then the doomed ones go shortest first (policy_plan.c says why
  * that suffices). The one exception is a trie too small to hold the old and the new entries at
  * once: removals go first, and the result says so (removals_first).
- * Level 3 (the IPv4 lines in xdpban_flat4x) has its own rule, written out in flat_live.c: every
- * line in the map is exact for the trie at every instant; a line is deleted before the trie
- * changes in its /24 and written only after; a writer that cannot reach the lines turns the
- * guard from XDPBAN_FLAT_COMPILED_L3 back to XDPBAN_FLAT_COMPILED before it changes the trie.
+ * Level 3 (the IPv4 lines in xdpban_flat4x) and the IPv6 lines (xdpban_flat6x, flat6_live.c)
+ * have their own rule, written out in flat_live.c: every line in the map is exact for the trie
+ * at every instant; a line is deleted before the trie changes in its region and written only
+ * after; a writer that cannot reach the lines turns the family's guard from
+ * XDPBAN_FLAT_COMPILED_L3 back to XDPBAN_FLAT_COMPILED before it changes the trie.
  * Writers must be serialised by the caller: while xdpband runs it is the only writer; the CLI
  * writes directly only under the pin-directory lock.
  */
@@ -69,6 +70,25 @@ int xb_flat_lines_build(const struct xb_policy_entry *entries, size_t n,
 /* The level-3 code of an IPv4 address (host order) in sorted lines; LOOKUP when its /24 has
  * no line. */
 __u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 addr);
+
+/* The IPv6 lines (xdpban_flat6x): the line of one region of depth 24, 32, 40, 48 or 56 bits. */
+struct xb_flat6_line {
+	__u64 key; /* xdpban_flat6_key: the region's first 64 bits, its depth in the low byte */
+	struct xdpban_flat_line line;
+};
+/* Computes the lines of the IPv6 entries (others skipped): one for each region of a line depth
+ * that holds an entry longer than the region and that no timed entry covers or lies in, in
+ * their order: by depth, coarsest first, then by region (xb_flat6_lines_sort). *lines is
+ * malloc'ed (NULL when there are none). 0, -EINVAL (a prefix twice) or -ENOMEM. */
+int xb_flat6_lines_build(const struct xb_policy_entry *entries, size_t n,
+			 struct xb_flat6_line **lines, size_t *count);
+void xb_flat6_lines_sort(struct xb_flat6_line *lines, size_t n);
+/* The line with that key in sorted lines, or NULL. */
+const struct xb_flat6_line *xb_flat6_lines_find(const struct xb_flat6_line *lines, size_t n,
+						__u64 key);
+/* What the data path's walk down sorted lines gives an address whose first 64 bits are hi
+ * (host order): a pure code, or LOOKUP (a line missing, or LOOKUP at /64: the trie). */
+__u32 xb_flat6_lines_code(const struct xb_flat6_line *lines, size_t n, __u64 hi);
 
 /* A flat map mmapped for writing. */
 struct xb_flat {
@@ -133,6 +153,8 @@ struct xb_compile_result {
 	__u32 lines4;      /* IPv4 /24 regions answered at level 3 (a line each) */
 	__u32 lines4_full; /* IPv4 /24 regions that qualified for a line but found level 3 full:
 			    * left to the trie (right, slower); never an error */
+	__u32 lines6;      /* IPv6 lines in xdpban_flat6x (all depths) */
+	__u32 lines6_full; /* IPv6 lines computed but left out for room (the trie answers) */
 	bool removals_first; /* a trie could not hold the old and new entries at once: the
 			      * removals went first, so the compile was not atomic per source */
 };
@@ -158,5 +180,8 @@ int xb_policy_recompile(const struct xb_maps *m, struct xb_compile_result *res, 
 /* Every line level 3 holds now, decoded, sorted by region, in *lines (free() it). 0 or -errno
  * (-EPROTO: m->flat4x is not an xdpban line table). */
 int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, size_t *n);
+/* Every IPv6 line xdpban_flat6x holds now, in their order, in *lines (free() it). 0 or -errno
+ * (-EPROTO: m->flat6x is not an xdpban IPv6 line table). */
+int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, size_t *n);
 
 #endif /* XB_POLICY_H */

@@ -1,7 +1,7 @@
-/* policy_internal.h - what the four files of the policy module (policy.h) share, and nobody
+/* policy_internal.h - what the files of the policy module (policy.h) share, and nobody
  * else may use: flat.c and policy_plan.c compute in plain memory (no map, no syscall);
  * flat_live.c writes the flat maps (xdpban_flat4/6 through mmap, the level-3 lines in
- * xdpban_flat4x); policy.c reads and writes the tries and runs a compile. Declared here once,
+ * xdpban_flat4x), flat6_live.c the IPv6 lines in xdpban_flat6x; policy.c reads and writes the tries and runs a compile. Declared here once,
  * defined once in the file named above each group.
  */
 #ifndef XB_POLICY_INTERNAL_H
@@ -40,6 +40,7 @@ int xb_flat_slot_encode(const struct xdpban_flat_line *line, struct xdpban_flat_
 void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat_line *line);
 /* Room for one more line at (*v)[*n]. 0 or -ENOMEM. */
 int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap);
+int xb_flat6_lines_push(struct xb_flat6_line **v, size_t *n, size_t *cap);
 
 /* ---- policy_plan.c: what a compile changes ---- */
 
@@ -99,6 +100,15 @@ int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_
  * at all): the step before any single change of a trie. 0 or -errno (the table not mapped). */
 int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p);
 
+/* Maps an mmapable array of line slots of value_size bytes for writing: 0, or -errno (-EPROTO:
+ * not such an array). */
+int xb_slots_map(int fd, size_t value_size, void **slots, __u32 *n);
+void xb_slots_unmap(void **slots, __u32 *n, size_t value_size);
+/* Rule 3 of flat_live.c, for the lines of t's family: from now on the data path reads none. */
+void xb_lines_disable(struct xb_flat *t);
+/* Waits for an RCU grace period (rule 4 of flat_live.c). 0 or -errno. */
+int xb_rcu_wait(void);
+
 /* Lines as they are in the map. */
 struct xb_line_dump {
 	struct xb_flat_line *v;
@@ -128,6 +138,36 @@ void xb_l3_forget(struct xb_l3_live *l, const struct xb_prefix *p);
  * writes the new ones (sorted by region) that differ, counting them in res. False when level 3
  * had to be turned off. */
 bool xb_l3_write(struct xb_l3_live *l, struct xb_flat *t, const struct xb_flat_line *lines,
+		 size_t n, struct xb_compile_result *res);
+
+/* ---- flat6_live.c: the IPv6 lines in xdpban_flat6x, by level 3's rules ---- */
+
+struct xb_line6_dump {
+	struct xb_flat6_line *v;
+	size_t n, cap;
+};
+
+struct xb_l6_map {
+	struct xdpban_flat6_slot *slots;
+	__u32 n;
+};
+
+/* What a compile of IPv6 knows of the lines: the map's fd, or -1 when they are off. */
+struct xb_l6_live {
+	int fd;
+	struct xb_l6_map map;
+	struct xb_line6_dump old; /* the lines in the map before the compile, in their order */
+	bool *gone;               /* old lines deleted by rule 1 */
+};
+
+/* Rule 1 for a single change of the IPv6 trie at p: no line there, or (the map not usable) no
+ * line read at all. 0. */
+int xb_l6_touch_live(const struct xb_maps *m, struct xb_flat *t, const struct xb_prefix *p);
+/* The level-3 calls above, for the IPv6 lines. */
+void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_flat *t);
+void xb_l6_live_free(struct xb_l6_live *l);
+void xb_l6_forget(struct xb_l6_live *l, const struct xb_prefix *p);
+bool xb_l6_write(struct xb_l6_live *l, struct xb_flat *t, const struct xb_flat6_line *lines,
 		 size_t n, struct xb_compile_result *res);
 
 #endif /* XB_POLICY_INTERNAL_H */
