@@ -319,6 +319,8 @@ void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, c
 		add_name(buf, len, "bans-max");
 	if (a->policy_lines_max != b->policy_lines_max)
 		add_name(buf, len, "policy-lines-max");
+	if (a->policy_lines6_max != b->policy_lines6_max)
+		add_name(buf, len, "policy-lines6-max");
 	if (str_differs(a->socket_path, b->socket_path) || a->socket_mode != b->socket_mode ||
 	    a->has_group != b->has_group || a->group != b->group || a->group_full != b->group_full)
 		add_name(buf, len, "[control]");
@@ -345,6 +347,7 @@ void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old)
 	SWAP(next->counters_max, old->counters_max);
 	SWAP(next->bans_max, old->bans_max);
 	SWAP(next->policy_lines_max, old->policy_lines_max);
+	SWAP(next->policy_lines6_max, old->policy_lines6_max);
 	SWAP(next->socket_path, old->socket_path);
 	SWAP(next->socket_mode, old->socket_mode);
 	SWAP(next->has_group, old->has_group);

@@ -56,6 +56,7 @@ struct xbd_conf {
 	struct xdpban_config dp; /* thresholds written to the xdpban_config map */
 	__u32 counters_max, bans_max;
 	__u32 policy_lines_max; /* IPv4 /24 regions with a line of /32 codes (xdpban_flat4x) */
+	__u32 policy_lines6_max; /* IPv6 stride lines (xdpban_flat6x) */
 	/* [lists] */
 	bool lists_ignore_errors; /* skip (and count) bad lines instead of refusing the file */
 	struct xbd_list_conf lists[XBD_MAX_LISTS];

@@ -418,6 +418,7 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "spoof", "hop-tolerance", parse_threshold, 0, false },
 	{ "spoof", "learn", parse_threshold, 0, false },
 	{ "lists", "policy-lines-max", parse_table_size, F(policy_lines_max), false },
+	{ "lists", "policy-lines6-max", parse_table_size, F(policy_lines6_max), false },
 	{ "lists", "allow", parse_list, 0, true },
 	{ "lists", "trusted", parse_list, 0, true },
 	{ "lists", "deny", parse_list, 0, true },
@@ -472,6 +473,7 @@ int xbd_conf_defaults(struct xbd_conf *c, const char *path)
 	c->counters_max = XDPBAN_DEFAULT_COUNTERS_MAX;
 	c->bans_max = XDPBAN_DEFAULT_BANS_MAX;
 	c->policy_lines_max = XDPBAN_DEFAULT_FLAT4X_MAX;
+	c->policy_lines6_max = XDPBAN_DEFAULT_FLAT6X_MAX;
 	c->socket_path = strdup(XB_CONTROL_SOCKET_DEFAULT);
 	c->socket_mode = 0600;
 	c->state_file = strdup(XBD_STATE_FILE_DEFAULT);
