@@ -135,8 +135,9 @@ $(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
 # `xdpban top` draws with curses (Debian's libncurses-dev).
 $(BUILD)/xdpban: USER_LIBS += $(shell pkg-config --libs ncurses 2>/dev/null || echo -lncurses)
 
-# The CLI reads the daemon's config for its socket with the daemon's own parser.
-XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys files)
+# The CLI reads the daemon's config for its socket with the daemon's own parser, and without a
+# daemon does its list commands with the daemon's own list code (runlists.h).
+XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys files lists runlists runlists_show)
 $(BUILD)/xdpban: $(XDPBAN_XBD_OBJS)
 $(BUILD)/user/xdpban/%.o: CFLAGS += -Iuser/xdpband
 
@@ -174,6 +175,10 @@ TEST_ALLOW_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,lists files log)
 $(BUILD)/tests/test_allow: TEST_OBJS := $(TEST_ALLOW_OBJS)
 $(BUILD)/tests/test_allow: CFLAGS += -Iuser/xdpband
 $(BUILD)/tests/test_allow: $(TEST_ALLOW_OBJS)
+TEST_RUNLISTS_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,runlists runlists_show lists files)
+$(BUILD)/tests/test_runlists: TEST_OBJS := $(TEST_RUNLISTS_OBJS)
+$(BUILD)/tests/test_runlists: CFLAGS += -Iuser/xdpband
+$(BUILD)/tests/test_runlists: $(TEST_RUNLISTS_OBJS)
 
 $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)

@@ -4,7 +4,7 @@
 # It knows no command, option or key itself: it reads them from the program it completes,
 # whose help is printed from the program's own tables (the CLI's command and option tables,
 # the keys of `set`, the daemon's option table), so that it cannot fall behind them. The
-# addresses offered after `unban` are the banned prefixes `xdpban bans` lists (nothing when it
+# subcommands offered after `lists` are its keys; the addresses offered after `unban` are the banned prefixes `xdpban bans` lists (nothing when it
 # cannot list them: no daemon, no maps, no permission). Nothing here changes any state.
 
 # _xdpban_help_words PROG ARGS...: the options ("--name") and, under "Commands:", the command
@@ -63,9 +63,15 @@ _xdpban() {
 			;;
 		esac
 	done
+	# A subcommand ("lists load") has help and options of its own.
+	local sub=()
+	if [[ $cmd == lists && $COMP_CWORD -gt $((i + 1)) && ${COMP_WORDS[i + 1]} != -* ]]; then
+		sub=("${COMP_WORDS[i + 1]}")
+		((i++))
+	fi
 	if [[ $prev == -* ]]; then
 		if [[ -n $cmd ]]; then
-			metavar=$(_xdpban_metavar "$prog" help "$cmd" -- "$prev")
+			metavar=$(_xdpban_metavar "$prog" help "$cmd" "${sub[@]}" -- "$prev")
 		else
 			metavar=$(_xdpban_metavar "$prog" --help -- "$prev")
 		fi
@@ -83,7 +89,7 @@ _xdpban() {
 		fi
 		return 0
 	fi
-	words=$(_xdpban_help_words "$prog" help "$cmd")
+	words=$(_xdpban_help_words "$prog" help "$cmd" "${sub[@]}")
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick option)" -- "$cur")
 		return 0
@@ -93,6 +99,15 @@ _xdpban() {
 		words=$(_xdpban_help_words "$prog" --help)
 		((COMP_CWORD == i + 1)) &&
 			mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick command)" -- "$cur")
+		;;
+	lists)
+		if ((${#sub[@]})); then
+			[[ ${sub[0]} == load ]] && mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+			[[ ${sub[0]} == clear && $COMP_CWORD == $((i + 1)) ]] &&
+				mapfile -t COMPREPLY < <(compgen -W "allow deny trusted" -- "$cur")
+		elif ((COMP_CWORD == i + 1)); then
+			mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick key)" -- "$cur")
+		fi
 		;;
 	set)
 		((COMP_CWORD == i + 1)) &&

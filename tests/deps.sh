@@ -10,12 +10,14 @@ set -euo pipefail
 # fail2ban: the real fail2ban that tests/e2e_fail2ban.sh drives through deploy/fail2ban/.
 # prometheus: the real Prometheus server that tests/e2e_prometheus.sh runs the queries of the
 # Grafana dashboard deploy/grafana/ through.
+# zmap: its shipped blocklist (/etc/zmap/blacklist.conf), loaded unedited by
+# tests/e2e_lists_runtime.sh.
 # libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e_top.sh.
 PKGS=(
 	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
-	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus libncurses-dev tmux
+	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus libncurses-dev tmux zmap
 )
 
 missing=()

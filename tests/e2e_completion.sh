@@ -50,7 +50,11 @@ case_commands() {
 	expect_words "ban bans events help lists query report set stats status top unban" xdpban "" &&
 		expect_words "set stats status" xdpban s &&
 		expect_words "unban" xdpban unb &&
-		expect_words "ban bans" xdpban help ba
+		expect_words "ban bans" xdpban help ba &&
+		expect_words "clear load show" xdpban lists "" &&
+		expect_words "allow deny trusted" xdpban lists clear "" &&
+		expect_words "--allow" xdpban lists load --al &&
+		expect_words "--ignore-errors" xdpban lists load --deny --ig
 }
 
 case_options() {

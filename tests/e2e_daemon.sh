@@ -93,7 +93,7 @@ xbd_cleanup() {
 # interfaces; IPv6 off so that nothing but our own frames reaches the program.
 xbd_setup() {
 	local tag=$1$$
-	XBD_NS_S=xbd-$tag-s XBD_NS_R=xbd-$tag-r
+	XBD_NS_S=xbd-${XBD_NS_TAG:-}$tag-s XBD_NS_R=xbd-${XBD_NS_TAG:-}$tag-r # XBD_NS_TAG: a longer name
 	XBD_IF_S=xbd${tag}s XBD_IF_R=xbd${tag}r
 	XBD_IF_S2=xbd${tag}t XBD_IF_R2=xbd${tag}u
 	XBD_PIN=/sys/fs/bpf/xbd-e2e-$tag

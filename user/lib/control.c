@@ -196,7 +196,10 @@ static int cmd_query(struct request *r)
 	ret = xb_json_query(r->ctx->maps, &addr, &info);
 	if (ret)
 		return fail_errno(r, "cannot query", ret);
-	return merge_reply(r, info);
+	merge_reply(r, info);
+	if (r->ctx->hooks && r->ctx->hooks->queried)
+		r->ctx->hooks->queried(r->reply, r->ctx->user);
+	return 0;
 }
 
 static int cmd_ban(struct request *r)

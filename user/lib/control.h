@@ -41,6 +41,9 @@ struct xb_control_hooks {
 	void (*config_changed)(const struct xdpban_config *cfg, void *user);
 	/* A display name for a policy list id in the `lists` reply ("name"); NULL: none. */
 	const char *(*list_name)(__u32 list_id, void *user);
+	/* Adds the daemon's own fields to a `query` reply (the file and line of the policy
+	 * entry that matched). */
+	void (*queried)(struct json_object *reply, void *user);
 	/* Commands the library does not know go here first: return 0 after filling reply (the
 	 * handler adds "ok": true), -ENOENT if the daemon does not know the command either, or
 	 * another -errno with a one-line message in err. */

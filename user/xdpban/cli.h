@@ -42,6 +42,13 @@ enum param_type {
 	P_ADDRESS,  /* one address (struct xb_prefix with full length) */
 	P_DURATION, /* seconds, or with s/m/h/d/w (xb_duration_parse); 1 s..10 years (__u32) */
 	P_COUNT,    /* 1..1000000000 (__u32) */
+	P_FILES,    /* the rest of the positionals (struct cli_files), at least one if required */
+};
+
+#define CLI_FILES_MAX 64 /* files in one `lists load`: a [lists] section's worth */
+struct cli_files {
+	const char *v[CLI_FILES_MAX];
+	size_t n;
 };
 
 /* One row of a command's option table. A row without "--" in its name is positional. */
@@ -66,6 +73,8 @@ struct command {
 
 extern const struct command cli_commands[];
 const struct command *cli_find_command(const char *name);
+/* The command argv[i] names, or the subcommand argv[i] argv[i + 1] names ("lists load"). */
+const struct command *cli_find_sub(int argc, char **argv, int i);
 
 /* Parses argv (after the command name) into args and cli; prints one line and returns
  * EXIT_USAGE on any error. */
@@ -112,6 +121,7 @@ void render_query(struct json_object *r);
 void render_lists(struct json_object *lists);
 void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */
 void render_config(struct json_object *config);
+void render_lists_show(struct json_object *r);
 void render_json(struct json_object *r);
 /* A length of time in the one duration format ("permanent" when negative); len >= XB_DURATION_TEXT_MAX. */
 const char *render_duration(int64_t s, char *buf, size_t len);
@@ -123,6 +133,21 @@ struct events_args {
 };
 extern const struct param events_params[];
 int do_events(const struct cli *cli, const void *args);
+
+/* listcmds.c: `lists load`, `lists clear`, `lists show`, and query's file and line. */
+extern const struct param lists_load_params[], lists_clear_params[];
+struct lists_load_args {
+	bool allow, deny, trusted, ignore_errors;
+	struct cli_files files;
+};
+struct lists_clear_args {
+	const char *layer;
+};
+int do_lists_load(const struct cli *cli, const void *args);
+int do_lists_clear(const struct cli *cli, const void *args);
+int do_lists_show(const struct cli *cli, const void *args);
+/* Without a daemon: adds the file and line of the policy entry to a query reply. */
+void lists_direct_source(const struct cli *cli, struct backend *b, struct json_object *reply);
 
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -194,14 +194,27 @@ static const struct param query_params[] = {
 	{ NULL },
 };
 
+/* Without a daemon, the file and line of the policy entry come from the lists themselves. */
 static int do_query(const struct cli *cli, const void *args)
 {
 	const struct query_args *a = args;
-	struct json_object *req = request_new("query");
+	struct json_object *req = request_new("query"), *reply = NULL;
+	struct backend b;
+	int ret = req ? backend_open(&b, cli, &reads) : EXIT_FAIL;
 
-	if (req)
-		add_prefix(req, "addr", &a->addr);
-	return run_request(cli, req, &reads, a->json, NULL, render_query);
+	if (ret) {
+		json_object_put(req);
+		return ret;
+	}
+	add_prefix(req, "addr", &a->addr);
+	ret = backend_call(&b, req, &reply);
+	if (!ret && backend_direct(&b))
+		lists_direct_source(cli, &b, reply);
+	backend_close(&b);
+	json_object_put(req);
+	if (!ret)
+		print_reply(reply, a->json, NULL, render_query);
+	return ret;
 }
 
 struct ban_args {
@@ -357,6 +370,14 @@ static int do_set(const struct cli *cli, const void *args)
 	return run_request(cli, req, &changes, false, "config", render_config);
 }
 
+/* The subcommands of `lists`, as its help's keys (the completion offers them). */
+static const char *lists_key(size_t i)
+{
+	static const char *const subs[] = { "show", "load", "clear" };
+
+	return i < sizeof(subs) / sizeof(subs[0]) ? subs[i] : NULL;
+}
+
 #define COMMAND(n, p, args, text, ...)                                                        \
 	{ .name = #n, .run = do_##n, .params = p, .args_size = sizeof(args), .summary = text,    \
 	  __VA_ARGS__ }
@@ -382,9 +403,32 @@ const struct command cli_commands[] = {
 		"count, a source), p or space pause, q quit."),
 	COMMAND(lists, json_params, struct json_args,
 		"Show the policy lists loaded (prefixes per list), never-ban entries and host "
-		"addresses."),
+		"addresses. Subcommands (the keys): lists show, lists load, lists clear.",
+		.keys = lists_key),
+	{ .name = "lists show", .run = do_lists_show, .params = json_params,
+	  .args_size = sizeof(struct json_args),
+	  .summary = "Per layer, the files (config or runtime), entries and addresses; the "
+		     "addresses allowed, denied and trusted." },
+	{ .name = "lists load", .run = do_lists_load, .params = lists_load_params,
+	  .args_size = sizeof(struct lists_load_args),
+	  .summary = "Load list files into a layer at run time, beside the config's lists; "
+		     "kept across restarts until cleared." },
+	{ .name = "lists clear", .run = do_lists_clear, .params = lists_clear_params,
+	  .args_size = sizeof(struct lists_clear_args),
+	  .summary = "Drop the runtime lists of a layer (allow, deny or trusted); the "
+		     "config's stay." },
 	{ NULL },
 };
+
+const struct command *cli_find_sub(int argc, char **argv, int i)
+{
+	char name[32];
+
+	if (i + 1 < argc && snprintf(name, sizeof(name), "%s %s", argv[i], argv[i + 1]) <
+				    (int)sizeof(name) && cli_find_command(name))
+		return cli_find_command(name);
+	return cli_find_command(argv[i]);
+}
 
 const struct command *cli_find_command(const char *name)
 {

@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "control.h"
 
-#define ARGS_MAX_SIZE 256 /* the largest args struct of any command */
+#define ARGS_MAX_SIZE 1024 /* the largest args struct of any command */
 
 void pr_warn(const char *fmt, ...)
 {
@@ -48,8 +48,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: xdpban [OPTIONS] COMMAND [ARGS]\n\nCommands:\n");
-	for (const struct command *c = cli_commands; c->name; c++)
-		fprintf(out, "  %-8s %s\n", c->name, c->summary);
+	for (const struct command *c = cli_commands; c->name; c++) /* subcommands indented */
+		fprintf(out, strchr(c->name, ' ') ? "    %-12s %s\n" : "  %-8s %s\n", c->name,
+			c->summary);
 	fprintf(out, "  %-8s %s\n", "help", "Show the help of a command: xdpban help CMD");
 	fprintf(out, "\nOptions:\n");
 	params_global_usage(out);
@@ -64,13 +65,13 @@ static int do_help(int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
-	if (argc > 1) {
-		pr_warn("help: unexpected argument '%s'", argv[1]);
-		return EXIT_USAGE;
-	}
-	c = cli_find_command(argv[0]);
+	c = cli_find_sub(argc, argv, 0);
 	if (!c) {
 		pr_warn("help: unknown command '%s' (see 'xdpban help')", argv[0]);
+		return EXIT_USAGE;
+	}
+	if (argc > (strchr(c->name, ' ') ? 2 : 1)) {
+		pr_warn("help: unexpected argument '%s'", argv[argc - 1]);
 		return EXIT_USAGE;
 	}
 	params_usage(c, stdout);
@@ -105,7 +106,9 @@ static int run(int argc, char **argv, struct cli *cli)
 	}
 	if (!strcmp(argv[i], "help"))
 		return do_help(argc - i - 1, argv + i + 1);
-	cmd = cli_find_command(argv[i]);
+	cmd = cli_find_sub(argc, argv, i);
+	if (cmd && strchr(cmd->name, ' '))
+		i++; /* "lists load": the subcommand's word */
 	if (!cmd) {
 		pr_warn("unknown command '%s' (see 'xdpban help')", argv[i]);
 		return EXIT_USAGE;

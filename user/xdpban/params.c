@@ -18,7 +18,7 @@ static const struct param global_params[] = {
 	  "the daemon's control socket (default $" XDPBAN_SOCKET_ENV ", else the config's "
 	  "[control] socket, else " XB_CONTROL_SOCKET_DEFAULT ")" },
 	{ "--config", 0, P_STRING, false, offsetof(struct cli, config), "FILE",
-	  "the daemon's config, read for its socket (default " XBD_CONF_DEFAULT
+	  "the daemon's config, read for its socket and, without a daemon, for the lists and the state file of the list commands (default " XBD_CONF_DEFAULT
 	  ", if it exists)" },
 	{ "--verbose", 'v', P_FLAG, false, offsetof(struct cli, verbose), NULL,
 	  "say what is done, and show libbpf's messages" },
@@ -68,6 +68,16 @@ static int store_value(const struct param *p, const char *text, void *dst)
 	case P_COUNT:
 		ret = xb_u32_parse(what, text, 1, XDPBAN_LIMIT_MAX, dst, err, sizeof(err));
 		break;
+	case P_FILES: {
+		struct cli_files *f = dst;
+
+		if (!*text || f->n == CLI_FILES_MAX) {
+			pr_warn(*text ? "at most %d files" : "empty file name", CLI_FILES_MAX);
+			return EXIT_USAGE;
+		}
+		f->v[f->n++] = text;
+		return 0;
+	}
 	}
 	if (ret) {
 		pr_warn("%s", err);
@@ -143,7 +153,7 @@ static int check_required(const struct command *cmd, int given)
 
 int params_parse(const struct command *cmd, int argc, char **argv, void *args, struct cli *cli)
 {
-	bool options_done = false;
+	bool options_done = false, files = false;
 	int positionals = 0, ret;
 
 	for (int i = 0; i < argc; i++) {
@@ -177,9 +187,12 @@ int params_parse(const struct command *cmd, int argc, char **argv, void *args, s
 		ret = store_value(p, arg, (char *)args + p->offset);
 		if (ret)
 			return ret;
-		positionals++;
+		if (p->type == P_FILES) /* takes every positional after it */
+			files = true;
+		else
+			positionals++;
 	}
-	return cli->help ? 0 : check_required(cmd, positionals);
+	return cli->help ? 0 : check_required(cmd, positionals + files);
 }
 
 /* Global options before the command; *i ends at the command name. */

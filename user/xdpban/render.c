@@ -370,6 +370,10 @@ void render_query(struct json_object *r)
 	else if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_MANUAL_BAN)
 		printf("%-13s %s (%s, manual)\n", "policy:", str(r, "policy"),
 		       str(r, "policy_match"));
+	else if (str(r, "policy_file"))
+		printf("%-13s %s (%s, %s:%" PRId64 ", %s %s list)\n", "policy:", str(r, "policy"),
+		       str(r, "policy_match"), str(r, "policy_file"), num(r, "policy_line"),
+		       str(r, "policy_origin"), str(r, "policy_layer"));
 	else if (str(r, "policy_match"))
 		printf("%-13s %s (%s, list %" PRId64 ")\n", "policy:", str(r, "policy"),
 		       str(r, "policy_match"), num(r, "policy_list"));
@@ -422,5 +426,47 @@ void render_lists(struct json_object *lists)
 		       str(l, "name") ?: manual ? "manual prefix bans"
 				 : dflt	  ? "allow-only mode: every address in no allow list"
 					  : "-");
+	}
+}
+
+/* A count of addresses: IPv4 an integer, IPv6 a decimal string (lists show --json). */
+static const char *addrs(struct json_object *o, const char *name)
+{
+	return json_object_get_string(member(o, name)) ?: "?";
+}
+
+void render_lists_show(struct json_object *r)
+{
+	struct json_object *layers = member(r, "layers"), *totals = member(r, "totals");
+	static const char *const kinds[] = { "allowed", "denied", "trusted" };
+
+	printf("%-8s %-8s %9s %12s %-40s %s\n", "LAYER", "ORIGIN", "ENTRIES", "IPV4 ADDRS",
+	       "IPV6 ADDRS", "FILE");
+	for (size_t i = 0; i < json_object_array_length(layers); i++) {
+		struct json_object *l = json_object_array_get_idx(layers, i);
+		struct json_object *files = member(l, "files");
+
+		for (size_t j = 0; j < json_object_array_length(files); j++) {
+			struct json_object *f = json_object_array_get_idx(files, j);
+
+			printf("%-8s %-8s %9" PRId64 " %12s %-40s %s", str(l, "layer"),
+			       str(f, "origin"), num(f, "entries"), addrs(f, "ipv4_addresses"),
+			       addrs(f, "ipv6_addresses"), str(f, "file"));
+			if (num(f, "skipped"))
+				printf(" (%" PRId64 " bad lines skipped)", num(f, "skipped"));
+			printf("\n");
+		}
+	}
+	printf("%-8s %-8s %9s %12s %-40s %s\n", "default",
+	       json_object_get_boolean(member(r, "allow_only")) ? "dropped" : "passed", "-",
+	       addrs(member(r, "default"), "ipv4_addresses"),
+	       addrs(member(r, "default"), "ipv6_addresses"),
+	       json_object_get_boolean(member(r, "allow_only")) ? "(allow-only mode: in no allow list)"
+								 : "(in no list)");
+	for (size_t k = 0; k < 3; k++) {
+		struct json_object *t = member(totals, kinds[k]);
+
+		printf("%-8s IPv4 %s, IPv6 %s\n", kinds[k], addrs(t, "ipv4_addresses"),
+		       addrs(t, "ipv6_addresses"));
 	}
 }

@@ -2,6 +2,8 @@
  * for a writer; the buffer is fixed, so a line with no end costs max_line bytes, not the file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,4 +169,137 @@ void xbd_lines_close(struct xbd_lines *r)
 	if (r->gz)
 		gzclose(r->gz);
 	r->gz = NULL;
+}
+
+/* ---- saving ---- */
+
+static int ensure_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void fsync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir ? 1 : 0] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* The temporary file as a stream that keeps the errno of a failed write: stdio only says
+ * that a write failed, and a full disk must be reported as ENOSPC, not as EIO. */
+struct sink {
+	int fd;
+	int err;
+};
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+{
+	struct sink *s = cookie;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = write(s->fd, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			s->err = w < 0 ? errno : EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += w;
+	}
+	return n;
+}
+
+/* Writes everything into fd and flushes it to disk: 0 or -errno, the write's own. */
+static int write_synced(int fd, int (*write_fn)(FILE *f, void *ctx), void *ctx)
+{
+	static const cookie_io_functions_t io = { .write = sink_write };
+	struct sink sink = { .fd = fd };
+	FILE *f = fopencookie(&sink, "w", io);
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = write_fn(f, ctx);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (sink.err)
+		ret = -sink.err;
+	if (!ret && fsync(fd))
+		ret = -errno;
+	return ret;
+}
+
+int xbd_file_save(const char *path, const char *what, int (*write_fn)(FILE *f, void *ctx),
+		  void *ctx, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	int fd, ret;
+
+	ret = ensure_dir(path);
+	if (ret || snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "cannot save %s to %s: %s", what, path,
+			 strerror(ret ? -ret : ENAMETOOLONG));
+		return ret ?: -ENAMETOOLONG;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		return ret;
+	}
+	ret = write_synced(fd, write_fn, ctx);
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "cannot save %s to %s: %s", what, path, strerror(-ret));
+		unlink(tmp);
+		return ret;
+	}
+	fsync_dir(path);
+	return 0;
+}
+
+
+void xbd_file_set_aside(const char *path, const char *what, char *err, size_t errlen,
+			const char *why)
+{
+	char aside[PATH_MAX], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(aside, sizeof(aside), "%s.corrupt-%s", path, stamp);
+	if (rename(path, aside))
+		snprintf(err, errlen, "%s %s: %s; cannot move it aside (%s), ignoring it",
+			 what, path, why, strerror(errno));
+	else
+		snprintf(err, errlen, "%s %s: %s; moved aside to %s, starting without it",
+			 what, path, why, aside);
 }

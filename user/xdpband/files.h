@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* "a directory", "a device", "a FIFO", "a socket" or "a special file". */
@@ -49,5 +50,15 @@ int xbd_lines_next(struct xbd_lines *r, char **line, size_t *len);
  * later makes xbd_lines_next return -EBADMSG. */
 int xbd_lines_gunzip(struct xbd_lines *r);
 void xbd_lines_close(struct xbd_lines *r);
+
+/* Writes a file atomically: write_fn (0 or -errno) fills a temporary file in the same
+ * directory (made, mode 0700, if missing), which is synced and renamed over path. 0, or -errno
+ * with "cannot save WHAT to PATH: ..." in err; path is then as it was. */
+int xbd_file_save(const char *path, const char *what, int (*write_fn)(FILE *f, void *ctx),
+		  void *ctx, char *err, size_t errlen);
+/* Moves a corrupt file to PATH.corrupt-TIMESTAMP, kept for a look but never read again; err
+ * says "WHAT PATH: WHY; moved aside to ...". */
+void xbd_file_set_aside(const char *path, const char *what, char *err, size_t errlen,
+			const char *why);
 
 #endif /* XDPBAND_FILES_H */

@@ -207,9 +207,100 @@ static const char *on_list_name(__u32 list_id, void *user)
 
 	if (list_id == XDPBAN_LIST_MANUAL_BAN)
 		return "manual bans";
+	if (list_id >= XBD_RUNTIME_LIST_BASE && list_id - XBD_RUNTIME_LIST_BASE < d->runtime.n)
+		return d->runtime.v[list_id - XBD_RUNTIME_LIST_BASE].path;
 	if (list_id < 1 || list_id > (__u32)d->conf.n_lists)
 		return NULL;
 	return d->conf.lists[list_id - 1].path;
+}
+
+static void on_queried(struct json_object *reply, void *user)
+{
+	struct xbd *d = user;
+	const struct xbd_lists_ctx ctx = xbd_lists_ctx_of(d, NULL);
+
+	xbd_lists_ctx_source(&ctx, reply);
+}
+
+/* {"cmd": "lists_load", "layer": L, "files": [ABSOLUTE PATH, ...], "ignore_errors": BOOL},
+ * {"cmd": "lists_clear", "layer": L} and {"cmd": "lists_show"} (docs/control.md). */
+static int list_fields(const char *cmd, struct json_object *request, __u32 *verdict,
+		       const char **files, size_t *n, bool *ignore, char *err, size_t errlen)
+{
+	bool load = !strcmp(cmd, "lists_load"), show = !strcmp(cmd, "lists_show");
+	struct json_object *v;
+
+	json_object_object_foreach(request, key, val) {
+		(void)val;
+		if (strcmp(key, "cmd") && (show || strcmp(key, "layer")) &&
+		    (!load || (strcmp(key, "files") && strcmp(key, "ignore_errors")))) {
+			snprintf(err, errlen, "unknown field \"%.40s\" for %s", key, cmd);
+			return -EINVAL;
+		}
+	}
+	if (show)
+		return 0;
+	if (!json_object_object_get_ex(request, "layer", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    xbd_layer_parse(json_object_get_string(v), verdict)) {
+		snprintf(err, errlen, "field \"layer\" must be \"allow\", \"deny\" or \"trusted\"");
+		return -EINVAL;
+	}
+	if (!load)
+		return 0;
+	if (json_object_object_get_ex(request, "ignore_errors", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(err, errlen, "field \"ignore_errors\" must be true or false");
+			return -EINVAL;
+		}
+		*ignore = json_object_get_boolean(v);
+	}
+	if (!json_object_object_get_ex(request, "files", &v) ||
+	    !json_object_is_type(v, json_type_array) || !json_object_array_length(v)) {
+		snprintf(err, errlen, "field \"files\" must be a non-empty array of paths");
+		return -EINVAL;
+	}
+	if (json_object_array_length(v) > XBD_MAX_LISTS) {
+		snprintf(err, errlen, "at most %d files in one load", XBD_MAX_LISTS);
+		return -EINVAL;
+	}
+	*n = json_object_array_length(v);
+	for (size_t i = 0; i < *n; i++) {
+		struct json_object *f = json_object_array_get_idx(v, i);
+
+		files[i] = json_object_is_type(f, json_type_string) ? json_object_get_string(f) : NULL;
+		if (!files[i] || files[i][0] != '/' ||
+		    strlen(files[i]) != (size_t)json_object_get_string_len(f) ||
+		    strchr(files[i], '\n')) {
+			snprintf(err, errlen, "field \"files\": each must be an absolute path");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int do_lists_cmd(struct xbd *d, const char *cmd, struct json_object *request,
+			struct json_object *reply, char *err, size_t errlen)
+{
+	struct xbd_lists_ctx ctx = xbd_lists_ctx_of(d, NULL);
+	const char *files[XBD_MAX_LISTS];
+	bool ignore = false;
+	__u32 verdict = 0;
+	size_t n = 0;
+	int ret = list_fields(cmd, request, &verdict, files, &n, &ignore, err, errlen);
+
+	if (ret)
+		return ret;
+	if (!strcmp(cmd, "lists_show"))
+		return xbd_lists_ctx_show(&ctx, reply, err, errlen);
+	if (d->server.serving_read_only) {
+		snprintf(err, errlen, "permission denied: %s needs write access", cmd);
+		return -EPERM;
+	}
+	if (!strcmp(cmd, "lists_clear"))
+		return xbd_lists_ctx_clear(&ctx, verdict, reply, err, errlen);
+	ret = xbd_lists_ctx_load(&ctx, verdict, files, n, ignore, reply, err, errlen);
+	return ret == -ENOENT ? -EIO : ret; /* a missing file, not an unknown command */
 }
 
 /* The daemon's commands take no fields but "cmd", like every command of the protocol. */
@@ -310,6 +401,9 @@ static int on_command(const char *cmd, struct json_object *request, struct json_
 
 	if (!strcmp(cmd, "events"))
 		return do_events(d, request, reply, err, errlen);
+	if (!strncmp(cmd, "lists_", 6) &&
+	    (!strcmp(cmd, "lists_load") || !strcmp(cmd, "lists_clear") || !strcmp(cmd, "lists_show")))
+		return do_lists_cmd(d, cmd, request, reply, err, errlen);
 	if (!known)
 		return -ENOENT;
 	ret = check_no_fields(cmd, request, err, errlen);
@@ -331,6 +425,7 @@ void xbd_hooks_init(struct xbd *d)
 		.unbanned = on_unbanned,
 		.config_changed = on_config_changed,
 		.list_name = on_list_name,
+		.queried = on_queried,
 		.command = on_command,
 	};
 }

@@ -15,7 +15,6 @@
 #include "exempt.h"
 #include "files.h"
 #include "lists.h"
-#include "log.h"
 #include "policy.h"
 #include "progress.h"
 #include "xdpban_policy.h"
@@ -42,8 +41,7 @@ static int entry_cmp(const void *pa, const void *pb)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* Grows the array by doubling, but never past max entries. */
-static int entries_push(struct xbd_list_entries *l, const struct xbd_list_entry *e, size_t max)
+int xbd_list_entries_push(struct xbd_list_entries *l, const struct xbd_list_entry *e, size_t max)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 1024;
@@ -100,9 +98,7 @@ static void dedup(struct xbd_list_entries *l, size_t *painted)
 	l->n = kept;
 }
 
-/* By family, then start address, then the shorter prefix first: every prefix comes after the
- * prefixes that hold it. */
-static int start_cmp(const void *pa, const void *pb)
+int xbd_list_entry_start_cmp(const void *pa, const void *pb)
 {
 	const struct xbd_list_entry *a = pa, *b = pb;
 	int c;
@@ -138,7 +134,7 @@ static void paint_layers(struct xbd_list_entries *l, size_t *painted)
 
 	if (!l->n)
 		return;
-	qsort(l->v, l->n, sizeof(*l->v), start_cmp);
+	qsort(l->v, l->n, sizeof(*l->v), xbd_list_entry_start_cmp);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct xbd_list_entry *e = &l->v[i];
 		int layer = layer_of(e->verdict);
@@ -305,7 +301,7 @@ static int keep(struct read_state *r, const struct xbd_list_entry *e)
 			return 0;
 		}
 	}
-	if (entries_push(k->out, e, k->store_max)) {
+	if (xbd_list_entries_push(k->out, e, k->store_max)) {
 		snprintf(r->err, r->errlen, "%s:%u: out of memory", list_path(r->conf, e->list_id),
 			 e->line);
 		return -ENOMEM;
@@ -577,14 +573,14 @@ int xbd_lists_policy_set(const struct xbd_lists *l, struct xb_policy_set *set)
 /* One compile (policy.h): a list entry on the prefix of a manual ban replaces it, entries no
  * list holds any more go, and the flat table is exact again afterwards. */
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
-		    struct xb_progress *progress, char *err, size_t errlen)
+		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
+		    size_t errlen)
 {
 	const struct xb_compile_opts opts = { .keep = keep_manual,
 					      .observe = progress ? show_compile : NULL,
 					      .ctx = progress };
 	char count[XB_PROGRESS_NUM_MAX];
 	struct xb_policy_set set = {};
-	struct xb_compile_result res;
 	int ret = xbd_lists_policy_set(l, &set);
 
 	if (ret)
@@ -592,18 +588,58 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
 	else {
 		xb_progress_phase(progress, "compiling %s policy entries",
 				  xb_progress_count(set.n, count));
-		ret = xb_policy_compile(m, &set, &opts, &res, err, errlen);
+		ret = xb_policy_compile(m, &set, &opts, res, err, errlen);
 	}
 	xb_policy_set_free(&set);
-	if (ret)
-		return ret;
-	if (res.removals_first)
-		pr_warn("policy lists: a policy trie could not hold the old and the new entries at once, so "
-			"the old went first and sources in them met shorter entries meanwhile; raise "
-			"[tables] policy4/policy6 (xdpban.conf(5)) to keep reloads atomic per source");
-	pr_debug("policy lists: %zu entries written, %zu old entries removed, %zu manual bans kept; "
-		 "flat table: %u of 65536 /16, %u of 4194304 /22 and %u of 16777216 /24 IPv4 "
-		 "regions answered without the trie",
-		 res.written, res.removed, res.kept, res.pure_l1[0], res.pure_mid[0], res.pure_l2[0]);
+	return ret;
+}
+
+int xbd_lists_merge(struct xbd_lists *into, const struct xbd_list_entries *more,
+		    bool allow_only)
+{
+	size_t n = into->policy.n + more->n, painted = 0;
+
+	if (n > into->policy.cap) {
+		struct xbd_list_entry *v = realloc(into->policy.v, (n ? n : 1) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		into->policy.v = v;
+		into->policy.cap = n;
+	}
+	if (more->n)
+		memcpy(into->policy.v + into->policy.n, more->v, more->n * sizeof(*more->v));
+	into->policy.n = n;
+	into->allow_only = into->allow_only || allow_only;
+	dedup(&into->policy, &painted);
+	paint_layers(&into->policy, &painted);
+	into->painted += painted;
 	return 0;
+}
+
+const struct xbd_list_entry *xbd_lists_find(const struct xbd_list_entries *l,
+					    const struct xb_prefix *p)
+{
+	struct xbd_list_entry key = { .prefix = *p };
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = entry_cmp_key(&l->v[mid], &key);
+
+		if (!c)
+			return &l->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void xbd_list_entries_sort(struct xbd_list_entries *l)
+{
+	size_t painted = 0;
+
+	dedup(l, &painted);
 }

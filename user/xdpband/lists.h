@@ -72,9 +72,26 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 		   struct xbd_lists *out, struct xb_progress *progress, char *err, size_t errlen);
 /* Makes the policy tries hold exactly the set of xbd_lists_policy_set (manual bans stay), or,
  * when that fails at any point, leaves them as they were (policy.h). progress (NULL: none)
- * shows the compile's steps; the caller ends it. */
+ * shows the compile's steps; the caller ends it. res (NULL: not wanted) gets what changed. */
+struct xb_compile_result;
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists,
-		    struct xb_progress *progress, char *err, size_t errlen);
+		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
+		    size_t errlen);
+/* Adds more entries (of any layers) to into->policy and paints the whole again, as if all had
+ * been read together (painting what was painted already drops nothing more). allow_only: the
+ * entries hold an allow list. 0 or -ENOMEM (into unchanged but for its capacity). */
+int xbd_lists_merge(struct xbd_lists *into, const struct xbd_list_entries *more,
+		    bool allow_only);
+/* Appends e, growing the array by doubling, but never past max entries. 0 or -ENOMEM. */
+int xbd_list_entries_push(struct xbd_list_entries *l, const struct xbd_list_entry *e, size_t max);
+/* Sorts entries as xbd_lists_read leaves them and drops repeats of a prefix (the first kept). */
+void xbd_list_entries_sort(struct xbd_list_entries *l);
+/* qsort order: by family, then start address, then the shorter prefix first: every prefix
+ * comes after the prefixes that hold it. */
+int xbd_list_entry_start_cmp(const void *a, const void *b);
+/* The entry at exactly p in entries sorted as xbd_lists_read leaves them, or NULL. */
+const struct xbd_list_entry *xbd_lists_find(const struct xbd_list_entries *l,
+					    const struct xb_prefix *p);
 /* The policy set the lists compile to: their painted entries, and with an allow list the
  * default layer, 0.0.0.0/0 and ::/0 not allowed (list XDPBAN_LIST_DEFAULT). Added to set; 0 or
  * -ENOMEM. */

@@ -306,7 +306,7 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 	if (!ret)
 		ret = xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, err, errlen);
 	if (!ret) {
-		ret = xbd_lists_apply(&d->maps, lists, &d->reading.progress, err, errlen);
+		ret = xbd_apply_lists(d, lists, &d->reading.progress, err, errlen);
 		if (ret) /* never_ban holds the entries in force before */
 			xbd_exemptions_swap(&d->exempt, &d->maps, &never_ban, ignored,
 					    sizeof(ignored));
@@ -336,7 +336,7 @@ int xbd_reload_request(struct xbd *d, char *err, size_t errlen)
 }
 
 /* Applies a configuration that was read and checked whole; on failure nothing changed. */
-static int reload_apply(struct xbd *d, struct xbd_conf *next, const struct xbd_lists *lists,
+static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *lists,
 			char *err, size_t errlen)
 {
 	char restart_keys[256];
@@ -356,6 +356,9 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, const struct xbd_l
 	xbd_conf_free(&d->conf);
 	d->conf = *next; /* in place: the events module keeps pointing at d->conf.esc */
 	remember_list_sizes(d, lists); /* of the new config's lists */
+	xbd_lists_free(&d->config_lists);
+	d->config_lists = *lists; /* taken: query and lists show name their files and lines */
+	memset(lists, 0, sizeof(*lists));
 	log_settings("reloaded", &d->conf);
 	log_ports("reloaded", &d->conf);
 	return 0;
@@ -557,7 +560,7 @@ static int start(struct xbd *d, const struct xbd_lists *lists, struct xb_progres
 		goto unlock;
 	ret = apply_settings(d, err, errlen);
 	if (!ret)
-		ret = xbd_lists_apply(&d->maps, lists, progress, err, errlen);
+		ret = xbd_start_lists(d, lists, progress, err, errlen);
 	xb_progress_end(progress); /* the rest of a start is quick, and says what it does */
 	if (!ret)
 		ret = start_exemptions(d, lists, err, errlen);
@@ -608,6 +611,9 @@ static void stop(struct xbd *d)
 	xbd_load_close(&d->ld);
 	xbd_pin_unlock(&d->lock);
 	xbd_history_free(&d->history);
+	xbd_lists_free(&d->config_lists);
+	xbd_runtime_free(&d->runtime);
+	free(d->runtime_store);
 	xbd_conf_free(&d->conf);
 }
 
@@ -753,7 +759,7 @@ int main(int argc, char **argv)
 	d.started = time(NULL);
 	if (start(&d, &lists, &progress, err, sizeof(err)))
 		goto fail_config;
-	xbd_lists_free(&lists);
+	d.config_lists = lists; /* kept: query and lists show name their files and lines */
 	log_settings("running", &d.conf);
 	log_ports("running", &d.conf);
 	loop(&d, &wait_mask);

@@ -154,118 +154,27 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	return ferror(f) ? -EIO : 0;
 }
 
-static int ensure_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static void fsync_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	char *slash;
-	int fd;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		slash[slash == dir ? 1 : 0] = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
-/* The temporary file as a stream that keeps the errno of a failed write: stdio only says
- * that a write failed, and a full disk must be reported as ENOSPC, not as EIO. */
-struct sink {
-	int fd;
-	int err;
+/* The file's lines, for xbd_file_save. */
+struct save_ctx {
+	const struct xb_maps *m;
+	const struct xbd_history *h;
+	struct xbd_state_counts *c;
 };
 
-static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+static int write_state(FILE *f, void *ctx)
 {
-	struct sink *s = cookie;
-	size_t done = 0;
+	struct save_ctx *s = ctx;
 
-	while (done < n) {
-		ssize_t w = write(s->fd, buf + done, n - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			s->err = w < 0 ? errno : EIO;
-			return done ? (ssize_t)done : -1;
-		}
-		done += w;
-	}
-	return n;
-}
-
-/* Writes everything into fd and flushes it to disk: 0 or -errno, the write's own. */
-static int write_synced(int fd, const struct xb_maps *m, const struct xbd_history *h,
-			struct xbd_state_counts *c)
-{
-	static const cookie_io_functions_t io = { .write = sink_write };
-	struct sink sink = { .fd = fd };
-	FILE *f = fopencookie(&sink, "w", io);
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = write_all(f, m, h, c);
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	if (sink.err)
-		ret = -sink.err;
-	if (!ret && fsync(fd))
-		ret = -errno;
-	return ret;
+	return write_all(f, s->m, s->h, s->c);
 }
 
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
 		   struct xbd_state_counts *c, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX];
-	int fd, ret;
+	struct save_ctx s = { m, h, c };
 
 	memset(c, 0, sizeof(*c));
-	ret = ensure_dir(path);
-	if (ret || snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(tmp)) {
-		snprintf(err, errlen, "cannot save state to %s: %s", path,
-			 strerror(ret ? -ret : ENAMETOOLONG));
-		return ret ?: -ENAMETOOLONG;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-		return ret;
-	}
-	ret = write_synced(fd, m, h, c);
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		snprintf(err, errlen, "cannot save state to %s: %s", path, strerror(-ret));
-		unlink(tmp);
-		return ret;
-	}
-	fsync_dir(path);
-	return 0;
+	return xbd_file_save(path, "state", write_state, &s, err, errlen);
 }
 
 int xbd_state_check(const char *path, char *err, size_t errlen)
@@ -586,24 +495,6 @@ static void restore_offences(const struct saved_state *s, struct xbd_history *h,
 			c->offences++;
 }
 
-/* Moves a corrupt file aside, so that it is kept for a look but never read again. */
-static void set_aside(const char *path, char *err, size_t errlen, const char *why)
-{
-	char aside[PATH_MAX], stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(aside, sizeof(aside), "%s.corrupt-%s", path, stamp);
-	if (rename(path, aside))
-		snprintf(err, errlen, "state file %s: %s; cannot move it aside (%s), ignoring it",
-			 path, why, strerror(errno));
-	else
-		snprintf(err, errlen, "state file %s: %s; moved aside to %s, starting without it",
-			 path, why, aside);
-}
-
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
 		   bool restore, struct xbd_state_counts *c, bool *corrupt, char *err,
 		   size_t errlen)
@@ -623,7 +514,7 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 	close(fd);
 	if (ret == -EINVAL || ret == -EPROTO || ret == -EMSGSIZE) {
 		*corrupt = true;
-		set_aside(path, err, errlen, why);
+		xbd_file_set_aside(path, "state file", err, errlen, why);
 		ret = 0;
 	} else if (ret) { /* out of memory, or the read failed: the file may be fine */
 		snprintf(err, errlen, "state file %s: %s", path, why);

@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "pin.h"
 #include "reload.h"
+#include "runlists.h"
 #include "server.h"
 #include "sweep.h"
 
@@ -29,6 +30,9 @@ struct xbd {
 	bool ifaces_from_args;               /* -i replaced the config's interfaces */
 	size_t list_entries[XBD_MAX_LISTS + 1]; /* by list id, as last applied */
 	size_t list_skipped[XBD_MAX_LISTS + 1]; /* bad lines skipped (ignore-errors), likewise */
+	struct xbd_lists config_lists;       /* the config's lists in force (query's file:line) */
+	struct xbd_runtime runtime;          /* the lists `xdpban lists load` added */
+	char *runtime_store;                 /* where they are kept (runlists.h); NULL: nowhere */
 	struct xbd_pin_lock lock;
 	struct xbd_loader ld;
 	struct xb_maps maps;
@@ -54,6 +58,16 @@ struct xbd {
 int xbd_reload_request(struct xbd *d, char *err, size_t errlen);
 /* Saves the state file now (if one is configured). 0 or -errno with one line in err. */
 int xbd_save_state(struct xbd *d, char *err, size_t errlen);
+
+/* daemon_lists.c. What a list command works on: the lists in force, or config in their place. */
+struct xbd_lists_ctx xbd_lists_ctx_of(struct xbd *d, const struct xbd_lists *config);
+/* Compiles the config's lists with the runtime ones. 0 or -errno with one line in err. */
+int xbd_apply_lists(struct xbd *d, const struct xbd_lists *lists, struct xb_progress *progress,
+		    char *err, size_t errlen);
+/* At start: reads the runtime store, then compiles lists with it; or, when they no longer fit
+ * beside the config's (a smaller trie, a longer list), with the config's lists alone. */
+int xbd_start_lists(struct xbd *d, const struct xbd_lists *lists, struct xb_progress *progress,
+		    char *err, size_t errlen);
 
 /* The control handler's view of the daemon (hooks.c). */
 void xbd_hooks_init(struct xbd *d);

@@ -1,0 +1,443 @@
+/* runlists.c - see runlists.h. The store is line-based text:
+ *
+ *   xdpban-runtime-lists 1
+ *   list deny 2 /srv/feeds/drop.txt      (layer, lines skipped, the path: the rest of the line)
+ *   192.0.2.0/24 17                      (an entry and its line in that file)
+ *   end 1                                (the number of entries: a cut file is recognised)
+ *
+ * A change is read, compiled and saved before it is kept: a load or clear that fails at any
+ * step leaves the tries, the store and the lists in memory as they were. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "files.h"
+#include "runlists.h"
+#include "xdpban_policy.h"
+
+static const struct {
+	const char *name;
+	__u32 verdict;
+} layers[] = { { "allow", XDPBAN_POLICY_ALLOWED },
+	       { "deny", XDPBAN_POLICY_DENY },
+	       { "trusted", XDPBAN_POLICY_TRUSTED } };
+#define N_LAYERS (sizeof(layers) / sizeof(layers[0]))
+
+int xbd_layer_parse(const char *name, __u32 *verdict)
+{
+	for (size_t i = 0; i < N_LAYERS; i++) {
+		if (!strcmp(name, layers[i].name)) {
+			*verdict = layers[i].verdict;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *xbd_layer_name(__u32 verdict)
+{
+	for (size_t i = 0; i < N_LAYERS; i++)
+		if (layers[i].verdict == verdict)
+			return layers[i].name;
+	return "?";
+}
+
+char *xbd_runtime_store(const char *state_file)
+{
+	char *path = NULL;
+
+	if (state_file && asprintf(&path, "%s%s", state_file, XBD_RUNTIME_SUFFIX) < 0)
+		path = NULL;
+	return path;
+}
+
+static void rt_list_free(struct xbd_rt_list *l)
+{
+	free(l->path);
+	free(l->e.v);
+	memset(l, 0, sizeof(*l));
+}
+
+void xbd_runtime_free(struct xbd_runtime *rt)
+{
+	for (size_t i = 0; i < rt->n; i++)
+		rt_list_free(&rt->v[i]);
+	rt->n = 0;
+}
+
+/* A runtime list's id is its place: renumbered after every change. */
+static void renumber(struct xbd_runtime *rt)
+{
+	for (size_t i = 0; i < rt->n; i++)
+		for (size_t j = 0; j < rt->v[i].e.n; j++)
+			rt->v[i].e.v[j].list_id = XBD_RUNTIME_LIST_BASE + (__u32)i;
+}
+
+/* ---- the store ---- */
+
+#define STORE_LINE_MAX (PATH_MAX + 64)
+
+static int store_write(FILE *f, void *ctx)
+{
+	const struct xbd_runtime *rt = ctx;
+	char text[64];
+	size_t total = 0;
+
+	fprintf(f, "%s %d\n", XBD_RUNTIME_MAGIC, XBD_RUNTIME_VERSION);
+	for (size_t i = 0; i < rt->n; i++) {
+		const struct xbd_rt_list *l = &rt->v[i];
+
+		fprintf(f, "list %s %zu %s\n", xbd_layer_name(l->verdict), l->skipped, l->path);
+		for (size_t j = 0; j < l->e.n; j++) {
+			xb_prefix_format(&l->e.v[j].prefix, text, sizeof(text));
+			fprintf(f, "%s %u\n", text, l->e.v[j].line);
+		}
+		total += l->e.n;
+	}
+	fprintf(f, "end %zu\n", total);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int store_save(const char *path, const struct xbd_runtime *rt, char *err, size_t errlen)
+{
+	if (!path)
+		return 0;
+	if (!rt->n) { /* nothing loaded: no file, as before the first load */
+		if (unlink(path) && errno != ENOENT) {
+			snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+			return -errno;
+		}
+		return 0;
+	}
+	return xbd_file_save(path, "the runtime lists", store_write, (void *)rt, err, errlen);
+}
+
+/* One line of the store into rt. 0, or -EINVAL with why. */
+static int store_line(char *line, unsigned int no, struct xbd_runtime *rt, size_t *total,
+		      bool *ended, char *why, size_t whylen)
+{
+	char word[16], layer[16], rest[64];
+	struct xbd_list_entry e = { .line = 0 };
+	unsigned long long n;
+	int off = 0;
+
+	if (*ended) {
+		snprintf(why, whylen, "line %u: text after the end line", no);
+		return -EINVAL;
+	}
+	if (no == 1) {
+		snprintf(rest, sizeof(rest), "%s %d", XBD_RUNTIME_MAGIC, XBD_RUNTIME_VERSION);
+		if (strcmp(line, rest)) {
+			snprintf(why, whylen, "line 1: not '%s'", rest);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (sscanf(line, "%15s", word) != 1)
+		goto bad;
+	if (!strcmp(word, "end")) {
+		if (sscanf(line, "end %llu%n", &n, &off) != 1 || line[off] || n != *total) {
+			snprintf(why, whylen, "line %u: the end line does not say %zu entries", no,
+				 *total);
+			return -EINVAL;
+		}
+		*ended = true;
+		return 0;
+	}
+	if (!strcmp(word, "list")) {
+		struct xbd_rt_list *l = &rt->v[rt->n];
+
+		if (rt->n == XBD_RUNTIME_LISTS_MAX)
+			goto bad;
+		if (sscanf(line, "list %15s %llu %n", layer, &n, &off) != 2 || !off ||
+		    line[off] != '/' || xbd_layer_parse(layer, &l->verdict))
+			goto bad;
+		l->skipped = n;
+		l->path = strdup(line + off);
+		if (!l->path)
+			return -ENOMEM;
+		rt->n++;
+		return 0;
+	}
+	if (!rt->n || sscanf(line, "%63s %llu%n", rest, &n, &off) != 2 || line[off] || !n ||
+	    n > 0xffffffffull || xb_prefix_parse(rest, &e.prefix, why, whylen) ||
+	    !e.prefix.plen)
+		goto bad;
+	e.line = (__u32)n;
+	e.verdict = rt->v[rt->n - 1].verdict;
+	if (xbd_list_entries_push(&rt->v[rt->n - 1].e, &e, SIZE_MAX))
+		return -ENOMEM;
+	(*total)++;
+	return 0;
+bad:
+	snprintf(why, whylen, "line %u: not a list or entry line: '%.60s'", no, line);
+	return -EINVAL;
+}
+
+int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t errlen)
+{
+	struct xbd_lines lines;
+	char why[XB_ERRLEN] = "", *line;
+	bool ended = false;
+	size_t total = 0, len;
+	int fd, ret;
+
+	memset(rt, 0, sizeof(*rt));
+	if (!path)
+		return 0;
+	ret = xbd_open_regular(path, "runtime lists", 0, &fd, err, errlen);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	ret = xbd_lines_open(&lines, fd, STORE_LINE_MAX, 0);
+	while (!ret && (ret = xbd_lines_next(&lines, &line, &len)) > 0) {
+		ret = strlen(line) == len ? store_line(line, lines.line, rt, &total, &ended, why,
+						       sizeof(why))
+					  : -EINVAL;
+		if (ret == -EINVAL && !why[0])
+			snprintf(why, sizeof(why), "line %u: a NUL byte", lines.line);
+	}
+	if (ret == -EMSGSIZE)
+		snprintf(why, sizeof(why), "line %u: longer than %d bytes", lines.line,
+			 STORE_LINE_MAX);
+	if (!ret && !ended)
+		snprintf(why, sizeof(why), "cut short: no end line (after line %u)", lines.line);
+	xbd_lines_close(&lines);
+	close(fd);
+	if (why[0]) {
+		xbd_runtime_free(rt);
+		xbd_file_set_aside(path, "runtime lists", err, errlen, why);
+		return -EBADMSG;
+	}
+	if (ret) {
+		xbd_runtime_free(rt);
+		snprintf(err, errlen, "cannot read runtime lists %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	for (size_t i = 0; i < rt->n; i++)
+		xbd_list_entries_sort(&rt->v[i].e);
+	renumber(rt);
+	return 0;
+}
+
+/* ---- composing and applying ---- */
+
+int xbd_lists_compose(const struct xbd_lists *config, const struct xbd_runtime *rt,
+		      struct xbd_lists *out)
+{
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->allow_only = config->allow_only;
+	ret = xbd_lists_merge(out, &config->policy, config->allow_only);
+	for (size_t i = 0; i < rt->n && !ret; i++)
+		ret = xbd_lists_merge(out, &rt->v[i].e, rt->v[i].verdict == XDPBAN_POLICY_ALLOWED);
+	if (ret)
+		xbd_lists_free(out);
+	return ret;
+}
+
+/* Allow-only mode's flag in the config map follows the lists (xdpban_config.h). */
+static int set_allow_only(const struct xb_maps *m, bool on, char *err, size_t errlen)
+{
+	struct xdpban_config cfg;
+	int ret = xb_config_read(m, &cfg);
+
+	if (ret) {
+		snprintf(err, errlen, "cannot read the config map: %s", strerror(-ret));
+		return ret;
+	}
+	if (!!(cfg.policy & XDPBAN_CFG_ALLOW_ONLY) == on)
+		return 0;
+	cfg.policy = on ? cfg.policy | XDPBAN_CFG_ALLOW_ONLY : cfg.policy & ~XDPBAN_CFG_ALLOW_ONLY;
+	return xb_config_write(m, &cfg, err, errlen);
+}
+
+int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progress,
+			struct xb_compile_result *res, char *err, size_t errlen)
+{
+	struct xbd_lists all;
+	int ret = xbd_lists_compose(c->config, c->rt, &all);
+
+	if (ret) {
+		snprintf(err, errlen, "out of memory composing the policy lists");
+		return ret;
+	}
+	ret = xbd_lists_apply(c->maps, &all, progress, res, err, errlen);
+	if (!ret)
+		ret = set_allow_only(c->maps, all.allow_only, err, errlen);
+	xbd_lists_free(&all);
+	return ret;
+}
+
+/* Puts next in force (tries, then the store); on failure puts *c->rt back in force. */
+static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, char *err,
+		     size_t errlen)
+{
+	struct xbd_lists_ctx n = *c;
+	char ignored[XB_ERRLEN];
+	int ret;
+
+	n.rt = next;
+	renumber(next);
+	ret = xbd_lists_ctx_apply(&n, NULL, NULL, err, errlen);
+	if (!ret) {
+		ret = store_save(c->store, next, err, errlen);
+		if (ret)
+			xbd_lists_ctx_apply(c, NULL, NULL, ignored, sizeof(ignored));
+	}
+	renumber(c->rt);
+	return ret;
+}
+
+/* ---- load and clear ---- */
+
+/* Reads the files with the config's reader, as one [lists] section of one layer would be. */
+static int read_files(const struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
+		      size_t n, bool ignore_errors, struct xbd_lists *out, char *err,
+		      size_t errlen)
+{
+	struct xbd_conf *conf = calloc(1, sizeof(*conf));
+	struct xbd_list_caps caps;
+	int ret;
+
+	if (!conf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		conf->lists[i] = (struct xbd_list_conf){ .path = (char *)files[i], .verdict = verdict,
+							 .id = (__u32)i + 1 };
+	conf->n_lists = (int)n;
+	conf->lists_ignore_errors = ignore_errors;
+	ret = xbd_list_caps_of(c->maps, &caps, err, errlen);
+	if (!ret)
+		ret = xbd_lists_read(conf, &caps, out, NULL, err, errlen);
+	free(conf);
+	return ret;
+}
+
+/* The entries of list id (1..n) of what was read, as a runtime list. */
+static int take_list(const struct xbd_lists *read, __u32 id, struct xbd_rt_list *l)
+{
+	for (size_t i = 0; i < read->policy.n; i++) {
+		const struct xbd_list_entry *e = &read->policy.v[i];
+
+		if (e->list_id == id && xbd_list_entries_push(&l->e, e, SIZE_MAX))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct json_object *skipped_json(const struct xbd_lists *read)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t skipped = 0;
+
+	for (size_t id = 0; id <= XBD_MAX_LISTS; id++)
+		skipped += read->skipped[id];
+	for (size_t i = 0; arr && i < skipped && i < XBD_LIST_ERRORS_SHOWN; i++)
+		json_object_array_add(arr, json_object_new_string(read->skipped_first[i]));
+	return arr;
+}
+
+int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
+		       size_t n, bool ignore_errors, struct json_object *reply, char *err,
+		       size_t errlen)
+{
+	struct xbd_runtime *next = calloc(1, sizeof(*next));
+	struct xbd_lists read = {};
+	size_t kept = 0, entries = 0, skipped = 0, added;
+	bool replaced[XBD_RUNTIME_LISTS_MAX] = {};
+	int ret = 0;
+
+	if (!next)
+		return -ENOMEM;
+	if (!n || n > XBD_MAX_LISTS) {
+		snprintf(err, errlen, n ? "at most %d files in one load" : "no files to load",
+			 XBD_MAX_LISTS);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = read_files(c, verdict, files, n, ignore_errors, &read, err, errlen);
+	if (ret)
+		goto out;
+	for (size_t i = 0; i < c->rt->n; i++) {
+		for (size_t j = 0; j < n && !replaced[i]; j++)
+			replaced[i] = c->rt->v[i].verdict == verdict &&
+				      !strcmp(c->rt->v[i].path, files[j]);
+		if (!replaced[i])
+			next->v[kept++] = c->rt->v[i]; /* shared with c->rt until the switch */
+	}
+	if (kept + n > XBD_RUNTIME_LISTS_MAX) {
+		snprintf(err, errlen, "at most %d runtime lists at once: clear a layer first",
+			 XBD_RUNTIME_LISTS_MAX);
+		ret = -ENOSPC;
+		goto out;
+	}
+	next->n = kept;
+	for (size_t j = 0; j < n && !ret; j++) {
+		struct xbd_rt_list *l = &next->v[next->n++];
+
+		l->verdict = verdict;
+		l->skipped = read.skipped[j + 1];
+		l->path = strdup(files[j]);
+		ret = l->path ? take_list(&read, (__u32)j + 1, l) : -ENOMEM;
+		entries += read.entries[j + 1];
+		skipped += l->skipped;
+	}
+	if (ret)
+		snprintf(err, errlen, "out of memory");
+	if (!ret)
+		ret = switch_to(c, next, err, errlen);
+	added = next->n - kept;
+	if (!ret) {
+		for (size_t i = 0; i < c->rt->n; i++)
+			if (replaced[i])
+				rt_list_free(&c->rt->v[i]);
+		*c->rt = *next;
+		renumber(c->rt);
+		json_object_object_add(reply, "loaded", json_object_new_int64((int64_t)added));
+		json_object_object_add(reply, "layer", json_object_new_string(xbd_layer_name(verdict)));
+		json_object_object_add(reply, "entries", json_object_new_int64((int64_t)entries));
+		json_object_object_add(reply, "skipped", json_object_new_int64((int64_t)skipped));
+		json_object_object_add(reply, "skipped_first", skipped_json(&read));
+	} else {
+		for (size_t i = kept; i < next->n; i++)
+			rt_list_free(&next->v[i]);
+	}
+out:
+	xbd_lists_free(&read);
+	free(next);
+	return ret;
+}
+
+int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_object *reply,
+			char *err, size_t errlen)
+{
+	struct xbd_runtime *next = calloc(1, sizeof(*next));
+	size_t cleared = 0;
+	int ret = 0;
+
+	if (!next)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->rt->n; i++)
+		if (c->rt->v[i].verdict != verdict)
+			next->v[next->n++] = c->rt->v[i];
+	cleared = c->rt->n - next->n;
+	if (cleared)
+		ret = switch_to(c, next, err, errlen);
+	if (!ret && cleared) {
+		for (size_t i = 0; i < c->rt->n; i++)
+			if (c->rt->v[i].verdict == verdict)
+				rt_list_free(&c->rt->v[i]);
+		*c->rt = *next;
+		renumber(c->rt);
+	}
+	if (!ret) {
+		json_object_object_add(reply, "layer", json_object_new_string(xbd_layer_name(verdict)));
+		json_object_object_add(reply, "cleared", json_object_new_int64((int64_t)cleared));
+	}
+	free(next);
+	return ret;
+}

@@ -1,0 +1,102 @@
+/* runlists.h - the policy lists loaded at run time (`xdpban lists load|clear`), beside the
+ * config's: read with the config's reader (lists.h), painted together with the config's
+ * lists, kept in a file of their own beside the state file (STATE.lists) with every entry's
+ * file and line, so that a restart restores exactly what was loaded, and answered for by
+ * `lists show` and `query` (which file and line decided). The same code runs in the daemon
+ * (through its control socket) and in the CLI on the pinned maps when no daemon runs.
+ *
+ * Provenance stays in userspace: the trie value carries only the list id (config lists 1..64,
+ * runtime lists XBD_RUNTIME_LIST_BASE + n), and the line is found in the entries read. */
+#ifndef XDPBAND_RUNLISTS_H
+#define XDPBAND_RUNLISTS_H
+
+#include <stdbool.h>
+#include <limits.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "conf.h"
+#include "libxdpban.h"
+#include "lists.h"
+
+struct json_object;
+
+#define XBD_RUNTIME_LIST_BASE 0x10000u /* list id of the first runtime list */
+#define XBD_RUNTIME_LISTS_MAX 64       /* runtime list files at once */
+#define XBD_RUNTIME_SUFFIX ".lists"    /* the file beside the state file */
+#define XBD_RUNTIME_MAGIC "xdpban-runtime-lists"
+#define XBD_RUNTIME_VERSION 1
+
+struct xbd_rt_list {
+	char *path;                /* absolute, as loaded */
+	__u32 verdict;             /* XDPBAN_POLICY_ALLOWED, _DENY or _TRUSTED */
+	size_t skipped;            /* bad lines --ignore-errors skipped */
+	struct xbd_list_entries e; /* sorted by prefix; list_id is the list's id */
+};
+
+struct xbd_runtime {
+	struct xbd_rt_list v[XBD_RUNTIME_LISTS_MAX];
+	size_t n;
+};
+
+/* "allow", "deny", "trusted" and back. 0 or -EINVAL. */
+int xbd_layer_parse(const char *name, __u32 *verdict);
+const char *xbd_layer_name(__u32 verdict);
+
+/* Everything a list command works on. */
+struct xbd_lists_ctx {
+	const struct xb_maps *maps;
+	const struct xbd_conf *conf;  /* the config's lists ([lists]) */
+	const struct xbd_lists *config; /* what they held when read */
+	struct xbd_runtime *rt;
+	const char *store;            /* STATE.lists; NULL: [state] file = off, kept in memory */
+};
+
+/* The store's path for a state file (malloc'ed), or NULL when there is no state file. */
+char *xbd_runtime_store(const char *state_file);
+/* Reads the store (a missing one is empty). 0, or -errno with one line in err; a store that
+ * does not parse is moved aside (-EBADMSG, err says where) and rt is left empty. */
+int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t errlen);
+void xbd_runtime_free(struct xbd_runtime *rt);
+
+/* The config's lists painted with the runtime ones into out (xbd_lists_free it). 0 or
+ * -ENOMEM. */
+int xbd_lists_compose(const struct xbd_lists *config, const struct xbd_runtime *rt,
+		      struct xbd_lists *out);
+/* Compiles what ctx holds into the maps (policy tries, allow-only flag of the config). 0 or
+ * -errno with one line in err; the tries are then as they were. progress and res as for
+ * xbd_lists_apply. */
+struct xb_progress;
+int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progress,
+			struct xb_compile_result *res, char *err, size_t errlen);
+
+/* `lists load`: files (absolute paths) read into the layer, replacing runtime lists of the
+ * same paths; applied and saved, or refused whole with nothing changed. Adds "loaded",
+ * "entries", "skipped" and "skipped_first" to reply. 0 or -errno with one line in err. */
+int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
+		       size_t n, bool ignore_errors, struct json_object *reply, char *err,
+		       size_t errlen);
+/* `lists clear`: drops the runtime lists of a layer (the config's stay). Adds "cleared". */
+int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_object *reply,
+			char *err, size_t errlen);
+/* `lists show`: adds "layers" and "totals" to reply. 0 or -errno with one line in err. */
+int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply, char *err,
+		       size_t errlen);
+/* After `query`: adds "policy_layer", "policy_origin", "policy_file" and "policy_line" when
+ * the reply's policy_list is a list of ctx. */
+void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *reply);
+
+/* Addresses, counted exactly: IPv4 fits any integer, IPv6 needs 129 bits (2^128 is "all"). */
+struct xbd_count {
+	unsigned __int128 n;
+	bool all; /* exactly 2^128 (n is 0) */
+};
+/* Decimal, or "2^128". len >= 48. */
+const char *xbd_count_format(const struct xbd_count *c, char *buf, size_t len);
+/* For prefix-unique entries of both families in any order: sorts them by start
+ * (xbd_list_entry_start_cmp), then own[i] (n slots) gets the addresses entry i decides, its
+ * span less the entries inside it (the longest match), and rest[0] (IPv4), rest[1] (IPv6) the
+ * addresses no entry holds. 0 or -ENOMEM. */
+int xbd_count_own(struct xbd_list_entry *e, size_t n, struct xbd_count *own,
+		  struct xbd_count rest[2]);
+
+#endif /* XDPBAND_RUNLISTS_H */

@@ -1,0 +1,286 @@
+/* runlists_show.c - what `lists show` and `query` say of the lists (runlists.h): the
+ * addresses each file decides once the layers are painted, the totals allowed and denied as
+ * zmap prints them, and the file and line of the entry that decided an address. IPv6 counts
+ * are exact: 128-bit integers, and "2^128" for every address. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runlists.h"
+#include "xdpban_policy.h"
+
+typedef unsigned __int128 u128;
+
+static void count_add(struct xbd_count *to, const struct xbd_count *c)
+{
+	u128 sum = to->n + c->n;
+
+	/* Disjoint sets of one family: the sum reaches 2^128 at most, so a wrap is 2^128. */
+	to->all = to->all || c->all || sum < to->n;
+	to->n = to->all ? 0 : sum;
+}
+
+const char *xbd_count_format(const struct xbd_count *c, char *buf, size_t len)
+{
+	char digits[48];
+	size_t i = sizeof(digits) - 1;
+	u128 n = c->n;
+
+	if (c->all) {
+		snprintf(buf, len, "2^128");
+		return buf;
+	}
+	digits[i] = '\0';
+	do {
+		digits[--i] = (char)('0' + (int)(n % 10));
+		n /= 10;
+	} while (n);
+	snprintf(buf, len, "%s", digits + i);
+	return buf;
+}
+
+static unsigned int family_bits(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? 32 : 128;
+}
+
+/* The first and last address of a prefix as integers (IPv4 in the low 32 bits). */
+static void prefix_span(const struct xb_prefix *p, u128 *first, u128 *last)
+{
+	unsigned int bits = family_bits(p->family), bytes = bits / 8;
+	u128 v = 0, host;
+
+	for (unsigned int i = 0; i < bytes; i++)
+		v = v << 8 | p->addr[i];
+	host = p->plen >= bits ? 0 : ((u128)1 << (bits - p->plen)) - 1;
+	*first = v & ~host;
+	*last = *first | host;
+}
+
+int xbd_count_own(struct xbd_list_entry *e, size_t n, struct xbd_count *own,
+		  struct xbd_count rest[2])
+{
+	size_t *stack = malloc((n ? n : 1) * sizeof(*stack)), depth = 0;
+	struct xbd_count top[2] = {};
+	__u8 family = 0;
+
+	if (!stack)
+		return -ENOMEM;
+	if (n)
+		qsort(e, n, sizeof(*e), xbd_list_entry_start_cmp);
+	for (size_t i = 0; i < n; i++) {
+		int f = e[i].prefix.family == XDPBAN_FAMILY_INET6;
+		u128 first, last, pfirst, plast;
+
+		if (e[i].prefix.family != family) {
+			family = e[i].prefix.family;
+			depth = 0;
+		}
+		prefix_span(&e[i].prefix, &first, &last);
+		own[i] = (struct xbd_count){ .n = last - first + 1 };
+		while (depth) {
+			prefix_span(&e[stack[depth - 1]].prefix, &pfirst, &plast);
+			if (plast >= first)
+				break;
+			depth--;
+		}
+		if (depth)
+			own[stack[depth - 1]].n -= own[i].n; /* the parent decides the rest of its span */
+		else
+			count_add(&top[f], &own[i]);
+		stack[depth++] = i;
+	}
+	free(stack);
+	for (int f = 0; f < 2; f++) {
+		unsigned int bits = f ? 128 : 32;
+
+		if (top[f].all)
+			rest[f] = (struct xbd_count){ .n = 0 };
+		else if (bits == 128)
+			rest[f] = (struct xbd_count){ .n = -top[f].n, .all = top[f].n == 0 };
+		else
+			rest[f] = (struct xbd_count){ .n = ((u128)1 << 32) - top[f].n };
+	}
+	return 0;
+}
+
+/* IPv4 counts as integers, IPv6 as decimal strings (they pass 2^64). */
+static struct json_object *count_json(const struct xbd_count *c, bool v6)
+{
+	char text[48];
+
+	if (!v6)
+		return json_object_new_int64((int64_t)c->n);
+	return json_object_new_string(xbd_count_format(c, text, sizeof(text)));
+}
+
+static void add_counts(struct json_object *o, const struct xbd_count c[2])
+{
+	json_object_object_add(o, "ipv4_addresses", count_json(&c[0], false));
+	json_object_object_add(o, "ipv6_addresses", count_json(&c[1], true));
+}
+
+/* One file's row: where it comes from, its entries and the addresses it decides. */
+struct file_row {
+	const char *path;
+	bool runtime;
+	__u32 id, verdict;
+	size_t entries, skipped;
+	struct xbd_count addrs[2];
+};
+
+static struct json_object *file_json(const struct file_row *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "file", json_object_new_string(r->path));
+	json_object_object_add(o, "origin", json_object_new_string(r->runtime ? "runtime"
+									       : "config"));
+	json_object_object_add(o, "list", json_object_new_int64(r->id));
+	json_object_object_add(o, "entries", json_object_new_int64((int64_t)r->entries));
+	json_object_object_add(o, "skipped", json_object_new_int64((int64_t)r->skipped));
+	add_counts(o, r->addrs);
+	return o;
+}
+
+static size_t collect_rows(const struct xbd_lists_ctx *c, struct file_row *rows)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < c->conf->n_lists; i++) {
+		const struct xbd_list_conf *l = &c->conf->lists[i];
+
+		if (l->verdict == XBD_LIST_NEVER_BAN)
+			continue;
+		rows[n++] = (struct file_row){ .path = l->path, .id = l->id, .verdict = l->verdict,
+					       .entries = c->config->entries[l->id],
+					       .skipped = c->config->skipped[l->id] };
+	}
+	for (size_t i = 0; i < c->rt->n; i++) {
+		const struct xbd_rt_list *l = &c->rt->v[i];
+
+		rows[n++] = (struct file_row){ .path = l->path, .runtime = true,
+					       .id = XBD_RUNTIME_LIST_BASE + (__u32)i,
+					       .verdict = l->verdict, .entries = l->e.n,
+					       .skipped = l->skipped };
+	}
+	return n;
+}
+
+static struct file_row *row_of(struct file_row *rows, size_t n, __u32 id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].id == id)
+			return &rows[i];
+	return NULL;
+}
+
+int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply, char *err,
+		       size_t errlen)
+{
+	struct file_row rows[XBD_MAX_LISTS + XBD_RUNTIME_LISTS_MAX];
+	struct xbd_count *own = NULL, rest[2], by_layer[3][2] = {}, allowed[2], denied[2];
+	struct json_object *arr = json_object_new_array(), *totals, *dflt;
+	struct xbd_lists all;
+	size_t n = collect_rows(c, rows);
+	int ret = xbd_lists_compose(c->config, c->rt, &all);
+
+	if (!ret) {
+		own = calloc(all.policy.n ? all.policy.n : 1, sizeof(*own));
+		ret = own ? xbd_count_own(all.policy.v, all.policy.n, own, rest) : -ENOMEM;
+	}
+	if (ret || !arr) {
+		json_object_put(arr);
+		free(own);
+		xbd_lists_free(&all);
+		snprintf(err, errlen, "out of memory counting the lists");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < all.policy.n; i++) {
+		const struct xbd_list_entry *e = &all.policy.v[i];
+		struct file_row *r = row_of(rows, n, e->list_id);
+		int f = e->prefix.family == XDPBAN_FAMILY_INET6;
+		int layer = e->verdict == XDPBAN_POLICY_ALLOWED ? 0
+			    : e->verdict == XDPBAN_POLICY_DENY ? 1
+							       : 2;
+
+		if (r)
+			count_add(&r->addrs[f], &own[i]);
+		count_add(&by_layer[layer][f], &own[i]);
+	}
+	for (size_t layer = 0; layer < 3; layer++) {
+		static const __u32 order[] = { XDPBAN_POLICY_ALLOWED, XDPBAN_POLICY_DENY,
+					       XDPBAN_POLICY_TRUSTED };
+		struct json_object *o = json_object_new_object(), *files = json_object_new_array();
+		size_t entries = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (rows[i].verdict != order[layer])
+				continue;
+			json_object_array_add(files, file_json(&rows[i]));
+			entries += rows[i].entries;
+		}
+		json_object_object_add(o, "layer", json_object_new_string(xbd_layer_name(order[layer])));
+		json_object_object_add(o, "files", files);
+		json_object_object_add(o, "entries", json_object_new_int64((int64_t)entries));
+		add_counts(o, by_layer[layer]);
+		json_object_array_add(arr, o);
+	}
+	for (int f = 0; f < 2; f++) {
+		allowed[f] = by_layer[0][f];
+		denied[f] = by_layer[1][f];
+		count_add(all.allow_only ? &denied[f] : &allowed[f], &rest[f]);
+	}
+	dflt = json_object_new_object();
+	json_object_object_add(dflt, "verdict", json_object_new_string(all.allow_only ? "not-allowed"
+										      : "pass"));
+	add_counts(dflt, rest);
+	totals = json_object_new_object();
+	json_object_object_add(totals, "allowed", json_object_new_object());
+	json_object_object_add(totals, "denied", json_object_new_object());
+	json_object_object_add(totals, "trusted", json_object_new_object());
+	add_counts(json_object_object_get(totals, "allowed"), allowed);
+	add_counts(json_object_object_get(totals, "denied"), denied);
+	add_counts(json_object_object_get(totals, "trusted"), by_layer[2]);
+	json_object_object_add(reply, "layers", arr);
+	json_object_object_add(reply, "default", dflt);
+	json_object_object_add(reply, "totals", totals);
+	json_object_object_add(reply, "allow_only", json_object_new_boolean(all.allow_only));
+	free(own);
+	xbd_lists_free(&all);
+	return 0;
+}
+
+void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *reply)
+{
+	struct json_object *id_obj, *match;
+	const struct xbd_list_entries *entries = NULL;
+	const struct xbd_list_entry *e;
+	const char *path = NULL;
+	struct xb_prefix p;
+	char ignored[XB_ERRLEN];
+	__u32 id;
+
+	if (!json_object_object_get_ex(reply, "policy_list", &id_obj) ||
+	    !json_object_object_get_ex(reply, "policy_match", &match) || !id_obj || !match ||
+	    xb_prefix_parse(json_object_get_string(match), &p, ignored, sizeof(ignored)))
+		return;
+	id = (__u32)json_object_get_int64(id_obj);
+	if (id >= 1 && id <= (__u32)c->conf->n_lists) {
+		entries = &c->config->policy;
+		path = c->conf->lists[id - 1].path;
+	} else if (id >= XBD_RUNTIME_LIST_BASE && id - XBD_RUNTIME_LIST_BASE < c->rt->n) {
+		entries = &c->rt->v[id - XBD_RUNTIME_LIST_BASE].e;
+		path = c->rt->v[id - XBD_RUNTIME_LIST_BASE].path;
+	}
+	e = entries ? xbd_lists_find(entries, &p) : NULL;
+	if (!e)
+		return;
+	json_object_object_add(reply, "policy_layer", json_object_new_string(xbd_layer_name(e->verdict)));
+	json_object_object_add(reply, "policy_origin",
+			       json_object_new_string(id >= XBD_RUNTIME_LIST_BASE ? "runtime"
+										  : "config"));
+	json_object_object_add(reply, "policy_file", json_object_new_string(path));
+	json_object_object_add(reply, "policy_line", json_object_new_int64(e->line));
+}
