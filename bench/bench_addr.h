@@ -356,6 +356,18 @@ static inline void bench_mask6(uint8_t addr[16], uint8_t len)
 	}
 }
 
+/* Puts the first len bits of prefix into addr, keeping addr's other bits: a random addr
+ * becomes a random address inside the prefix. */
+static inline void bench_addr6_into(uint8_t addr[16], const uint8_t prefix[16], uint8_t len)
+{
+	for (int i = 0; i < 16; i++) {
+		int bits = (int)len - 8 * i;
+		uint8_t keep = bits >= 8 ? 0xff : bits <= 0 ? 0 : (uint8_t)(0xff00 >> bits);
+
+		addr[i] = (prefix[i] & keep) | (addr[i] & ~keep);
+	}
+}
+
 /* Lengths as real IPv6 lists hold them: allocations (/32), sites (/48, the most), customer
  * networks (/56), host networks (/64), some /40 and /44, a few single hosts. */
 static inline uint8_t bench_random_plen6(struct bench_rng *r)

@@ -288,8 +288,21 @@ static inline int bench_update_batch(int fd, const void *keys, size_t key_size, 
 /* Loads the prefixes into xdpban's policy the way the product does: one compile of the whole
  * set (user/lib/policy.h), which fills the trie in batches and writes the flat table in front
  * of it. *res (may be NULL) gets what the compile did. 0 or -errno. */
+static inline int bench_xdpban_policy4_opts(struct dp *dp, const struct bench_prefix4 *p,
+					    uint32_t n, uint32_t verdict,
+					    const struct xb_compile_opts *opts,
+					    struct xb_compile_result *res);
 static inline int bench_xdpban_policy4(struct dp *dp, const struct bench_prefix4 *p, uint32_t n,
 				       uint32_t verdict, struct xb_compile_result *res)
+{
+	return bench_xdpban_policy4_opts(dp, p, n, verdict, NULL, res);
+}
+
+/* The same with compile options (an observer: bench/ctl.c times the compile's steps). */
+static inline int bench_xdpban_policy4_opts(struct dp *dp, const struct bench_prefix4 *p,
+					    uint32_t n, uint32_t verdict,
+					    const struct xb_compile_opts *opts,
+					    struct xb_compile_result *res)
 {
 	struct xdpban_policy val = { .verdict = verdict, .list_id = 1 };
 	struct xb_policy_set set = { 0 };
@@ -303,7 +316,7 @@ static inline int bench_xdpban_policy4(struct dp *dp, const struct bench_prefix4
 		err = xb_policy_set_add(&set, &pre, &val);
 	}
 	if (!err)
-		err = dp_policy_compile(dp, &set, NULL, res);
+		err = dp_policy_compile(dp, &set, opts, res);
 	xb_policy_set_free(&set);
 	return err;
 }

@@ -2,7 +2,8 @@
 # control.sh - issue 4, workload 5: the control plane.
 #   - loading the same N prefixes (1M in quick and full mode) into xdpban (the policy compile
 #     xdpband's list loader uses, and the bare trie in batches), with `nft -f` (a netdev
-#     interval set) and with `ipset restore` (hash:net), in a namespace of its own;
+#     interval set) and with `ipset restore` (hash:net), in a namespace of its own; and N IPv6
+#     prefixes of real-looking lengths through the same compile (issue 11, item 6);
 #   - the memory the kernel reports for tables of 1M tracked sources, 1M bans and 1M prefixes;
 #   - with the CLI (build/xdpban), dumping 1M bans as JSON, and how long `xdpban set limit`
 #     takes to reach the data path.
@@ -78,14 +79,15 @@ run_bg() {
 }
 
 # xdpban: "load N seconds S retries R memory_bytes M free_seconds F" per run.
-load_xdpban() { # METHOD
-	local out
+load_xdpban() { # compile|trie|compile6
+	local out cmd=(load "$work/prefixes.txt" "$1")
+	[[ $1 == compile6 ]] && cmd=(load6 "$work/prefixes6.txt")
 	for _ in $(seq "$runs"); do
-		out=$(run_bg "$ctl" load "$work/prefixes.txt" "$1") || {
+		out=$(run_bg "$ctl" "${cmd[@]}") || {
 			fail "xdpban $1 load" "${out:-ctl failed}"
 			return 1
 		}
-		awk '{print $4, $6, $8}' <<<"$out" >>"$work/xdpban-$1.samples"
+		awk '{print $4, $6, $8, $12, $14, $16, $18}' <<<"$out" >>"$work/xdpban-$1.samples"
 		checks=$((checks + 1))
 	done
 }
@@ -158,7 +160,7 @@ median() { # FILE COL DIV
 		END { print NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'
 }
 
-load_row() { # LABEL FILE DIV MEMORY_COL
+load_row() { # LABEL FILE DIV MEMORY_COL [not-nft's-list]
 	local f=$work/$2.samples base s
 	if [[ -f $work/$2.skip ]]; then
 		echo "| $1 | skipped: $(cat "$work/$2.skip") | | | |"
@@ -169,7 +171,7 @@ load_row() { # LABEL FILE DIV MEMORY_COL
 		return
 	fi
 	s=$(median "$f" 1 "$3")
-	base=$(median "$work/nft.samples" 1 1000000 2>/dev/null)
+	base=$([[ -n ${5:-} ]] || median "$work/nft.samples" 1 1000000 2>/dev/null)
 	echo "| $1 | $(cell "$f" 1 "$3" 2) | $(awk -v n="$prefixes" -v s="$s" 'BEGIN{printf "%.0f", n / s}') |" \
 		"$4 | $(awk -v b="$base" -v s="$s" 'BEGIN{ if (b > 0) printf "%.1fx", b / s; else print "-" }') |"
 }
@@ -177,7 +179,7 @@ load_row() { # LABEL FILE DIV MEMORY_COL
 mb() { awk -v b="$1" 'BEGIN{ if (b > 0) printf "%.1f MB", b / 1e6; else print "-" }'; }
 
 print_loads() {
-	local trie ipset_mem
+	local trie ipset_mem f m
 	trie=$(awk '{print $3}' "$work/xdpban-trie.samples" 2>/dev/null | head -1)
 	ipset_mem=$(awk '{print $2}' "$work/ipset.samples" 2>/dev/null | head -1)
 	echo "## The control plane (issue 4, workload 5)"
@@ -196,23 +198,39 @@ print_loads() {
 	echo "|---|---|---|---|---|"
 	load_row "xdpban: the policy compile xdpband's list loader runs (trie in batches, then the flat table)" xdpban-compile 1 "$(mb "$trie") + $(mb "$FLAT_BYTES") flat"
 	load_row "xdpban's LPM trie alone, batch updates (ENOMEM retried): the floor" xdpban-trie 1 "$(mb "$trie")"
+	load_row "xdpban, $prefixes IPv6 prefixes (/32 to /64, some /128, as policy6 draws them; not the same list): the same compile, checked against a reference lookup" xdpban-compile6 1 "$(mb "$(awk '{print $3; exit}' "$work/xdpban-compile6.samples" 2>/dev/null)") (IPv6 trie)" other
 	load_row "nft -f, netdev interval set" nft 1000000 "-"
 	load_row "ipset restore, hash:net" ipset 1000000 "$(mb "${ipset_mem:-0}")"
+	echo
+	echo "Where the compile's time goes (medians, seconds; ctl times the steps through the compile's observer):" \
+		"reading the text file; building the set, checking, sorting and diffing it against the tries and" \
+		"marking LOOKUP where it changes anything; the trie writes (batches); the flat table's codes and lines."
+	echo
+	echo "| family | read | set, check, sort, diff | trie writes | flat table | total |"
+	echo "|---|---|---|---|---|---|"
+	for m in compile:IPv4 compile6:IPv6; do
+		f=$work/xdpban-${m%:*}.samples
+		[[ -s $f ]] || continue
+		echo "| ${m#*:} | $(median "$f" 4 1) | $(median "$f" 5 1) | $(median "$f" 6 1) | $(median "$f" 7 1) | $(median "$f" 1 1) |"
+	done
 	echo
 }
 
 target_load() {
-	local s b
-	[[ $mode == smoke || ! -s $work/nft.samples || ! -s $work/xdpban-compile.samples ]] && return 0
-	b=$(median "$work/nft.samples" 1 1000000)
-	for m in compile; do
-		[[ -s $work/xdpban-$m.samples ]] || continue
-		s=$(median "$work/xdpban-$m.samples" 1 1)
-		awk -v b="$b" -v s="$s" -v m="$m" 'BEGIN {
-			how = "the policy compile xdpband runs"
-			verdict = (b / s >= 3) ? "met" : "not met"
-			printf "bench-target: 1M prefixes loaded at least 3x faster than nft -f (xdpban, %s) = %.1fx (%.2f s vs %.2f s): %s\n", how, b / s, s, b, verdict }' >&2
+	local s b m
+	[[ $mode == smoke ]] && return 0
+	# issue 11: either family's 1M loaded, from the text file, in at most 2 s
+	for m in compile:IPv4 compile6:IPv6; do
+		[[ -s $work/xdpban-${m%:*}.samples ]] || continue
+		awk -v s="$(median "$work/xdpban-${m%:*}.samples" 1 1)" -v f="${m#*:}" 'BEGIN {
+			printf "bench-target: 1M %s prefixes loaded (policy compile, from the text file) in at most 2 s = %.2f s: %s\n", f, s, s <= 2 ? "met" : "not met" }' >&2
 	done
+	[[ -s $work/nft.samples && -s $work/xdpban-compile.samples ]] || return 0
+	b=$(median "$work/nft.samples" 1 1000000)
+	s=$(median "$work/xdpban-compile.samples" 1 1)
+	awk -v b="$b" -v s="$s" 'BEGIN {
+		verdict = (b / s >= 3) ? "met" : "not met"
+		printf "bench-target: 1M prefixes loaded at least 3x faster than nft -f (xdpban, the policy compile xdpband runs) = %.1fx (%.2f s vs %.2f s): %s\n", b / s, s, b, verdict }' >&2
 }
 
 # The tables of 1M, the JSON dump and the threshold latency, from one ctl run.
@@ -269,9 +287,11 @@ print_state() {
 }
 
 "$build/bench/wire" gen "$work" --prefixes "$prefixes" --sources 16 || exit 1
+"$ctl" gen6 "$prefixes" "$work/prefixes6.txt" || exit 1
 echo "control: xdpban loads" >&2
 load_xdpban compile || failures=$((failures + 1))
 load_xdpban trie || failures=$((failures + 1))
+load_xdpban compile6 || failures=$((failures + 1))
 echo "control: nft -f" >&2
 load_nft || failures=$((failures + 1))
 echo "control: ipset restore" >&2

@@ -1,12 +1,20 @@
 /* ctl.c - the xdpban side of issue 4, workload 5 (the control plane), driven by
  * bench/control.sh:
  *
- *   ctl load PREFIXES_FILE batch|single
- *       reads the prefixes and loads them as deny entries into the policy trie of a fresh,
- *       unpinned xdpban (timed from the text file, as nft -f and ipset restore are), in batches (retrying where the trie runs short, REFERENCE.md section 4) or one update
- *       per prefix (as xdpband's list loader does today); checks through the data path that
+ *   ctl load PREFIXES_FILE compile|trie
+ *       reads the IPv4 prefixes and loads them as deny entries into a fresh, unpinned xdpban
+ *       (timed from the text file, as nft -f and ipset restore are): through the policy
+ *       compile xdpband runs (user/lib/policy.h), or into the bare trie in batches (retrying
+ *       where the trie runs short, REFERENCE.md section 4); checks through the data path that
  *       sources inside the prefixes are denied and others pass; prints
  *       "load N seconds S retries R memory_bytes M free_seconds F";
+ *   ctl gen6 COUNT FILE
+ *       writes COUNT random IPv6 prefixes of real-looking lengths (bench_prefix6_random, the
+ *       fixed seed: policy6's lists) to FILE, one "ADDR/LEN" a line;
+ *   ctl load6 PREFIXES_FILE
+ *       the same as load ... compile for IPv6 prefixes (the IPv6 trie's memory is reported);
+ *       checked with sources inside the prefixes and anywhere in 2001::/16 against a reference
+ *       lookup;
  *   ctl state COUNTERS BANS PIN_DIR [CLI]
  *       fills a fresh xdpban, its tables sized COUNTERS and BANS, with as many tracked sources
  *       and bans and prints the memory the kernel reports for each table ("memory counts
@@ -33,6 +41,8 @@ extern char **environ;
 static int usage(void)
 {
 	fprintf(stderr, "usage: ctl load PREFIXES_FILE compile|trie\n"
+			"       ctl gen6 COUNT FILE\n"
+			"       ctl load6 PREFIXES_FILE\n"
 			"       ctl state COUNTERS BANS PIN_DIR [CLI]\n");
 	return 2;
 }
@@ -79,11 +89,49 @@ static int check_loaded(struct dp *dp, const struct bench_prefix4 *p, uint32_t n
 	return 0;
 }
 
+/* When the compile of one family reached its steps (bench_mono_ns), for the breakdown. */
+struct ctl_steps {
+	__u8 family;
+	uint64_t touched, trie_done;
+};
+
+static void ctl_observe(__u8 family, enum xb_compile_step step, size_t done, size_t total,
+			void *ctx)
+{
+	struct ctl_steps *s = ctx;
+
+	(void)done;
+	(void)total;
+	if (family != s->family)
+		return;
+	if (step == XB_COMPILE_TOUCHED && !s->touched)
+		s->touched = bench_mono_ns();
+	if (step == XB_COMPILE_TRIE_DONE)
+		s->trie_done = bench_mono_ns();
+}
+
+/* "load N seconds S retries R memory_bytes M free_seconds F", then with a compile where its
+ * time went: " read R set_plan P trie T flat F" (seconds: the text file read; the set built,
+ * checked, sorted and diffed; the trie writes; the flat table and lines). */
+static void print_load(uint32_t n, uint64_t t0, uint64_t t_read, uint64_t t1, uint32_t retries,
+		       long long memory, uint64_t t2, const struct ctl_steps *st)
+{
+	printf("load %u seconds %.3f retries %u memory_bytes %lld free_seconds %.3f", n,
+	       (t1 - t0) / 1e9, retries, memory, (bench_mono_ns() - t2) / 1e9);
+	if (st && st->touched && st->trie_done)
+		printf(" read %.3f set_plan %.3f trie %.3f flat %.3f", (t_read - t0) / 1e9,
+		       (st->touched - t_read) / 1e9, (st->trie_done - st->touched) / 1e9,
+		       (t1 - st->trie_done) / 1e9);
+	printf("\n");
+}
+
 static int do_load(int argc, char **argv)
 {
 	struct bench_prefix4 *p;
+	struct ctl_steps st = { .family = XDPBAN_FAMILY_INET };
+	const struct xb_compile_opts opts = { .observe = ctl_observe, .ctx = &st };
 	uint32_t n, retries = 0;
-	uint64_t t0, t1, t2;
+	uint64_t t0, t_read, t1, t2;
 	long long memory;
 	bool compile;
 	struct dp dp;
@@ -110,7 +158,8 @@ static int do_load(int argc, char **argv)
 		dp_close(&dp);
 		return 1;
 	}
-	err = compile ? bench_xdpban_policy4(&dp, p, n, XDPBAN_POLICY_DENY, NULL)
+	t_read = bench_mono_ns();
+	err = compile ? bench_xdpban_policy4_opts(&dp, p, n, XDPBAN_POLICY_DENY, &opts, NULL)
 		      : load_trie(&dp, p, n, &retries);
 	t1 = bench_mono_ns();
 	memory = bench_map_memory(bpf_map__fd(dp.skel->maps.xdpban_policy4));
@@ -124,8 +173,195 @@ static int do_load(int argc, char **argv)
 			fprintf(stderr, "bench: control: loading %u prefixes: %s\n", n, strerror(-err));
 		return 1;
 	}
-	printf("load %u seconds %.3f retries %u memory_bytes %lld free_seconds %.3f\n", n,
-	       (t1 - t0) / 1e9, retries, memory, (bench_mono_ns() - t2) / 1e9);
+	print_load(n, t0, t_read, t1, retries, memory, t2, compile ? &st : NULL);
+	return 0;
+}
+
+static int do_gen6(int argc, char **argv)
+{
+	struct bench_prefix6 *p;
+	struct bench_rng rng;
+	uint64_t n;
+	FILE *f;
+	int err;
+
+	if (argc != 2 || bench_parse_u64(argv[0], 1, XDPBAN_LISTED6_MAX, &n))
+		return usage();
+	bench_rng_init(&rng, BENCH_SEED_DEFAULT);
+	if (bench_prefix6_random(&rng, n, &p))
+		return fprintf(stderr, "bench: control: out of memory for %llu prefixes\n",
+			       (unsigned long long)n), 1;
+	f = fopen(argv[1], "w");
+	for (uint64_t i = 0; f && i < n; i++) {
+		char text[INET6_ADDRSTRLEN];
+
+		fprintf(f, "%s/%u\n", inet_ntop(AF_INET6, p[i].addr, text, sizeof(text)), p[i].len);
+	}
+	err = !f || ferror(f);
+	if ((f && fclose(f)) || err)
+		fprintf(stderr, "bench: control: cannot write %s: %s\n", argv[1], strerror(errno));
+	free(p);
+	return err ? 1 : 0;
+}
+
+/* The IPv6 counterpart of bench_prefix4_read, sorted for the reference lookup. */
+static int prefix6_read(const char *path, struct bench_prefix6 **out, uint32_t *n)
+{
+	FILE *f = fopen(path, "r");
+	uint32_t cap = 1024, have = 0;
+	struct bench_prefix6 *p = malloc(cap * sizeof(*p));
+	char line[128];
+	int err = 0;
+
+	if (!f || !p) {
+		fprintf(stderr, "bench: cannot read %s: %s\n", path, strerror(errno));
+		err = -EIO;
+	}
+	while (!err && fgets(line, sizeof(line), f)) {
+		char *slash = strchr(line, '/');
+		unsigned len = 999;
+
+		line[strcspn(line, "\r\n")] = '\0';
+		if (slash) {
+			*slash = '\0';
+			if (sscanf(slash + 1, "%u", &len) != 1)
+				len = 999;
+		}
+		if (have == cap) {
+			struct bench_prefix6 *more = realloc(p, 2 * cap * sizeof(*p));
+
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			p = more;
+			cap *= 2;
+		}
+		if (len > 128 || inet_pton(AF_INET6, line, p[have].addr) != 1) {
+			fprintf(stderr, "bench: %s: line %u is not an IPv6 prefix\n", path, have + 1);
+			err = -EINVAL;
+			break;
+		}
+		p[have++].len = len;
+	}
+	if (f)
+		fclose(f);
+	if (err) {
+		free(p);
+		return err;
+	}
+	qsort(p, have, sizeof(*p), bench_prefix6_cmp);
+	*out = p;
+	*n = have;
+	return 0;
+}
+
+static int compile6(struct dp *dp, const struct bench_prefix6 *p, uint32_t n,
+		    struct ctl_steps *st)
+{
+	const struct xb_compile_opts opts = { .observe = ctl_observe, .ctx = st };
+	struct xdpban_policy val = { .verdict = XDPBAN_POLICY_DENY, .list_id = 1 };
+	struct xb_policy_set set = { 0 };
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < n; i++) {
+		struct xb_prefix pre = { .family = XDPBAN_FAMILY_INET6, .plen = p[i].len };
+
+		memcpy(pre.addr, p[i].addr, 16);
+		err = xb_policy_set_add(&set, &pre, &val);
+	}
+	if (!err)
+		err = dp_policy_compile(dp, &set, &opts, NULL);
+	xb_policy_set_free(&set);
+	return err;
+}
+
+/* Sources inside random prefixes, and anywhere in 2001::/16, through the data path: exactly
+ * those the reference finds in a prefix are denied. */
+static int check_loaded6(struct dp *dp, const struct bench_prefix6 *p, uint32_t n)
+{
+	struct xdpban_stat_value before[XDPBAN_STAT__MAX], after[XDPBAN_STAT__MAX];
+	struct bench_rng rng;
+	uint64_t denied = 0;
+	int err = dp_stats(dp, before);
+
+	bench_rng_init(&rng, BENCH_SEED_DEFAULT ^ n);
+	for (uint32_t i = 0; !err && i < 2 * CTL_CHECK_SOURCES; i++) {
+		struct bench_frame_addrs a = { 0 };
+		struct bench_frame f;
+		uint32_t action;
+
+		bench_addr6_in_2001(&rng, a.saddr6);
+		if (i % 2) {
+			const struct bench_prefix6 *in = &p[bench_rng_below(&rng, n)];
+
+			bench_addr6_into(a.saddr6, in->addr, in->len);
+		}
+		denied += bench_prefix6_holds(p, n, a.saddr6);
+		bench_frame6(&f, &a, BENCH_FRAME_VALID);
+		err = dp_run(dp, f.data, f.len, &action);
+	}
+	if (!err)
+		err = dp_stats(dp, after);
+	if (err)
+		return err;
+	if (denied < CTL_CHECK_SOURCES ||
+	    after[XDPBAN_STAT_DROP_DENY].packets - before[XDPBAN_STAT_DROP_DENY].packets != denied ||
+	    after[XDPBAN_STAT_PASSED].packets - before[XDPBAN_STAT_PASSED].packets !=
+		    2 * CTL_CHECK_SOURCES - denied) {
+		fprintf(stderr, "bench: control: load6: verdict check failed: the loaded tries do not "
+				"deny exactly the %llu sources the reference finds in a prefix\n",
+			(unsigned long long)denied);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int do_load6(int argc, char **argv)
+{
+	struct ctl_steps st = { .family = XDPBAN_FAMILY_INET6 };
+	struct bench_prefix6 *p;
+	uint64_t t0, t_read, t1, t2;
+	long long memory;
+	struct dp dp;
+	uint32_t n;
+	int err;
+
+	if (argc != 1)
+		return usage();
+	err = dp_open(&dp, NULL);
+	if (err) {
+		fprintf(stderr, "bench: control: loading xdpban: %s\n", strerror(-err));
+		return 1;
+	}
+	t0 = bench_mono_ns();
+	err = prefix6_read(argv[0], &p, &n);
+	if (!err && (n == 0 || n > XDPBAN_LISTED6_MAX)) {
+		fprintf(stderr, "bench: control: %s: %u prefixes, expected 1 to %u\n", argv[0], n,
+			XDPBAN_LISTED6_MAX);
+		free(p);
+		err = -EPROTO;
+	}
+	if (err) {
+		dp_close(&dp);
+		return 1;
+	}
+	t_read = bench_mono_ns();
+	err = compile6(&dp, p, n, &st);
+	t1 = bench_mono_ns();
+	memory = bench_map_memory(bpf_map__fd(dp.skel->maps.xdpban_policy6));
+	if (!err)
+		err = check_loaded6(&dp, p, n);
+	free(p);
+	t2 = bench_mono_ns();
+	dp_close(&dp);
+	if (err) {
+		if (err != -EPROTO)
+			fprintf(stderr, "bench: control: loading %u IPv6 prefixes: %s\n", n,
+				strerror(-err));
+		return 1;
+	}
+	print_load(n, t0, t_read, t1, 0, memory, t2, &st);
 	return 0;
 }
 
@@ -408,7 +644,8 @@ static int do_state(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct bench_cmd cmds[] = {
-		{ "load", do_load }, { "state", do_state }, { NULL, NULL },
+		{ "load", do_load }, { "gen6", do_gen6 }, { "load6", do_load6 },
+		{ "state", do_state }, { NULL, NULL },
 	};
 
 	libbpf_set_print(NULL);

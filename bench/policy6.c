@@ -90,12 +90,7 @@ static void draw_sources(struct table6 *t, const struct bench_prefix6 *p)
 		if (i % 2 == 0) {
 			const struct bench_prefix6 *in = &p[bench_rng_below(r, t->prefixes)];
 
-			for (int b = 0; b < 16; b++) {
-				int bits = (int)in->len - 8 * b;
-				uint8_t keep = bits >= 8 ? 0xff : bits <= 0 ? 0 : (uint8_t)(0xff00 >> bits);
-
-				a[b] = (in->addr[b] & keep) | (a[b] & ~keep);
-			}
+			bench_addr6_into(a, in->addr, in->len);
 		}
 		t->denied += bench_prefix6_holds(p, t->prefixes, a);
 	}

@@ -14,7 +14,7 @@
 # attachment and pin they make; this script never touches an interface it did not create.
 set -uo pipefail
 
-WORKLOADS=(pipeline matrix policy policy6 xdp-filter wire flood control libapi)
+WORKLOADS=(pipeline matrix policy policy6 xdp-filter wire flood control reload libapi)
 
 usage() {
 	echo "usage: $0 BUILD quick|full|smoke [${WORKLOADS[*]}]" >&2
@@ -91,7 +91,7 @@ build_bpf_one() {
 # The command of a workload.
 workload_cmd() {
 	case $1 in
-	pipeline | matrix | policy | policy6 | libapi) echo "$build/bench/$1 --build $build --mode $mode" ;;
+	pipeline | matrix | policy | policy6 | reload | libapi) echo "$build/bench/$1 --build $build --mode $mode" ;;
 	xdp-filter) echo "bash bench/xdp_filter.sh $build $mode" ;;
 	wire) echo "bash bench/wire.sh $build $mode" ;;
 	flood) echo "bash bench/flood.sh $build $mode" ;;
