@@ -110,13 +110,23 @@ static void addr_text(__u8 family, const __u8 *addr, char *buf, size_t len)
 	inet_ntop(family == XDPBAN_FAMILY_INET ? AF_INET : AF_INET6, addr, buf, len);
 }
 
+/* A valid UDP datagram from the source into frame; at->len is its length. */
+static void source_frame(__u8 family, const __u8 *addr, unsigned char *frame, size_t size,
+			 struct pkt_layout *at)
+{
+	char src[INET6_ADDRSTRLEN];
+	struct pkt_spec spec = { .src = src, .l4 = PKT_L4_UDP, .payload_len = 8 };
+
+	addr_text(family, addr, src, sizeof(src));
+	assert_int_equal(pkt_build(&spec, frame, size, at), 0);
+}
+
 /* A valid UDP datagram from the source through the XDP program, and a report of it through
  * the report program; both must do what the model does. */
 static bool check_source(struct fx *f, struct model *m, __u8 family, const __u8 *addr,
 			 const char *what, unsigned long *bad)
 {
 	char src[INET6_ADDRSTRLEN];
-	struct pkt_spec spec = { .src = src, .l4 = PKT_L4_UDP, .payload_len = 8 };
 	unsigned char frame[256];
 	struct pkt_layout at;
 	struct model_verdict want;
@@ -125,8 +135,7 @@ static bool check_source(struct fx *f, struct model *m, __u8 family, const __u8 
 	__u32 action;
 	__u64 now;
 
-	addr_text(family, addr, src, sizeof(src));
-	assert_int_equal(pkt_build(&spec, frame, sizeof(frame), &at), 0);
+	source_frame(family, addr, frame, sizeof(frame), &at);
 	now = dp_now_ns();
 	assert_int_equal(dp_run(&f->dp, frame, at.len, &action), 0);
 	assert_int_equal(model_packet(m, frame, at.len, now, &want), 0);
@@ -134,6 +143,7 @@ static bool check_source(struct fx *f, struct model *m, __u8 family, const __u8 
 	assert_int_equal(model_report(m, family, addr, 1, now, &want_rep), 0);
 	if (action == want.action && rep.status == want_rep.status)
 		return true;
+	addr_text(family, addr, src, sizeof(src));
 	if ((*bad)++ < SHOWN)
 		printf("MISMATCH [%s, seed 0x%llx] source %s: XDP action %u, model %u; report "
 		       "status %u, model %u\n",
@@ -609,14 +619,11 @@ static void watch_count(struct reload_watch *w, enum xb_compile_step step, size_
  * the source. */
 static enum xdpban_stat model_reason(struct model *m, __u8 family, const __u8 *addr)
 {
-	char src[INET6_ADDRSTRLEN];
-	struct pkt_spec spec = { .src = src, .l4 = PKT_L4_UDP, .payload_len = 8 };
 	unsigned char frame[256];
 	struct pkt_layout at;
 	struct model_verdict want;
 
-	addr_text(family, addr, src, sizeof(src));
-	assert_int_equal(pkt_build(&spec, frame, sizeof(frame), &at), 0);
+	source_frame(family, addr, frame, sizeof(frame), &at);
 	assert_int_equal(model_packet(m, frame, at.len, dp_now_ns(), &want), 0);
 	return want.reason;
 }
