@@ -306,7 +306,7 @@ static inline int bench_xdpban_policy4_opts(struct dp *dp, const struct bench_pr
 {
 	struct xdpban_policy val = { .verdict = verdict, .list_id = 1 };
 	struct xb_policy_set set = { 0 };
-	int err = 0;
+	int err = xb_policy_set_reserve(&set, n);
 
 	for (uint32_t i = 0; !err && i < n; i++) {
 		struct xb_prefix pre = { .family = XDPBAN_FAMILY_INET, .plen = p[i].len };

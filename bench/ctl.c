@@ -262,7 +262,7 @@ static int compile6(struct dp *dp, const struct bench_prefix6 *p, uint32_t n,
 	const struct xb_compile_opts opts = { .observe = ctl_observe, .ctx = st };
 	struct xdpban_policy val = { .verdict = XDPBAN_POLICY_DENY, .list_id = 1 };
 	struct xb_policy_set set = { 0 };
-	int err = 0;
+	int err = xb_policy_set_reserve(&set, n);
 
 	for (uint32_t i = 0; !err && i < n; i++) {
 		struct xb_prefix pre = { .family = XDPBAN_FAMILY_INET6, .plen = p[i].len };

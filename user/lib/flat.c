@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bigmem.h"
 #include "policy_internal.h"
 
 #define CODES_ALL(code) ((__u64)(code) * 0x5555555555555555ull) /* the code in all 32 slots */
@@ -103,12 +104,15 @@ struct flat_item {
 	bool timed;  /* expires_ns != 0: only the trie knows whether it still applies */
 };
 
+/* By the first 64 bits, then length: every prefix comes before the prefixes inside it, at
+ * every level and line depth of either family (an IPv4 item's hi is its top shifted up), and
+ * a compile's entries, sorted by address, are nearly always in this order already. */
 static int item_cmp(const void *pa, const void *pb)
 {
 	const struct flat_item *a = pa, *b = pb;
 
-	if (a->top != b->top)
-		return a->top < b->top ? -1 : 1;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
 	return a->plen < b->plen ? -1 : a->plen > b->plen;
 }
 
@@ -134,7 +138,7 @@ static __u32 close_until(struct open_prefix *stack, int *depth, __u64 *level, __
 	return pos;
 }
 
-/* One level in one sweep over the items sorted by (top, plen), which puts every prefix before
+/* One level in one sweep over the items sorted (item_cmp), which puts every prefix before
  * the prefixes inside it: a stack of the open prefixes gives each region its longest covering
  * prefix. Then every region with a longer prefix inside becomes LOOKUP. */
 static int level_build(const struct flat_item *items, size_t n, unsigned int bits, __u64 *level)
@@ -190,6 +194,18 @@ static __u64 prefix_hi(const struct xb_prefix *p)
 	return p->plen ? hi & ~0ull << (64 - p->plen) : 0;
 }
 
+/* Sorts, unless the items are in order already (one pass against a third of a second for a
+ * million). */
+static void items_sort(struct flat_item *items, size_t k)
+{
+	size_t i = 1;
+
+	while (i < k && item_cmp(&items[i - 1], &items[i]) <= 0)
+		i++;
+	if (i < k)
+		qsort(items, k, sizeof(*items), item_cmp);
+}
+
 /* The family's entries as items, sorted. *out is malloc'ed (NULL when there are none). */
 static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 family,
 		      struct flat_item **out, size_t *count)
@@ -203,7 +219,7 @@ static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 fami
 	*count = 0;
 	if (!k)
 		return 0;
-	items = malloc(k * sizeof(*items));
+	items = xb_big_malloc(k * sizeof(*items));
 	if (!items)
 		return -ENOMEM;
 	k = 0;
@@ -220,7 +236,7 @@ static int items_make(const struct xb_policy_entry *entries, size_t n, __u8 fami
 			.timed = e->policy.expires_ns != 0,
 		};
 	}
-	qsort(items, k, sizeof(*items), item_cmp);
+	items_sort(items, k);
 	*out = items;
 	*count = k;
 	return 0;
@@ -255,7 +271,7 @@ struct cover {
 };
 
 /* Paints the line of one region: the code of the longest covering prefix (base), then the
- * region's own entries (all longer than /24) in (top, plen) order, which puts every prefix
+ * region's own entries (all longer than /24) in item order, which puts every prefix
  * before the prefixes inside it, so each /32 ends with the code of its longest prefix.
  * False when a timed entry covers or lies in the region: only the trie can answer there. */
 static bool line_paint(struct xdpban_flat_line *line, const struct flat_item *items,
@@ -273,19 +289,48 @@ static bool line_paint(struct xdpban_flat_line *line, const struct flat_item *it
 	return !timed;
 }
 
+/* Room for `want` elements of `size` bytes in all. 0 or -ENOMEM. */
+static int vec_reserve(void **v, size_t *cap, size_t want, size_t size)
+{
+	void *p;
+
+	if (want <= *cap)
+		return 0;
+	p = xb_big_realloc(*v, want * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = want;
+	return 0;
+}
+
 /* Room for one more element of `size` bytes at (*v)[n]. 0 or -ENOMEM. */
 static int vec_room(void **v, size_t n, size_t *cap, size_t size)
 {
-	if (n == *cap) {
-		size_t grown = *cap ? 2 * *cap : 256;
-		void *p = realloc(*v, grown * size);
+	return n < *cap ? 0 : vec_reserve(v, cap, *cap ? 2 * *cap : 256, size);
+}
 
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = grown;
+/* The most lines a sweep at `depth` (bits of the first 64) makes: one per run of items
+ * longer than the depth in one region. Reserved before the sweep, so that the lines of a
+ * million entries are not copied as they grow. */
+static size_t lines_bound(const struct flat_item *items, size_t n, unsigned int depth)
+{
+	size_t runs = 0;
+	__u64 region = 0;
+	bool open = false;
+
+	for (size_t i = 0; i < n; i++) {
+		__u64 r = items[i].hi >> (64 - depth);
+
+		if (items[i].plen <= depth) {
+			open = false;
+			continue;
+		}
+		runs += !open || r != region;
+		open = true;
+		region = r;
 	}
-	return 0;
+	return runs;
 }
 
 int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap)
@@ -301,6 +346,10 @@ static int lines_sweep(const struct flat_item *items, size_t n, struct xb_flat_l
 	struct cover stack[COVER_MAX];
 	size_t cap = 0, i = 0;
 	int depth = 0;
+
+	if (vec_reserve((void **)out, &cap, lines_bound(items, n, XDPBAN_FLAT_L2_BITS),
+			sizeof(**out)))
+		return -ENOMEM;
 
 	while (i < n) {
 		const struct flat_item *it = &items[i];
@@ -409,18 +458,6 @@ void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat
 
 /* ==== IPv6 lines: 8-bit strides from /24 to /64 ============================================ */
 
-/* IPv6 items in the order of their first 64 bits, which puts every prefix of 64 bits or fewer
- * before the prefixes inside it. */
-static int item6_cmp(const void *pa, const void *pb)
-{
-	const struct flat_item *a = pa, *b = pb;
-
-	if (a->hi != b->hi)
-		return a->hi < b->hi ? -1 : 1;
-	return a->plen < b->plen ? -1 : a->plen > b->plen;
-}
-
-
 /* One depth's lines in one sweep over the sorted items, as lines_sweep does for level 3: a
  * stack of the open prefixes of `depth` bits or fewer gives each region holding longer entries
  * its base code, and the region's entries follow in the order, each painting its sub-regions
@@ -495,17 +532,20 @@ int xb_flat6_lines_build(const struct xb_policy_entry *entries, size_t n,
 			 struct xb_flat6_line **lines, size_t *count)
 {
 	struct flat_item *items;
-	size_t k, cap = 0;
+	size_t k, cap = 0, bound = 0;
 	int ret = items_make(entries, n, XDPBAN_FAMILY_INET6, &items, &k);
 
 	*lines = NULL;
 	*count = 0;
 	if (ret || !k)
 		return ret;
-	qsort(items, k, sizeof(*items), item6_cmp);
 	for (size_t i = 1; i < k && !ret; i++)
-		if (items[i].plen <= 64 && !item6_cmp(&items[i - 1], &items[i]))
+		if (items[i].plen <= 64 && !item_cmp(&items[i - 1], &items[i]))
 			ret = -EINVAL;
+	for (__u32 d = XDPBAN_FLAT6_DEPTH_FIRST; d <= XDPBAN_FLAT6_DEPTH_LAST; d += XDPBAN_FLAT6_STRIDE)
+		bound += lines_bound(items, k, d);
+	if (!ret)
+		ret = vec_reserve((void **)lines, &cap, bound, sizeof(**lines));
 	/* Depth by depth, so the lines come out in their order (line6_key_cmp): coarse first. */
 	for (__u32 d = XDPBAN_FLAT6_DEPTH_FIRST; d <= XDPBAN_FLAT6_DEPTH_LAST && !ret;
 	     d += XDPBAN_FLAT6_STRIDE)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "bigmem.h"
 #include "policy_internal.h"
 
 /* ==== reading the tries ==================================================================== */
@@ -288,9 +289,9 @@ static void observe(const struct xb_compile_opts *opts, const struct xb_plan *p,
 static int batch_layout(const struct xb_entry_list *l, size_t key_size, char **keys,
 			struct xdpban_policy **values)
 {
-	*keys = malloc(l->n * key_size + 1);
+	*keys = xb_big_malloc(l->n * key_size + 1);
 	if (values)
-		*values = malloc(l->n * sizeof(**values) + 1);
+		*values = xb_big_malloc(l->n * sizeof(**values) + 1);
 	if (!*keys || (values && !*values))
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
@@ -483,7 +484,7 @@ static int plan_write_codes(const struct xb_plan *p, struct xb_flat *t, struct x
 			    struct xb_l6_live *l6, const struct xb_compile_opts *opts,
 			    struct xb_compile_result *res, char *err, size_t errlen)
 {
-	__u64 *exact = malloc(XDPBAN_FLAT_WORDS * sizeof(*exact));
+	__u64 *exact = xb_big_malloc(XDPBAN_FLAT_WORDS * sizeof(*exact));
 	__u64 guard = XDPBAN_FLAT_COMPILED;
 	bool lines = false;
 	int ret = exact ? xb_flat_build(p->next.v, p->next.n, p->family, exact) : -ENOMEM;

@@ -15,8 +15,9 @@
  * A compile is atomic per source: at every instant, each address gets from the tries either
  * the verdict of the old set or that of the new one, never a third (a denied source that the
  * new set denies too is never passed, an allowed one never dropped). The new and changed
- * entries go in longest first, then the doomed ones go shortest first (policy_plan.c says why
- * that suffices). The one exception is a trie too small to hold the old and the new entries at
+ * entries go in each after every entry inside it (longest first along every chain of nested
+ * prefixes, otherwise in address order), then the doomed ones go in address order, each
+ * before the entries inside it (policy_plan.c says why that suffices). The one exception is a trie too small to hold the old and the new entries at
  * once: removals go first, and the result says so (removals_first).
  * Level 3 (the IPv4 lines in xdpban_flat4x) and the IPv6 lines (xdpban_flat6x, flat6_live.c)
  * have their own rule, written out in flat_live.c: every line in the map is exact for the trie
@@ -119,6 +120,9 @@ struct xb_policy_set {
 /* Appends an entry (no check: xb_policy_compile checks the whole set). 0 or -ENOMEM. */
 int xb_policy_set_add(struct xb_policy_set *s, const struct xb_prefix *p,
 		      const struct xdpban_policy *val);
+/* Room for `more` entries, so that adding a large list does not move it as it grows. 0 or
+ * -ENOMEM. */
+int xb_policy_set_reserve(struct xb_policy_set *s, size_t more);
 void xb_policy_set_free(struct xb_policy_set *s);
 
 /* Where a compile is; an observer sees each point (tests hold the data path to the tries, the

@@ -50,9 +50,11 @@ struct xb_entry_list {
 	size_t n, cap;
 };
 
+/* Room for `more` entries past l->n, so that pushes do not move the list. 0 or -ENOMEM. */
+int xb_entry_list_reserve(struct xb_entry_list *l, size_t more);
 /* Appends a copy of e, its prefix made canonical (no bits set past the length). 0 or -ENOMEM. */
 int xb_entry_list_push(struct xb_entry_list *l, const struct xb_policy_entry *e);
-/* Sorts by prefix (address, then length). */
+/* Sorts by prefix (address, then length), unless it is sorted already. */
 void xb_entry_list_sort(struct xb_entry_list *l);
 
 /* What one family's compile does: the sets before and after, and the changes between. */

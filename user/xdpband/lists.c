@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "bigmem.h"
 #include "exempt.h"
 #include "files.h"
 #include "lists.h"
@@ -19,13 +20,19 @@
 #include "progress.h"
 #include "xdpban_policy.h"
 
+/* The order of a list's entries: by family, then start address, then the shorter prefix
+ * first (every prefix after the prefixes that hold it), which painting needs and files in
+ * address order already have. */
 static int entry_cmp_key(const struct xbd_list_entry *a, const struct xbd_list_entry *b)
 {
+	int c;
+
 	if (a->prefix.family != b->prefix.family)
 		return a->prefix.family < b->prefix.family ? -1 : 1;
-	if (a->prefix.plen != b->prefix.plen)
-		return a->prefix.plen < b->prefix.plen ? -1 : 1;
-	return memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
+	c = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
+	if (c)
+		return c;
+	return a->prefix.plen < b->prefix.plen ? -1 : a->prefix.plen > b->prefix.plen;
 }
 
 /* Same prefix: the first list, then the first line, comes first; it is the one kept. */
@@ -48,7 +55,7 @@ int xbd_list_entries_push(struct xbd_list_entries *l, const struct xbd_list_entr
 		struct xbd_list_entry *v;
 
 		cap = cap > max ? max : cap;
-		v = realloc(l->v, cap * sizeof(*v));
+		v = xb_big_realloc(l->v, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		l->v = v;
@@ -77,11 +84,14 @@ static int layer_of(__u32 verdict)
  * in two layers stays in the later one (*painted counts the entries dropped). */
 static void dedup(struct xbd_list_entries *l, size_t *painted)
 {
-	size_t kept = 0;
+	size_t kept = 0, i = 1;
 
 	if (!l->n)
 		return; /* no list files: nothing to sort (qsort must not get NULL) */
-	qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
+	while (i < l->n && entry_cmp(&l->v[i - 1], &l->v[i]) <= 0)
+		i++;
+	if (i < l->n) /* a sorted file, or lists merged again, need no sort */
+		qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
 	for (size_t i = 0; i < l->n; i++) {
 		struct xbd_list_entry *e = &l->v[i], *prev = kept ? &l->v[kept - 1] : NULL;
 
@@ -98,17 +108,9 @@ static void dedup(struct xbd_list_entries *l, size_t *painted)
 	l->n = kept;
 }
 
-int xbd_list_entry_start_cmp(const void *pa, const void *pb)
+int xbd_list_entry_start_cmp(const void *a, const void *b)
 {
-	const struct xbd_list_entry *a = pa, *b = pb;
-	int c;
-
-	if (a->prefix.family != b->prefix.family)
-		return a->prefix.family < b->prefix.family ? -1 : 1;
-	c = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
-	if (c)
-		return c;
-	return a->prefix.plen < b->prefix.plen ? -1 : a->prefix.plen > b->prefix.plen;
+	return entry_cmp_key(a, b);
 }
 
 /* The last address of a prefix (network order). */
@@ -121,7 +123,8 @@ static void prefix_last(const struct xb_prefix *p, __u8 last[16])
 		last[b / 8] |= (__u8)(0x80 >> (b % 8));
 }
 
-/* Drops every entry inside an entry of a later layer, then sorts back. Prefixes nest or are
+/* Drops every entry inside an entry of a later layer, from entries deduplicated (in their
+ * order, which stays). Prefixes nest or are
  * disjoint, so in start order an entry lies inside a kept entry of layer L or later exactly
  * when it starts before the farthest end of those seen so far: cover[L] (deny and trusted
  * entries for an allow entry, trusted ones for a deny entry). The prefixes are unique here. */
@@ -132,9 +135,6 @@ static void paint_layers(struct xbd_list_entries *l, size_t *painted)
 	__u8 family = 0;
 	size_t kept = 0;
 
-	if (!l->n)
-		return;
-	qsort(l->v, l->n, sizeof(*l->v), xbd_list_entry_start_cmp);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct xbd_list_entry *e = &l->v[i];
 		int layer = layer_of(e->verdict);
@@ -157,7 +157,6 @@ static void paint_layers(struct xbd_list_entries *l, size_t *painted)
 		l->v[kept++] = *e;
 	}
 	l->n = kept;
-	qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
 }
 
 /* ---- capacity ---- */
@@ -554,7 +553,7 @@ int xbd_lists_policy_set(const struct xbd_lists *l, struct xb_policy_set *set)
 	static const __u8 families[] = { XDPBAN_FAMILY_INET, XDPBAN_FAMILY_INET6 };
 	const struct xdpban_policy dflt = { .verdict = XDPBAN_POLICY_NOT_ALLOWED,
 					    .list_id = XDPBAN_LIST_DEFAULT };
-	int ret = 0;
+	int ret = xb_policy_set_reserve(set, l->policy.n + (l->allow_only ? 2 : 0));
 
 	for (size_t i = 0; i < l->policy.n && !ret; i++) {
 		const struct xbd_list_entry *e = &l->policy.v[i];
@@ -600,7 +599,7 @@ int xbd_lists_merge(struct xbd_lists *into, const struct xbd_list_entries *more,
 	size_t n = into->policy.n + more->n, painted = 0;
 
 	if (n > into->policy.cap) {
-		struct xbd_list_entry *v = realloc(into->policy.v, (n ? n : 1) * sizeof(*v));
+		struct xbd_list_entry *v = xb_big_realloc(into->policy.v, (n ? n : 1) * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;

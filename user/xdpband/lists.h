@@ -28,7 +28,7 @@ struct xbd_list_entry {
 	__u32 line;
 };
 
-/* The entries of the lists of one kind: sorted by family, length, address; no duplicates. */
+/* The entries of the lists of one kind: sorted by family, address, length; no duplicates. */
 struct xbd_list_entries {
 	struct xbd_list_entry *v;
 	size_t n, cap;
@@ -86,8 +86,8 @@ int xbd_lists_merge(struct xbd_lists *into, const struct xbd_list_entries *more,
 int xbd_list_entries_push(struct xbd_list_entries *l, const struct xbd_list_entry *e, size_t max);
 /* Sorts entries as xbd_lists_read leaves them and drops repeats of a prefix (the first kept). */
 void xbd_list_entries_sort(struct xbd_list_entries *l);
-/* qsort order: by family, then start address, then the shorter prefix first: every prefix
- * comes after the prefixes that hold it. */
+/* The entries' order (qsort's comparison): by family, then start address, then the shorter
+ * prefix first: every prefix comes after the prefixes that hold it. */
 int xbd_list_entry_start_cmp(const void *a, const void *b);
 /* The entry at exactly p in entries sorted as xbd_lists_read leaves them, or NULL. */
 const struct xbd_list_entry *xbd_lists_find(const struct xbd_list_entries *l,
