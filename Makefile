@@ -71,7 +71,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_XBD  := conf conf_keys files lists log state sweep
+FUZZ_XBD  := conf conf_keys conf_fleet files lists log state sweep
 FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/obj/%.o,$(ULIB_SRCS) \
 	       $(patsubst %,user/xdpband/%.c,$(FUZZ_XBD))) $(BUILD)/fuzz/obj/support.o
 FUZZ_CFLAGS = $(CFLAGS) -O1 $(SAN_FLAGS) -Iuser/xdpband -Itests/fuzz
@@ -137,7 +137,7 @@ $(BUILD)/xdpban: USER_LIBS += $(shell pkg-config --libs ncurses 2>/dev/null || e
 
 # The CLI reads the daemon's config for its socket with the daemon's own parser, and without a
 # daemon does its list commands with the daemon's own list code (runlists.h).
-XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys files lists runlists runlists_show)
+XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys conf_fleet files lists runlists runlists_show)
 $(BUILD)/xdpban: $(XDPBAN_XBD_OBJS)
 $(BUILD)/user/xdpban/%.o: CFLAGS += -Iuser/xdpband
 
