@@ -114,6 +114,7 @@ struct xbd_conf {
  * 0, or -errno with one line in err (conf is freed then). */
 int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen);
 void xbd_conf_free(struct xbd_conf *conf);
+void xbd_conf_fleet_free(struct xbd_fleet_conf *f); /* its strings, then zeroes it */
 
 const char *xbd_mode_name(enum xbd_mode mode);
 /* Names of the keys that only take effect at a restart and differ between a and b, as

@@ -72,7 +72,6 @@ int xbd_conf_parse_fleet_queue(struct conf_parse *p, const struct conf_key *k,
 int xbd_conf_fleet_defaults(struct xbd_fleet_conf *f);
 /* What the keys say together (a user needs a password file). 0, or -EINVAL with why. */
 int xbd_conf_fleet_check(const struct xbd_fleet_conf *f, char *why, size_t len);
-void xbd_conf_fleet_free(struct xbd_fleet_conf *f);
 
 /* Every key at its default, and conf->path. 0 or -ENOMEM. */
 int xbd_conf_defaults(struct xbd_conf *conf, const char *path);
