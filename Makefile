@@ -71,7 +71,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_XBD  := conf conf_keys files lists log state sweep
+FUZZ_XBD  := conf conf_keys conf_fleet fleet_entry files lists log state sweep
 FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/obj/%.o,$(ULIB_SRCS) \
 	       $(patsubst %,user/xdpband/%.c,$(FUZZ_XBD))) $(BUILD)/fuzz/obj/support.o
 FUZZ_CFLAGS = $(CFLAGS) -O1 $(SAN_FLAGS) -Iuser/xdpband -Itests/fuzz
@@ -99,7 +99,8 @@ deps:
 # not a compiler's error about a header. BUILD_HEADERS: the libraries' headers the sources
 # include (libelf and zlib are linked only: their headers stand for their -dev packages).
 BUILD_TOOLS   := $(CLANG) $(BPFTOOL) $(firstword $(CC)) pkg-config
-BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h ini.h json-c/json.h microhttpd.h cmocka.h
+BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h ini.h json-c/json.h microhttpd.h cmocka.h \
+		 hiredis/hiredis.h
 check-deps:
 	$(Q)missing=; \
 	for t in $(BUILD_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
@@ -132,12 +133,14 @@ $(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) 
 	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS)
 endef
 $(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
+# Fleet sharing talks to Redis with hiredis (Debian's libhiredis-dev).
+$(BUILD)/xdpband: USER_LIBS += $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 # `xdpban top` draws with curses (Debian's libncurses-dev).
 $(BUILD)/xdpban: USER_LIBS += $(shell pkg-config --libs ncurses 2>/dev/null || echo -lncurses)
 
 # The CLI reads the daemon's config for its socket with the daemon's own parser, and without a
 # daemon does its list commands with the daemon's own list code (runlists.h).
-XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys files lists runlists runlists_show)
+XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys conf_fleet files lists runlists runlists_show)
 $(BUILD)/xdpban: $(XDPBAN_XBD_OBJS)
 $(BUILD)/user/xdpban/%.o: CFLAGS += -Iuser/xdpband
 
@@ -175,6 +178,10 @@ TEST_ALLOW_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,lists files log)
 $(BUILD)/tests/test_allow: TEST_OBJS := $(TEST_ALLOW_OBJS)
 $(BUILD)/tests/test_allow: CFLAGS += -Iuser/xdpband
 $(BUILD)/tests/test_allow: $(TEST_ALLOW_OBJS)
+# test_fleet checks the fleet's stream entries (fleet_entry.c).
+$(BUILD)/tests/test_fleet: TEST_OBJS := $(BUILD)/user/xdpband/fleet_entry.o
+$(BUILD)/tests/test_fleet: CFLAGS += -Iuser/xdpband
+$(BUILD)/tests/test_fleet: $(BUILD)/user/xdpband/fleet_entry.o
 TEST_RUNLISTS_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,runlists runlists_show lists files)
 $(BUILD)/tests/test_runlists: TEST_OBJS := $(TEST_RUNLISTS_OBJS)
 $(BUILD)/tests/test_runlists: CFLAGS += -Iuser/xdpband

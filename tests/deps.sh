@@ -13,11 +13,14 @@ set -euo pipefail
 # zmap: its shipped blocklist (/etc/zmap/blacklist.conf), loaded unedited by
 # tests/e2e_lists_runtime.sh.
 # libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e_top.sh.
+# libhiredis-dev: xdpband's Redis client ([fleet]); redis-server: the real Redis of
+# tests/e2e_fleet.sh.
 PKGS=(
 	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
 	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus libncurses-dev tmux zmap
+	libhiredis-dev redis-server
 )
 
 missing=()
@@ -37,10 +40,10 @@ if ((${#missing[@]})); then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 	# opentracker's, fail2ban's and prometheus's packages enable and start their service (a
 	# tracker on every address of the machine; fail2ban's sshd jail with its own firewall rules;
-	# a Prometheus server on port 9090 of every address); the tests run their own inside a
+	# a Prometheus server on port 9090 of every address; Redis on 127.0.0.1:6379); the tests run their own inside a
 	# namespace or a private directory, so the ones installed just now are stopped again.
 	# Without systemd, their init scripts started them.
-	for svc in opentracker fail2ban prometheus; do
+	for svc in opentracker fail2ban prometheus redis-server; do
 		[[ " ${missing[*]} " == *" $svc "* ]] || continue
 		if [[ -d /run/systemd/system ]]; then
 			systemctl disable --now "$svc.service" >/dev/null 2>&1 || true

@@ -21,18 +21,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct xb_maps maps = { XB_MAPS_NONE, .ncpus = 1 };
 	const char *path = fz_file(0, data, size);
 	struct xbd_history h = {};
+	struct xbd_state_fleet fleet = {};
 	struct xbd_state_counts c;
 	char err[XB_ERRLEN] = "";
 	bool corrupt;
-	int ret = xbd_state_load(path, &maps, &h, false, &c, &corrupt, err, sizeof(err));
+	int ret = xbd_state_load(path, &maps, &h, false, &fleet, &c, &corrupt, err, sizeof(err));
 
 	fz_check(ret == 0 || ret == -ENOMEM, "returned %d: %s", ret, err);
 	fz_check(c.present, "the file was not seen");
 	if (corrupt) {
 		fz_check_message(err, sizeof(err), "xbd_state_load");
 		fz_check(strstr(err, path), "the message does not name the file: %s", err);
-		fz_check(!h.n && !c.bans && !c.prefixes && !c.offences,
-			 "a corrupt file restored something");
+		fz_check(!h.n && !c.bans && !c.prefixes && !c.offences && !fleet.n_origins &&
+			 !fleet.last_id[0], "a corrupt file restored something");
 	} else if (!ret) {
 		fz_check(!err[0], "a good file with a message: %s", err);
 		fz_check(h.n <= c.offences && !c.bans && !c.prefixes,
@@ -41,5 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 h.n, c.offences, c.bans, c.prefixes);
 	}
 	xbd_history_free(&h);
+	xbd_state_fleet_free(&fleet);
 	return 0;
 }

@@ -148,6 +148,8 @@ static int cmd_bans(struct request *r)
 	if (ret)
 		return fail_errno(r, "cannot list the bans", ret);
 	json_object_object_add(r->reply, "bans", bans);
+	if (r->ctx->hooks && r->ctx->hooks->listed)
+		r->ctx->hooks->listed(r->reply, r->ctx->user);
 	return 0;
 }
 

@@ -44,6 +44,8 @@ struct xb_control_hooks {
 	/* Adds the daemon's own fields to a `query` reply (the file and line of the policy
 	 * entry that matched). */
 	void (*queried)(struct json_object *reply, void *user);
+	/* Adds the daemon's own fields to a `bans` reply (the fleet node of remote bans). */
+	void (*listed)(struct json_object *reply, void *user);
 	/* Commands the library does not know go here first: return 0 after filling reply (the
 	 * handler adds "ok": true), -ENOENT if the daemon does not know the command either, or
 	 * another -errno with a one-line message in err. */

@@ -88,6 +88,8 @@ int xb_key_format(const struct xdpban_key *key, char *buf, size_t len); /* "ADDR
 void xb_key_to_prefix(const struct xdpban_key *key, struct xb_prefix *p);
 bool xb_prefix_is_addr(const struct xb_prefix *p); /* a /32 or /128 */
 bool xb_prefix_contains(const struct xb_prefix *outer, const struct xb_prefix *inner);
+/* A total order (family, length, address) for sorted sets of prefixes: <0, 0 or >0. */
+int xb_prefix_cmp(const struct xb_prefix *a, const struct xb_prefix *b);
 
 /* The config in force (the defaults when the map entry is unset). */
 int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg);

@@ -236,3 +236,12 @@ void xb_key_to_prefix(const struct xdpban_key *key, struct xb_prefix *p)
 	p->plen = key->prefixlen;
 	memcpy(p->addr, key->addr, sizeof(p->addr));
 }
+
+int xb_prefix_cmp(const struct xb_prefix *a, const struct xb_prefix *b)
+{
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	if (a->plen != b->plen)
+		return a->plen < b->plen ? -1 : 1;
+	return memcmp(a->addr, b->addr, sizeof(a->addr));
+}

@@ -114,9 +114,11 @@ void backend_close(struct backend *b);
 /* Text output. */
 void render_status(struct json_object *r);
 void render_stats(struct json_object *stats);
-void render_bans(struct json_object *bans);
+/* The whole `bans` reply: "bans", and "origins" (the fleet node of each remote ban). */
+void render_bans(struct json_object *reply);
+/* origin: NULL without a fleet (no ORIGIN column), "-" for a ban made here. */
 void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
-		    long long seconds_left, const char *started);
+		    long long seconds_left, const char *started, const char *origin);
 void render_query(struct json_object *r);
 void render_lists(struct json_object *lists);
 void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */

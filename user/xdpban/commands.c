@@ -121,7 +121,7 @@ static int print_ban(const struct xb_ban_info *ban, void *ctx)
 		started = rows->stamp;
 	}
 	render_ban_row(&rows->header_done, ban->prefix, ban->reason, ban->count,
-		       ban->seconds_left, started);
+		       ban->seconds_left, started, NULL);
 	return 0;
 }
 
@@ -171,7 +171,7 @@ static int do_bans(const struct cli *cli, const void *args)
 	}
 	backend_close(&b);
 	if (reply)
-		print_reply(reply, a->json, "bans", render_bans);
+		print_reply(reply, a->json, NULL, render_bans);
 	return ret;
 }
 

@@ -187,6 +187,25 @@ static void render_escalation(struct json_object *e)
 	       num(e, "escalated"));
 }
 
+/* [fleet]: the link, then what became of the entries. */
+static void render_fleet(struct json_object *f)
+{
+	printf("%-13s node %s, redis %s, stream %s: %s%s%s\n", "fleet:", str(f, "node") ?: "?",
+	       str(f, "redis") ?: "?", str(f, "stream") ?: "?",
+	       json_object_get_boolean(member(f, "connected")) ? "connected" : "not connected",
+	       str(f, "error") ? " (" : "", str(f, "error") ? str(f, "error") : "");
+	if (str(f, "error"))
+		printf(")\n");
+	printf("%-13s %" PRId64 " published, %" PRId64 " queued, %" PRId64 " overflowed; last %s, lag %" PRId64
+	       " ms\n", "", num(f, "published"), num(f, "queued"), num(f, "overflowed"),
+	       str(f, "last_id") ?: "none", num(f, "lag_ms"));
+	printf("%-13s %" PRId64 " applied (%" PRId64 " remote bans in force), refused %" PRId64
+	       " malformed, %" PRId64 " expired, %" PRId64 " by policy; skipped %" PRId64
+	       " own, %" PRId64 " local\n", "", num(f, "applied"), num(f, "remote_bans"),
+	       num(f, "refused_malformed"), num(f, "refused_expired"), num(f, "refused_policy"),
+	       num(f, "skipped_own"), num(f, "skipped_local"));
+}
+
 /* What the daemon reports of itself (the "xdpband" member): everything --json has. */
 static void render_daemon(struct json_object *x)
 {
@@ -209,6 +228,8 @@ static void render_daemon(struct json_object *x)
 	}
 	printf("%s\n", n ? "" : " none");
 	render_escalation(member(x, "escalation"));
+	if (member(x, "fleet"))
+		render_fleet(member(x, "fleet"));
 }
 
 void render_status(struct json_object *r)
@@ -262,15 +283,20 @@ static void put_padded(const char *text, size_t width, bool align_left)
 		fwrite_unlocked(spaces, 1, pad, stdout);
 }
 
-/* "%-44s %-8s %10lld %-14s %s\n", with the header before the first row. */
+/* "%-44s %-8s %10lld %-14s %s\n", with the header before the first row; with the fleet on
+ * (origin not NULL), "%-20s " more before the newline: the node a remote ban came from. */
 void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
-		    long long seconds_left, const char *started)
+		    long long seconds_left, const char *started, const char *origin)
 {
 	char left[XB_DURATION_TEXT_MAX], number[24];
 
 	if (!*header_done) {
-		printf("%-44s %-8s %10s %-14s %s\n", "PREFIX", "REASON", "COUNT", "LEFT",
-		       "STARTED");
+		if (origin)
+			printf("%-44s %-8s %10s %-14s %-20s %s\n", "PREFIX", "REASON", "COUNT",
+			       "LEFT", "STARTED", "ORIGIN");
+		else
+			printf("%-44s %-8s %10s %-14s %s\n", "PREFIX", "REASON", "COUNT", "LEFT",
+			       "STARTED");
 		*header_done = true;
 	}
 	*put_decimal(number, count) = '\0';
@@ -282,20 +308,28 @@ void render_ban_row(bool *header_done, const char *prefix, const char *reason, l
 	putchar_unlocked(' ');
 	put_padded(render_duration(seconds_left, left, sizeof(left)), 14, true);
 	putchar_unlocked(' ');
-	fputs_unlocked(started ? started : "-", stdout);
+	if (origin) {
+		put_padded(started ? started : "-", 20, true);
+		putchar_unlocked(' ');
+		fputs_unlocked(origin, stdout);
+	} else {
+		fputs_unlocked(started ? started : "-", stdout);
+	}
 	putchar_unlocked('\n');
 }
 
-void render_bans(struct json_object *bans)
+void render_bans(struct json_object *reply)
 {
+	struct json_object *bans = member(reply, "bans"), *origins = member(reply, "origins");
 	size_t n = json_object_array_length(bans);
 	bool header_done = false;
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *b = json_object_array_get_idx(bans, i);
+		const char *origin = origins ? str(origins, str(b, "prefix") ?: "") ?: "-" : NULL;
 
 		render_ban_row(&header_done, str(b, "prefix"), str(b, "reason"), num(b, "count"),
-			       num(b, "seconds_left"), str(b, "started"));
+			       num(b, "seconds_left"), str(b, "started"), origin);
 	}
 	if (!n)
 		printf("no bans\n");
@@ -364,6 +398,8 @@ void render_query(struct json_object *r)
 		       render_duration(num(r, "seconds_left"), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
+	if (str(r, "ban_origin"))
+		printf("%-13s fleet node %s\n", "origin:", str(r, "ban_origin"));
 	if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_DEFAULT)
 		printf("%-13s %s (allow-only mode: in no allow list)\n", "policy:",
 		       str(r, "policy"));

@@ -126,6 +126,17 @@ static int key_line(const struct conf_parse *p, const char *name)
 	return 0;
 }
 
+/* The [fleet] keys together, with FILE:LINE of the user key. */
+static int check_fleet(struct conf_parse *p)
+{
+	char why[WHY_LEN / 2]; /* the message is short; FILE:LINE goes before it */
+
+	if (!xbd_conf_fleet_check(&p->conf->fleet, why, sizeof(why)))
+		return 0;
+	snprintf(p->err, sizeof(p->err), "%s:%d: %s", p->path, key_line(p, "user"), why);
+	return -EINVAL;
+}
+
 static int check_cross_keys(struct conf_parse *p)
 {
 	const struct xbd_conf *c = p->conf;
@@ -140,7 +151,7 @@ static int check_cross_keys(struct conf_parse *p)
 			 p->path, line, a, b);
 		return -EINVAL;
 	}
-	return 0;
+	return check_fleet(p);
 }
 
 /* probe-icmp needs an open port list, which may come after it in the file: checked once the
@@ -272,6 +283,7 @@ void xbd_conf_free(struct xbd_conf *c)
 	free(c->metrics_listen);
 	free(c->state_file);
 	free(c->ports);
+	xbd_conf_fleet_free(&c->fleet);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -297,6 +309,14 @@ static void add_name(char *buf, size_t len, const char *name)
 	size_t used = strlen(buf);
 
 	snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
+}
+
+static bool fleet_differs(const struct xbd_fleet_conf *a, const struct xbd_fleet_conf *b)
+{
+	return str_differs(a->redis, b->redis) || str_differs(a->stream, b->stream) ||
+	       str_differs(a->snapshot, b->snapshot) || str_differs(a->node, b->node) ||
+	       str_differs(a->user, b->user) || str_differs(a->password_file, b->password_file) ||
+	       a->maxlen != b->maxlen || a->queue_size != b->queue_size;
 }
 
 void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, char *buf,
@@ -328,6 +348,8 @@ void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, c
 		add_name(buf, len, "[metrics] listen");
 	if (str_differs(a->state_file, b->state_file))
 		add_name(buf, len, "[state] file");
+	if (fleet_differs(&a->fleet, &b->fleet))
+		add_name(buf, len, "[fleet]");
 }
 
 #define SWAP(a, b)                                                                         \
@@ -357,4 +379,5 @@ void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old)
 	SWAP(next->metrics_addr, old->metrics_addr);
 	SWAP(next->metrics_addrlen, old->metrics_addrlen);
 	SWAP(next->state_file, old->state_file);
+	SWAP(next->fleet, old->fleet); /* the fleet's threads keep pointing at its strings */
 }

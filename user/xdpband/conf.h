@@ -44,6 +44,32 @@ struct xbd_escalation {
 	__u32 period_s;   /* a ban within this long of the previous one is a repeat */
 };
 
+/* [fleet]: sharing bans through a Redis stream (docs/fleet.md). Off while redis_host is NULL.
+ * The defaults and ranges of its keys, beside the table row of each in conf_keys.c. */
+#define XBD_FLEET_STREAM_DEFAULT "xdpban:bans"
+#define XBD_FLEET_SNAPSHOT_DEFAULT "xdpban:active"
+#define XBD_FLEET_MAXLEN_DEFAULT 100000u
+#define XBD_FLEET_MAXLEN_MIN 100u
+#define XBD_FLEET_MAXLEN_MAX 100000000u
+#define XBD_FLEET_QUEUE_DEFAULT 4096u
+#define XBD_FLEET_QUEUE_MIN 1u
+#define XBD_FLEET_QUEUE_MAX 1048576u
+#define XBD_FLEET_NAME_MAX 64   /* a node name: letters, digits, '.', '_', '-' */
+#define XBD_FLEET_KEY_MAX 128   /* a stream or hash name: those and ':', '{', '}' */
+
+struct xbd_fleet_conf {
+	char *redis;       /* HOST:PORT as written; NULL: fleet sharing off */
+	char *redis_host;  /* an address or a host name */
+	__u16 redis_port;
+	char *stream;      /* the stream of ban entries */
+	char *snapshot;    /* the hash of active bans: key -> "EXPIRES ORIGIN" */
+	char *node;        /* this node's name in the entries (default: the host name) */
+	char *user;        /* Redis ACL user; NULL: AUTH with the password alone, or none */
+	char *password_file; /* owned by root, mode 0600 or tighter; NULL: no AUTH */
+	__u32 maxlen;      /* XADD MAXLEN ~ this */
+	__u32 queue_size;  /* entries waiting to be published, at most */
+};
+
 struct xbd_conf {
 	char *path;
 	/* [xdp] */
@@ -80,12 +106,15 @@ struct xbd_conf {
 	 * dp.ports holds its flags once the file is read */
 	struct xb_ports *ports;
 	bool probe_icmp;
+	/* [fleet] */
+	struct xbd_fleet_conf fleet;
 };
 
 /* Fills conf from the file at path; every key not in the file keeps its default.
  * 0, or -errno with one line in err (conf is freed then). */
 int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen);
 void xbd_conf_free(struct xbd_conf *conf);
+void xbd_conf_fleet_free(struct xbd_fleet_conf *f); /* its strings, then zeroes it */
 
 const char *xbd_mode_name(enum xbd_mode mode);
 /* Names of the keys that only take effect at a restart and differ between a and b, as

@@ -191,6 +191,11 @@ static int resolve_path(const struct conf_parse *p, const char *value, char **ou
 	return *out ? 0 : -ENOMEM;
 }
 
+int xbd_conf_resolve_path(const struct conf_parse *p, const char *value, char **out, char *why)
+{
+	return resolve_path(p, value, out, why);
+}
+
 static int parse_path(struct conf_parse *p, const struct conf_key *k, const char *value,
 		      char *why)
 {
@@ -439,6 +444,14 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "ports", "open-tcp", parse_open_ports, 0, true },
 	{ "ports", "open-udp", parse_open_ports, 0, true },
 	{ "ports", "probe-icmp", parse_bool, F(probe_icmp), false },
+	{ "fleet", "redis", xbd_conf_parse_fleet_redis, 0, false },
+	{ "fleet", "stream", xbd_conf_parse_fleet_key, F(fleet.stream), false },
+	{ "fleet", "snapshot", xbd_conf_parse_fleet_key, F(fleet.snapshot), false },
+	{ "fleet", "node", xbd_conf_parse_fleet_name, F(fleet.node), false },
+	{ "fleet", "user", xbd_conf_parse_fleet_name, F(fleet.user), false },
+	{ "fleet", "password-file", xbd_conf_parse_fleet_secret, F(fleet.password_file), false },
+	{ "fleet", "maxlen", xbd_conf_parse_fleet_maxlen, 0, false },
+	{ "fleet", "queue-size", xbd_conf_parse_fleet_queue, 0, false },
 };
 #undef F
 #define N_KEYS (sizeof(xbd_conf_keys) / sizeof(xbd_conf_keys[0]))
@@ -482,7 +495,8 @@ int xbd_conf_defaults(struct xbd_conf *c, const char *path)
 		.enabled = true, .factor = 2.0, .max_ban_s = 7 * 86400, .period_s = 7 * 86400,
 	};
 	c->ports = calloc(1, sizeof(*c->ports)); /* 64 KiB: never on a stack */
-	if (!c->path || !c->pin_dir || !c->socket_path || !c->state_file || !c->ports)
+	if (!c->path || !c->pin_dir || !c->socket_path || !c->state_file || !c->ports ||
+	    xbd_conf_fleet_defaults(&c->fleet))
 		return -ENOMEM;
 	return set_listen(c, XBD_METRICS_DEFAULT, why);
 }

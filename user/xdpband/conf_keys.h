@@ -53,6 +53,26 @@ extern const size_t xbd_conf_n_keys;
  * section. */
 const struct conf_key *xbd_conf_find_key(const char *section, const char *name,
 					 bool *section_known);
+/* An absolute path, or one relative to the config file's directory, into *out (freed first). */
+int xbd_conf_resolve_path(const struct conf_parse *p, const char *value, char **out, char *why);
+
+/* conf_fleet.c: the [fleet] keys. */
+int xbd_conf_parse_fleet_redis(struct conf_parse *p, const struct conf_key *k,
+			       const char *value, char *why);
+int xbd_conf_parse_fleet_name(struct conf_parse *p, const struct conf_key *k, const char *value,
+			      char *why);
+int xbd_conf_parse_fleet_key(struct conf_parse *p, const struct conf_key *k, const char *value,
+			     char *why);
+int xbd_conf_parse_fleet_secret(struct conf_parse *p, const struct conf_key *k,
+				const char *value, char *why);
+int xbd_conf_parse_fleet_maxlen(struct conf_parse *p, const struct conf_key *k,
+				const char *value, char *why);
+int xbd_conf_parse_fleet_queue(struct conf_parse *p, const struct conf_key *k,
+			       const char *value, char *why);
+int xbd_conf_fleet_defaults(struct xbd_fleet_conf *f);
+/* What the keys say together (a user needs a password file). 0, or -EINVAL with why. */
+int xbd_conf_fleet_check(const struct xbd_fleet_conf *f, char *why, size_t len);
+
 /* Every key at its default, and conf->path. 0 or -ENOMEM. */
 int xbd_conf_defaults(struct xbd_conf *conf, const char *path);
 

@@ -17,14 +17,7 @@ struct told {
 
 static int told_cmp(const void *a, const void *b)
 {
-	const struct xb_prefix *x = &((const struct told *)a)->who;
-	const struct xb_prefix *y = &((const struct told *)b)->who;
-
-	if (x->family != y->family)
-		return x->family < y->family ? -1 : 1;
-	if (x->plen != y->plen)
-		return x->plen < y->plen ? -1 : 1;
-	return memcmp(x->addr, y->addr, sizeof(x->addr));
+	return xb_prefix_cmp(&((const struct told *)a)->who, &((const struct told *)b)->who);
 }
 
 static void told_forget(struct xbd_evstream *es, const struct xb_prefix *who)
@@ -99,6 +92,8 @@ static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 	json_object_object_add(o, "event", json_object_new_string(kind_name(e->kind)));
 	add_int(o, "time", xb_boot_to_wall(e->time_ns));
 	json_object_object_add(o, "source", json_object_new_string(who));
+	if (e->origin)
+		json_object_object_add(o, "origin", json_object_new_string(e->origin));
 	if (e->kind != XBD_EVENT_BAN)
 		return o;
 	json_object_object_add(o, "reason", json_object_new_string(xb_reason_name(e->reason)));
@@ -120,6 +115,8 @@ void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e)
 		told_put(es, &e->who, e->time_ns + e->length_ns);
 	else
 		told_forget(es, &e->who); /* unbanned, expired, or banned for ever */
+	if (es->tap)
+		es->tap(e, es->tap_ctx);
 	if (!o) {
 		pr_warn("out of memory: a ban event is not in the event stream");
 		return;

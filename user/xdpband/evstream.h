@@ -29,7 +29,11 @@ struct xbd_event {
 	__u64 length_ns;       /* the ban's length (0: permanent) */
 	__u32 repeats;         /* an escalated ban's earlier offences (0: a first) */
 	double multiplier;     /* of the ban time by escalation (1: none) */
+	const char *origin;    /* the fleet node a remote ban or unban came from; NULL: here */
 };
+
+/* Sees every event published (the fleet publishes this node's own, fleet.h). */
+typedef void (*xbd_evstream_tap)(const struct xbd_event *e, void *ctx);
 
 struct xbd_evstream {
 	struct xbd_server *server;
@@ -38,6 +42,8 @@ struct xbd_evstream {
 	__u64 seq;      /* of the last event */
 	void *told;     /* tsearch tree of the timed bans told of: prefix and expiry */
 	unsigned long told_n;
+	xbd_evstream_tap tap;  /* NULL: none */
+	void *tap_ctx;
 };
 
 void xbd_evstream_init(struct xbd_evstream *es, struct xbd_server *server);

@@ -147,6 +147,8 @@ static int on_status(struct json_object *reply, void *user)
 	json_object_object_add(daemon, "host_addresses", host_addresses_json(d));
 	json_object_object_add(daemon, "escalation", escalation_json(d));
 	json_object_object_add(daemon, "events", events_json(d));
+	if (d->fleet.on)
+		json_object_object_add(daemon, "fleet", xbd_fleet_json(&d->fleet));
 	json_object_object_add(reply, "config_file", json_object_new_string(d->conf.path));
 	json_object_object_add(reply, "interfaces", interfaces_json(d));
 	json_object_object_add(reply, "xdpband", daemon);
@@ -214,12 +216,42 @@ static const char *on_list_name(__u32 list_id, void *user)
 	return d->conf.lists[list_id - 1].path;
 }
 
+/* The fleet node the ban of the reply's field came from, or NULL. */
+static const char *origin_of(const struct xbd *d, struct json_object *reply, const char *field)
+{
+	struct json_object *v;
+	struct xb_prefix p;
+	char err[XB_ERRLEN];
+
+	if (!json_object_object_get_ex(reply, field, &v) || !json_object_is_type(v, json_type_string) ||
+	    xb_prefix_parse_saved(json_object_get_string(v), &p, err, sizeof(err)))
+		return NULL;
+	return xbd_fleet_origin(&d->fleet, &p);
+}
+
 static void on_queried(struct json_object *reply, void *user)
 {
 	struct xbd *d = user;
 	const struct xbd_lists_ctx ctx = xbd_lists_ctx_of(d, NULL);
+	struct json_object *banned;
+	const char *origin = NULL;
 
 	xbd_lists_ctx_source(&ctx, reply);
+	if (!d->fleet.on || !json_object_object_get_ex(reply, "banned", &banned) ||
+	    !json_object_get_boolean(banned))
+		return;
+	origin = origin_of(d, reply, "key") ?: origin_of(d, reply, "policy_match");
+	if (origin)
+		json_object_object_add(reply, "ban_origin", json_object_new_string(origin));
+}
+
+/* "origins": {"PREFIX": "NODE"} of the remote bans, with the fleet on. */
+static void on_listed(struct json_object *reply, void *user)
+{
+	struct xbd *d = user;
+
+	if (d->fleet.on)
+		json_object_object_add(reply, "origins", xbd_fleet_origins_json(&d->fleet));
 }
 
 /* {"cmd": "lists_load", "layer": L, "files": [ABSOLUTE PATH, ...], "ignore_errors": BOOL},
@@ -426,6 +458,7 @@ void xbd_hooks_init(struct xbd *d)
 		.config_changed = on_config_changed,
 		.list_name = on_list_name,
 		.queried = on_queried,
+		.listed = on_listed,
 		.command = on_command,
 	};
 }

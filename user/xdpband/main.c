@@ -427,12 +427,16 @@ static int apply_settings(struct xbd *d, char *err, size_t errlen)
 
 int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 {
+	struct xbd_state_fleet fleet;
 	struct xbd_state_counts c;
 	int ret;
 
 	if (!d->conf.state_file)
 		return 0;
-	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history, &c, err, errlen);
+	if (xbd_fleet_state(&d->fleet, &fleet))
+		pr_warn("out of memory: the origins of remote bans are not saved");
+	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history, &fleet, &c, err, errlen);
+	xbd_state_fleet_free(&fleet);
 	if (!ret) {
 		d->state_dirty = false;
 		pr_debug("state saved to %s: %zu bans, %zu prefix bans, %zu offences",
@@ -449,8 +453,8 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 
 	if (!d->conf.state_file)
 		return 0;
-	ret = xbd_state_load(d->conf.state_file, &d->maps, &d->history, d->ld.maps_created, &c,
-			     &corrupt, err, errlen);
+	ret = xbd_state_load(d->conf.state_file, &d->maps, &d->history, d->ld.maps_created,
+			     &d->fleet_saved, &c, &corrupt, err, errlen);
 	if (ret)
 		return ret;
 	if (corrupt)
@@ -518,11 +522,21 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 	ret = xbd_server_open(&d->server, &d->conf, &ctx, err, errlen);
 	if (!ret)
 		ret = xbd_metrics_start(&d->metrics, &d->conf, &d->maps, &d->history, err, errlen);
+	if (!ret)
+		ret = xbd_fleet_start(&d->fleet, &d->conf.fleet, &d->maps, &d->evs, &d->state_dirty,
+				      &d->fleet_saved, err, errlen);
+	xbd_state_fleet_free(&d->fleet_saved);
+	d->evs.tap = xbd_fleet_tap;
+	d->evs.tap_ctx = &d->fleet;
+	d->metrics.extra = xbd_fleet_metrics;
+	d->metrics.extra_ctx = &d->fleet;
 	return ret;
 }
 
 static void stop_services(struct xbd *d)
 {
+	xbd_fleet_stop(&d->fleet); /* before the event stream its tap feeds on */
+	d->evs.tap = NULL;
 	xbd_reading_close(&d->reading);
 	xbd_metrics_stop(&d->metrics);
 	if (d->server.ctx.maps)
@@ -579,6 +593,7 @@ static int start(struct xbd *d, const struct xbd_lists *lists, struct xb_progres
 	return 0;
 detach:
 	stop_services(d);
+	xbd_fleet_free(&d->fleet);
 	xbd_attach_close(&d->att, true);
 unload:
 	xbd_exemptions_close(&d->exempt);
@@ -602,6 +617,7 @@ static void stop(struct xbd *d)
 		pr_err("%s", err);
 	else if (d->conf.state_file)
 		pr_info("state saved to %s", d->conf.state_file);
+	xbd_fleet_free(&d->fleet);
 	xbd_attach_close(&d->att, detach);
 	if (detach)
 		xbd_load_unpin(&d->ld);
@@ -619,7 +635,7 @@ static void stop(struct xbd *d)
 
 /* ---- the loop ---- */
 
-enum { PFD_EVENTS, PFD_METRICS, PFD_RELOAD, PFD_ADDRS, PFD_SERVER,
+enum { PFD_EVENTS, PFD_METRICS, PFD_RELOAD, PFD_ADDRS, PFD_FLEET, PFD_SERVER,
        PFD_COUNT = PFD_SERVER + XBD_SERVER_POLLFDS };
 
 static int min_timeout(int a, int b)
@@ -688,6 +704,7 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 		pfds[PFD_METRICS] = (struct pollfd){ .fd = xbd_metrics_fd(&d->metrics), .events = POLLIN };
 		pfds[PFD_RELOAD] = (struct pollfd){ .fd = d->reading.fd, .events = POLLIN };
 		pfds[PFD_ADDRS] = (struct pollfd){ .fd = xbd_exemptions_fd(&d->exempt), .events = POLLIN };
+		pfds[PFD_FLEET] = (struct pollfd){ .fd = xbd_fleet_fd(&d->fleet), .events = POLLIN };
 		xbd_server_pollfds(&d->server, &pfds[PFD_SERVER]);
 		timeout = min_timeout(POLL_MAX_MS, timer_ms(d->next_sweep_ms, now));
 		timeout = min_timeout(timeout, timer_ms(d->next_save_ms, now));
@@ -703,6 +720,8 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 			xbd_events_consume(&d->events);
 		if (pfds[PFD_ADDRS].revents)
 			xbd_exemptions_refresh(&d->exempt, &d->maps);
+		if (pfds[PFD_FLEET].revents)
+			xbd_fleet_run(&d->fleet);
 		xbd_metrics_run(&d->metrics);
 		xbd_server_serve(&d->server, &pfds[PFD_SERVER]);
 		if (pfds[PFD_RELOAD].revents)
@@ -737,6 +756,7 @@ int main(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	d.reading.fd = -1; /* no eventfd before start_services() */
 	d.exempt.events.fd = -1; /* no netlink socket before start_exemptions() */
+	d.fleet.link.wake_fd = -1; /* no fleet before start_services() */
 	xbd_log_init(a.verbose);
 	xb_progress_begin(&progress);
 	/* -t stops after the checks a start makes before it loads anything, so that a

@@ -205,6 +205,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!out)
 		return MHD_NO;
 	ret = xbd_metrics_render(out, mt->maps, mt->history);
+	if (!ret && mt->extra)
+		mt->extra(out, mt->extra_ctx);
 	fclose(out);
 	if (ret) {
 		free(body);

@@ -18,6 +18,8 @@ struct xbd_metrics {
 	struct MHD_Daemon *mhd; /* NULL when metrics are off */
 	const struct xb_maps *maps;
 	const struct xbd_history *history;
+	void (*extra)(FILE *out, void *ctx); /* more metrics after ours (the fleet's); NULL */
+	void *extra_ctx;
 };
 
 /* Starts listening on conf->metrics_addr, unless metrics are off. 0 or -errno, message in err. */

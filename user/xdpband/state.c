@@ -4,7 +4,9 @@
  *   ban 192.0.2.7 start=1764498000 expires=1764501600 count=11 reason=errors classes=1
  *   prefix 198.51.100.0/24 expires=0
  *   offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1
- *   end 3
+ *   fleet last=1764498000123-0
+ *   origin 198.51.100.9 node=web-2
+ *   end 5
  *
  * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
  * the number of records, so a truncated file is recognised. The whole file is parsed before
@@ -50,6 +52,7 @@ struct saved_state {
 	size_t n_prefixes, cap_prefixes;
 	struct xbd_offence *offences;
 	size_t n_offences, cap_offences;
+	struct xbd_state_fleet fleet;
 };
 
 /* Reasons are saved by name (xb_reason_name), the names the CLI shows. */
@@ -129,9 +132,31 @@ static void write_offence(const struct xbd_offence *o, void *ctx)
 	w->n++;
 }
 
-static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history *h,
-		     struct xbd_state_counts *c)
+/* The fleet's records (fleet.h); the number written. */
+static size_t write_fleet(FILE *f, const struct xbd_state_fleet *fleet)
 {
+	size_t n = 0;
+	char text[64];
+
+	if (!fleet)
+		return 0;
+	if (fleet->last_id[0]) {
+		fprintf(f, "fleet last=%s\n", fleet->last_id);
+		n++;
+	}
+	for (size_t i = 0; i < fleet->n_origins; i++) {
+		if (xb_prefix_format(&fleet->origins[i].who, text, sizeof(text)))
+			continue;
+		fprintf(f, "origin %s node=%s\n", text, fleet->origins[i].node);
+		n++;
+	}
+	return n;
+}
+
+static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history *h,
+		     const struct xbd_state_fleet *fleet, struct xbd_state_counts *c)
+{
+	size_t fleet_records;
 	struct ban_writer bans = { .f = f, .now_ns = xb_boot_ns() };
 	struct ban_writer prefixes = { .f = f };
 	struct offence_writer offences = { .f = f };
@@ -147,10 +172,11 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	if (ret)
 		return ret;
 	xbd_history_foreach(h, write_offence, &offences);
+	fleet_records = write_fleet(f, fleet);
 	c->bans = bans.n;
 	c->prefixes = prefixes.n;
 	c->offences = offences.n;
-	fprintf(f, "end %zu\n", c->bans + c->prefixes + c->offences);
+	fprintf(f, "end %zu\n", c->bans + c->prefixes + c->offences + fleet_records);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -158,6 +184,7 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 struct save_ctx {
 	const struct xb_maps *m;
 	const struct xbd_history *h;
+	const struct xbd_state_fleet *fleet;
 	struct xbd_state_counts *c;
 };
 
@@ -165,13 +192,14 @@ static int write_state(FILE *f, void *ctx)
 {
 	struct save_ctx *s = ctx;
 
-	return write_all(f, s->m, s->h, s->c);
+	return write_all(f, s->m, s->h, s->fleet, s->c);
 }
 
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
-		   struct xbd_state_counts *c, char *err, size_t errlen)
+		   const struct xbd_state_fleet *fleet, struct xbd_state_counts *c, char *err,
+		   size_t errlen)
 {
-	struct save_ctx s = { m, h, c };
+	struct save_ctx s = { m, h, fleet, c };
 
 	memset(c, 0, sizeof(*c));
 	return xbd_file_save(path, "state", write_state, &s, err, errlen);
@@ -315,6 +343,44 @@ static int parse_offence(char **t, int n, struct saved_state *s)
 	return 0;
 }
 
+int xbd_state_fleet_add(struct xbd_state_fleet *f, const struct xb_prefix *who, const char *node)
+{
+	if (grow((void **)&f->origins, &f->cap_origins, f->n_origins, sizeof(*f->origins)))
+		return -ENOMEM;
+	f->origins[f->n_origins].who = *who;
+	snprintf(f->origins[f->n_origins].node, sizeof(f->origins->node), "%s", node);
+	f->n_origins++;
+	return 0;
+}
+
+void xbd_state_fleet_free(struct xbd_state_fleet *f)
+{
+	free(f->origins);
+	memset(f, 0, sizeof(*f));
+}
+
+/* "fleet last=ID", at most once. */
+static int parse_fleet(char **t, int n, struct saved_state *s)
+{
+	if (n != 2 || strncmp(t[1], "last=", 5) || !xbd_fleet_id_valid(t[1] + 5) ||
+	    s->fleet.last_id[0])
+		return -EINVAL;
+	snprintf(s->fleet.last_id, sizeof(s->fleet.last_id), "%s", t[1] + 5);
+	return 0;
+}
+
+/* "origin KEY node=NAME". */
+static int parse_origin(char **t, int n, struct saved_state *s)
+{
+	struct xb_prefix who;
+	char err[XB_ERRLEN];
+
+	if (n != 3 || xb_prefix_parse_saved(t[1], &who, err, sizeof(err)) ||
+	    strncmp(t[2], "node=", 5) || !xbd_fleet_name_valid(t[2] + 5))
+		return -EINVAL;
+	return xbd_state_fleet_add(&s->fleet, &who, t[2] + 5);
+}
+
 static int split(char *line, char **t)
 {
 	char *save = NULL;
@@ -373,6 +439,10 @@ static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 		ret = parse_prefix(t, n, s);
 	else if (!strcmp(t[0], "offence"))
 		ret = parse_offence(t, n, s);
+	else if (!strcmp(t[0], "fleet"))
+		ret = parse_fleet(t, n, s);
+	else if (!strcmp(t[0], "origin"))
+		ret = parse_origin(t, n, s);
 	else
 		ret = -EINVAL;
 	if (!ret)
@@ -417,6 +487,7 @@ static void saved_state_free(struct saved_state *s)
 	free(s->bans);
 	free(s->prefixes);
 	free(s->offences);
+	xbd_state_fleet_free(&s->fleet);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -496,8 +567,8 @@ static void restore_offences(const struct saved_state *s, struct xbd_history *h,
 }
 
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
-		   bool restore, struct xbd_state_counts *c, bool *corrupt, char *err,
-		   size_t errlen)
+		   bool restore, struct xbd_state_fleet *fleet, struct xbd_state_counts *c,
+		   bool *corrupt, char *err, size_t errlen)
 {
 	struct saved_state s = {};
 	char why[XB_ERRLEN];
@@ -527,6 +598,10 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 		else if (restore)
 			restore_prefixes(&s, m, now, c);
 		restore_offences(&s, h, c);
+		if (fleet) { /* taken */
+			*fleet = s.fleet;
+			memset(&s.fleet, 0, sizeof(s.fleet));
+		}
 	}
 	saved_state_free(&s);
 	return ret;

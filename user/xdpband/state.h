@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "libxdpban.h"
+#include "fleet_entry.h"
 #include "sweep.h"
 
 #define XBD_STATE_MAGIC "xdpban-state"
@@ -20,16 +21,34 @@ struct xbd_state_counts {
 	size_t failed;                   /* not restored: table full, or already present */
 };
 
+/* What fleet sharing keeps in the file (fleet.h): the last stream entry applied, and the node
+ * each remote ban in force came from. Records "fleet last=ID" and "origin KEY node=NAME". */
+struct xbd_state_origin {
+	struct xb_prefix who;
+	char node[XBD_FLEET_NAME_MAX + 1];
+};
+struct xbd_state_fleet {
+	char last_id[XBD_FLEET_ID_MAX]; /* "" none */
+	struct xbd_state_origin *origins;
+	size_t n_origins, cap_origins;
+};
+/* Adds one origin. 0 or -ENOMEM. */
+int xbd_state_fleet_add(struct xbd_state_fleet *f, const struct xb_prefix *who, const char *node);
+void xbd_state_fleet_free(struct xbd_state_fleet *f);
+
+/* fleet may be NULL (no fleet records). */
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
-		   struct xbd_state_counts *counts, char *err, size_t errlen);
+		   const struct xbd_state_fleet *fleet, struct xbd_state_counts *counts, char *err,
+		   size_t errlen);
 /* At -t and at start: a state file that exists must be a regular file (a directory such as
  * /tmp would otherwise be "corrupt" and moved aside). 0, or -errno with one line in err. */
 int xbd_state_check(const char *path, char *err, size_t errlen);
 /* Reads the file; restores the offence history, and the bans too when restore_bans (the
  * maps were created empty). A missing file is not an error. A corrupt one is moved to
  * PATH.corrupt-TIMESTAMP; *corrupt tells, and err says why; the return is 0 then. */
+/* fleet (NULL: dropped) gets the fleet records of a file that parses whole. */
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
-		   bool restore_bans, struct xbd_state_counts *counts, bool *corrupt, char *err,
-		   size_t errlen);
+		   bool restore_bans, struct xbd_state_fleet *fleet, struct xbd_state_counts *counts,
+		   bool *corrupt, char *err, size_t errlen);
 
 #endif /* XDPBAND_STATE_H */

@@ -14,6 +14,7 @@
 #include "events.h"
 #include "evstream.h"
 #include "exemptions.h"
+#include "fleet.h"
 #include "libxdpban.h"
 #include "load.h"
 #include "metrics.h"
@@ -42,6 +43,8 @@ struct xbd {
 	struct xbd_exemptions exempt;        /* never-ban entries and host addresses */
 	struct xbd_server server;
 	struct xbd_evstream evs;             /* the ban events subscribers get */
+	struct xbd_fleet fleet;              /* bans shared with other nodes ([fleet]) */
+	struct xbd_state_fleet fleet_saved;  /* what the state file kept of it, until start */
 	struct xbd_metrics metrics;
 	struct xbd_reading reading;          /* the reading half of a reload */
 	bool reload_again;                   /* asked for while reading: read again */

@@ -1,0 +1,404 @@
+#!/usr/bin/env bash
+# e2e_fleet.sh BUILD - fleet sharing of bans through a Redis stream (docs/fleet.md), with three
+# xdpband nodes A, B and C, each in a namespace of its own protecting its own veth from one
+# sender namespace, and Debian's redis-server in a fourth namespace, bound to 198.51.100.10
+# behind a bridge, with an ACL user (the default user is off):
+#   - a source banned for errors on A is dropped on B and C (its datagrams stop reaching a
+#     socket there), and `bans`, `query` and `status` on B name A as its origin; the times
+#     from A's ban to B's and C's enforcement are printed (no threshold);
+#   - B stopped, A bans five and unbans one, B started again enforces the four and not the
+#     fifth; with the stream trimmed while B was down, B gets them from the snapshot hash;
+#   - Redis stopped: A still bans (by hand and for errors) and answers; when Redis is back,
+#     B and C get A's bans;
+#   - a trusted source on B stays trusted although A banned it;
+#   - junk stream entries (XADD by redis-cli) are refused and counted by every node;
+#   - a password file others can read, or a user without one, is refused by xdpband -t.
+#
+# Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
+# Needs root; skips without it.
+# shellcheck disable=SC2317 # the case functions are called through e2e_case
+set -uo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.." || exit 1
+source tests/e2e_lib.sh
+
+CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_from_snapshot
+	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
+	fleet_metrics bad_fleet_config_refused)
+e2e_require_root "${CASES[0]}"
+fail_all() {
+	local c
+	for c in "${CASES[@]}"; do e2e_fail "$c" "$1"; done
+	exit 1
+}
+BUILD=$(realpath "$build")
+[[ -x $BUILD/xdpband && -x $BUILD/xdpban ]] || fail_all "$BUILD/xdpband is not built"
+for tool in redis-server redis-cli nsenter curl; do
+	command -v $tool >/dev/null || fail_all "$tool is not installed (make deps)"
+done
+/usr/bin/python3 -c 'import scapy' 2>/dev/null || fail_all "python3-scapy is not installed (make deps)"
+
+readonly PY=/usr/bin/python3 TAG=xbf$$ PORT=7000
+readonly REDIS_ADDR=198.51.100.10 REDIS_USER=xdpban REDIS_PASS=fleet-e2e-$$
+readonly STREAM=xdpban:e2e$$ SNAPSHOT=xdpban:e2e$$:active
+NODES=(a b c)
+declare -A NS ADDR SADDR PIN SOCK PID
+TMP=$(mktemp -d /tmp/xbf-e2e.XXXXXX) || exit 1
+# XBF_KEEP=1 keeps the logs and files in $TMP for a post-mortem (everything else goes).
+[[ -n ${XBF_KEEP:-} ]] && echo "fleet: keeping $TMP" || e2e_defer rm -rf "$TMP"
+chmod 711 "$TMP"
+install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || fail_all "cannot copy the binaries"
+
+# ---- the namespaces ----
+
+# The node's address toward the sender (192.0.2.0/26 for a, .64/26 b, .128/26 c) and Redis's
+# bridge (198.51.100.20, .21, .22).
+setup_node() {
+	local n=$1 i=$2 base=$(($2 * 64)) ns=$TAG$1
+	NS[$n]=$ns ADDR[$n]=192.0.2.$((base + 1)) SADDR[$n]=192.0.2.$((base + 2))
+	PIN[$n]=/sys/fs/bpf/$TAG-$n SOCK[$n]=$TMP/$n.sock
+	e2e_netns_add "$ns" || return 1
+	e2e_defer rm -rf "${PIN[$n]}"
+	ip link add "x${TAG}${n}r" netns "$ns" type veth peer name "x${TAG}${n}q" netns "$TAG"r &&
+		ip -n "$TAG"r link set "x${TAG}${n}q" master br0 up &&
+		ip -n "$ns" addr add "198.51.100.2$i/24" dev "x${TAG}${n}r" &&
+		ip -n "$ns" link set "x${TAG}${n}r" up || return 1
+	ip link add "x${TAG}${n}s" netns "$TAG"s type veth peer name "x${TAG}${n}x" netns "$ns" &&
+		ip netns exec "$TAG"s sysctl -qw "net.ipv6.conf.x${TAG}${n}s.disable_ipv6=1" &&
+		ip netns exec "$ns" sysctl -qw "net.ipv6.conf.x${TAG}${n}x.disable_ipv6=1" &&
+		ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
+		ip netns exec "$ns" sysctl -qw "net.ipv4.conf.x${TAG}${n}x.rp_filter=0" &&
+		ip -n "$TAG"s addr add "${SADDR[$n]}/26" dev "x${TAG}${n}s" &&
+		ip -n "$ns" addr add "${ADDR[$n]}/26" dev "x${TAG}${n}x" &&
+		ip -n "$TAG"s link set "x${TAG}${n}s" up && ip -n "$ns" link set "x${TAG}${n}x" up
+}
+
+setup() {
+	e2e_netns_add "$TAG"r && e2e_netns_add "$TAG"s || return 1
+	ip -n "$TAG"r link add br0 type bridge && ip -n "$TAG"r addr add "$REDIS_ADDR/24" dev br0 &&
+		ip -n "$TAG"r link set br0 up || return 1
+	local i=0 n
+	for n in "${NODES[@]}"; do
+		setup_node "$n" "$i" || return 1
+		i=$((i + 1))
+	done
+}
+setup || fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
+
+# ---- Redis ----
+
+mkdir -p "$TMP/redis" && chmod 700 "$TMP/redis"
+cat >"$TMP/redis/users.acl" <<EOF
+user default off
+user $REDIS_USER on >$REDIS_PASS ~xdpban:* +@stream +@hash +@transaction +@connection
+EOF
+cat >"$TMP/redis/redis.conf" <<EOF
+bind $REDIS_ADDR
+port 6379
+daemonize no
+dir $TMP/redis
+aclfile $TMP/redis/users.acl
+appendonly yes
+appendfsync always
+save ""
+logfile ""
+EOF
+REDIS_PID=
+redis_start() {
+	ip netns exec "$TAG"r redis-server "$TMP/redis/redis.conf" >>"$TMP/redis.log" 2>&1 &
+	REDIS_PID=$!
+	e2e_defer e2e__kill "$REDIS_PID"
+	e2e_wait 100 eval '[[ $(rcli PING 2>/dev/null) == PONG ]]'
+}
+redis_stop() { kill "$REDIS_PID" && wait "$REDIS_PID"; }
+rcli() {
+	ip netns exec "$TAG"r redis-cli -h "$REDIS_ADDR" --user "$REDIS_USER" --pass "$REDIS_PASS" \
+		--no-auth-warning "$@"
+}
+redis_start || fail_all "redis-server did not start: $(tail -3 "$TMP/redis.log")"
+
+# The stream's last id, as XINFO STREAM tells it.
+stream_last_id() { rcli XINFO STREAM "$STREAM" | awk 'prev == "last-generated-id" { print; exit } { prev = $0 }'; }
+
+# ---- the nodes ----
+
+printf '%s\n' "$REDIS_PASS" >"$TMP/redis.pass" && chmod 600 "$TMP/redis.pass"
+printf '203.0.113.51\n' >"$TMP/trusted.list"
+
+# write_conf NODE [EXTRA_LINE]...
+write_conf() {
+	local n=$1 line
+	shift
+	{
+		echo "[xdp]"
+		echo "interfaces = x${TAG}${n}x"
+		echo "pin-dir = ${PIN[$n]}"
+		echo "[bans]"
+		echo "limit = 3"
+		echo "ban-time = 1h"
+		echo "[control]"
+		echo "socket = ${SOCK[$n]}"
+		echo "[metrics]"
+		echo "listen = 127.0.0.1:9433"
+		echo "[state]"
+		echo "file = $TMP/$n.state"
+		echo "[fleet]"
+		echo "redis = $REDIS_ADDR:6379"
+		echo "stream = $STREAM"
+		echo "snapshot = $SNAPSHOT"
+		echo "node = node-$n"
+		echo "user = $REDIS_USER"
+		echo "password-file = $TMP/redis.pass"
+		for line in "$@"; do echo "$line"; done
+	} >"$TMP/$n.conf"
+}
+
+cli() {
+	local n=$1
+	shift
+	"$TMP/xdpban" --socket "${SOCK[$n]}" --pin-dir "${PIN[$n]}" "$@"
+}
+json() { "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+answers() { [[ $(cli "$1" status --json 2>/dev/null | json 'd["daemon"]' 2>/dev/null) == True ]]; }
+fleet() { cli "$1" status --json | json "d['xdpband']['fleet']['$2']"; }
+banned() { [[ $(cli "$1" query "$2" --json | json 'd["banned"]') == True ]]; }
+not_banned() { [[ $(cli "$1" query "$2" --json | json 'd["banned"]') == False ]]; }
+caught_up() { [[ $(fleet "$1" last_id) == "$(stream_last_id)" ]]; }
+
+node_start() {
+	local n=$1
+	echo "== xdpband ($(date +%T))" >>"$TMP/$n.log"
+	nsenter --net="/run/netns/${NS[$n]}" "$TMP/xdpband" ${XBF_KEEP:+-v} -c "$TMP/$n.conf" >>"$TMP/$n.log" 2>&1 &
+	PID[$n]=$!
+	e2e_defer e2e__kill "${PID[$n]}"
+	e2e_wait 200 answers "$n" && e2e_wait 100 eval '[[ $(fleet '"$n"' connected) == True ]]'
+}
+node_stop() { kill -TERM "${PID[$1]}" && wait "${PID[$1]}"; }
+
+# The receiving socket of each node: every datagram that reaches it, its source on a line.
+counter_start() {
+	local n=$1
+	e2e_bg "${NS[$n]}" "$TMP/$n.counter.err" "$PY" tests/tools/xb_udp_count.py "$PORT" \
+		"$TMP/$n.udp" "$TMP/$n.ready" "${ADDR[$n]}"
+	e2e_wait 100 test -e "$TMP/$n.ready"
+}
+arrived() { grep -cx "$2" "$TMP/$1.udp" 2>/dev/null || echo 0; }
+
+# send NODE KIND SRC COUNT: raw frames from the sender namespace to NODE, from SRC (not held
+# by anyone); KIND udp: valid datagrams to the counting socket, synfin: malformed TCP.
+send() {
+	local n=$1 mac
+	mac=$(ip -n "${NS[$n]}" -j link show "x${TAG}${n}x" | json 'd[0]["address"]')
+	ip netns exec "$TAG"s "$PY" - "x${TAG}${n}s" "$mac" "${ADDR[$n]}" "$2" "$3" "$4" "$PORT" \
+		<<'EOF' 2>>"$TMP/scapy.err"
+import sys
+from scapy.all import Ether, IP, TCP, UDP, conf, sendp
+conf.verb = 0
+iface, mac, dst, kind, src, count, port = sys.argv[1:8]
+l4 = TCP(sport=40000, dport=80, flags="SF") if kind == "synfin" else UDP(sport=40000, dport=int(port)) / b"fleet"
+sendp([Ether(dst=mac) / IP(src=src, dst=dst) / l4] * int(count), iface=iface)
+EOF
+}
+
+for n in "${NODES[@]}"; do
+	extra=()
+	[[ $n == b ]] && extra=("[lists]" "trusted = $TMP/trusted.list")
+	write_conf "$n" "${extra[@]}"
+	node_start "$n" || fail_all "node $n did not start or connect: $(tail -3 "$TMP/$n.log")"
+	counter_start "$n" || fail_all "the counting socket of node $n did not start"
+done
+
+# watch ADDR NODE...: starts timing ADDR's ban on the nodes; WATCH_OUT gets "SOCK MS" lines.
+watch_start() {
+	local addr=$1 n socks=()
+	shift
+	for n in "$@"; do socks+=("${SOCK[$n]}"); done
+	rm -f "$TMP/watch.ready"
+	"$PY" tests/tools/xb_fleet_watch.py "$addr" 30 "$TMP/watch.ready" "${socks[@]}" \
+		>"$TMP/watch.out" 2>&1 &
+	WATCH_PID=$!
+	e2e_wait 100 test -e "$TMP/watch.ready"
+}
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+watch_ms() { awk -v s="${SOCK[$1]}" '$1 == s { print $2 }' "$TMP/watch.out"; }
+
+# ---- the cases ----
+
+case_errors_ban() {
+	local n src=203.0.113.7 a b c
+	for n in b c; do
+		send "$n" udp "$src" 5 || { E2E_WHY="cannot send"; return 1; }
+		e2e_wait 100 eval '[[ $(arrived '"$n $src"') == 5 ]]' ||
+			{ E2E_WHY="before the ban, $(arrived "$n" "$src") of 5 datagrams reached node $n"; return 1; }
+	done
+	watch_start "$src" a b c || { E2E_WHY="the watcher did not start"; return 1; }
+	send a synfin "$src" 4
+	wait "$WATCH_PID" || { E2E_WHY="not banned everywhere: $(xargs <"$TMP/watch.out")"; return 1; }
+	a=$(watch_ms a) b=$(watch_ms b) c=$(watch_ms c)
+	echo "fleet: errors ban of $src: enforced on A after $a ms, B after $b ms (+$(minus "$b" "$a") ms), C after $c ms (+$(minus "$c" "$a") ms)"
+	for n in b c; do
+		send "$n" udp "$src" 5
+	done
+	sleep 1 # the counting sockets have had their chance
+	for n in b c; do
+		e2e_expect "datagrams from $src on node $n after the ban" 5 "$(arrived "$n" "$src")" ||
+			return 1
+		e2e_expect "query's ban_origin on node $n" node-a \
+			"$(cli "$n" query "$src" --json | json 'd.get("ban_origin")')" || return 1
+	done
+	cli b bans | grep -qE "^$src +manual .* node-a$" ||
+		{ E2E_WHY="bans on B: $(cli b bans | grep "$src")"; return 1; }
+	cli b query "$src" | grep -q "^origin: *fleet node node-a$" ||
+		{ E2E_WHY="query on B: $(cli b query "$src" | xargs)"; return 1; }
+	(($(fleet a skipped_own) >= 1)) || { E2E_WHY="A did not skip its own entry"; return 1; }
+	manual_timings
+}
+
+# Three manual bans on A, each timed to B and C.
+manual_timings() {
+	local i src
+	for i in 1 2 3; do
+		src=203.0.113.1$i
+		watch_start "$src" a b c || return 1
+		cli a ban "$src" --for 1h >/dev/null
+		wait "$WATCH_PID" || { E2E_WHY="manual ban $src: $(xargs <"$TMP/watch.out")"; return 1; }
+		echo "fleet: manual ban $i on A: enforced on B $(minus "$(watch_ms b)" "$(watch_ms a)") ms, C $(minus "$(watch_ms c)" "$(watch_ms a)") ms after A"
+	done
+}
+
+case_catch_up() {
+	local i
+	node_stop b || { E2E_WHY="node B did not stop cleanly"; return 1; }
+	for i in 1 2 3 4 5; do
+		e2e_run cli a ban "203.0.113.2$i" --for 1h || return 1
+	done
+	e2e_run cli a unban 203.0.113.25 || return 1
+	e2e_wait 100 eval '[[ $(fleet a queued) == 0 ]]' || { E2E_WHY="A did not publish"; return 1; }
+	node_start b || { E2E_WHY="node B did not restart: $(tail -2 "$TMP/b.log")"; return 1; }
+	e2e_wait 100 caught_up b || { E2E_WHY="B at $(fleet b last_id), the stream at $(stream_last_id)"; return 1; }
+	for i in 1 2 3 4; do
+		banned b "203.0.113.2$i" || { E2E_WHY="203.0.113.2$i not banned on B"; return 1; }
+	done
+	not_banned b 203.0.113.25 || { E2E_WHY="203.0.113.25 (unbanned on A) is banned on B"; return 1; }
+	e2e_expect "B's rebuilds" 0 "$(fleet b rebuilds)"
+}
+
+case_trimmed() {
+	local i
+	node_stop b || { E2E_WHY="node B did not stop cleanly"; return 1; }
+	for i in 1 2 3; do
+		e2e_run cli a ban "203.0.113.3$i" --for 1h || return 1
+	done
+	e2e_run cli a unban 203.0.113.24 || return 1
+	e2e_wait 100 eval '[[ $(fleet a queued) == 0 ]]' || { E2E_WHY="A did not publish"; return 1; }
+	rcli XTRIM "$STREAM" MAXLEN 1 >/dev/null
+	e2e_expect "stream length after XTRIM" 1 "$(rcli XLEN "$STREAM")" || return 1
+	node_start b || { E2E_WHY="node B did not restart: $(tail -2 "$TMP/b.log")"; return 1; }
+	e2e_wait 100 caught_up b || { E2E_WHY="B at $(fleet b last_id), the stream at $(stream_last_id)"; return 1; }
+	for i in 1 2 3; do
+		banned b "203.0.113.3$i" || { E2E_WHY="203.0.113.3$i not banned on B"; return 1; }
+	done
+	not_banned b 203.0.113.24 || { E2E_WHY="203.0.113.24 (unbanned while B was down) is banned on B"; return 1; }
+	e2e_expect "B's rebuilds" 1 "$(fleet b rebuilds)" &&
+		grep -q "the stream was trimmed past the last entry applied" "$TMP/b.log" ||
+		{ E2E_WHY="${E2E_WHY:-no rebuild line in the log of B}"; return 1; }
+}
+
+case_redis_down() {
+	local n
+	redis_stop || { E2E_WHY="redis-server did not stop"; return 1; }
+	e2e_wait 100 eval '[[ $(fleet a connected) == False ]]' || { E2E_WHY="A still says connected"; return 1; }
+	e2e_run cli a ban 203.0.113.41 --for 1h || return 1
+	send a synfin 203.0.113.42 4
+	e2e_wait 100 banned a 203.0.113.42 || { E2E_WHY="A did not ban 203.0.113.42 for errors"; return 1; }
+	answers a || { E2E_WHY="A does not answer status"; return 1; }
+	e2e_expect "A's queued entries" 2 "$(fleet a queued)" || return 1
+	not_banned c 203.0.113.41 || { E2E_WHY="C has 203.0.113.41 without Redis?"; return 1; }
+	redis_start || { E2E_WHY="redis-server did not start again"; return 1; }
+	for n in b c; do
+		e2e_wait 200 banned "$n" 203.0.113.41 && e2e_wait 100 banned "$n" 203.0.113.42 ||
+			{ E2E_WHY="node $n did not get A's bans after Redis came back"; return 1; }
+	done
+	e2e_expect "A's queued entries after Redis came back" 0 "$(fleet a queued)"
+}
+
+case_trusted() {
+	local before
+	before=$(fleet b refused_policy)
+	e2e_run cli a ban 203.0.113.51 --for 1h || return 1
+	e2e_wait 100 banned c 203.0.113.51 || { E2E_WHY="C did not get the ban"; return 1; }
+	e2e_wait 100 eval '[[ $(fleet b refused_policy) == $((before + 1)) ]]' ||
+		{ E2E_WHY="B's refused_policy is $(fleet b refused_policy), was $before"; return 1; }
+	not_banned b 203.0.113.51 || { E2E_WHY="trusted 203.0.113.51 is banned on B"; return 1; }
+	grep -q "refused: from node-a: refusing to ban 203.0.113.51: it is trusted" "$TMP/b.log" ||
+		{ E2E_WHY="no refusal line in B's log"; return 1; }
+}
+
+case_junk() {
+	local n malformed=() expired=() i=0
+	for n in "${NODES[@]}"; do
+		malformed+=("$(fleet "$n" refused_malformed)") expired+=("$(fleet "$n" refused_expired)")
+	done
+	rcli XADD "$STREAM" '*' foo bar >/dev/null &&
+		rcli XADD "$STREAM" '*' v 1 origin evil kind ban key 0.0.0.0/0 reason manual \
+			classes none count 0 expires 0 >/dev/null &&
+		rcli XADD "$STREAM" '*' v 1 origin evil kind ban key 203.0.113.61 reason manual \
+			classes none count 0 expires 1 >/dev/null ||
+		{ E2E_WHY="redis-cli XADD failed"; return 1; }
+	for n in "${NODES[@]}"; do
+		e2e_wait 100 eval '[[ $(fleet '"$n"' refused_malformed) == $((malformed[i] + 2)) ]]' ||
+			{ E2E_WHY="node $n: refused_malformed $(fleet "$n" refused_malformed), was ${malformed[i]}"; return 1; }
+		e2e_expect "node $n's refused_expired" "$((expired[i] + 1))" "$(fleet "$n" refused_expired)" ||
+			return 1
+		not_banned "$n" 203.0.113.61 || { E2E_WHY="node $n applied an expired ban"; return 1; }
+		grep -q 'refused: no field "v"' "$TMP/$n.log" ||
+			{ E2E_WHY="no refusal line in node $n's log"; return 1; }
+		i=$((i + 1))
+	done
+}
+
+metric() { ip netns exec "${NS[$1]}" curl -sf http://127.0.0.1:9433/metrics | awk -v m="$2" '$1 == m { print $2 }'; }
+
+case_metrics() {
+	e2e_expect "xdpban_fleet_connected on B" 1 "$(metric b xdpban_fleet_connected)" &&
+		e2e_expect "applied on B" "$(fleet b applied)" "$(metric b xdpban_fleet_applied_total)" &&
+		e2e_expect "malformed on C" "$(fleet c refused_malformed)" \
+			"$(metric c 'xdpban_fleet_refused_total{why="malformed"}')" &&
+		e2e_expect "published by A" "$(fleet a published)" "$(metric a xdpban_fleet_published_total)" &&
+		e2e_expect "queued on A" 0 "$(metric a xdpban_fleet_queued)" || return 1
+	cli b status | grep -q "^fleet: *node node-b, redis $REDIS_ADDR:6379, stream $STREAM: connected$" ||
+		{ E2E_WHY="status on B: $(cli b status | grep -A2 '^fleet')"; return 1; }
+}
+
+case_bad_config() {
+	local out
+	cp "$TMP/redis.pass" "$TMP/open.pass" && chmod 644 "$TMP/open.pass"
+	sed "s|^password-file = .*|password-file = $TMP/open.pass|" "$TMP/a.conf" >"$TMP/bad.conf"
+	out=$(nsenter --net="/run/netns/${NS[a]}" "$TMP/xdpband" -t -c "$TMP/bad.conf" 2>&1)
+	[[ $? == 1 && $out != *$'\n'* && $out == *"[fleet] password-file = '$TMP/open.pass': mode 0644"* ]] ||
+		{ E2E_WHY="open password file: '$out'"; return 1; }
+	grep -v '^password-file' "$TMP/a.conf" >"$TMP/bad.conf"
+	out=$(nsenter --net="/run/netns/${NS[a]}" "$TMP/xdpband" -t -c "$TMP/bad.conf" 2>&1)
+	[[ $? == 1 && $out == *"[fleet] user = '$REDIS_USER' needs a password-file" ]] ||
+		{ E2E_WHY="user without a password file: '$out'"; return 1; }
+}
+
+# After each case, with XBF_KEEP: the stream and the snapshot, for a post-mortem.
+dump() { [[ -z ${XBF_KEEP:-} ]] || { rcli XRANGE "$STREAM" - +; rcli HGETALL "$SNAPSHOT"; } >"$TMP/redis.$1" 2>&1; }
+e2e_case errors_ban_reaches_every_node case_errors_ban
+dump errors_ban_reaches_every_node
+e2e_case restarted_node_catches_up case_catch_up
+dump restarted_node_catches_up
+e2e_case trimmed_stream_from_snapshot case_trimmed
+dump trimmed_stream_from_snapshot
+e2e_case redis_down_local_bans_go_on case_redis_down
+dump redis_down_local_bans_go_on
+e2e_case trusted_stays_trusted case_trusted
+dump trusted_stays_trusted
+e2e_case junk_entries_refused_everywhere case_junk
+dump junk_entries_refused_everywhere
+e2e_case fleet_metrics case_metrics
+dump fleet_metrics
+e2e_case bad_fleet_config_refused case_bad_config
+dump bad_fleet_config_refused
+e2e_finish

@@ -1,0 +1,309 @@
+/* fleet_entry.c - see fleet_entry.h. Every field an entry carries is checked as strictly as
+ * the CLI checks what an operator types: a hostile writer gets the same refusals. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleet_entry.h"
+
+static const char *const field_names[XBD_FLEET_FIELDS] = {
+	"v", "origin", "kind", "key", "reason", "classes", "count", "expires",
+};
+enum { F_V, F_ORIGIN, F_KIND, F_KEY, F_REASON, F_CLASSES, F_COUNT, F_EXPIRES };
+
+static void put(struct xbd_fleet_fields *out, int field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void put(struct xbd_fleet_fields *out, int field, const char *fmt, ...)
+{
+	va_list ap;
+
+	out->names[out->n] = field_names[field];
+	va_start(ap, fmt);
+	vsnprintf(out->values[out->n], XBD_FLEET_VALUE_MAX, fmt, ap);
+	va_end(ap);
+	out->n++;
+}
+
+int xbd_fleet_encode(const struct xbd_fleet_entry *e, struct xbd_fleet_fields *out)
+{
+	char key[XBD_FLEET_VALUE_MAX], classes[XB_CLASSES_TEXT_MAX];
+
+	out->n = 0;
+	if (xb_prefix_format(&e->who, key, sizeof(key)) ||
+	    xb_classes_format(e->classes, classes, sizeof(classes)))
+		return -EINVAL;
+	put(out, F_V, "%s", XBD_FLEET_VERSION);
+	put(out, F_ORIGIN, "%s", e->origin);
+	put(out, F_KIND, "%s", e->kind == XBD_FLEET_BAN ? "ban" : "unban");
+	put(out, F_KEY, "%s", key);
+	if (e->kind == XBD_FLEET_UNBAN)
+		return 0;
+	put(out, F_REASON, "%s", xb_reason_name(e->reason));
+	put(out, F_CLASSES, "%s", classes);
+	put(out, F_COUNT, "%" PRIu32, e->count);
+	put(out, F_EXPIRES, "%lld", (long long)e->expires);
+	return 0;
+}
+
+/* ---- decoding ---- */
+
+static bool plain_text(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e)
+			return false;
+	return len > 0;
+}
+
+static bool digits_u64(const char *s, __u64 max, __u64 *out)
+{
+	__u64 v = 0;
+
+	if (!isdigit((unsigned char)*s) || (s[0] == '0' && s[1]))
+		return false;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s) || v > (max - (*s - '0')) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+bool xbd_fleet_name_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (!len || len > XBD_FLEET_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return false;
+	return true;
+}
+
+static int parse_reason(const char *s, __u8 *reason)
+{
+	static const __u8 known[] = { XDPBAN_REASON_ERRORS, XDPBAN_REASON_MANUAL,
+				      XDPBAN_REASON_REPORTED };
+
+	for (size_t i = 0; i < sizeof(known); i++) {
+		if (!strcmp(s, xb_reason_name(known[i]))) {
+			*reason = known[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* A key narrow enough for the fleet to ban (XBD_FLEET_MIN_PLEN4/6). */
+static int parse_key(const char *s, struct xb_prefix *p)
+{
+	char ignored[XB_ERRLEN];
+
+	if (xb_prefix_parse(s, p, ignored, sizeof(ignored)))
+		return -EINVAL;
+	if (p->plen < (p->family == XDPBAN_FAMILY_INET ? XBD_FLEET_MIN_PLEN4 : XBD_FLEET_MIN_PLEN6))
+		return -ERANGE;
+	return 0;
+}
+
+/* The values of the fields, by field; NULL when absent. */
+typedef char field_text[XBD_FLEET_FIELDS][XBD_FLEET_VALUE_MAX];
+
+static int collect(const struct xbd_fleet_raw *f, size_t n, field_text text, bool *seen,
+		   char *why, size_t whylen)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < XBD_FLEET_FIELDS; k++) {
+			if (f[i].name_len != strlen(field_names[k]) ||
+			    memcmp(f[i].name, field_names[k], f[i].name_len))
+				continue;
+			if (seen[k]) {
+				snprintf(why, whylen, "field \"%s\" twice", field_names[k]);
+				return -EINVAL;
+			}
+			if (f[i].value_len >= XBD_FLEET_VALUE_MAX ||
+			    !plain_text(f[i].value, f[i].value_len)) {
+				snprintf(why, whylen, "field \"%s\" is not short plain text",
+					 field_names[k]);
+				return -EINVAL;
+			}
+			memcpy(text[k], f[i].value, f[i].value_len);
+			text[k][f[i].value_len] = '\0';
+			seen[k] = true;
+		}
+	}
+	return 0;
+}
+
+static int bad(char *why, size_t whylen, int field, const char *value, const char *what)
+{
+	char quoted[XBD_FLEET_VALUE_MAX];
+
+	snprintf(why, whylen, "field \"%s\" = \"%s\": %s", field_names[field],
+		 xb_quote(value, quoted, sizeof(quoted)), what);
+	return -EINVAL;
+}
+
+static int decode_ban(field_text text, const bool *seen, struct xbd_fleet_entry *e, char *why,
+		      size_t whylen)
+{
+	__u64 count, expires;
+
+	for (int k = F_REASON; k <= F_EXPIRES; k++)
+		if (!seen[k]) {
+			snprintf(why, whylen, "a ban without field \"%s\"", field_names[k]);
+			return -EINVAL;
+		}
+	if (parse_reason(text[F_REASON], &e->reason))
+		return bad(why, whylen, F_REASON, text[F_REASON], "not errors, manual or reported");
+	if (xb_classes_parse("classes", text[F_CLASSES], &e->classes, why, whylen))
+		return bad(why, whylen, F_CLASSES, text[F_CLASSES], "not a list of error classes");
+	if (!digits_u64(text[F_COUNT], UINT32_MAX, &count))
+		return bad(why, whylen, F_COUNT, text[F_COUNT], "not a count");
+	if (!digits_u64(text[F_EXPIRES], INT64_MAX, &expires))
+		return bad(why, whylen, F_EXPIRES, text[F_EXPIRES], "not Unix seconds");
+	e->count = (__u32)count;
+	e->expires = (__s64)expires;
+	return 0;
+}
+
+int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n, struct xbd_fleet_entry *e,
+		     char *why, size_t whylen)
+{
+	field_text text = {};
+	bool seen[XBD_FLEET_FIELDS] = {};
+	int ret = collect(f, n, text, seen, why, whylen);
+
+	memset(e, 0, sizeof(*e));
+	if (ret)
+		return ret;
+	for (int k = F_V; k <= F_KEY; k++)
+		if (!seen[k]) {
+			snprintf(why, whylen, "no field \"%s\"", field_names[k]);
+			return -EINVAL;
+		}
+	if (strcmp(text[F_V], XBD_FLEET_VERSION))
+		return bad(why, whylen, F_V, text[F_V], "not version " XBD_FLEET_VERSION);
+	if (!xbd_fleet_name_valid(text[F_ORIGIN]))
+		return bad(why, whylen, F_ORIGIN, text[F_ORIGIN], "not a node name");
+	snprintf(e->origin, sizeof(e->origin), "%s", text[F_ORIGIN]);
+	if (!strcmp(text[F_KIND], "ban"))
+		e->kind = XBD_FLEET_BAN;
+	else if (!strcmp(text[F_KIND], "unban"))
+		e->kind = XBD_FLEET_UNBAN;
+	else
+		return bad(why, whylen, F_KIND, text[F_KIND], "not ban or unban");
+	ret = parse_key(text[F_KEY], &e->who);
+	if (ret == -ERANGE)
+		return bad(why, whylen, F_KEY, text[F_KEY], "wider than the fleet bans (/16, /32)");
+	if (ret)
+		return bad(why, whylen, F_KEY, text[F_KEY], "not an address or prefix");
+	return e->kind == XBD_FLEET_BAN ? decode_ban(text, seen, e, why, whylen) : 0;
+}
+
+int xbd_fleet_seconds_left(const struct xbd_fleet_entry *e, time_t now, __u32 *seconds,
+			   char *why, size_t whylen)
+{
+	if (!e->expires) {
+		*seconds = 0;
+		return 0;
+	}
+	if (e->expires <= now) {
+		snprintf(why, whylen, "expired %lld s ago", (long long)(now - e->expires));
+		return -ERANGE;
+	}
+	if (e->expires - now > XDPBAN_TIME_MAX_S) {
+		snprintf(why, whylen, "expiry %lld lies beyond the longest ban", (long long)e->expires);
+		return -ERANGE;
+	}
+	*seconds = (__u32)(e->expires - now);
+	return 0;
+}
+
+/* ---- the snapshot hash ---- */
+
+int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%lld %s", (long long)e->expires, e->origin);
+
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_entry *e,
+			      char *why, size_t whylen)
+{
+	char key[XBD_FLEET_VALUE_MAX], value[XBD_FLEET_VALUE_MAX], *space;
+	__u64 expires;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	if (f->name_len >= sizeof(key) || f->value_len >= sizeof(value) ||
+	    !plain_text(f->name, f->name_len)) {
+		snprintf(why, whylen, "a snapshot field that is not short plain text");
+		return -EINVAL;
+	}
+	memcpy(key, f->name, f->name_len);
+	key[f->name_len] = '\0';
+	memcpy(value, f->value, f->value_len);
+	value[f->value_len] = '\0';
+	ret = parse_key(key, &e->who);
+	space = strchr(value, ' ');
+	if (ret || !space || (*space = '\0', !digits_u64(value, INT64_MAX, &expires)) ||
+	    !xbd_fleet_name_valid(space + 1)) {
+		snprintf(why, whylen, "snapshot field \"%s\": not KEY = \"EXPIRES ORIGIN\"",
+			 xb_quote(key, value, sizeof(value)));
+		return -EINVAL;
+	}
+	e->kind = XBD_FLEET_BAN;
+	e->reason = XDPBAN_REASON_MANUAL;
+	e->expires = (__s64)expires;
+	snprintf(e->origin, sizeof(e->origin), "%s", space + 1);
+	return 0;
+}
+
+/* ---- stream ids ---- */
+
+static bool id_parts(const char *id, __u64 *ms, __u64 *seq)
+{
+	char buf[XBD_FLEET_ID_MAX], *dash;
+
+	if (strlen(id) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", id);
+	dash = strchr(buf, '-');
+	if (!dash)
+		return false;
+	*dash = '\0';
+	return digits_u64(buf, UINT64_MAX, ms) && digits_u64(dash + 1, UINT64_MAX, seq);
+}
+
+bool xbd_fleet_id_valid(const char *id)
+{
+	__u64 ms, seq;
+
+	return id_parts(id, &ms, &seq);
+}
+
+int xbd_fleet_id_cmp(const char *a, const char *b)
+{
+	__u64 ams = 0, aseq = 0, bms = 0, bseq = 0;
+
+	id_parts(a, &ams, &aseq);
+	id_parts(b, &bms, &bseq);
+	if (ams != bms)
+		return ams < bms ? -1 : 1;
+	return aseq < bseq ? -1 : aseq > bseq;
+}
+
+__u64 xbd_fleet_id_ms(const char *id)
+{
+	__u64 ms = 0, seq;
+
+	id_parts(id, &ms, &seq);
+	return ms;
+}

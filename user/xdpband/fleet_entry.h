@@ -1,0 +1,75 @@
+/* fleet_entry.h - one ban or unban as a fleet stream entry (docs/fleet.md, "Stream entries"):
+ * encoded into the field/value pairs of an XADD, and decoded and checked from what XREAD
+ * returns, which may come from a hostile or broken writer. Also the snapshot hash's values.
+ * Pure: no Redis, no maps, no clock but the `now` passed in, so that it is unit-tested whole. */
+#ifndef XDPBAND_FLEET_ENTRY_H
+#define XDPBAND_FLEET_ENTRY_H
+
+#include <stddef.h>
+#include <time.h>
+#include <linux/types.h>
+#include "conf.h"
+#include "libxdpban.h"
+
+#define XBD_FLEET_VERSION "1"
+#define XBD_FLEET_FIELDS 8        /* v origin kind key reason classes count expires */
+#define XBD_FLEET_VALUE_MAX 64    /* bytes of one value, its NUL included */
+#define XBD_FLEET_ID_MAX 48       /* a stream id "MS-SEQ" and its NUL */
+/* A remote prefix ban wider than these is refused: one node's mistake must not cut the whole
+ * fleet off from half the Internet. */
+#define XBD_FLEET_MIN_PLEN4 16
+#define XBD_FLEET_MIN_PLEN6 32
+
+enum xbd_fleet_kind { XBD_FLEET_BAN, XBD_FLEET_UNBAN };
+
+struct xbd_fleet_entry {
+	enum xbd_fleet_kind kind;
+	char origin[XBD_FLEET_NAME_MAX + 1];
+	struct xb_prefix who;  /* the banned key (address, IPv6 /64...) or prefix */
+	__u8 reason;           /* enum xdpban_ban_reason; bans only */
+	__u32 classes;         /* enum xdpban_class bits; bans only */
+	__u32 count;           /* errors that made it; bans only */
+	__s64 expires;         /* wall clock, Unix seconds; 0 = permanent; bans only */
+};
+
+/* The pairs of an XADD: names[i] = values[i], n of them. */
+struct xbd_fleet_fields {
+	const char *names[XBD_FLEET_FIELDS];
+	char values[XBD_FLEET_FIELDS][XBD_FLEET_VALUE_MAX];
+	size_t n;
+};
+
+/* 0, or -EINVAL when e cannot be written (a prefix that does not format). */
+int xbd_fleet_encode(const struct xbd_fleet_entry *e, struct xbd_fleet_fields *out);
+
+/* One field as XREAD returns it: bytes and their length, not NUL-terminated. */
+struct xbd_fleet_raw {
+	const char *name, *value;
+	size_t name_len, value_len;
+};
+/* Decodes and checks the n pairs of one entry. 0, or -EINVAL with why (one phrase, the field
+ * quoted) when a field is missing, repeated, not text, or wrong. Unknown fields are ignored
+ * (a newer writer may add some); the version field must be XBD_FLEET_VERSION. */
+int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n, struct xbd_fleet_entry *e,
+		     char *why, size_t whylen);
+/* The seconds a decoded ban has left at now (0: permanent), or -ERANGE with why when its time
+ * is over or lies further ahead than the longest ban (XDPBAN_TIME_MAX_S). */
+int xbd_fleet_seconds_left(const struct xbd_fleet_entry *e, time_t now, __u32 *seconds,
+			   char *why, size_t whylen);
+
+/* The snapshot hash: field = the key as text, value = "EXPIRES ORIGIN". */
+int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e, char *buf, size_t len);
+/* A ban from one field and value of the hash (reason manual, no count): 0 or -EINVAL, why. */
+int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_entry *e,
+			      char *why, size_t whylen);
+
+/* A node name: 1 to XBD_FLEET_NAME_MAX letters, digits, '.', '_' and '-'. */
+bool xbd_fleet_name_valid(const char *s);
+/* A stream id "MS-SEQ" (decimal, each part below 2^64): true when id is one. */
+bool xbd_fleet_id_valid(const char *id);
+/* <0, 0, >0 as a is before, equal to or after b (both valid ids). */
+int xbd_fleet_id_cmp(const char *a, const char *b);
+/* The milliseconds part of a valid id: when Redis added the entry, on its clock. */
+__u64 xbd_fleet_id_ms(const char *id);
+
+#endif /* XDPBAND_FLEET_ENTRY_H */
