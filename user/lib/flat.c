@@ -185,10 +185,8 @@ static __u32 entry_code(const struct xdpban_policy *pol)
 /* The first 64 bits of a prefix's address, host order, bits past the length cleared. */
 static __u64 prefix_hi(const struct xb_prefix *p)
 {
-	__u64 hi = 0;
+	__u64 hi = xb_be64_load(p->addr);
 
-	for (int i = 0; i < 8; i++)
-		hi = hi << 8 | p->addr[i];
 	if (p->plen >= 64)
 		return hi;
 	return p->plen ? hi & ~0ull << (64 - p->plen) : 0;

@@ -45,6 +45,16 @@ int xb_flat6_lines_push(struct xb_flat6_line **v, size_t *n, size_t *cap);
 /* ---- policy_plan.c: what a compile changes ---- */
 
 /* A growing array of entries. */
+/* Eight bytes of an address (network order) as a number. */
+static inline __u64 xb_be64_load(const __u8 *b)
+{
+	__u64 v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
 struct xb_entry_list {
 	struct xb_policy_entry *v;
 	size_t n, cap;

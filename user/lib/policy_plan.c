@@ -135,15 +135,6 @@ static struct sort_rec *recs_sort(struct sort_rec *a, struct sort_rec *tmp, size
 	return a;
 }
 
-static __u64 be64_at(const __u8 *b)
-{
-	__u64 v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | b[i];
-	return v;
-}
-
 /* Lists come sorted more often than not (a file in address order, the trie read back, a set
  * that kept nothing), and checking costs one pass. Otherwise the entries' keys are sorted as
  * numbers and the entries gathered in that order: qsort through memcmp took half a second
@@ -167,8 +158,8 @@ void xb_entry_list_sort(struct xb_entry_list *l)
 		return;
 	}
 	for (i = 0; i < l->n; i++)
-		recs[i] = (struct sort_rec){ .hi = be64_at(l->v[i].prefix.addr),
-					     .lo = be64_at(l->v[i].prefix.addr + 8),
+		recs[i] = (struct sort_rec){ .hi = xb_be64_load(l->v[i].prefix.addr),
+					     .lo = xb_be64_load(l->v[i].prefix.addr + 8),
 					     .plen = l->v[i].prefix.plen, .at = (__u32)i };
 	sorted = recs_sort(recs, recs + l->n, l->n);
 	for (i = 0; i < l->n; i++)
