@@ -371,9 +371,11 @@ case_table_fill_matches_maps() {
 
 # setup: xdpband with its metrics on 127.0.0.1:9433 in the receiver namespace, prometheus there
 # scraping it once a second, a first scrape before any traffic (rates need the zero it sees),
-# the manual bans, the traffic, and Prometheus holding its last effects.
+# the manual bans, the traffic, and Prometheus holding its last effects. [fleet] names a Redis
+# that is not there (no host has 192.0.2.99 in the namespace), so that the fleet's metrics,
+# exported only with [fleet], are scraped and checked against the man page too.
 setup() {
-	xbd_write_conf "[metrics]" "listen = $METRICS"
+	xbd_write_conf "[metrics]" "listen = $METRICS" "[fleet]" "redis = 192.0.2.99:6379"
 	xbd_start || { E2E_WHY="xdpband did not start: $(tail -n 1 "$XBD_LOG")"; return 1; }
 	mkdir -p "$XBD_TMP/prometheus/data" || return 1
 	cat >"$XBD_TMP/prometheus/prometheus.yml" <<EOF

@@ -57,7 +57,7 @@ static void check_entries(const struct xbd_conf *conf, const struct xbd_list_ent
 		fz_check((e->verdict == XBD_LIST_NEVER_BAN) == never_ban,
 			 "entry %zu of verdict %u among the %s entries", i, e->verdict,
 			 never_ban ? "never-ban" : "policy");
-		fz_check(i == 0 || memcmp(&l->v[i - 1].prefix, &e->prefix, sizeof(e->prefix)) < 0,
+		fz_check(i == 0 || xbd_list_entry_start_cmp(&l->v[i - 1], e) < 0,
 			 "entries %zu and %zu out of order or repeated", i - 1, i);
 		fz_check(!xb_prefix_format(&e->prefix, text, sizeof(text)) &&
 				 !xb_prefix_parse(text, &again, err, sizeof(err)) &&
