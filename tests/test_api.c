@@ -550,11 +550,13 @@ static void threads_and_data_path_ban_once(void **state)
 				 rr.by_status[XDPBAN_REPORT_ALREADY_BANNED],
 			 2 * RACE_REPORTS);
 	/* An error that passed the ban check while the crossing one was storing the ban is
-	 * counted past the limit (a report of it says banned too): so errors may be a few
-	 * above limit + 1, each still counted once, and every error is either counted or meets
-	 * the ban. The ban itself is one (bans_created, the event, its count). */
+	 * counted past the limit (a report of it says banned too). How many depends on how long
+	 * the crossing writer takes to store it: a writer thread preempted there (a loaded
+	 * machine, ASan) lets the others count hundreds more, so no constant bound holds. What
+	 * holds exactly: each error is counted once or meets the ban, and the ban is one
+	 * (bans_created, the event, its count). */
 	counted = stat_packets(f, XDPBAN_STAT_ERRORS);
-	assert_in_range(counted, limit + 1, limit + 1 + 3);
+	assert_in_range(counted, limit + 1, RACE_TOTAL);
 	expect_distinct_counts(&rr, counted);
 	assert_int_equal(stat_packets(f, XDPBAN_STAT_BANS_CREATED), 1);
 	assert_int_equal(rr.by_status[XDPBAN_REPORT_ALREADY_BANNED] +
