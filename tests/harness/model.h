@@ -95,7 +95,7 @@ struct model_exempt {
 struct model {
 	struct xdpban_config config; /* as written; an invalid entry means the defaults */
 	struct model_prefix *policy;
-	size_t npolicy;
+	size_t npolicy, policy_cap; /* policy_cap: room for entries, grown by doubling */
 	__u64 seed;                  /* of the tables' hash (section 4) */
 	__u32 ctr_groups, ban_groups;
 	struct model_ctr_slot *ctrs; /* ctr_groups * 4 */
