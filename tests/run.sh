@@ -26,8 +26,6 @@ ALONE=(
 	e2e_reload.sh          # every datagram of a trusted source must reach a socket a neighbour would slow
 	e2e_tracker.sh         # real libtorrent clients within 60 s (Debian's binding crashes when starved)
 	e2e_hostile_control.sh # root's status within 2 s under a flood; the idle timeout within 4.5 to 7 s
-	test_api               # threads_and_data_path_ban_once: at most 3 errors past the limit in a race a
-	asan/test_api          # preempted thread widens (40011 of 40001-40004 once beside another test)
 )
 # Each group shares one fixed system-wide resource: its tests never run at the same time.
 APART=(
