@@ -140,14 +140,20 @@ static void lines_forget(struct xb_l6_map *s, const struct xb_prefix *p)
 	}
 }
 
-/* Every line in the slots, in their order. */
-static int lines_dump(const struct xb_l6_map *s, struct xb_line6_dump *d)
+/* Every line in the slots, in their order. With tidy, a writer's, it first deletes every line
+ * the data path's probe would not find where it lies, so that no later write can bring it
+ * into reach (a deleted slot stays in the probe's way: the others are found as before). */
+static int lines_dump(struct xb_l6_map *s, struct xb_line6_dump *d, bool tidy)
 {
 	for (__u32 at = 0; at < s->n; at++) {
 		__u64 key = slot_key(s, at);
 
 		if (!key_live(key))
 			continue;
+		if (tidy && slot_find(s, key) != (long)at) {
+			slot_forget(s, at);
+			continue;
+		}
 		if (xb_flat6_lines_push(&d->v, &d->n, &d->cap))
 			return -ENOMEM;
 		d->v[d->n].key = key;
@@ -168,7 +174,7 @@ int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, s
 	*n = 0;
 	if (ret)
 		return ret;
-	ret = lines_dump(&s, &d);
+	ret = lines_dump(&s, &d, false);
 	l6_unmap(&s);
 	if (ret) {
 		free(d.v);
@@ -177,18 +183,6 @@ int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, s
 	*lines = d.v;
 	*n = d.n;
 	return 0;
-}
-
-/* Deletes every line the data path's probe would not find where it lies, so that no later
- * write can bring it into reach. */
-static void slots_tidy(struct xb_l6_map *s)
-{
-	for (__u32 at = 0; at < s->n; at++) {
-		__u64 key = slot_key(s, at);
-
-		if (key_live(key) && slot_find(s, key) != (long)at)
-			slot_forget(s, at);
-	}
 }
 
 void xb_l6_live_free(struct xb_l6_live *l)
@@ -204,9 +198,7 @@ void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_fl
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
-	if (!l6_map(m->flat6x, &l->map))
-		slots_tidy(&l->map);
-	if (l->map.slots && !lines_dump(&l->map, &l->old)) {
+	if (!l6_map(m->flat6x, &l->map) && !lines_dump(&l->map, &l->old, true)) {
 		l->gone = calloc(l->old.n + 1, sizeof(*l->gone));
 		if (l->gone) {
 			l->fd = m->flat6x;
@@ -217,22 +209,42 @@ void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_fl
 	xb_l6_live_free(l);
 }
 
-/* The index of the first old line at or past key in their order. */
-static size_t old_lower(const struct xb_l6_live *l, __u64 key)
+static bool line_before(__u64 k, __u64 key)
 {
-	size_t lo = 0, hi = l->old.n;
+	return DEPTH_OF(k) != DEPTH_OF(key) ? DEPTH_OF(k) < DEPTH_OF(key) : k < key;
+}
 
+/* The index of the first old line at or past key in their order, searched in [lo, hi). */
+static size_t old_lower(const struct xb_l6_live *l, __u64 key, size_t lo, size_t hi)
+{
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		__u64 k = l->old.v[mid].key;
-		bool before = DEPTH_OF(k) != DEPTH_OF(key) ? DEPTH_OF(k) < DEPTH_OF(key) : k < key;
 
-		if (before)
+		if (line_before(l->old.v[mid].key, key))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The same, from the depth's cursor: a compile forgets its touched prefixes in address order,
+ * so the answer is at or a little past the last one, and steps doubling from there find it in
+ * a few reads (a search of all the lines for each of a million prefixes cost seconds). */
+static size_t old_from_cursor(struct xb_l6_live *l, int depth_at, __u64 key)
+{
+	size_t lo = l->cursor[depth_at], step = 1, hi;
+
+	if (lo > l->old.n || (lo > 0 && !line_before(l->old.v[lo - 1].key, key)))
+		lo = 0; /* out of order: search everything */
+	hi = lo;
+	while (hi < l->old.n && line_before(l->old.v[hi].key, key)) {
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	hi = hi < l->old.n ? hi : l->old.n;
+	return l->cursor[depth_at] = old_lower(l, key, lo, hi);
 }
 
 void xb_l6_forget(struct xb_l6_live *l, const struct xb_prefix *p)
@@ -243,8 +255,10 @@ void xb_l6_forget(struct xb_l6_live *l, const struct xb_prefix *p)
 		return;
 	for (__u32 d = XDPBAN_FLAT6_DEPTH_FIRST; d <= XDPBAN_FLAT6_DEPTH_LAST;
 	     d += XDPBAN_FLAT6_STRIDE) {
+		int depth_at = (int)((d - XDPBAN_FLAT6_DEPTH_FIRST) / XDPBAN_FLAT6_STRIDE);
+
 		depth_keys(hi, p->plen, d, &first, &count);
-		for (size_t i = old_lower(l, first); i < l->old.n; i++) {
+		for (size_t i = old_from_cursor(l, depth_at, first); i < l->old.n; i++) {
 			__u64 k = l->old.v[i].key;
 
 			if (DEPTH_OF(k) != d || (k - first) >> (64 - d) >= count)

@@ -175,13 +175,6 @@ static int line_insert(struct xb_l3_map *s, __u32 region, const struct xdpban_fl
 	return -ENOSPC;
 }
 
-static int line_region_cmp(const void *a, const void *b)
-{
-	__u32 x = ((const struct xb_flat_line *)a)->region, y = ((const struct xb_flat_line *)b)->region;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Every line in the slots, decoded and sorted by region. */
 static int lines_dump(const struct xb_l3_map *s, struct xb_line_dump *d)
 {
@@ -196,8 +189,7 @@ static int lines_dump(const struct xb_l3_map *s, struct xb_line_dump *d)
 		xb_flat_slot_decode(&s->slots[at], &d->v[d->n].line);
 		d->n++;
 	}
-	if (d->n)
-		qsort(d->v, d->n, sizeof(*d->v), line_region_cmp);
+	xb_flat_lines_sort(d->v, d->n);
 	return 0;
 }
 
@@ -332,7 +324,7 @@ void xb_l3_forget(struct xb_l3_live *l, const struct xb_prefix *p)
 	while (lo < hi) { /* the first old line at or past `first` */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (line_region_cmp(&l->old.v[mid], &probe) < 0)
+		if (xb_flat_line_cmp(&l->old.v[mid], &probe) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -349,7 +341,7 @@ static const struct xb_flat_line *l3_old(const struct xb_l3_live *l, __u32 regio
 {
 	struct xb_flat_line probe = { .region = region };
 	const struct xb_flat_line *o = l->old.n ? bsearch(&probe, l->old.v, l->old.n,
-							  sizeof(probe), line_region_cmp)
+							  sizeof(probe), xb_flat_line_cmp)
 						: NULL;
 
 	return o && !l->gone[o - l->old.v] ? o : NULL;
@@ -369,7 +361,7 @@ bool xb_l3_write(struct xb_l3_live *l, struct xb_flat *t, const struct xb_flat_l
 	for (size_t i = 0; i < l->old.n; i++) {
 		const struct xb_flat_line *o = &l->old.v[i];
 		const struct xb_flat_line *keep =
-			n ? bsearch(o, lines, n, sizeof(*o), line_region_cmp) : NULL;
+			n ? bsearch(o, lines, n, sizeof(*o), xb_flat_line_cmp) : NULL;
 
 		if (l->gone[i] || line_same(o, keep))
 			continue;

@@ -7,6 +7,7 @@
  * here. It must never store a pure code that the tries do not back at that instant (policy.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,24 +286,21 @@ static void observe(const struct xb_compile_opts *opts, const struct xb_plan *p,
 		opts->observe(p->family, step, done, p->write.n + p->remove.n, opts->ctx);
 }
 
-/* Keys (and values, unless values is NULL) of entries laid out for a batch syscall. */
-static int batch_layout(const struct xb_entry_list *l, size_t key_size, char **keys,
-			struct xdpban_policy **values)
+/* Keys (and values, for a write) of the entries at refs [from, from + count) of src, laid out
+ * for one batch syscall. */
+static void batch_layout(const struct xb_entry_list *src, const struct xb_ref_list *refs,
+			 size_t from, __u32 count, size_t key_size, char *keys,
+			 struct xdpban_policy *values)
 {
-	*keys = xb_big_malloc(l->n * key_size + 1);
-	if (values)
-		*values = xb_big_malloc(l->n * sizeof(**values) + 1);
-	if (!*keys || (values && !*values))
-		return -ENOMEM;
-	for (size_t i = 0; i < l->n; i++) {
+	for (__u32 i = 0; i < count; i++) {
+		const struct xb_policy_entry *e = &src->v[refs->v[from + i]];
 		union xb_lpm_key key;
 
-		xb_lpm_key_make(&l->v[i].prefix, &key);
-		memcpy(*keys + i * key_size, &key, key_size);
+		xb_lpm_key_make(&e->prefix, &key);
+		memcpy(keys + (size_t)i * key_size, &key, key_size);
 		if (values)
-			(*values)[i] = l->v[i].policy;
+			values[i] = e->policy;
 	}
-	return 0;
 }
 
 /* One batch syscall: writes (values) or deletes (values NULL) count entries; *done gets how
@@ -336,27 +334,27 @@ static int single_once(int fd, const char *keys, const struct xdpban_policy *val
 	return 0;
 }
 
-/* Applies a list to the trie in batches, retrying ENOMEM (a trie that grows can fail an
- * insert, REFERENCE.md section 4); a delete of an entry already gone is skipped. *failed gets
- * the index of the entry that failed. */
-static int trie_apply(const struct xb_plan *p, int fd, const struct xb_entry_list *l, bool write,
-		      size_t key_size, const struct xb_compile_opts *opts, size_t before,
-		      size_t *failed)
+/* Applies the plan's writes (or removals) to the trie in batches, retrying ENOMEM (a trie that
+ * grows can fail an insert, REFERENCE.md section 4); a delete of an entry already gone is
+ * skipped. *failed gets the index of the change that failed. */
+static int trie_apply(const struct xb_plan *p, int fd, bool write, size_t key_size,
+		      const struct xb_compile_opts *opts, size_t before, size_t *failed)
 {
+	const struct xb_entry_list *src = write ? &p->next : &p->old;
+	const struct xb_ref_list *refs = write ? &p->write : &p->remove;
 	__u32 batch = opts && opts->batch ? opts->batch : DEFAULT_BATCH;
-	struct xdpban_policy *values = NULL;
+	size_t room = refs->n < batch ? (refs->n ? refs->n : 1) : batch, i = 0;
+	struct xdpban_policy *values = write ? malloc(room * sizeof(*values)) : NULL;
+	char *keys = malloc(room * key_size);
+	int ret = !keys || (write && !values) ? -ENOMEM : 0, retries = 0;
 	bool batches = true;
-	char *keys = NULL;
-	int ret = batch_layout(l, key_size, &keys, write ? &values : NULL), retries = 0;
-	size_t i = 0;
 
-	while (!ret && i < l->n) {
-		__u32 count = l->n - i < batch ? (__u32)(l->n - i) : batch, done;
+	while (!ret && i < refs->n) {
+		__u32 count = refs->n - i < batch ? (__u32)(refs->n - i) : batch, done;
 
-		ret = batches ? batch_once(fd, keys + i * key_size, values ? values + i : NULL, count,
-					   &done)
-			      : single_once(fd, keys + i * key_size, values ? values + i : NULL,
-					    key_size, count, &done);
+		batch_layout(src, refs, i, count, key_size, keys, values);
+		ret = batches ? batch_once(fd, keys, values, count, &done)
+			      : single_once(fd, keys, values, key_size, count, &done);
 		i += done;
 		if (ret && batches && i == 0 && done == 0 &&
 		    (ret == -EOPNOTSUPP || ret == -ENOTSUPP_ERRNO)) {
@@ -391,21 +389,22 @@ static int plan_apply_list(const struct xb_plan *p, bool write, const struct xb_
 			   const struct xb_compile_opts *opts, size_t before, char *err,
 			   size_t errlen)
 {
-	const struct xb_entry_list *l = write ? &p->write : &p->remove;
+	size_t n = write ? p->write.n : p->remove.n, failed;
 	char text[64];
-	size_t failed;
-	int ret = trie_apply(p, xb_policy_fd(m, p->family), l, write, trie_key_size(p->family),
-			     opts, before, &failed);
+	int ret = trie_apply(p, xb_policy_fd(m, p->family), write, trie_key_size(p->family), opts,
+			     before, &failed);
 
 	if (!ret)
 		return 0;
-	if (failed < l->n)
-		xb_prefix_describe(&l->v[failed].prefix, text, sizeof(text));
+	if (failed < n)
+		xb_prefix_describe(write ? &xb_plan_written(p, failed)->prefix
+					 : &xb_plan_removed(p, failed)->prefix,
+				   text, sizeof(text));
 	else
 		snprintf(text, sizeof(text), "entries");
 	if (write)
 		snprintf(err, errlen, "cannot add %s to %s (%zu of %zu written): %s", text,
-			 trie_name(p->family), failed, l->n,
+			 trie_name(p->family), failed, n,
 			 ret == -ENOSPC || ret == -E2BIG ? "the table is full" : strerror(-ret));
 	else
 		snprintf(err, errlen, "cannot remove %s from %s: %s", text, trie_name(p->family),
@@ -457,68 +456,92 @@ static __u32 level_pure(const __u64 *exact, int level)
 	return xb_flat_count_pure(exact + xb_flat_levels[level].base, xb_flat_levels[level].words);
 }
 
-/* The lines of the family (IPv4's level 3 or the IPv6 lines), after the trie holds the set:
- * true when they are in force. */
-static int plan_write_lines(const struct xb_plan *p, struct xb_flat *t, struct xb_l3_live *l3,
-			    struct xb_l6_live *l6, struct xb_compile_result *res, bool *on)
-{
-	struct xb_flat6_line *lines6 = NULL;
-	struct xb_flat_line *lines = NULL;
-	size_t n = 0;
-	int ret = 0;
+/* What the family's codes and lines will be, computed in plain memory from the plan's next
+ * set alone: on a thread of its own while the trie is written (the kernel's work, which takes
+ * about as long), or in line where no thread can be had. */
+struct codes {
+	const struct xb_plan *p;
+	bool want_lines4, want_lines6; /* the level-3 lines or the IPv6 lines are written */
+	__u64 *exact;
+	struct xb_flat_line *lines;
+	struct xb_flat6_line *lines6;
+	size_t n_lines;
+	int ret;
+	pthread_t thread;
+	bool threaded;
+};
 
-	*on = false;
-	if (l3->fd >= 0) {
-		ret = xb_flat_lines_build(p->next.v, p->next.n, &lines, &n);
-		*on = !ret && xb_l3_write(l3, t, lines, n, res);
-	} else if (l6->fd >= 0) {
-		ret = xb_flat6_lines_build(p->next.v, p->next.n, &lines6, &n);
-		*on = !ret && xb_l6_write(l6, t, lines6, n, res);
-	}
-	free(lines);
-	free(lines6);
-	return ret;
+static void *codes_compute(void *arg)
+{
+	struct codes *c = arg;
+	const struct xb_entry_list *next = &c->p->next;
+
+	c->exact = xb_big_malloc(XDPBAN_FLAT_WORDS * sizeof(*c->exact));
+	c->ret = c->exact ? xb_flat_build(next->v, next->n, c->p->family, c->exact) : -ENOMEM;
+	if (!c->ret && c->want_lines4)
+		c->ret = xb_flat_lines_build(next->v, next->n, &c->lines, &c->n_lines);
+	else if (!c->ret && c->want_lines6)
+		c->ret = xb_flat6_lines_build(next->v, next->n, &c->lines6, &c->n_lines);
+	return NULL;
 }
 
-static int plan_write_codes(const struct xb_plan *p, struct xb_flat *t, struct xb_l3_live *l3,
-			    struct xb_l6_live *l6, const struct xb_compile_opts *opts,
-			    struct xb_compile_result *res, char *err, size_t errlen)
+static void codes_start(struct codes *c)
 {
-	__u64 *exact = xb_big_malloc(XDPBAN_FLAT_WORDS * sizeof(*exact));
+	c->threaded = !pthread_create(&c->thread, NULL, codes_compute, c);
+	if (!c->threaded)
+		codes_compute(c);
+}
+
+/* Waits for the computation: 0 or -errno (-ENOMEM). */
+static int codes_finish(struct codes *c)
+{
+	if (c->threaded)
+		pthread_join(c->thread, NULL);
+	c->threaded = false;
+	return c->ret;
+}
+
+static void codes_free(struct codes *c)
+{
+	codes_finish(c);
+	free(c->exact);
+	free(c->lines);
+	free(c->lines6);
+}
+
+/* After the trie holds the set: the lines (any order against level 2 is right, see rule 2 in
+ * flat_live.c), the levels, then the guard that says whether the lines are read. */
+static void plan_write_codes(const struct xb_plan *p, const struct codes *c, struct xb_flat *t,
+			     struct xb_l3_live *l3, struct xb_l6_live *l6,
+			     const struct xb_compile_opts *opts, struct xb_compile_result *res)
+{
 	__u64 guard = XDPBAN_FLAT_COMPILED;
 	bool lines = false;
-	int ret = exact ? xb_flat_build(p->next.v, p->next.n, p->family, exact) : -ENOMEM;
 
-	/* Lines first (any order against level 2 is right, see rule 2 in flat_live.c); the guard
-	 * says whether they are read. */
-	if (!ret)
-		ret = plan_write_lines(p, t, l3, l6, res, &lines);
-	if (ret) {
-		snprintf(err, errlen, "cannot compute the %s codes: %s", flat_name(p->family),
-			 strerror(-ret));
-		free(exact);
-		return ret;
-	}
+	if (c->want_lines4)
+		lines = xb_l3_write(l3, t, c->lines, c->n_lines, res);
+	else if (c->want_lines6)
+		lines = xb_l6_write(l6, t, c->lines6, c->n_lines, res);
 	if (lines)
 		guard = XDPBAN_FLAT_COMPILED_L3;
-	table_store_levels(t->words, exact, p, opts);
+	table_store_levels(t->words, c->exact, p, opts);
 	/* Last: from now on the data path reads the codes, which are exact. */
 	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) != guard)
 		word_store(&t->words[XDPBAN_FLAT_GUARD], guard);
-	res->pure_l1[family_index(p->family)] = level_pure(exact, 0);
-	res->pure_mid[family_index(p->family)] = level_pure(exact, 1);
-	res->pure_l2[family_index(p->family)] = level_pure(exact, 2);
-	free(exact);
-	return 0;
+	res->pure_l1[family_index(p->family)] = level_pure(c->exact, 0);
+	res->pure_mid[family_index(p->family)] = level_pure(c->exact, 1);
+	res->pure_l2[family_index(p->family)] = level_pure(c->exact, 2);
 }
 
-/* One family: LOOKUP where anything changes, the trie, then the exact codes. */
+/* One family: LOOKUP where anything changes, the trie (the codes computed beside it), then the
+ * exact codes. */
 static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 			  const struct xb_compile_opts *opts, struct xb_compile_result *res,
 			  char *err, size_t errlen)
 {
 	struct xb_l3_live l3 = { .fd = -1 };
 	struct xb_l6_live l6 = { .fd = -1 };
+	struct codes codes = { .p = p };
 	struct xb_flat t;
 	int ret = xb_flat_open(&t, m, p->family);
 
@@ -533,27 +556,37 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		xb_l6_live_open(&l6, m, &t);
 	p->changed = true;
 	for (size_t i = 0; i < p->touch.n; i++) {
-		xb_flat_touch(t.words, &p->touch.v[i].prefix);
-		xb_l3_forget(&l3, &p->touch.v[i].prefix);
-		xb_l6_forget(&l6, &p->touch.v[i].prefix);
+		xb_flat_touch(t.words, xb_plan_touched(p, i));
+		xb_l3_forget(&l3, xb_plan_touched(p, i));
+		xb_l6_forget(&l6, xb_plan_touched(p, i));
 	}
-	ret = xb_nodeny_clear_denies(m, &p->write);
+	ret = xb_nodeny_clear_denies(m, &p->next);
 	if (ret)
 		snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
 			 strerror(-ret));
 	observe(opts, p, XB_COMPILE_TOUCHED, 0);
-	if (!ret)
+	codes.want_lines4 = l3.fd >= 0;
+	codes.want_lines6 = l6.fd >= 0;
+	if (!ret) {
+		codes_start(&codes);
 		ret = plan_apply_trie(p, m, opts, err, errlen);
+	}
 	if (!ret) {
 		observe(opts, p, XB_COMPILE_TRIE_DONE, p->write.n + p->remove.n);
-		ret = plan_write_codes(p, &t, &l3, &l6, opts, res, err, errlen);
+		ret = codes_finish(&codes);
+		if (ret)
+			snprintf(err, errlen, "cannot compute the %s codes: %s",
+				 flat_name(p->family), strerror(-ret));
 	}
+	if (!ret)
+		plan_write_codes(p, &codes, &t, &l3, &l6, opts, res);
 	if (!ret) {
 		ret = xb_nodeny_write(m, p->family, &p->next);
 		if (ret)
 			snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
 				 strerror(-ret));
 	}
+	codes_free(&codes);
 	xb_l3_live_free(&l3);
 	xb_l6_live_free(&l6);
 	xb_flat_close(&t);

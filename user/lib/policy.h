@@ -68,6 +68,9 @@ struct xb_flat_line {
  * *lines is malloc'ed (NULL when there are none). 0, -EINVAL (a prefix twice) or -ENOMEM. */
 int xb_flat_lines_build(const struct xb_policy_entry *entries, size_t n,
 			struct xb_flat_line **lines, size_t *count);
+/* Sorts lines by region; the order of two lines for bsearch and qsort. */
+void xb_flat_lines_sort(struct xb_flat_line *lines, size_t n);
+int xb_flat_line_cmp(const void *a, const void *b);
 /* The level-3 code of an IPv4 address (host order) in sorted lines; LOOKUP when its /24 has
  * no line. */
 __u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 addr);

@@ -44,7 +44,6 @@ int xb_flat6_lines_push(struct xb_flat6_line **v, size_t *n, size_t *cap);
 
 /* ---- policy_plan.c: what a compile changes ---- */
 
-/* A growing array of entries. */
 /* Eight bytes of an address (network order) as a number. */
 static inline __u64 xb_be64_load(const __u8 *b)
 {
@@ -55,10 +54,20 @@ static inline __u64 xb_be64_load(const __u8 *b)
 	return v;
 }
 
+/* A growing array of entries. */
 struct xb_entry_list {
 	struct xb_policy_entry *v;
 	size_t n, cap;
 };
+
+/* Entries of a plan's old or next by their place: the changes name the entries they change
+ * instead of copying them (three copies of a million entries cost more in fresh pages than
+ * the rest of the plan, REFERENCE.md section 7). */
+struct xb_ref_list {
+	__u32 *v;
+	size_t n, cap;
+};
+#define XB_REF_OLD 0x80000000u /* in touch: the place is in old, not in next */
 
 /* Room for `more` entries past l->n, so that pushes do not move the list. 0 or -ENOMEM. */
 int xb_entry_list_reserve(struct xb_entry_list *l, size_t more);
@@ -67,14 +76,26 @@ int xb_entry_list_push(struct xb_entry_list *l, const struct xb_policy_entry *e)
 /* Sorts by prefix (address, then length), unless it is sorted already. */
 void xb_entry_list_sort(struct xb_entry_list *l);
 
+/* A record's place in an order as numbers (hi, then lo, then plen), and where it is. */
+struct xb_sort_rec {
+	__u64 hi, lo;
+	__u32 plen, at;
+};
+/* Sorts the n records of `size` bytes at v in place by recs, where recs[i] describes record
+ * i and has room for n more records past them: a merge sort of the numbers, then each record
+ * moved once (qsort moving whole records costs several times more). recs is used up. 0, or
+ * -ENOMEM and v as it was. */
+int xb_recs_sort(struct xb_sort_rec *recs, size_t n, void *v, size_t size);
+
 /* What one family's compile does: the sets before and after, and the changes between. */
 struct xb_plan {
 	__u8 family;
 	struct xb_entry_list old;     /* in the trie now, sorted */
 	struct xb_entry_list next;    /* what the trie will hold, sorted */
-	struct xb_entry_list write;   /* entries of `next` that are new or changed */
-	struct xb_entry_list remove;  /* entries of `old` that are not in `next` */
-	struct xb_entry_list touch;   /* prefixes whose codes may change: LOOKUP first */
+	struct xb_ref_list write;     /* entries of `next` that are new or changed, in write order */
+	struct xb_ref_list remove;    /* entries of `old` that are not in `next` */
+	struct xb_ref_list touch;     /* prefixes whose codes may change, LOOKUP first: places in
+				       * next, or in old with XB_REF_OLD */
 	size_t kept;
 	size_t added;                 /* entries of `write` that take a new place in the trie */
 	bool remove_first;            /* the trie cannot hold `old` and `write` at once */
@@ -82,6 +103,23 @@ struct xb_plan {
 };
 
 void xb_plan_free(struct xb_plan *p);
+
+static inline const struct xb_policy_entry *xb_plan_written(const struct xb_plan *p, size_t i)
+{
+	return &p->next.v[p->write.v[i]];
+}
+
+static inline const struct xb_policy_entry *xb_plan_removed(const struct xb_plan *p, size_t i)
+{
+	return &p->old.v[p->remove.v[i]];
+}
+
+static inline const struct xb_prefix *xb_plan_touched(const struct xb_plan *p, size_t i)
+{
+	__u32 at = p->touch.v[i];
+
+	return at & XB_REF_OLD ? &p->old.v[at & ~XB_REF_OLD].prefix : &p->next.v[at].prefix;
+}
 /* The prefix as text for a message, or "(a bad prefix)". */
 void xb_prefix_describe(const struct xb_prefix *p, char *buf, size_t len);
 /* Refuses the set as a whole (family, length, verdict), before anything changes. 0 or -EINVAL
@@ -95,13 +133,14 @@ int xb_plan_take_set(struct xb_plan *p, const struct xb_policy_set *set, char *e
  * name. 0 or -ENOMEM. */
 int xb_plan_keep_old(struct xb_plan *p, const struct xb_compile_opts *opts);
 /* Walks p->old and p->next in step: what to write, what to delete, which prefixes to touch.
- * 0 or -ENOMEM. */
+ * 0, or -ENOMEM (also for lists too long for a place in a struct xb_ref_list). */
 int xb_plan_diff(struct xb_plan *p);
 
 /* ---- nodeny.c: allow-only mode's reasons (xdpban_nodeny16) ---- */
 
 /* Clears the bits of the regions every deny entry of l touches: the step before they enter a
- * trie. 0 or -errno (the map not mapped). */
+ * trie (a deny entry already in it has its bits clear: clearing them again changes nothing).
+ * 0 or -errno (the map not mapped). */
 int xb_nodeny_clear_denies(const struct xb_maps *m, const struct xb_entry_list *l);
 /* Sets the family's bits exactly for set (sorted or not), which the trie holds. 0 or -errno. */
 int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_list *set);
@@ -170,6 +209,7 @@ struct xb_l6_live {
 	struct xb_l6_map map;
 	struct xb_line6_dump old; /* the lines in the map before the compile, in their order */
 	bool *gone;               /* old lines deleted by rule 1 */
+	size_t cursor[XDPBAN_FLAT6_DEPTHS]; /* per depth: where xb_l6_forget last began */
 };
 
 /* Rule 1 for a single change of the IPv6 trie at p: no line there, or (the map not usable) no

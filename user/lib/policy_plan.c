@@ -97,13 +97,7 @@ int xb_entry_list_push(struct xb_entry_list *l, const struct xb_policy_entry *e)
 	return 0;
 }
 
-/* An entry's place in entry_cmp's order as numbers, and where it is in the list. */
-struct sort_rec {
-	__u64 hi, lo; /* the address, host order */
-	__u32 plen, at;
-};
-
-static bool rec_less(const struct sort_rec *a, const struct sort_rec *b)
+static bool rec_less(const struct xb_sort_rec *a, const struct xb_sort_rec *b)
 {
 	if (a->hi != b->hi)
 		return a->hi < b->hi;
@@ -113,10 +107,10 @@ static bool rec_less(const struct sort_rec *a, const struct sort_rec *b)
 }
 
 /* Bottom-up merge sort of n records, with room for n more in tmp: the sorted copy. */
-static struct sort_rec *recs_sort(struct sort_rec *a, struct sort_rec *tmp, size_t n)
+static struct xb_sort_rec *recs_sort(struct xb_sort_rec *a, struct xb_sort_rec *tmp, size_t n)
 {
 	for (size_t w = 1; w < n; w *= 2) {
-		struct sort_rec *t = a;
+		struct xb_sort_rec *t = a;
 
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, end = lo + 2 * w < n ? lo + 2 * w : n;
@@ -135,14 +129,43 @@ static struct sort_rec *recs_sort(struct sort_rec *a, struct sort_rec *tmp, size
 	return a;
 }
 
+int xb_recs_sort(struct xb_sort_rec *recs, size_t n, void *v, size_t size)
+{
+	struct xb_sort_rec *sorted;
+	char *base = v, *held = malloc(size);
+
+	if (!held)
+		return -ENOMEM;
+	sorted = recs_sort(recs, recs + n, n);
+	/* Record i takes the one at sorted[i].at: each cycle of that permutation moves through one
+	 * held record, and a record in place is marked by at == its index. */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+
+		if (sorted[i].at == i)
+			continue;
+		memcpy(held, base + i * size, size);
+		while (sorted[j].at != i) {
+			size_t from = sorted[j].at;
+
+			memcpy(base + j * size, base + from * size, size);
+			sorted[j].at = (__u32)j;
+			j = from;
+		}
+		memcpy(base + j * size, held, size);
+		sorted[j].at = (__u32)j;
+	}
+	free(held);
+	return 0;
+}
+
 /* Lists come sorted more often than not (a file in address order, the trie read back, a set
  * that kept nothing), and checking costs one pass. Otherwise the entries' keys are sorted as
- * numbers and the entries gathered in that order: qsort through memcmp took half a second
+ * numbers and the entries moved into that order: qsort through memcmp took half a second
  * for a million IPv6 entries. */
 void xb_entry_list_sort(struct xb_entry_list *l)
 {
-	struct sort_rec *recs, *sorted;
-	struct xb_policy_entry *v;
+	struct xb_sort_rec *recs;
 	size_t i = 1;
 
 	while (i < l->n && entry_cmp(&l->v[i - 1], &l->v[i]) <= 0)
@@ -150,24 +173,28 @@ void xb_entry_list_sort(struct xb_entry_list *l)
 	if (i >= l->n)
 		return;
 	recs = xb_big_malloc(2 * l->n * sizeof(*recs));
-	v = xb_big_malloc(l->n * sizeof(*v));
-	if (!recs || !v) { /* the slow way needs no memory */
-		free(recs);
-		free(v);
-		qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
-		return;
-	}
-	for (i = 0; i < l->n; i++)
-		recs[i] = (struct sort_rec){ .hi = xb_be64_load(l->v[i].prefix.addr),
-					     .lo = xb_be64_load(l->v[i].prefix.addr + 8),
-					     .plen = l->v[i].prefix.plen, .at = (__u32)i };
-	sorted = recs_sort(recs, recs + l->n, l->n);
-	for (i = 0; i < l->n; i++)
-		v[i] = l->v[sorted[i].at];
+	for (i = 0; recs && i < l->n; i++)
+		recs[i] = (struct xb_sort_rec){ .hi = xb_be64_load(l->v[i].prefix.addr),
+						.lo = xb_be64_load(l->v[i].prefix.addr + 8),
+						.plen = l->v[i].prefix.plen, .at = (__u32)i };
+	if (!recs || xb_recs_sort(recs, l->n, l->v, sizeof(*l->v)))
+		qsort(l->v, l->n, sizeof(*l->v), entry_cmp); /* the slow way needs no memory */
 	free(recs);
-	free(l->v);
-	l->v = v;
-	l->cap = l->n;
+}
+
+/* Room for `more` places past l->n. 0 or -ENOMEM. */
+static int refs_reserve(struct xb_ref_list *l, size_t more)
+{
+	__u32 *grown;
+
+	if (l->cap - l->n >= more)
+		return 0;
+	grown = xb_big_realloc(l->v, (l->n + more) * sizeof(*l->v));
+	if (!grown)
+		return -ENOMEM;
+	l->v = grown;
+	l->cap = l->n + more;
+	return 0;
 }
 
 void xb_plan_free(struct xb_plan *p)
@@ -293,9 +320,9 @@ static bool prefix_covers(const struct xb_prefix *a, const struct xb_prefix *b)
  * longest first over the whole list, a million entries took 1.4 s to write against 0.9 s). */
 static int plan_order(struct xb_plan *p)
 {
-	struct xb_entry_list *w = &p->write;
-	struct xb_policy_entry *order;
+	struct xb_ref_list *w = &p->write;
 	size_t open[CHAIN_MAX], depth = 0, n = 0;
+	__u32 *order;
 
 	if (w->n < 2)
 		return 0;
@@ -303,7 +330,8 @@ static int plan_order(struct xb_plan *p)
 	if (!order)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->n; i++) {
-		while (depth && !prefix_covers(&w->v[open[depth - 1]].prefix, &w->v[i].prefix))
+		while (depth && !prefix_covers(&xb_plan_written(p, open[depth - 1])->prefix,
+					       &xb_plan_written(p, i)->prefix))
 			order[n++] = w->v[open[--depth]];
 		if (depth == CHAIN_MAX) { /* only a repeated prefix nests this deep */
 			free(order);
@@ -319,19 +347,19 @@ static int plan_order(struct xb_plan *p)
 	return 0;
 }
 
-/* An entry of old or next (canonical already) into a list with room for it. */
-static void append(struct xb_entry_list *l, const struct xb_policy_entry *e)
+/* A place into a list with room for it. */
+static void append(struct xb_ref_list *l, size_t at)
 {
-	l->v[l->n++] = *e;
+	l->v[l->n++] = (__u32)at;
 }
 
 int xb_plan_diff(struct xb_plan *p)
 {
 	size_t i = 0, j = 0;
 
-	if (xb_entry_list_reserve(&p->write, p->next.n) ||
-	    xb_entry_list_reserve(&p->remove, p->old.n) ||
-	    xb_entry_list_reserve(&p->touch, p->next.n + p->old.n))
+	if (p->old.n >= XB_REF_OLD || p->next.n >= XB_REF_OLD ||
+	    refs_reserve(&p->write, p->next.n) || refs_reserve(&p->remove, p->old.n) ||
+	    refs_reserve(&p->touch, p->next.n + p->old.n))
 		return -ENOMEM;
 	while (i < p->old.n || j < p->next.n) {
 		const struct xb_policy_entry *o = i < p->old.n ? &p->old.v[i] : NULL;
@@ -339,19 +367,19 @@ int xb_plan_diff(struct xb_plan *p)
 		int c = !o ? 1 : !n ? -1 : entry_cmp(o, n);
 
 		if (c < 0) {
-			append(&p->remove, o);
-			append(&p->touch, o);
+			append(&p->remove, i);
+			append(&p->touch, i | XB_REF_OLD);
 			i++;
 		} else if (c > 0) {
-			append(&p->write, n);
-			append(&p->touch, n);
+			append(&p->write, j);
+			append(&p->touch, j);
 			p->added++;
 			j++;
 		} else {
 			if (memcmp(&o->policy, &n->policy, sizeof(o->policy)))
-				append(&p->write, n);
+				append(&p->write, j);
 			if (verdict_changes(&o->policy, &n->policy))
-				append(&p->touch, n);
+				append(&p->touch, j);
 			i++;
 			j++;
 		}
