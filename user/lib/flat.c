@@ -569,11 +569,14 @@ static int line6_key_cmp(const void *a, const void *b)
 
 /* The same order as one number: the depth above the region's bits (at most 56 of them, so
  * the key's low byte holds only the depth). */
+__u64 xb_flat6_key_rank(__u64 key)
+{
+	return (key & 0xff) << 56 | key >> 8;
+}
+
 static __u64 line6_rank(const void *line)
 {
-	__u64 key = ((const struct xb_flat6_line *)line)->key;
-
-	return (key & 0xff) << 56 | key >> 8;
+	return xb_flat6_key_rank(((const struct xb_flat6_line *)line)->key);
 }
 
 int xb_flat_line_cmp(const void *a, const void *b)

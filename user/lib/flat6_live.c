@@ -11,6 +11,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "bigmem.h"
 #include "policy_internal.h"
 
 #define DEPTH_OF(key) ((__u32)((key) & 0xff))
@@ -140,27 +141,61 @@ static void lines_forget(struct xb_l6_map *s, const struct xb_prefix *p)
 	}
 }
 
-/* Every line in the slots, in their order. With tidy, a writer's, it first deletes every line
- * the data path's probe would not find where it lies, so that no later write can bring it
- * into reach (a deleted slot stays in the probe's way: the others are found as before). */
-static int lines_dump(struct xb_l6_map *s, struct xb_line6_dump *d, bool tidy)
+/* The live lines in the slots. With tidy, a writer's, it first deletes every line the data
+ * path's probe would not find where it lies, so that no later write can bring it into reach
+ * (a deleted slot stays in the probe's way: the others are found as before). */
+static size_t lines_count(struct xb_l6_map *s, bool tidy)
 {
+	size_t n = 0;
+
 	for (__u32 at = 0; at < s->n; at++) {
 		__u64 key = slot_key(s, at);
 
 		if (!key_live(key))
 			continue;
-		if (tidy && slot_find(s, key) != (long)at) {
+		if (tidy && slot_find(s, key) != (long)at)
 			slot_forget(s, at);
-			continue;
-		}
-		if (xb_flat6_lines_push(&d->v, &d->n, &d->cap))
-			return -ENOMEM;
-		d->v[d->n].key = key;
-		memcpy(&d->v[d->n].line, &s->slots[at].line, sizeof(d->v[d->n].line));
-		d->n++;
+		else
+			n++;
 	}
-	xb_flat6_lines_sort(d->v, d->n);
+	return n;
+}
+
+/* Every line in the slots, in their order, and (slots not NULL) the slot of each: the keys
+ * are sorted as numbers with their slots, then the lines copied out in that order (no copy
+ * of a line moves twice). This compile is the only writer, so the count holds. */
+static int lines_dump(struct xb_l6_map *s, struct xb_line6_dump *d, __u32 **slots, bool tidy)
+{
+	size_t n = lines_count(s, tidy), k = 0;
+	struct xb_sort_rec *recs = n ? xb_big_malloc(2 * n * sizeof(*recs)) : NULL;
+	const struct xb_sort_rec *sorted;
+
+	if (!n)
+		return 0;
+	d->v = xb_big_malloc(n * sizeof(*d->v));
+	if (slots)
+		*slots = xb_big_malloc(n * sizeof(**slots));
+	if (!recs || !d->v || (slots && !*slots)) {
+		free(recs);
+		return -ENOMEM;
+	}
+	for (__u32 at = 0; at < s->n && k < n; at++) {
+		__u64 key = slot_key(s, at);
+
+		if (key_live(key))
+			recs[k++] = (struct xb_sort_rec){ .hi = xb_flat6_key_rank(key), .at = at };
+	}
+	sorted = xb_recs_order(recs, n);
+	for (size_t i = 0; i < n; i++) {
+		__u32 at = sorted[i].at;
+
+		d->v[i].key = slot_key(s, at);
+		memcpy(&d->v[i].line, &s->slots[at].line, sizeof(d->v[i].line));
+		if (slots)
+			(*slots)[i] = at;
+	}
+	d->n = d->cap = n;
+	free(recs);
 	return 0;
 }
 
@@ -174,7 +209,7 @@ int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, s
 	*n = 0;
 	if (ret)
 		return ret;
-	ret = lines_dump(&s, &d, false);
+	ret = lines_dump(&s, &d, NULL, false);
 	l6_unmap(&s);
 	if (ret) {
 		free(d.v);
@@ -188,7 +223,9 @@ int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, s
 void xb_l6_live_free(struct xb_l6_live *l)
 {
 	free(l->old.v);
+	free(l->slot);
 	free(l->gone);
+	free(l->doomed);
 	l6_unmap(&l->map);
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
@@ -198,15 +235,40 @@ void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_fl
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
-	if (!l6_map(m->flat6x, &l->map) && !lines_dump(&l->map, &l->old, true)) {
+	if (!l6_map(m->flat6x, &l->map) && !lines_dump(&l->map, &l->old, &l->slot, true)) {
 		l->gone = calloc(l->old.n + 1, sizeof(*l->gone));
-		if (l->gone) {
+		l->doomed = calloc(l->map.n / 64 + 1, sizeof(*l->doomed));
+		if (l->gone && l->doomed) {
 			l->fd = m->flat6x;
 			return;
 		}
 	}
 	xb_lines_disable(t);
 	xb_l6_live_free(l);
+}
+
+/* Old line i goes: deleted from its slot by the next xb_l6_flush. */
+static void line_doom(struct xb_l6_live *l, size_t i)
+{
+	__u32 at = l->slot[i];
+
+	if (l->gone[i])
+		return;
+	l->gone[i] = true;
+	l->doomed[at / 64] |= 1ull << (at % 64);
+}
+
+/* The deletes in slot order: a million of them, each in a random slot of a large array, cost
+ * a TLB miss and a cache miss apiece; in order they cost a sweep. */
+void xb_l6_flush(struct xb_l6_live *l)
+{
+	if (l->fd < 0)
+		return;
+	for (__u32 w = 0; w <= l->map.n / 64; w++) {
+		for (__u64 bits = l->doomed[w]; bits; bits &= bits - 1)
+			slot_forget(&l->map, w * 64 + (__u32)__builtin_ctzll(bits));
+		l->doomed[w] = 0;
+	}
 }
 
 static bool line_before(__u64 k, __u64 key)
@@ -263,9 +325,7 @@ void xb_l6_forget(struct xb_l6_live *l, const struct xb_prefix *p)
 
 			if (DEPTH_OF(k) != d || (k - first) >> (64 - d) >= count)
 				break;
-			if (!l->gone[i])
-				line_delete(&l->map, k);
-			l->gone[i] = true;
+			line_doom(l, i);
 		}
 	}
 }
@@ -294,9 +354,9 @@ bool xb_l6_write(struct xb_l6_live *l, struct xb_flat *t, const struct xb_flat6_
 
 		if (l->gone[i] || line_same(o, xb_flat6_lines_find(lines, n, o->key)))
 			continue;
-		line_delete(&l->map, o->key); /* gone, or changed: never overwrite */
-		l->gone[i] = true;
+		line_doom(l, i); /* gone, or changed: never overwrite */
 	}
+	xb_l6_flush(l);
 	for (size_t i = 0; i < l->old.n; i++)
 		held += !l->gone[i];
 	for (size_t i = 0; i < n && !inserts; i++)

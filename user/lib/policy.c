@@ -261,10 +261,15 @@ static int collect_old(const struct xb_policy_entry *e, void *ctx)
 static int plan_make(struct xb_plan *p, const struct xb_maps *m, const struct xb_policy_set *set,
 		     const struct xb_compile_opts *opts, char *err, size_t errlen)
 {
+	__u32 max = 0;
 	int ret = xb_plan_take_set(p, set, err, errlen);
 
 	if (ret)
 		return ret;
+	/* Room for a full trie read back: only the pages it fills are touched, where growing the
+	 * list step by step would copy it into fresh pages each time. */
+	if (!xb_map_capacity(xb_policy_fd(m, p->family), &max) && max > 65536)
+		(void)xb_entry_list_reserve(&p->old, max);
 	ret = xb_policy_foreach_family(m, p->family, collect_old, &p->old);
 	if (ret) {
 		snprintf(err, errlen, "cannot read %s: %s", trie_name(p->family), strerror(-ret));
@@ -560,6 +565,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		xb_l3_forget(&l3, xb_plan_touched(p, i));
 		xb_l6_forget(&l6, xb_plan_touched(p, i));
 	}
+	xb_l6_flush(&l6);
 	ret = xb_nodeny_clear_denies(m, &p->next);
 	if (ret)
 		snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),

@@ -38,6 +38,8 @@ __u32 xb_flat_count_pure(const __u64 *level, __u32 nwords);
  * -EINVAL when a code is LOOKUP, which a slot cannot hold. */
 int xb_flat_slot_encode(const struct xdpban_flat_line *line, struct xdpban_flat_slot *slot);
 void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat_line *line);
+/* An IPv6 line's key as a number in the lines' order (xb_flat6_lines_sort). */
+__u64 xb_flat6_key_rank(__u64 key);
 /* Room for one more line at (*v)[*n]. 0 or -ENOMEM. */
 int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap);
 int xb_flat6_lines_push(struct xb_flat6_line **v, size_t *n, size_t *cap);
@@ -81,6 +83,8 @@ struct xb_sort_rec {
 	__u64 hi, lo;
 	__u32 plen, at;
 };
+/* Sorts n records with room for n more past them: the sorted ones, at recs or recs + n. */
+struct xb_sort_rec *xb_recs_order(struct xb_sort_rec *recs, size_t n);
 /* Sorts the n records of `size` bytes at v in place by recs, where recs[i] describes record
  * i and has room for n more records past them: a merge sort of the numbers, then each record
  * moved once (qsort moving whole records costs several times more). recs is used up. 0, or
@@ -208,7 +212,9 @@ struct xb_l6_live {
 	int fd;
 	struct xb_l6_map map;
 	struct xb_line6_dump old; /* the lines in the map before the compile, in their order */
-	bool *gone;               /* old lines deleted by rule 1 */
+	__u32 *slot;              /* the slot of each old line */
+	bool *gone;               /* old lines deleted, or doomed to be by the next xb_l6_flush */
+	__u64 *doomed;            /* a bit per slot: deleted by the next xb_l6_flush */
 	size_t cursor[XDPBAN_FLAT6_DEPTHS]; /* per depth: where xb_l6_forget last began */
 };
 
@@ -218,7 +224,10 @@ int xb_l6_touch_live(const struct xb_maps *m, struct xb_flat *t, const struct xb
 /* The level-3 calls above, for the IPv6 lines. */
 void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_flat *t);
 void xb_l6_live_free(struct xb_l6_live *l);
+/* Dooms the old lines in the regions p touches; xb_l6_flush deletes them, and must come
+ * before the trie changes. */
 void xb_l6_forget(struct xb_l6_live *l, const struct xb_prefix *p);
+void xb_l6_flush(struct xb_l6_live *l);
 bool xb_l6_write(struct xb_l6_live *l, struct xb_flat *t, const struct xb_flat6_line *lines,
 		 size_t n, struct xb_compile_result *res);
 

@@ -107,8 +107,10 @@ static bool rec_less(const struct xb_sort_rec *a, const struct xb_sort_rec *b)
 }
 
 /* Bottom-up merge sort of n records, with room for n more in tmp: the sorted copy. */
-static struct xb_sort_rec *recs_sort(struct xb_sort_rec *a, struct xb_sort_rec *tmp, size_t n)
+struct xb_sort_rec *xb_recs_order(struct xb_sort_rec *a, size_t n)
 {
+	struct xb_sort_rec *tmp = a + n;
+
 	for (size_t w = 1; w < n; w *= 2) {
 		struct xb_sort_rec *t = a;
 
@@ -136,7 +138,7 @@ int xb_recs_sort(struct xb_sort_rec *recs, size_t n, void *v, size_t size)
 
 	if (!held)
 		return -ENOMEM;
-	sorted = recs_sort(recs, recs + n, n);
+	sorted = xb_recs_order(recs, n);
 	/* Record i takes the one at sorted[i].at: each cycle of that permutation moves through one
 	 * held record, and a record in place is marked by at == its index. */
 	for (size_t i = 0; i < n; i++) {
