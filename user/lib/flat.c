@@ -446,12 +446,24 @@ int xb_flat_slot_encode(const struct xdpban_flat_line *line, struct xdpban_flat_
 	return 0;
 }
 
+/* Byte by byte, each trit peeled off the low end (xdpban_flat_slot_code's answer for every
+ * code, without its division per code: a compile decodes every line in the map). */
 void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat_line *line)
 {
 	memset(line, 0, sizeof(*line));
-	for (__u32 i = 0; i < XDPBAN_FLAT_LINE_CODES; i++)
-		line->codes[i / XDPBAN_FLAT_CODES_PER_WORD] |=
-			(__u64)xdpban_flat_slot_code(slot, i) << xdpban_flat_shift(i);
+	for (__u32 byte = 0; byte < XDPBAN_FLAT_TRIT_BYTES; byte++) {
+		__u32 v = slot->trits[byte];
+		bool junk = v >= 243; /* no five trits: LOOKUP, as the data path reads it */
+
+		for (__u32 place = 0; place < XDPBAN_FLAT_TRITS_PER_BYTE; place++, v /= 3) {
+			__u32 i = byte * XDPBAN_FLAT_TRITS_PER_BYTE + place;
+			__u64 code = junk ? XDPBAN_FLAT_LOOKUP : v % 3 + 1;
+
+			if (i >= XDPBAN_FLAT_LINE_CODES)
+				break;
+			line->codes[i / XDPBAN_FLAT_CODES_PER_WORD] |= code << xdpban_flat_shift(i);
+		}
+	}
 }
 
 /* ==== IPv6 lines: 8-bit strides from /24 to /64 ============================================ */
