@@ -162,7 +162,7 @@ $(BUILD)/lib/libxdpban.a: $(LIBAPI_OBJS)
 	$(Q)mkdir -p $(@D) && $(LD) -r $^ -o $@.o && objcopy --localize-hidden $@.o && \
 		rm -f $@ && $(AR) rcs $@ $@.o && rm -f $@.o
 
-$(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
+$(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
 

@@ -7,7 +7,10 @@
  *     tables and the level-3 lines are exactly as before, and the data path drops what it
  *     dropped; a failure in IPv6 rolls back the IPv4 change made before it;
  *   - lists swapped in a trie too small for both at once go through (the old entries are
- *     removed first).
+ *     removed first);
+ *   - compiles through mappings kept from one to the next (xb_maps_keep_views, as xdpband
+ *     keeps them) reach the data path, and a kept mapping of an fd that now holds another map
+ *     is made again.
  * Needs root (skips without); loads the data path unpinned, never attaches.
  */
 #include <errno.h>
@@ -18,12 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "dp.h"
 #include "pkt.h"
+#include "policy_internal.h"
 #include "snapshot.h"
 
 #define CAP4 256
@@ -263,6 +268,90 @@ static void swap_in_a_trie_too_small_for_both_goes_through(void **state)
 	xb_policy_set_free(&gone);
 }
 
+/* The guard word of a family's flat table, read through the syscall (no mapping). */
+static __u64 guard_of(int flat_fd)
+{
+	__u32 at = XDPBAN_FLAT_GUARD;
+	__u64 guard = 0;
+
+	assert_int_equal(bpf_map_lookup_elem(flat_fd, &at, &guard), 0);
+	return guard;
+}
+
+static void kept_views_carry_compiles(void **state)
+{
+	struct dp *dp = need_dp(state);
+	struct xb_policy_set a = {}, b = {}, gone = {};
+
+	assert_int_equal(xb_maps_keep_views(&dp->maps), 0);
+	assert_non_null(dp->maps.views);
+	add_nets(&a, NET4, 0, 100, XDPBAN_POLICY_DENY, LIST);
+	add_nets(&a, NET6, 0, 20, XDPBAN_POLICY_DENY, LIST);
+	add_nets(&b, NET4, 500, 100, XDPBAN_POLICY_DENY, LIST);
+	add_nets(&b, NET6, 40, 20, XDPBAN_POLICY_DENY, LIST);
+	add_nets(&gone, NET4, 0, 100, XDPBAN_POLICY_NONE, LIST);
+	for (int round = 0; round < 2; round++) { /* the second round through the same views */
+		assert_int_equal(dp_policy_compile(dp, &a, NULL, NULL), 0);
+		assert_enforced(dp, &a);
+		assert_int_equal(dp_policy_compile(dp, &b, NULL, NULL), 0);
+		assert_enforced(dp, &b);
+		assert_enforced(dp, &gone);
+		assert_int_not_equal(guard_of(dp->maps.flat4), 0);
+		assert_int_not_equal(guard_of(dp->maps.flat6), 0);
+	}
+	xb_maps_drop_views(&dp->maps);
+	assert_null(dp->maps.views);
+	assert_int_equal(dp_policy_compile(dp, &a, NULL, NULL), 0);
+	assert_enforced(dp, &a);
+	xb_policy_set_free(&a);
+	xb_policy_set_free(&b);
+	xb_policy_set_free(&gone);
+}
+
+static int mmapable_array(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xb_view_test", 4, 8, 512, &opts);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void stale_view_is_made_again(void **state)
+{
+	struct xb_maps m = { XB_MAPS_NONE, .ncpus = 1 };
+	const size_t len = 512 * 8;
+	int fd = mmapable_array(), other = mmapable_array();
+	__u64 *p, *q, value = 0;
+	__u32 at = 0;
+
+	(void)need_dp(state); /* root */
+	assert_int_equal(xb_maps_keep_views(&m), 0);
+	p = xb_map_view(m.views, fd, len);
+	assert_non_null(p);
+	p[0] = 41;
+	xb_map_unview(m.views, p, len); /* kept: still mapped */
+	assert_ptr_equal(xb_map_view(m.views, fd, len), p);
+	assert_int_equal(p[0], 41);
+	/* The fd's number now names another map: its view is that map's. */
+	assert_int_equal(dup2(other, fd), fd);
+	q = xb_map_view(m.views, fd, len);
+	assert_non_null(q);
+	assert_int_equal(q[0], 0);
+	q[0] = 7;
+	assert_int_equal(bpf_map_lookup_elem(other, &at, &value), 0);
+	assert_int_equal(value, 7);
+	/* Without views, every view is a mapping of its own. */
+	p = xb_map_view(NULL, other, len);
+	assert_non_null(p);
+	assert_int_equal(p[0], 7);
+	xb_map_unview(NULL, p, len);
+	xb_maps_drop_views(&m);
+	assert_null(m.views);
+	close(fd);
+	close(other);
+}
+
 #define DP_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -272,6 +361,8 @@ int main(void)
 		DP_TEST(table_full_while_writing_is_rolled_back),
 		DP_TEST(ipv6_failure_rolls_back_ipv4_too),
 		DP_TEST(swap_in_a_trie_too_small_for_both_goes_through),
+		DP_TEST(kept_views_carry_compiles),
+		DP_TEST(stale_view_is_made_again),
 	};
 
 	return cmocka_run_group_tests_name("policy_faults", tests, NULL, NULL);

@@ -18,14 +18,15 @@
 #define LINES6_DELETE_DIRECT 4096u /* up to this many keys: delete by key, not by a scan */
 
 /* Maps xdpban_flat6x for writing: 0, or -errno (-EPROTO: not a table of IPv6 line slots). */
-static int l6_map(int fd, struct xb_l6_map *s)
+static int l6_map(const struct xb_maps *m, struct xb_l6_map *s)
 {
-	return xb_slots_map(fd, sizeof(*s->slots), (void **)&s->slots, &s->n);
+	s->views = m->views;
+	return xb_slots_map(s->views, m->flat6x, sizeof(*s->slots), (void **)&s->slots, &s->n);
 }
 
 static void l6_unmap(struct xb_l6_map *s)
 {
-	xb_slots_unmap((void **)&s->slots, &s->n, sizeof(*s->slots));
+	xb_slots_unmap(s->views, (void **)&s->slots, &s->n, sizeof(*s->slots));
 }
 
 static __u64 slot_key(const struct xb_l6_map *s, __u32 at)
@@ -203,7 +204,7 @@ int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, s
 {
 	struct xb_line6_dump d = {};
 	struct xb_l6_map s;
-	int ret = l6_map(m->flat6x, &s);
+	int ret = l6_map(m, &s);
 
 	*lines = NULL;
 	*n = 0;
@@ -235,7 +236,7 @@ void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_fl
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
-	if (!l6_map(m->flat6x, &l->map) && !lines_dump(&l->map, &l->old, &l->slot, true)) {
+	if (!l6_map(m, &l->map) && !lines_dump(&l->map, &l->old, &l->slot, true)) {
 		l->gone = calloc(l->old.n + 1, sizeof(*l->gone));
 		l->doomed = calloc(l->map.n / 64 + 1, sizeof(*l->doomed));
 		if (l->gone && l->doomed) {
@@ -389,7 +390,7 @@ int xb_l6_touch_live(const struct xb_maps *m, struct xb_flat *t, const struct xb
 {
 	struct xb_l6_map s;
 
-	if (l6_map(m->flat6x, &s)) {
+	if (l6_map(m, &s)) {
 		xb_lines_disable(t);
 		return 0;
 	}

@@ -30,9 +30,9 @@ int xb_flat_open(struct xb_flat *t, const struct xb_maps *m, __u8 family)
 	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(__u64) ||
 	    info.max_entries != XDPBAN_FLAT_ENTRIES || !(info.map_flags & BPF_F_MMAPABLE))
 		return -EPROTO;
-	p = mmap(NULL, XDPBAN_FLAT_ENTRIES * sizeof(__u64), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 t->fd, 0);
-	if (p == MAP_FAILED)
+	t->views = m->views;
+	p = xb_map_view(t->views, t->fd, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
+	if (!p)
 		return -errno;
 	t->words = p;
 	return 0;
@@ -41,7 +41,7 @@ int xb_flat_open(struct xb_flat *t, const struct xb_maps *m, __u8 family)
 void xb_flat_close(struct xb_flat *t)
 {
 	if (t->words)
-		munmap(t->words, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
+		xb_map_unview(t->views, t->words, XDPBAN_FLAT_ENTRIES * sizeof(__u64));
 	t->words = NULL;
 }
 
@@ -74,7 +74,7 @@ void xb_flat_close(struct xb_flat *t)
 
 #define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a scan */
 
-int xb_slots_map(int fd, size_t value_size, void **slots, __u32 *n)
+int xb_slots_map(struct xb_map_views *vs, int fd, size_t value_size, void **slots, __u32 *n)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -89,32 +89,32 @@ int xb_slots_map(int fd, size_t value_size, void **slots, __u32 *n)
 	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != value_size ||
 	    !(info.map_flags & BPF_F_MMAPABLE) || !info.max_entries)
 		return -EPROTO;
-	p = mmap(NULL, (size_t)info.max_entries * value_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 fd, 0);
-	if (p == MAP_FAILED)
+	p = xb_map_view(vs, fd, (size_t)info.max_entries * value_size);
+	if (!p)
 		return -errno;
 	*slots = p;
 	*n = info.max_entries;
 	return 0;
 }
 
-void xb_slots_unmap(void **slots, __u32 *n, size_t value_size)
+void xb_slots_unmap(struct xb_map_views *vs, void **slots, __u32 *n, size_t value_size)
 {
 	if (*slots)
-		munmap(*slots, (size_t)*n * value_size);
+		xb_map_unview(vs, *slots, (size_t)*n * value_size);
 	*slots = NULL;
 	*n = 0;
 }
 
 /* Maps xdpban_flat4x for writing: 0, or -errno (-EPROTO: not a table of line slots). */
-static int l3_map(int fd, struct xb_l3_map *s)
+static int l3_map(const struct xb_maps *m, struct xb_l3_map *s)
 {
-	return xb_slots_map(fd, sizeof(*s->slots), (void **)&s->slots, &s->n);
+	s->views = m->views;
+	return xb_slots_map(s->views, m->flat4x, sizeof(*s->slots), (void **)&s->slots, &s->n);
 }
 
 static void l3_unmap(struct xb_l3_map *s)
 {
-	xb_slots_unmap((void **)&s->slots, &s->n, sizeof(*s->slots));
+	xb_slots_unmap(s->views, (void **)&s->slots, &s->n, sizeof(*s->slots));
 }
 
 static __u32 slot_key(const struct xb_l3_map *s, __u32 at)
@@ -197,7 +197,7 @@ int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, siz
 {
 	struct xb_line_dump d = {};
 	struct xb_l3_map s;
-	int ret = l3_map(m->flat4x, &s);
+	int ret = l3_map(m, &s);
 
 	*lines = NULL;
 	*n = 0;
@@ -297,7 +297,7 @@ void xb_l3_live_open(struct xb_l3_live *l, const struct xb_maps *m, struct xb_fl
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
-	if (!l3_map(m->flat4x, &l->map))
+	if (!l3_map(m, &l->map))
 		slots_tidy(&l->map);
 	if (l->map.slots && !lines_dump(&l->map, &l->old)) {
 		l->gone = calloc(l->old.n + 1, sizeof(*l->gone));
@@ -421,7 +421,7 @@ int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p)
 	if (p->family == XDPBAN_FAMILY_INET) {
 		struct xb_l3_map s;
 
-		if (l3_map(m->flat4x, &s))
+		if (l3_map(m, &s))
 			xb_lines_disable(&t);
 		else
 			lines_forget(&s, p);

@@ -42,6 +42,7 @@ struct xb_maps {
 	int report_prog; /* -1 when not loaded */
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */
+	struct xb_map_views *views; /* NULL, or the mappings xb_maps_keep_views keeps */
 };
 
 /* A struct xb_maps with no map open, to fill in: { XB_MAPS_NONE, .ncpus = 1 }. */
@@ -54,6 +55,12 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 /* The directory xb_maps_open_pinned(NULL) would use, or NULL when neither holds the maps. */
 const char *xb_pin_dir_find(void);
 void xb_maps_close(struct xb_maps *m);
+/* Keeps the mmapable maps a compile writes mapped from one compile to the next, until
+ * xb_maps_drop_views (which the owner calls before the fds close): a fresh mapping's first
+ * store into each page is costly on some VMs. Optional; one thread at a time. 0 or -ENOMEM. */
+struct xb_map_views;
+int xb_maps_keep_views(struct xb_maps *m);
+void xb_maps_drop_views(struct xb_maps *m);
 struct xdpban; /* the skeleton, build/xdpban.skel.h */
 /* Sizes the counter and ban tables of an opened, not yet loaded skeleton: counter slots, and
  * groups of the ban table (XDPBAN_BAN_GROUPS(bans) for a capacity of bans); 0 keeps a size. */

@@ -144,6 +144,7 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 
 void xb_maps_close(struct xb_maps *m)
 {
+	xb_maps_drop_views(m);
 	if (m->owned) {
 		for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]); i++) {
 			int fd = *map_fd_slot(m, &map_specs[i]);

@@ -99,6 +99,7 @@ struct xb_flat {
 	__u64 *words; /* XDPBAN_FLAT_ENTRIES words shared with the data path: the codes, then the
 		       * guard */
 	int fd;
+	struct xb_map_views *views; /* where words came from (struct xb_maps) */
 };
 /* Maps the flat table of a family after checking that fd really is one. 0 or -errno
  * (-EPROTO: not a flat table). */

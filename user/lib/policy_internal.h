@@ -155,10 +155,18 @@ int xb_nodeny_write(const struct xb_maps *m, __u8 family, const struct xb_entry_
  * at all): the step before any single change of a trie. 0 or -errno (the table not mapped). */
 int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p);
 
-/* Maps an mmapable array of line slots of value_size bytes for writing: 0, or -errno (-EPROTO:
- * not such an array). */
-int xb_slots_map(int fd, size_t value_size, void **slots, __u32 *n);
-void xb_slots_unmap(void **slots, __u32 *n, size_t value_size);
+/* Maps an mmapable array of line slots of value_size bytes for writing (from vs when kept): 0,
+ * or -errno (-EPROTO: not such an array). */
+int xb_slots_map(struct xb_map_views *vs, int fd, size_t value_size, void **slots, __u32 *n);
+void xb_slots_unmap(struct xb_map_views *vs, void **slots, __u32 *n, size_t value_size);
+
+/* ---- views.c: mappings kept across compiles (xb_maps_keep_views) ---- */
+
+/* len bytes of the mmapable map fd, mapped for writing: vs's mapping of it when vs is not
+ * NULL (made and kept on first use), else a fresh one. NULL with errno. */
+void *xb_map_view(struct xb_map_views *vs, int fd, size_t len);
+/* Unmaps p unless vs keeps it. */
+void xb_map_unview(struct xb_map_views *vs, void *p, size_t len);
 /* Rule 3 of flat_live.c, for the lines of t's family: from now on the data path reads none. */
 void xb_lines_disable(struct xb_flat *t);
 /* Waits for an RCU grace period (rule 4 of flat_live.c). 0 or -errno. */
@@ -174,6 +182,7 @@ struct xb_line_dump {
 struct xb_l3_map {
 	struct xdpban_flat_slot *slots;
 	__u32 n;
+	struct xb_map_views *views;
 };
 
 /* What a compile knows of the lines: the map's fd, or -1 when level 3 is off. */
@@ -205,6 +214,7 @@ struct xb_line6_dump {
 struct xb_l6_map {
 	struct xdpban_flat6_slot *slots;
 	__u32 n;
+	struct xb_map_views *views;
 };
 
 /* What a compile of IPv6 knows of the lines: the map's fd, or -1 when they are off. */

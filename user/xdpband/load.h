@@ -19,10 +19,12 @@ struct xbd_loader {
 	bool maps_created;     /* no pinned ban table existed: this is a fresh state */
 	__u8 tag[BPF_TAG_SIZE]; /* of the xdpban program, to recognise our own attachments */
 	__u32 bans_map_id;     /* to recognise programs that use our state */
+	struct xb_maps *maps;  /* filled by xbd_load; its views are dropped at close */
 };
 
-/* Opens, pins under conf->pin_dir and loads; fills maps with the fds (owned by the loader).
- * 0, or -errno with one line in err. */
+/* Opens, pins under conf->pin_dir and loads; fills maps with the fds (owned by the loader),
+ * its mappings kept from one compile to the next (xb_maps_keep_views). 0, or -errno with one
+ * line in err. */
 int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps *maps,
 	     char *err, size_t errlen);
 void xbd_load_close(struct xbd_loader *ld);
