@@ -14,7 +14,8 @@
 #   - junk stream entries (XADD by redis-cli) are refused and counted by every node;
 #   - a password file others can read, or a user without one, is refused by xdpband -t.
 #
-# Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
+# The bed (namespaces, Redis, the nodes' configs) is tests/fleet_lib.sh, which bench/fleet.sh
+# shares. Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
 # Needs root; skips without it.
 # shellcheck disable=SC2317 # the case functions are called through e2e_case
 set -uo pipefail
@@ -38,142 +39,18 @@ for tool in redis-server redis-cli nsenter curl; do
 done
 /usr/bin/python3 -c 'import scapy' 2>/dev/null || fail_all "python3-scapy is not installed (make deps)"
 
-readonly PY=/usr/bin/python3 TAG=xbf$$ PORT=7000
-readonly REDIS_ADDR=198.51.100.10 REDIS_USER=xdpban REDIS_PASS=fleet-e2e-$$
-readonly STREAM=xdpban:e2e$$ SNAPSHOT=xdpban:e2e$$:active
-NODES=(a b c)
-declare -A NS ADDR SADDR PIN SOCK PID
+readonly TAG=xbf$$ PORT=7000
 TMP=$(mktemp -d /tmp/xbf-e2e.XXXXXX) || exit 1
 # XBF_KEEP=1 keeps the logs and files in $TMP for a post-mortem (everything else goes).
 [[ -n ${XBF_KEEP:-} ]] && echo "fleet: keeping $TMP" || e2e_defer rm -rf "$TMP"
 chmod 711 "$TMP"
 install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || fail_all "cannot copy the binaries"
+source tests/fleet_lib.sh # the namespaces, Redis and the nodes, shared with bench/fleet.sh
 
-# ---- the namespaces ----
-
-# The node's address toward the sender (192.0.2.0/26 for a, .64/26 b, .128/26 c) and Redis's
-# bridge (198.51.100.20, .21, .22).
-setup_node() {
-	local n=$1 i=$2 base=$(($2 * 64)) ns=$TAG$1
-	NS[$n]=$ns ADDR[$n]=192.0.2.$((base + 1)) SADDR[$n]=192.0.2.$((base + 2))
-	PIN[$n]=/sys/fs/bpf/$TAG-$n SOCK[$n]=$TMP/$n.sock
-	e2e_netns_add "$ns" || return 1
-	e2e_defer rm -rf "${PIN[$n]}"
-	ip link add "x${TAG}${n}r" netns "$ns" type veth peer name "x${TAG}${n}q" netns "$TAG"r &&
-		ip -n "$TAG"r link set "x${TAG}${n}q" master br0 up &&
-		ip -n "$ns" addr add "198.51.100.2$i/24" dev "x${TAG}${n}r" &&
-		ip -n "$ns" link set "x${TAG}${n}r" up || return 1
-	ip link add "x${TAG}${n}s" netns "$TAG"s type veth peer name "x${TAG}${n}x" netns "$ns" &&
-		ip netns exec "$TAG"s sysctl -qw "net.ipv6.conf.x${TAG}${n}s.disable_ipv6=1" &&
-		ip netns exec "$ns" sysctl -qw "net.ipv6.conf.x${TAG}${n}x.disable_ipv6=1" &&
-		ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
-		ip netns exec "$ns" sysctl -qw "net.ipv4.conf.x${TAG}${n}x.rp_filter=0" &&
-		ip -n "$TAG"s addr add "${SADDR[$n]}/26" dev "x${TAG}${n}s" &&
-		ip -n "$ns" addr add "${ADDR[$n]}/26" dev "x${TAG}${n}x" &&
-		ip -n "$TAG"s link set "x${TAG}${n}s" up && ip -n "$ns" link set "x${TAG}${n}x" up
-}
-
-setup() {
-	e2e_netns_add "$TAG"r && e2e_netns_add "$TAG"s || return 1
-	ip -n "$TAG"r link add br0 type bridge && ip -n "$TAG"r addr add "$REDIS_ADDR/24" dev br0 &&
-		ip -n "$TAG"r link set br0 up || return 1
-	local i=0 n
-	for n in "${NODES[@]}"; do
-		setup_node "$n" "$i" || return 1
-		i=$((i + 1))
-	done
-}
-setup || fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
-
-# ---- Redis ----
-
-mkdir -p "$TMP/redis" && chmod 700 "$TMP/redis"
-cat >"$TMP/redis/users.acl" <<EOF
-user default off
-user $REDIS_USER on >$REDIS_PASS ~xdpban:* +@stream +@hash +@transaction +@connection
-EOF
-cat >"$TMP/redis/redis.conf" <<EOF
-bind $REDIS_ADDR
-port 6379
-daemonize no
-dir $TMP/redis
-aclfile $TMP/redis/users.acl
-appendonly yes
-appendfsync always
-save ""
-logfile ""
-EOF
-REDIS_PID=
-redis_start() {
-	ip netns exec "$TAG"r redis-server "$TMP/redis/redis.conf" >>"$TMP/redis.log" 2>&1 &
-	REDIS_PID=$!
-	e2e_defer e2e__kill "$REDIS_PID"
-	e2e_wait 100 eval '[[ $(rcli PING 2>/dev/null) == PONG ]]'
-}
-redis_stop() { kill "$REDIS_PID" && wait "$REDIS_PID"; }
-rcli() {
-	ip netns exec "$TAG"r redis-cli -h "$REDIS_ADDR" --user "$REDIS_USER" --pass "$REDIS_PASS" \
-		--no-auth-warning "$@"
-}
+fleet_setup || fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
+fleet_redis_init || fail_all "cannot write the Redis config in $TMP"
 redis_start || fail_all "redis-server did not start: $(tail -3 "$TMP/redis.log")"
-
-# The stream's last id, as XINFO STREAM tells it.
-stream_last_id() { rcli XINFO STREAM "$STREAM" | awk 'prev == "last-generated-id" { print; exit } { prev = $0 }'; }
-
-# ---- the nodes ----
-
-printf '%s\n' "$REDIS_PASS" >"$TMP/redis.pass" && chmod 600 "$TMP/redis.pass"
 printf '203.0.113.51\n' >"$TMP/trusted.list"
-
-# write_conf NODE [EXTRA_LINE]...
-write_conf() {
-	local n=$1 line
-	shift
-	{
-		echo "[xdp]"
-		echo "interfaces = x${TAG}${n}x"
-		echo "pin-dir = ${PIN[$n]}"
-		echo "[bans]"
-		echo "limit = 3"
-		echo "ban-time = 1h"
-		echo "[control]"
-		echo "socket = ${SOCK[$n]}"
-		echo "[metrics]"
-		echo "listen = 127.0.0.1:9433"
-		echo "[state]"
-		echo "file = $TMP/$n.state"
-		echo "[fleet]"
-		echo "redis = $REDIS_ADDR:6379"
-		echo "stream = $STREAM"
-		echo "snapshot = $SNAPSHOT"
-		echo "node = node-$n"
-		echo "user = $REDIS_USER"
-		echo "password-file = $TMP/redis.pass"
-		for line in "$@"; do echo "$line"; done
-	} >"$TMP/$n.conf"
-}
-
-cli() {
-	local n=$1
-	shift
-	"$TMP/xdpban" --socket "${SOCK[$n]}" --pin-dir "${PIN[$n]}" "$@"
-}
-json() { "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
-answers() { [[ $(cli "$1" status --json 2>/dev/null | json 'd["daemon"]' 2>/dev/null) == True ]]; }
-fleet() { cli "$1" status --json | json "d['xdpband']['fleet']['$2']"; }
-banned() { [[ $(cli "$1" query "$2" --json | json 'd["banned"]') == True ]]; }
-not_banned() { [[ $(cli "$1" query "$2" --json | json 'd["banned"]') == False ]]; }
-caught_up() { [[ $(fleet "$1" last_id) == "$(stream_last_id)" ]]; }
-
-node_start() {
-	local n=$1
-	echo "== xdpband ($(date +%T))" >>"$TMP/$n.log"
-	nsenter --net="/run/netns/${NS[$n]}" "$TMP/xdpband" ${XBF_KEEP:+-v} -c "$TMP/$n.conf" >>"$TMP/$n.log" 2>&1 &
-	PID[$n]=$!
-	e2e_defer e2e__kill "${PID[$n]}"
-	e2e_wait 200 answers "$n" && e2e_wait 100 eval '[[ $(fleet '"$n"' connected) == True ]]'
-}
-node_stop() { kill -TERM "${PID[$1]}" && wait "${PID[$1]}"; }
 
 # The receiving socket of each node: every datagram that reaches it, its source on a line.
 counter_start() {

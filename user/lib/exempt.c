@@ -85,18 +85,20 @@ static int exempt_entry(const void *key, const void *value, void *ctx)
 	return w->cb(&e, w->ctx);
 }
 
+static int exempt_foreach_family(const struct xb_maps *m, __u8 family, xb_exempt_cb cb,
+				 void *ctx)
+{
+	struct exempt_walk w = { family, cb, ctx };
+
+	return xb_map_foreach(exempt_fd(m, family), exempt_key_size(family),
+			      sizeof(struct xdpban_exempt), exempt_entry, &w);
+}
+
 int xb_exempt_foreach(const struct xb_maps *m, xb_exempt_cb cb, void *ctx)
 {
-	static const __u8 families[] = { XDPBAN_FAMILY_INET, XDPBAN_FAMILY_INET6 };
-	int ret = 0;
+	int ret = exempt_foreach_family(m, XDPBAN_FAMILY_INET, cb, ctx);
 
-	for (size_t i = 0; !ret && i < sizeof(families); i++) {
-		struct exempt_walk w = { families[i], cb, ctx };
-
-		ret = xb_map_foreach(exempt_fd(m, families[i]), exempt_key_size(families[i]),
-				     sizeof(struct xdpban_exempt), exempt_entry, &w);
-	}
-	return ret;
+	return ret ? ret : exempt_foreach_family(m, XDPBAN_FAMILY_INET6, cb, ctx);
 }
 
 /* The longest entry holding the target, and the first lying inside it. */
@@ -134,7 +136,9 @@ int xb_exempt_find(const struct xb_maps *m, const struct xb_prefix *p,
 		out->val = (struct xdpban_exempt){ .origin = XB_EXEMPT_BUILTIN };
 		return 0;
 	}
-	ret = xb_exempt_foreach(m, search_entry, &s);
+	/* Only p's own family can hold or lie inside p: the other trie is not read (a remote
+	 * ban from the fleet runs this for every entry). */
+	ret = exempt_foreach_family(m, p->family, search_entry, &s);
 	if (ret)
 		return ret;
 	if (s.covered) {

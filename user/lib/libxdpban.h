@@ -35,6 +35,7 @@ const char *xb_quote(const char *text, char *out, size_t outlen);
  *     fail without them;
  *   - flat4x, level 3 of the IPv4 table, and flat6x, the IPv6 lines: policy writes keep their
  *     lines exact; a writer whose fd is not that map turns the family's lines off instead. */
+struct xb_mapped;
 struct xb_maps {
 #define XB_MAP_FD(name, field, ...) int field;
 	XDPBAN_MAPS(XB_MAP_FD)
@@ -42,6 +43,10 @@ struct xb_maps {
 	int report_prog; /* -1 when not loaded */
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */
+	/* NULL, or the ban and counter tables mapped once for the life of these fds
+	 * (xb_maps_map_tables(), table.h): every ban, unban, query and sweep then borrows them
+	 * instead of mapping and unmapping a whole table, milliseconds for a large one. */
+	struct xb_mapped *mapped;
 };
 
 /* A struct xb_maps with no map open, to fill in: { XB_MAPS_NONE, .ncpus = 1 }. */

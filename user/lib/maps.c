@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "libxdpban.h"
+#include "table.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 
@@ -47,6 +48,7 @@ static void maps_reset(struct xb_maps *m)
 	m->report_prog = -1;
 	m->ncpus = 0;
 	m->owned = false;
+	m->mapped = NULL;
 }
 
 /* A pin with the right name but another shape is refused rather than misread. */
@@ -144,6 +146,7 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 
 void xb_maps_close(struct xb_maps *m)
 {
+	xb_maps_unmap_tables(m);
 	if (m->owned) {
 		for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]); i++) {
 			int fd = *map_fd_slot(m, &map_specs[i]);

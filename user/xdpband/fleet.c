@@ -9,8 +9,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
+#include <bpf/bpf.h>
 #include "fleet.h"
 #include "log.h"
+#include "table.h"
 #include "xdpban_time.h"
 
 /* A remote ban in force here, and the node it came from. */
@@ -106,19 +108,49 @@ static void refuse(struct xbd_fleet *f, __u64 *counter, const char *id, const ch
 	pr_warn("fleet: entry %s refused: %s", id[0] ? id : "(snapshot)", why);
 }
 
+/* The seconds a ban's expiry (boot ns, 0: never) leaves at now: -1 for ever, 0 when over. */
+static __s64 left_of(__u64 expires_ns, __u64 now)
+{
+	if (!expires_ns)
+		return -1;
+	return expires_ns > now ? (__s64)((expires_ns - now + NS_PER_SEC - 1) / NS_PER_SEC) : 0;
+}
+
+/* The seconds left of a ban in force here on who (-1: for ever, 0: none): its key in the ban
+ * table, or a manual prefix ban covering it. Read with the mapped table and one trie lookup,
+ * not xb_query(), which walks the policy and exempt tries: this runs for every remote ban. */
+static __s64 local_left(const struct xbd_fleet *f, const struct xb_prefix *who)
+{
+	struct xb_prefix addr = *who;
+	struct xdpban_policy pol;
+	struct xdpban_key key;
+	struct xdpban_ban ban;
+	union xb_lpm_key lpm;
+	__u64 now = xb_boot_ns();
+	__s64 left;
+
+	addr.plen = xb_family_bits(who->family); /* the key's first address */
+	xb_key_from_addr(&addr, who->family == XDPBAN_FAMILY_INET6 ? who->plen : 0, &key);
+	left = xb_bans_get_in(f->maps, &key, &ban) ? 0 : left_of(ban.expires_ns, now);
+	if (left)
+		return left;
+	xb_lpm_key_make(who, &lpm);
+	if (bpf_map_lookup_elem(xb_policy_fd(f->maps, who->family), &lpm, &pol) ||
+	    pol.verdict != XDPBAN_POLICY_DENY || pol.list_id != XDPBAN_LIST_MANUAL_BAN)
+		return 0;
+	return left_of(pol.expires_ns, now);
+}
+
 /* True when a ban made here (not the fleet's) outlasts a remote one of seconds (0: ever). */
 static bool local_outlasts(const struct xbd_fleet *f, const struct xb_prefix *who,
 			   __u32 seconds)
 {
-	struct xb_prefix addr = *who;
-	struct xb_query_info q;
+	__s64 left;
 
 	if (origin_find(f, who))
 		return false;
-	addr.plen = xb_family_bits(who->family); /* the key's first address */
-	if (xb_query(f->maps, &addr, &q) || !q.banned)
-		return false;
-	return q.seconds_left < 0 || (seconds && q.seconds_left >= (__s64)seconds);
+	left = local_left(f, who);
+	return left < 0 || (seconds && left > 0 && left >= (__s64)seconds);
 }
 
 /* Tells the event stream's subscribers, with the origin (the tap leaves it alone). */
@@ -167,7 +199,10 @@ static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, cons
 	origin_put(f, &e->who, e->origin);
 	f->counts.applied++;
 	xb_prefix_format(&e->who, who, sizeof(who));
-	pr_info("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
+	if (f->turn_applied++ < XBD_FLEET_LOGGED)
+		pr_info("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
+	else
+		pr_debug("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
 	tell(f, e, seconds);
 }
 
@@ -192,7 +227,10 @@ static void apply_unban(struct xbd_fleet *f, const struct xbd_fleet_entry *e)
 	}
 	f->counts.applied++;
 	xb_prefix_format(&e->who, who, sizeof(who));
-	pr_info("fleet: unban %s from %s", who, e->origin);
+	if (f->turn_applied++ < XBD_FLEET_LOGGED)
+		pr_info("fleet: unban %s from %s", who, e->origin);
+	else
+		pr_debug("fleet: unban %s from %s", who, e->origin);
 	tell(f, e, 0);
 }
 
@@ -290,8 +328,12 @@ void xbd_fleet_run(struct xbd_fleet *f)
 	if (!f->on || f->link.wake_fd < 0)
 		return;
 	n = xbd_fleet_link_take(&f->link, f->items, XBD_FLEET_TAKE);
+	f->turn_applied = 0;
 	for (size_t i = 0; i < n; i++)
 		handle(f, &f->items[i]);
+	if (f->turn_applied > XBD_FLEET_LOGGED)
+		pr_info("fleet: %zu more bans and unbans from the fleet applied (each with -v)",
+			f->turn_applied - XBD_FLEET_LOGGED);
 }
 
 /* ---- start and stop ---- */

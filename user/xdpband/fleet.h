@@ -15,6 +15,8 @@
 #include "state.h"
 
 #define XBD_FLEET_TAKE 256 /* items applied per turn of the loop */
+#define XBD_FLEET_LOGGED 16 /* applied bans and unbans logged one by one per turn; the rest
+			      * in one line (a burst of 100,000 would be as many lines) */
 
 struct json_object;
 
@@ -40,6 +42,7 @@ struct xbd_fleet {
 	size_t n_origins;
 	unsigned int generation;     /* of the rebuild under way (origins not renewed by it go) */
 	__s64 lag_ms;                /* from Redis adding the last entry to its handling here */
+	size_t turn_applied;         /* bans and unbans applied in this turn of the loop */
 	struct xbd_fleet_counts counts;
 	struct xbd_fleet_item items[XBD_FLEET_TAKE];
 };

@@ -275,6 +275,8 @@ static void wake(struct xbd_fleet_link *l)
 /* Hands one item to the loop, waiting for room. false when stopping. */
 static bool hand_over(struct xbd_fleet_link *l, const struct xbd_fleet_item *it)
 {
+	bool first;
+
 	pthread_mutex_lock(&l->lock);
 	while (!l->stopping && l->inbox_n == XBD_FLEET_INBOX)
 		pthread_cond_wait(&l->inbox_cond, &l->lock);
@@ -283,9 +285,13 @@ static bool hand_over(struct xbd_fleet_link *l, const struct xbd_fleet_item *it)
 		return false;
 	}
 	l->inbox[(l->inbox_head + l->inbox_n) % XBD_FLEET_INBOX] = *it;
-	l->inbox_n++;
+	first = l->inbox_n++ == 0;
 	pthread_mutex_unlock(&l->lock);
-	wake(l);
+	/* Only the first item of an empty inbox wakes the loop: it takes all there is, and
+	 * wakes itself for what it left (xbd_fleet_link_take); a write per entry would cost a
+	 * syscall on each side for every entry of a burst. */
+	if (first)
+		wake(l);
 	return true;
 }
 
