@@ -12,6 +12,10 @@
 #     B and C get A's bans;
 #   - a trusted source on B stays trusted although A banned it;
 #   - junk stream entries (XADD by redis-cli) are refused and counted by every node;
+#   - expired bans are pruned from the snapshot hash, active ones kept;
+#   - entries queued at a clean stop are published (Redis paused, then back within the flush's
+#     2 s), and those Redis never took are counted in the log;
+#   - a rotated password is read again at reconnection, and at SIGHUP;
 #   - a password file others can read, or a user without one, is refused by xdpband -t.
 #
 # The bed (namespaces, Redis, the nodes' configs) is tests/fleet_lib.sh, which bench/fleet.sh
@@ -25,7 +29,8 @@ source tests/e2e_lib.sh
 
 CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_from_snapshot
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
-	fleet_metrics bad_fleet_config_refused)
+	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
+	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -260,6 +265,103 @@ case_bad_config() {
 		{ E2E_WHY="user without a password file: '$out'"; return 1; }
 }
 
+case_prune() {
+	local now
+	now=$(date +%s)
+	rcli HSET "$SNAPSHOT" 203.0.113.71 "$((now - 5)) node-x" 203.0.113.72 "$((now + 3600)) node-x" \
+		203.0.113.73 "0 node-x" >/dev/null || { E2E_WHY="HSET failed"; return 1; }
+	e2e_wait 100 eval '[[ $(rcli HEXISTS "$SNAPSHOT" 203.0.113.71) == 0 ]]' ||
+		{ E2E_WHY="the expired field is still in the snapshot"; return 1; }
+	e2e_expect "the active field" 1 "$(rcli HEXISTS "$SNAPSHOT" 203.0.113.72)" &&
+		e2e_expect "the permanent field" 1 "$(rcli HEXISTS "$SNAPSHOT" 203.0.113.73)" || return 1
+	(($(fleet a pruned) + $(fleet b pruned) + $(fleet c pruned) >= 1)) ||
+		{ E2E_WHY="no node counted the prune"; return 1; }
+}
+
+in_stream() { rcli XRANGE "$STREAM" - + | grep -cx "$1"; }
+
+# Redis paused: A's publisher waits for the reply to its first entry, the next two are
+# queued; A is stopped, Redis comes back within the flush's time: all three are published.
+case_flush() {
+	local src
+	kill -STOP "$REDIS_PID" || { E2E_WHY="cannot pause redis-server"; return 1; }
+	e2e_run cli a ban 203.0.113.81 --for 1h || { kill -CONT "$REDIS_PID"; return 1; }
+	sleep 0.3
+	e2e_run cli a ban 203.0.113.82 --for 1h && e2e_run cli a ban 203.0.113.83 --for 1h ||
+		{ kill -CONT "$REDIS_PID"; return 1; }
+	kill -TERM "${PID[a]}"
+	sleep 0.5
+	kill -CONT "$REDIS_PID"
+	wait "${PID[a]}"
+	for src in 203.0.113.81 203.0.113.82 203.0.113.83; do
+		e2e_expect "$src in the stream" 1 "$(in_stream "$src")" || return 1
+	done
+	grep -q "fleet: the 3 entries queued at stop published" "$TMP/a.log" ||
+		{ E2E_WHY="no flush line in A's log: $(grep 'at stop' "$TMP/a.log" | tail -1)"; return 1; }
+	node_start a || { E2E_WHY="node A did not start again"; return 1; }
+}
+
+# Redis paused past the flush's time: A stops anyway and says what Redis did not confirm.
+case_unsent() {
+	kill -STOP "$REDIS_PID" || { E2E_WHY="cannot pause redis-server"; return 1; }
+	e2e_run cli a ban 203.0.113.84 --for 1h && e2e_run cli a ban 203.0.113.85 --for 1h ||
+		{ kill -CONT "$REDIS_PID"; return 1; }
+	kill -TERM "${PID[a]}"
+	e2e_wait 100 eval '! kill -0 '"${PID[a]}"' 2>/dev/null'
+	local stopped=$?
+	kill -CONT "$REDIS_PID"
+	wait "${PID[a]}"
+	((stopped == 0)) || { E2E_WHY="node A did not stop within 10 s with Redis paused"; return 1; }
+	grep -q "fleet: 2 of the 2 entries queued at stop not confirmed by redis" "$TMP/a.log" ||
+		{ E2E_WHY="no unsent line in A's log: $(grep 'at stop' "$TMP/a.log" | tail -1)"; return 1; }
+	node_start a || { E2E_WHY="node A did not start again"; return 1; }
+}
+
+# rotate NEW: the password file and the fleet user's password in Redis both become NEW.
+rotate() {
+	printf '%s\n' "$1" >"$TMP/redis.pass.new" && chmod 600 "$TMP/redis.pass.new" &&
+		mv -f "$TMP/redis.pass.new" "$TMP/redis.pass" &&
+		[[ $(radmin ACL SETUSER "$REDIS_USER" resetpass ">$1") == OK ]]
+}
+
+case_rotation() {
+	local n
+	rotate "rotated-1-$TAG" || { E2E_WHY="cannot change the password"; return 1; }
+	radmin CLIENT KILL USER "$REDIS_USER" >/dev/null
+	e2e_run cli a ban 203.0.113.91 --for 1h && e2e_run cli c ban 203.0.113.92 --for 1h || return 1
+	for n in b c; do
+		e2e_wait 100 banned "$n" 203.0.113.91 ||
+			{ E2E_WHY="node $n did not get A's ban after the rotation: $(fleet "$n" error)"; return 1; }
+	done
+	e2e_wait 100 banned a 203.0.113.92 || { E2E_WHY="node A did not get C's ban: $(fleet a error)"; return 1; }
+	for n in "${NODES[@]}"; do
+		e2e_wait 100 eval '[[ $(fleet '"$n"' connected) == True ]]' ||
+			{ E2E_WHY="node $n not connected after the rotation"; return 1; }
+	done
+}
+
+# The ids of B's connections to Redis (it is 198.51.100.21 on the bridge).
+b_clients() { radmin CLIENT LIST | grep " user=$REDIS_USER " | grep ' addr=198.51.100.21:' | sed 's/^id=\([0-9]*\) .*/\1/' | sort; }
+all_new() { # OLD_IDS: B has two connections again, none of them among OLD_IDS
+	local now
+	now=$(b_clients)
+	[[ $(wc -l <<<"$now") == 2 && -z $(comm -12 <(echo "$1") <(echo "$now")) ]]
+}
+
+case_sighup() {
+	local before
+	before=$(b_clients)
+	[[ $(wc -l <<<"$before") == 2 ]] || { E2E_WHY="B has connections '$before', not two"; return 1; }
+	rotate "rotated-2-$TAG" || { E2E_WHY="cannot change the password"; return 1; }
+	kill -HUP "${PID[b]}"
+	e2e_wait 100 grep -q "reload: fleet: the password in $TMP/redis.pass changed" "$TMP/b.log" ||
+		{ E2E_WHY="no re-read line in B's log"; return 1; }
+	e2e_wait 100 all_new "$before" || { E2E_WHY="B's connections before '$before', now '$(b_clients)'"; return 1; }
+	e2e_wait 100 eval '[[ $(fleet b connected) == True ]]' || { E2E_WHY="B not connected"; return 1; }
+	e2e_run cli a ban 203.0.113.93 --for 1h || return 1
+	e2e_wait 100 banned b 203.0.113.93 || { E2E_WHY="B did not get A's ban"; return 1; }
+}
+
 # After each case, with XBF_KEEP: the stream and the snapshot, for a post-mortem.
 dump() { [[ -z ${XBF_KEEP:-} ]] || { rcli XRANGE "$STREAM" - +; rcli HGETALL "$SNAPSHOT"; } >"$TMP/redis.$1" 2>&1; }
 e2e_case errors_ban_reaches_every_node case_errors_ban
@@ -276,6 +378,16 @@ e2e_case junk_entries_refused_everywhere case_junk
 dump junk_entries_refused_everywhere
 e2e_case fleet_metrics case_metrics
 dump fleet_metrics
+e2e_case snapshot_pruned case_prune
+dump snapshot_pruned
+e2e_case queue_flushed_at_stop case_flush
+dump queue_flushed_at_stop
+e2e_case unsent_logged_at_stop case_unsent
+dump unsent_logged_at_stop
+e2e_case password_rotated_on_reconnect case_rotation
+dump password_rotated_on_reconnect
+e2e_case password_reread_on_sighup case_sighup
+dump password_reread_on_sighup
 e2e_case bad_fleet_config_refused case_bad_config
 dump bad_fleet_config_refused
 e2e_finish

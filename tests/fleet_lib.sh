@@ -11,13 +11,16 @@
 #   FLEET_NS  (optional) the namespaces' prefix, default TAG: ${FLEET_NS}a, ...r (Redis),
 #         ...s (the sender)
 # Then: fleet_setup (namespaces), fleet_redis_init and redis_start, write_conf NODE [LINE]...,
-# node_start NODE. Functions return non-zero with E2E_WHY set where it helps.
+# node_start NODE; rcli runs redis-cli as the fleet's user (with the password file's password),
+# radmin as an admin user of the bed's own. Functions return non-zero with E2E_WHY set where
+# it helps.
 
 # tests/run.sh runs only tests/e2e_*.sh; run directly, this file does nothing.
 (return 0 2>/dev/null) || exit 0
 
 readonly PY=/usr/bin/python3
 readonly REDIS_ADDR=198.51.100.10 REDIS_USER=xdpban REDIS_PASS=fleet-$TAG
+readonly REDIS_ADMIN_PASS=admin-$TAG # a user of the test's own, to change the fleet's ACL
 readonly STREAM=xdpban:$TAG SNAPSHOT=xdpban:$TAG:active
 FLEET_NS=${FLEET_NS:-$TAG}
 NODES=(a b c)
@@ -66,6 +69,7 @@ fleet_redis_init() {
 	cat >"$TMP/redis/users.acl" <<EOF2
 user default off
 user $REDIS_USER on >$REDIS_PASS ~xdpban:* +@stream +@hash +@transaction +@connection
+user admin on >$REDIS_ADMIN_PASS ~* &* +@all
 EOF2
 	cat >"$TMP/redis/redis.conf" <<EOF2
 bind $REDIS_ADDR
@@ -91,6 +95,10 @@ redis_stop() { kill "$REDIS_PID" && wait "$REDIS_PID"; }
 rcli() {
 	ip netns exec "$FLEET_NS"r redis-cli -h "$REDIS_ADDR" --user "$REDIS_USER" \
 		--pass "$(head -1 "$TMP/redis.pass")" --no-auth-warning "$@"
+}
+radmin() {
+	ip netns exec "$FLEET_NS"r redis-cli -h "$REDIS_ADDR" --user admin --pass "$REDIS_ADMIN_PASS" \
+		--no-auth-warning "$@"
 }
 
 # The stream's last id, as XINFO STREAM tells it.

@@ -1,13 +1,11 @@
 /* fleet.c - see fleet.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <json-c/json.h>
 #include <bpf/bpf.h>
 #include "fleet.h"
@@ -338,32 +336,6 @@ void xbd_fleet_run(struct xbd_fleet *f)
 
 /* ---- start and stop ---- */
 
-/* The first line of the password file, checked again as it is opened. */
-static int read_password(const char *path, char *buf, size_t len, char *err, size_t errlen)
-{
-	struct stat st;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), ret = 0;
-
-	if (fd < 0 || fstat(fd, &st)) {
-		ret = -errno;
-		snprintf(err, errlen, "[fleet] password-file %s: %s", path, strerror(errno));
-	} else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
-		ret = -EPERM;
-		snprintf(err, errlen, "[fleet] password-file %s: must be a regular file owned by root, mode 0600 or 0400",
-			 path);
-	} else if ((n = read(fd, buf, len - 1)) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "[fleet] password-file %s: %s", path, strerror(errno));
-	} else {
-		buf[n] = '\0';
-		buf[strcspn(buf, "\r\n")] = '\0';
-	}
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
 int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
 		    const struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
 		    struct xbd_state_fleet *saved, char *err, size_t errlen)
@@ -376,7 +348,8 @@ int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
 	if (!conf->redis)
 		return 0;
 	if (conf->password_file) {
-		ret = read_password(conf->password_file, password, sizeof(password), err, errlen);
+		ret = xbd_fleet_password_read(conf->password_file, password, sizeof(password), err,
+					      errlen);
 		if (ret)
 			return ret;
 	}
@@ -430,6 +403,21 @@ int xbd_fleet_state(const struct xbd_fleet *f, struct xbd_state_fleet *out)
 	return w.ret;
 }
 
+void xbd_fleet_reread_password(struct xbd_fleet *f)
+{
+	char err[XB_ERRLEN];
+	int ret;
+
+	if (!f->on || f->link.wake_fd < 0 || !f->conf->password_file)
+		return;
+	ret = xbd_fleet_link_reauth(&f->link, err, sizeof(err));
+	if (ret < 0)
+		pr_warn("reload: %s; the fleet keeps the password it has", err);
+	else if (ret)
+		pr_info("reload: fleet: the password in %s changed: connecting to redis again with it",
+			f->conf->password_file);
+}
+
 void xbd_fleet_stop(struct xbd_fleet *f)
 {
 	if (f->on && f->link.wake_fd >= 0)
@@ -475,6 +463,7 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f)
 	add_u64(o, "queued", ls.queued);
 	add_u64(o, "overflowed", ls.overflowed);
 	add_u64(o, "rebuilds", ls.rebuilds);
+	add_u64(o, "pruned", ls.pruned);
 	add_u64(o, "applied", f->counts.applied);
 	add_u64(o, "refused_malformed", f->counts.refused_malformed);
 	add_u64(o, "refused_expired", f->counts.refused_expired);
@@ -531,6 +520,9 @@ void xbd_fleet_metrics(FILE *out, void *ctx)
 	metric(out, "counter", "xdpban_fleet_rebuilds_total",
 	       "Rebuilds from the snapshot hash (at start, or after the stream was trimmed).");
 	fprintf(out, "xdpban_fleet_rebuilds_total %" PRIu64 "\n", (uint64_t)ls.rebuilds);
+	metric(out, "counter", "xdpban_fleet_pruned_total",
+	       "Expired bans this node deleted from the snapshot hash.");
+	fprintf(out, "xdpban_fleet_pruned_total %" PRIu64 "\n", (uint64_t)ls.pruned);
 }
 
 static void add_origin_json(const void *node, VISIT which, void *ctx)

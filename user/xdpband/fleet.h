@@ -67,7 +67,10 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f);
 void xbd_fleet_metrics(FILE *out, void *ctx);
 /* {"PREFIX": "NODE", ...}: the origins of the remote bans, for `bans`. */
 struct json_object *xbd_fleet_origins_json(const struct xbd_fleet *f);
-/* Stops the link's threads; the origins and the last id stay for the last save. */
+/* At a reload (SIGHUP): reads the password file again, and connects again when it changed. */
+void xbd_fleet_reread_password(struct xbd_fleet *f);
+/* Stops the link's threads (the publisher has XBD_FLEET_FLUSH_MS to send what is queued);
+ * the origins and the last id stay for the last save. */
 void xbd_fleet_stop(struct xbd_fleet *f);
 void xbd_fleet_free(struct xbd_fleet *f);
 
