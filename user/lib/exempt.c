@@ -9,6 +9,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "bancache.h"
 #include "exempt.h"
 
 const char *xb_exempt_origin_name(__u32 origin)
@@ -85,13 +86,36 @@ static int exempt_entry(const void *key, const void *value, void *ctx)
 	return w->cb(&e, w->ctx);
 }
 
-static int exempt_foreach_family(const struct xb_maps *m, __u8 family, xb_exempt_cb cb,
-				 void *ctx)
+static int walk_family(const struct xb_maps *m, __u8 family, xb_exempt_cb cb, void *ctx)
 {
 	struct exempt_walk w = { family, cb, ctx };
 
 	return xb_map_foreach(exempt_fd(m, family), exempt_key_size(family),
 			      sizeof(struct xdpban_exempt), exempt_entry, &w);
+}
+
+static int run_collect(const struct xb_exempt_entry *e, void *ctx)
+{
+	return xb_run_push(ctx, e, sizeof(*e));
+}
+
+/* From a run's copy when one is on (bancache.h): the exempt tries change only at a start or
+ * a reload, never within a run. */
+static int exempt_foreach_family(const struct xb_maps *m, __u8 family, xb_exempt_cb cb,
+				 void *ctx)
+{
+	struct xb_run_trie *t = m->ban_run ? xb_run_trie(m->ban_run->exempt, m, family) : NULL;
+	int ret = 0;
+
+	if (t && !t->loaded) {
+		t->n = 0;
+		t->loaded = walk_family(m, family, run_collect, t) == 0;
+	}
+	if (!t || !t->loaded)
+		return walk_family(m, family, cb, ctx);
+	for (size_t i = 0; !ret && i < t->n; i++)
+		ret = cb(&((const struct xb_exempt_entry *)t->v)[i], ctx);
+	return ret;
 }
 
 int xb_exempt_foreach(const struct xb_maps *m, xb_exempt_cb cb, void *ctx)

@@ -49,6 +49,7 @@ static void maps_reset(struct xb_maps *m)
 	m->ncpus = 0;
 	m->owned = false;
 	m->mapped = NULL;
+	m->ban_run = NULL;
 }
 
 /* A pin with the right name but another shape is refused rather than misread. */
@@ -147,6 +148,7 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 void xb_maps_close(struct xb_maps *m)
 {
 	xb_maps_unmap_tables(m);
+	xb_ban_run_end(m);
 	if (m->owned) {
 		for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]); i++) {
 			int fd = *map_fd_slot(m, &map_specs[i]);

@@ -326,9 +326,17 @@ void xbd_fleet_run(struct xbd_fleet *f)
 	if (!f->on || f->link.wake_fd < 0)
 		return;
 	n = xbd_fleet_link_take(&f->link, f->items, XBD_FLEET_TAKE);
+	if (!n)
+		return;
 	f->turn_applied = 0;
+	/* One run: the checks of the turn's bans read the config and the tries once, not once a
+	 * ban (nothing else changes them while the loop is here). Without memory for it, each
+	 * ban reads them itself. */
+	if (xb_ban_run_begin(f->maps))
+		pr_debug("fleet: out of memory for a run of bans: each one reads the tries");
 	for (size_t i = 0; i < n; i++)
 		handle(f, &f->items[i]);
+	xb_ban_run_end(f->maps);
 	if (f->turn_applied > XBD_FLEET_LOGGED)
 		pr_info("fleet: %zu more bans and unbans from the fleet applied (each with -v)",
 			f->turn_applied - XBD_FLEET_LOGGED);
@@ -337,7 +345,7 @@ void xbd_fleet_run(struct xbd_fleet *f)
 /* ---- start and stop ---- */
 
 int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
-		    const struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
+		    struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
 		    struct xbd_state_fleet *saved, char *err, size_t errlen)
 {
 	char password[256] = "";

@@ -33,7 +33,7 @@ struct xbd_fleet_counts {
 struct xbd_fleet {
 	bool on;
 	const struct xbd_fleet_conf *conf;
-	const struct xb_maps *maps;
+	struct xb_maps *maps;        /* not const: a turn runs its bans as one run (xb_ban_run) */
 	struct xbd_evstream *evs;
 	bool *dirty;                 /* the state file is behind */
 	struct xbd_fleet_link link;
@@ -50,7 +50,7 @@ struct xbd_fleet {
 /* Starts the link when [fleet] redis is set (else f->on stays false and every call is a
  * no-op), after what the state file kept (saved: taken). 0, or -errno with one line in err. */
 int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
-		    const struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
+		    struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
 		    struct xbd_state_fleet *saved, char *err, size_t errlen);
 /* The fd to poll for input, or -1. */
 int xbd_fleet_fd(const struct xbd_fleet *f);
