@@ -20,6 +20,22 @@ int xb_run_push(struct xb_run_trie *t, const void *e, size_t size)
 	return 0;
 }
 
+bool xb_run_entries(const struct xb_maps *m, struct xb_run_trie tries[2], __u8 family,
+		    xb_run_load load, const void **v, size_t *n)
+{
+	struct xb_run_trie *t = xb_run_trie(tries, m, family);
+
+	if (!t)
+		return false;
+	if (!t->loaded) {
+		t->n = 0;
+		t->loaded = load(m, family, t) == 0;
+	}
+	*v = t->v;
+	*n = t->n;
+	return t->loaded;
+}
+
 int xb_ban_run_begin(struct xb_maps *m)
 {
 	if (m->ban_run)

@@ -31,5 +31,12 @@ static inline struct xb_run_trie *xb_run_trie(struct xb_run_trie tries[2], const
 }
 /* Appends one entry of size bytes to the copy. 0 or -ENOMEM. */
 int xb_run_push(struct xb_run_trie *t, const void *e, size_t size);
+/* Fills a copy by walking the family's trie with xb_run_push. 0 or -errno. */
+typedef int (*xb_run_load)(const struct xb_maps *m, __u8 family, struct xb_run_trie *t);
+/* The entries of the run's copy of a family's trie (tries: the run's policy or exempt pair),
+ * loaded first when needed: true with *v and *n, or false when no run is on or the copy
+ * could not be made (the caller walks the trie itself). */
+bool xb_run_entries(const struct xb_maps *m, struct xb_run_trie tries[2], __u8 family,
+		    xb_run_load load, const void **v, size_t *n);
 
 #endif /* XB_BANCACHE_H */

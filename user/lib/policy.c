@@ -108,19 +108,23 @@ static int run_collect(const struct xb_policy_entry *e, void *ctx)
 	return xb_run_push(ctx, e, sizeof(*e));
 }
 
+static int run_load(const struct xb_maps *m, __u8 family, struct xb_run_trie *t)
+{
+	return walk_family(m, family, run_collect, t);
+}
+
+/* From a run's copy when one is on (bancache.h). */
 int xb_policy_foreach_family(const struct xb_maps *m, __u8 family, xb_policy_cb cb, void *ctx)
 {
-	struct xb_run_trie *t = m->ban_run ? xb_run_trie(m->ban_run->policy, m, family) : NULL;
+	const struct xb_policy_entry *v;
+	size_t n;
 	int ret = 0;
 
-	if (t && !t->loaded) {
-		t->n = 0;
-		t->loaded = walk_family(m, family, run_collect, t) == 0;
-	}
-	if (!t || !t->loaded)
+	if (!m->ban_run ||
+	    !xb_run_entries(m, m->ban_run->policy, family, run_load, (const void **)&v, &n))
 		return walk_family(m, family, cb, ctx);
-	for (size_t i = 0; !ret && i < t->n; i++)
-		ret = cb(&((const struct xb_policy_entry *)t->v)[i], ctx);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = cb(&v[i], ctx);
 	return ret;
 }
 
