@@ -187,6 +187,12 @@ $(BUILD)/tests/test_runlists: TEST_OBJS := $(TEST_RUNLISTS_OBJS)
 $(BUILD)/tests/test_runlists: CFLAGS += -Iuser/xdpband
 $(BUILD)/tests/test_runlists: $(TEST_RUNLISTS_OBJS)
 
+# The fleet's bench publishes entries as the nodes write them (fleet_entry.c), with hiredis.
+$(BUILD)/bench/fleet: $(BUILD)/user/xdpband/fleet_entry.o
+$(BUILD)/bench/fleet: CFLAGS += -Iuser/xdpband
+$(BUILD)/bench/fleet: USER_LIBS += $(BUILD)/user/xdpband/fleet_entry.o \
+	$(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
+
 $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@

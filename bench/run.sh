@@ -14,7 +14,7 @@
 # attachment and pin they make; this script never touches an interface it did not create.
 set -uo pipefail
 
-WORKLOADS=(pipeline matrix policy policy6 xdp-filter wire flood control reload libapi)
+WORKLOADS=(pipeline matrix policy policy6 xdp-filter wire flood control reload libapi fleet)
 
 usage() {
 	echo "usage: $0 BUILD quick|full|smoke [${WORKLOADS[*]}]" >&2
@@ -96,6 +96,7 @@ workload_cmd() {
 	wire) echo "bash bench/wire.sh $build $mode" ;;
 	flood) echo "bash bench/flood.sh $build $mode" ;;
 	control) echo "bash bench/control.sh $build $mode" ;;
+	fleet) echo "bash bench/fleet.sh $build $mode" ;;
 	esac
 }
 

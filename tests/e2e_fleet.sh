@@ -12,9 +12,14 @@
 #     B and C get A's bans;
 #   - a trusted source on B stays trusted although A banned it;
 #   - junk stream entries (XADD by redis-cli) are refused and counted by every node;
+#   - expired bans are pruned from the snapshot hash, active ones kept;
+#   - entries queued at a clean stop are published (Redis paused, then back within the flush's
+#     2 s), and those Redis never took are counted in the log;
+#   - a rotated password is read again at reconnection, and at SIGHUP;
 #   - a password file others can read, or a user without one, is refused by xdpband -t.
 #
-# Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
+# The bed (namespaces, Redis, the nodes' configs) is tests/fleet_lib.sh, which bench/fleet.sh
+# shares. Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
 # Needs root; skips without it.
 # shellcheck disable=SC2317 # the case functions are called through e2e_case
 set -uo pipefail
@@ -24,7 +29,8 @@ source tests/e2e_lib.sh
 
 CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_from_snapshot
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
-	fleet_metrics bad_fleet_config_refused)
+	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
+	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -38,142 +44,18 @@ for tool in redis-server redis-cli nsenter curl; do
 done
 /usr/bin/python3 -c 'import scapy' 2>/dev/null || fail_all "python3-scapy is not installed (make deps)"
 
-readonly PY=/usr/bin/python3 TAG=xbf$$ PORT=7000
-readonly REDIS_ADDR=198.51.100.10 REDIS_USER=xdpban REDIS_PASS=fleet-e2e-$$
-readonly STREAM=xdpban:e2e$$ SNAPSHOT=xdpban:e2e$$:active
-NODES=(a b c)
-declare -A NS ADDR SADDR PIN SOCK PID
+readonly TAG=xbf$$ PORT=7000
 TMP=$(mktemp -d /tmp/xbf-e2e.XXXXXX) || exit 1
 # XBF_KEEP=1 keeps the logs and files in $TMP for a post-mortem (everything else goes).
 [[ -n ${XBF_KEEP:-} ]] && echo "fleet: keeping $TMP" || e2e_defer rm -rf "$TMP"
 chmod 711 "$TMP"
 install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || fail_all "cannot copy the binaries"
+source tests/fleet_lib.sh # the namespaces, Redis and the nodes, shared with bench/fleet.sh
 
-# ---- the namespaces ----
-
-# The node's address toward the sender (192.0.2.0/26 for a, .64/26 b, .128/26 c) and Redis's
-# bridge (198.51.100.20, .21, .22).
-setup_node() {
-	local n=$1 i=$2 base=$(($2 * 64)) ns=$TAG$1
-	NS[$n]=$ns ADDR[$n]=192.0.2.$((base + 1)) SADDR[$n]=192.0.2.$((base + 2))
-	PIN[$n]=/sys/fs/bpf/$TAG-$n SOCK[$n]=$TMP/$n.sock
-	e2e_netns_add "$ns" || return 1
-	e2e_defer rm -rf "${PIN[$n]}"
-	ip link add "x${TAG}${n}r" netns "$ns" type veth peer name "x${TAG}${n}q" netns "$TAG"r &&
-		ip -n "$TAG"r link set "x${TAG}${n}q" master br0 up &&
-		ip -n "$ns" addr add "198.51.100.2$i/24" dev "x${TAG}${n}r" &&
-		ip -n "$ns" link set "x${TAG}${n}r" up || return 1
-	ip link add "x${TAG}${n}s" netns "$TAG"s type veth peer name "x${TAG}${n}x" netns "$ns" &&
-		ip netns exec "$TAG"s sysctl -qw "net.ipv6.conf.x${TAG}${n}s.disable_ipv6=1" &&
-		ip netns exec "$ns" sysctl -qw "net.ipv6.conf.x${TAG}${n}x.disable_ipv6=1" &&
-		ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
-		ip netns exec "$ns" sysctl -qw "net.ipv4.conf.x${TAG}${n}x.rp_filter=0" &&
-		ip -n "$TAG"s addr add "${SADDR[$n]}/26" dev "x${TAG}${n}s" &&
-		ip -n "$ns" addr add "${ADDR[$n]}/26" dev "x${TAG}${n}x" &&
-		ip -n "$TAG"s link set "x${TAG}${n}s" up && ip -n "$ns" link set "x${TAG}${n}x" up
-}
-
-setup() {
-	e2e_netns_add "$TAG"r && e2e_netns_add "$TAG"s || return 1
-	ip -n "$TAG"r link add br0 type bridge && ip -n "$TAG"r addr add "$REDIS_ADDR/24" dev br0 &&
-		ip -n "$TAG"r link set br0 up || return 1
-	local i=0 n
-	for n in "${NODES[@]}"; do
-		setup_node "$n" "$i" || return 1
-		i=$((i + 1))
-	done
-}
-setup || fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
-
-# ---- Redis ----
-
-mkdir -p "$TMP/redis" && chmod 700 "$TMP/redis"
-cat >"$TMP/redis/users.acl" <<EOF
-user default off
-user $REDIS_USER on >$REDIS_PASS ~xdpban:* +@stream +@hash +@transaction +@connection
-EOF
-cat >"$TMP/redis/redis.conf" <<EOF
-bind $REDIS_ADDR
-port 6379
-daemonize no
-dir $TMP/redis
-aclfile $TMP/redis/users.acl
-appendonly yes
-appendfsync always
-save ""
-logfile ""
-EOF
-REDIS_PID=
-redis_start() {
-	ip netns exec "$TAG"r redis-server "$TMP/redis/redis.conf" >>"$TMP/redis.log" 2>&1 &
-	REDIS_PID=$!
-	e2e_defer e2e__kill "$REDIS_PID"
-	e2e_wait 100 eval '[[ $(rcli PING 2>/dev/null) == PONG ]]'
-}
-redis_stop() { kill "$REDIS_PID" && wait "$REDIS_PID"; }
-rcli() {
-	ip netns exec "$TAG"r redis-cli -h "$REDIS_ADDR" --user "$REDIS_USER" --pass "$REDIS_PASS" \
-		--no-auth-warning "$@"
-}
+fleet_setup || fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
+fleet_redis_init || fail_all "cannot write the Redis config in $TMP"
 redis_start || fail_all "redis-server did not start: $(tail -3 "$TMP/redis.log")"
-
-# The stream's last id, as XINFO STREAM tells it.
-stream_last_id() { rcli XINFO STREAM "$STREAM" | awk 'prev == "last-generated-id" { print; exit } { prev = $0 }'; }
-
-# ---- the nodes ----
-
-printf '%s\n' "$REDIS_PASS" >"$TMP/redis.pass" && chmod 600 "$TMP/redis.pass"
 printf '203.0.113.51\n' >"$TMP/trusted.list"
-
-# write_conf NODE [EXTRA_LINE]...
-write_conf() {
-	local n=$1 line
-	shift
-	{
-		echo "[xdp]"
-		echo "interfaces = x${TAG}${n}x"
-		echo "pin-dir = ${PIN[$n]}"
-		echo "[bans]"
-		echo "limit = 3"
-		echo "ban-time = 1h"
-		echo "[control]"
-		echo "socket = ${SOCK[$n]}"
-		echo "[metrics]"
-		echo "listen = 127.0.0.1:9433"
-		echo "[state]"
-		echo "file = $TMP/$n.state"
-		echo "[fleet]"
-		echo "redis = $REDIS_ADDR:6379"
-		echo "stream = $STREAM"
-		echo "snapshot = $SNAPSHOT"
-		echo "node = node-$n"
-		echo "user = $REDIS_USER"
-		echo "password-file = $TMP/redis.pass"
-		for line in "$@"; do echo "$line"; done
-	} >"$TMP/$n.conf"
-}
-
-cli() {
-	local n=$1
-	shift
-	"$TMP/xdpban" --socket "${SOCK[$n]}" --pin-dir "${PIN[$n]}" "$@"
-}
-json() { "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
-answers() { [[ $(cli "$1" status --json 2>/dev/null | json 'd["daemon"]' 2>/dev/null) == True ]]; }
-fleet() { cli "$1" status --json | json "d['xdpband']['fleet']['$2']"; }
-banned() { [[ $(cli "$1" query "$2" --json | json 'd["banned"]') == True ]]; }
-not_banned() { [[ $(cli "$1" query "$2" --json | json 'd["banned"]') == False ]]; }
-caught_up() { [[ $(fleet "$1" last_id) == "$(stream_last_id)" ]]; }
-
-node_start() {
-	local n=$1
-	echo "== xdpband ($(date +%T))" >>"$TMP/$n.log"
-	nsenter --net="/run/netns/${NS[$n]}" "$TMP/xdpband" ${XBF_KEEP:+-v} -c "$TMP/$n.conf" >>"$TMP/$n.log" 2>&1 &
-	PID[$n]=$!
-	e2e_defer e2e__kill "${PID[$n]}"
-	e2e_wait 200 answers "$n" && e2e_wait 100 eval '[[ $(fleet '"$n"' connected) == True ]]'
-}
-node_stop() { kill -TERM "${PID[$1]}" && wait "${PID[$1]}"; }
 
 # The receiving socket of each node: every datagram that reaches it, its source on a line.
 counter_start() {
@@ -383,6 +265,103 @@ case_bad_config() {
 		{ E2E_WHY="user without a password file: '$out'"; return 1; }
 }
 
+case_prune() {
+	local now
+	now=$(date +%s)
+	rcli HSET "$SNAPSHOT" 203.0.113.71 "$((now - 5)) node-x" 203.0.113.72 "$((now + 3600)) node-x" \
+		203.0.113.73 "0 node-x" >/dev/null || { E2E_WHY="HSET failed"; return 1; }
+	e2e_wait 100 eval '[[ $(rcli HEXISTS "$SNAPSHOT" 203.0.113.71) == 0 ]]' ||
+		{ E2E_WHY="the expired field is still in the snapshot"; return 1; }
+	e2e_expect "the active field" 1 "$(rcli HEXISTS "$SNAPSHOT" 203.0.113.72)" &&
+		e2e_expect "the permanent field" 1 "$(rcli HEXISTS "$SNAPSHOT" 203.0.113.73)" || return 1
+	(($(fleet a pruned) + $(fleet b pruned) + $(fleet c pruned) >= 1)) ||
+		{ E2E_WHY="no node counted the prune"; return 1; }
+}
+
+in_stream() { rcli XRANGE "$STREAM" - + | grep -cx "$1"; }
+
+# Redis paused: A's publisher waits for the reply to its first entry, the next two are
+# queued; A is stopped, Redis comes back within the flush's time: all three are published.
+case_flush() {
+	local src
+	kill -STOP "$REDIS_PID" || { E2E_WHY="cannot pause redis-server"; return 1; }
+	e2e_run cli a ban 203.0.113.81 --for 1h || { kill -CONT "$REDIS_PID"; return 1; }
+	sleep 0.3
+	e2e_run cli a ban 203.0.113.82 --for 1h && e2e_run cli a ban 203.0.113.83 --for 1h ||
+		{ kill -CONT "$REDIS_PID"; return 1; }
+	kill -TERM "${PID[a]}"
+	sleep 0.5
+	kill -CONT "$REDIS_PID"
+	wait "${PID[a]}"
+	for src in 203.0.113.81 203.0.113.82 203.0.113.83; do
+		e2e_expect "$src in the stream" 1 "$(in_stream "$src")" || return 1
+	done
+	grep -q "fleet: the 3 entries queued at stop published" "$TMP/a.log" ||
+		{ E2E_WHY="no flush line in A's log: $(grep 'at stop' "$TMP/a.log" | tail -1)"; return 1; }
+	node_start a || { E2E_WHY="node A did not start again"; return 1; }
+}
+
+# Redis paused past the flush's time: A stops anyway and says what Redis did not confirm.
+case_unsent() {
+	kill -STOP "$REDIS_PID" || { E2E_WHY="cannot pause redis-server"; return 1; }
+	e2e_run cli a ban 203.0.113.84 --for 1h && e2e_run cli a ban 203.0.113.85 --for 1h ||
+		{ kill -CONT "$REDIS_PID"; return 1; }
+	kill -TERM "${PID[a]}"
+	e2e_wait 100 eval '! kill -0 '"${PID[a]}"' 2>/dev/null'
+	local stopped=$?
+	kill -CONT "$REDIS_PID"
+	wait "${PID[a]}"
+	((stopped == 0)) || { E2E_WHY="node A did not stop within 10 s with Redis paused"; return 1; }
+	grep -q "fleet: 2 of the 2 entries queued at stop not confirmed by redis" "$TMP/a.log" ||
+		{ E2E_WHY="no unsent line in A's log: $(grep 'at stop' "$TMP/a.log" | tail -1)"; return 1; }
+	node_start a || { E2E_WHY="node A did not start again"; return 1; }
+}
+
+# rotate NEW: the password file and the fleet user's password in Redis both become NEW.
+rotate() {
+	printf '%s\n' "$1" >"$TMP/redis.pass.new" && chmod 600 "$TMP/redis.pass.new" &&
+		mv -f "$TMP/redis.pass.new" "$TMP/redis.pass" &&
+		[[ $(radmin ACL SETUSER "$REDIS_USER" resetpass ">$1") == OK ]]
+}
+
+case_rotation() {
+	local n
+	rotate "rotated-1-$TAG" || { E2E_WHY="cannot change the password"; return 1; }
+	radmin CLIENT KILL USER "$REDIS_USER" >/dev/null
+	e2e_run cli a ban 203.0.113.91 --for 1h && e2e_run cli c ban 203.0.113.92 --for 1h || return 1
+	for n in b c; do
+		e2e_wait 100 banned "$n" 203.0.113.91 ||
+			{ E2E_WHY="node $n did not get A's ban after the rotation: $(fleet "$n" error)"; return 1; }
+	done
+	e2e_wait 100 banned a 203.0.113.92 || { E2E_WHY="node A did not get C's ban: $(fleet a error)"; return 1; }
+	for n in "${NODES[@]}"; do
+		e2e_wait 100 eval '[[ $(fleet '"$n"' connected) == True ]]' ||
+			{ E2E_WHY="node $n not connected after the rotation"; return 1; }
+	done
+}
+
+# The ids of B's connections to Redis (it is 198.51.100.21 on the bridge).
+b_clients() { radmin CLIENT LIST | grep " user=$REDIS_USER " | grep ' addr=198.51.100.21:' | sed 's/^id=\([0-9]*\) .*/\1/' | sort; }
+all_new() { # OLD_IDS: B has two connections again, none of them among OLD_IDS
+	local now
+	now=$(b_clients)
+	[[ $(wc -l <<<"$now") == 2 && -z $(comm -12 <(echo "$1") <(echo "$now")) ]]
+}
+
+case_sighup() {
+	local before
+	before=$(b_clients)
+	[[ $(wc -l <<<"$before") == 2 ]] || { E2E_WHY="B has connections '$before', not two"; return 1; }
+	rotate "rotated-2-$TAG" || { E2E_WHY="cannot change the password"; return 1; }
+	kill -HUP "${PID[b]}"
+	e2e_wait 100 grep -q "reload: fleet: the password in $TMP/redis.pass changed" "$TMP/b.log" ||
+		{ E2E_WHY="no re-read line in B's log"; return 1; }
+	e2e_wait 100 all_new "$before" || { E2E_WHY="B's connections before '$before', now '$(b_clients)'"; return 1; }
+	e2e_wait 100 eval '[[ $(fleet b connected) == True ]]' || { E2E_WHY="B not connected"; return 1; }
+	e2e_run cli a ban 203.0.113.93 --for 1h || return 1
+	e2e_wait 100 banned b 203.0.113.93 || { E2E_WHY="B did not get A's ban"; return 1; }
+}
+
 # After each case, with XBF_KEEP: the stream and the snapshot, for a post-mortem.
 dump() { [[ -z ${XBF_KEEP:-} ]] || { rcli XRANGE "$STREAM" - +; rcli HGETALL "$SNAPSHOT"; } >"$TMP/redis.$1" 2>&1; }
 e2e_case errors_ban_reaches_every_node case_errors_ban
@@ -399,6 +378,16 @@ e2e_case junk_entries_refused_everywhere case_junk
 dump junk_entries_refused_everywhere
 e2e_case fleet_metrics case_metrics
 dump fleet_metrics
+e2e_case snapshot_pruned case_prune
+dump snapshot_pruned
+e2e_case queue_flushed_at_stop case_flush
+dump queue_flushed_at_stop
+e2e_case unsent_logged_at_stop case_unsent
+dump unsent_logged_at_stop
+e2e_case password_rotated_on_reconnect case_rotation
+dump password_rotated_on_reconnect
+e2e_case password_reread_on_sighup case_sighup
+dump password_reread_on_sighup
 e2e_case bad_fleet_config_refused case_bad_config
 dump bad_fleet_config_refused
 e2e_finish

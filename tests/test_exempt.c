@@ -705,6 +705,40 @@ static void ban_refuses_exempt_sources(void **state)
 	xb_exempt_set_free(&set);
 }
 
+/* A run of bans (xb_ban_run_begin, as the fleet applies a turn) refuses what a lone ban
+ * refuses, from its copies of the tries, and sees a policy entry written during it. */
+static void ban_run_refuses_the_same_and_sees_writes(void **state)
+{
+	struct maps_fixture *f = maps_fixture_need(state);
+	struct xdpban_policy trusted = { .verdict = XDPBAN_POLICY_TRUSTED, .list_id = 7 };
+	struct xb_exempt_set set = {};
+	char err[XB_ERRLEN];
+	struct xb_prefix p;
+
+	add(&set, "2001:db8:1::5", XDPBAN_EXEMPT_HOST, 1);
+	add(&set, "198.51.100.0/24", XDPBAN_EXEMPT_LIST, 0);
+	sync(f, &set);
+	assert_int_equal(xb_ban_run_begin(&f->m), 0);
+	for (int round = 0; round < 2; round++) { /* the second from the copies */
+		p = P("2001:db8:1::/64");
+		assert_int_equal(xb_ban(&f->m, &p, 60, err, sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "contains 2001:db8:1::5"));
+		p = P("198.51.0.0/16");
+		assert_int_equal(xb_ban(&f->m, &p, 60, err, sizeof(err)), -EPERM);
+	}
+	p = P("2001:db8:3::/64");
+	assert_int_equal(xb_ban(&f->m, &p, 60, err, sizeof(err)), 0);
+	assert_int_equal(xb_unban(&f->m, &p, &p, err, sizeof(err)), 0);
+	p = P("2001:db8:3::7");
+	assert_int_equal(xb_policy_put(&f->m, &p, &trusted, BPF_ANY), 0);
+	p = P("2001:db8:3::/64");
+	assert_int_equal(xb_ban(&f->m, &p, 60, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "contains trusted 2001:db8:3::7"));
+	xb_ban_run_end(&f->m);
+	assert_null(f->m.ban_run);
+	xb_exempt_set_free(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -728,6 +762,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lists_count_never_ban_and_host_entries, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(ban_refuses_exempt_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(ban_run_refuses_the_same_and_sees_writes, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("exempt", tests, NULL, NULL);

@@ -220,6 +220,25 @@ static void snapshot_round_trips(void **state)
 		why, "snapshot field \"203.0.113.9\"");
 }
 
+/* What the prune deletes from the snapshot hash: a ban whose expiry has passed, nothing else. */
+static bool expired(const char *key, const char *value, time_t now)
+{
+	struct xbd_fleet_raw raw = { key, value, strlen(key), strlen(value) };
+
+	return xbd_fleet_snapshot_expired(&raw, now);
+}
+
+static void snapshot_expiry_for_the_prune(void **state)
+{
+	assert_true(expired("203.0.113.9", "1796197950 node-a", NOW));
+	assert_true(expired("2001:db8:1:2::/64", "1796197954 node-b", NOW)); /* ends now */
+	assert_false(expired("203.0.113.9", "1796197955 node-a", NOW));     /* a second left */
+	assert_false(expired("203.0.113.9", "0 node-a", NOW));              /* permanent */
+	assert_false(expired("203.0.113.9", "soon node-a", NOW));          /* not ours */
+	assert_false(expired("203.0.113.9", "5", NOW));
+	assert_false(expired("0.0.0.0/0", "5 node-a", NOW));               /* a key refused */
+}
+
 static void ids_compare(void **state)
 {
 	assert_true(xbd_fleet_id_valid("0-0"));
@@ -247,6 +266,7 @@ int main(void)
 		cmocka_unit_test(bad_keys_refused),
 		cmocka_unit_test(expiry_checked),
 		cmocka_unit_test(snapshot_round_trips),
+		cmocka_unit_test(snapshot_expiry_for_the_prune),
 		cmocka_unit_test(ids_compare),
 	};
 

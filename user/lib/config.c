@@ -11,6 +11,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
+#include "bancache.h"
 
 static const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
 
@@ -18,10 +19,18 @@ int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg)
 {
 	__u32 zero = 0;
 
+	if (m->ban_run && m->ban_run->have_config) { /* bancache.h */
+		*cfg = m->ban_run->config;
+		return 0;
+	}
 	if (bpf_map_lookup_elem(m->config, &zero, cfg))
 		return -errno;
 	if (!xdpban_config_valid(cfg))
 		*cfg = config_defaults; /* what the data path falls back to */
+	if (m->ban_run) {
+		m->ban_run->config = *cfg;
+		m->ban_run->have_config = true;
+	}
 	return 0;
 }
 
@@ -44,6 +53,8 @@ int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, ch
 	int ret;
 
 	memset(clean.pad, 0, sizeof(clean.pad));
+	if (m->ban_run)
+		m->ban_run->have_config = false;
 	if (!xdpban_config_valid(&clean)) {
 		snprintf(err, errlen, "refusing to write an invalid config (a value is out of range)");
 		return -EINVAL;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "bancache.h"
 #include "exempt.h"
 
 const char *xb_exempt_origin_name(__u32 origin)
@@ -85,18 +86,46 @@ static int exempt_entry(const void *key, const void *value, void *ctx)
 	return w->cb(&e, w->ctx);
 }
 
-int xb_exempt_foreach(const struct xb_maps *m, xb_exempt_cb cb, void *ctx)
+static int walk_family(const struct xb_maps *m, __u8 family, xb_exempt_cb cb, void *ctx)
 {
-	static const __u8 families[] = { XDPBAN_FAMILY_INET, XDPBAN_FAMILY_INET6 };
+	struct exempt_walk w = { family, cb, ctx };
+
+	return xb_map_foreach(exempt_fd(m, family), exempt_key_size(family),
+			      sizeof(struct xdpban_exempt), exempt_entry, &w);
+}
+
+static int run_collect(const struct xb_exempt_entry *e, void *ctx)
+{
+	return xb_run_push(ctx, e, sizeof(*e));
+}
+
+static int run_load(const struct xb_maps *m, __u8 family, struct xb_run_trie *t)
+{
+	return walk_family(m, family, run_collect, t);
+}
+
+/* From a run's copy when one is on (bancache.h): the exempt tries change only at a start or
+ * a reload, never within a run. */
+static int exempt_foreach_family(const struct xb_maps *m, __u8 family, xb_exempt_cb cb,
+				 void *ctx)
+{
+	const struct xb_exempt_entry *v;
+	size_t n;
 	int ret = 0;
 
-	for (size_t i = 0; !ret && i < sizeof(families); i++) {
-		struct exempt_walk w = { families[i], cb, ctx };
-
-		ret = xb_map_foreach(exempt_fd(m, families[i]), exempt_key_size(families[i]),
-				     sizeof(struct xdpban_exempt), exempt_entry, &w);
-	}
+	if (!m->ban_run ||
+	    !xb_run_entries(m, m->ban_run->exempt, family, run_load, (const void **)&v, &n))
+		return walk_family(m, family, cb, ctx);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = cb(&v[i], ctx);
 	return ret;
+}
+
+int xb_exempt_foreach(const struct xb_maps *m, xb_exempt_cb cb, void *ctx)
+{
+	int ret = exempt_foreach_family(m, XDPBAN_FAMILY_INET, cb, ctx);
+
+	return ret ? ret : exempt_foreach_family(m, XDPBAN_FAMILY_INET6, cb, ctx);
 }
 
 /* The longest entry holding the target, and the first lying inside it. */
@@ -134,7 +163,9 @@ int xb_exempt_find(const struct xb_maps *m, const struct xb_prefix *p,
 		out->val = (struct xdpban_exempt){ .origin = XB_EXEMPT_BUILTIN };
 		return 0;
 	}
-	ret = xb_exempt_foreach(m, search_entry, &s);
+	/* Only p's own family can hold or lie inside p: the other trie is not read (a remote
+	 * ban from the fleet runs this for every entry). */
+	ret = exempt_foreach_family(m, p->family, search_entry, &s);
 	if (ret)
 		return ret;
 	if (s.covered) {

@@ -35,6 +35,9 @@ const char *xb_quote(const char *text, char *out, size_t outlen);
  *     fail without them;
  *   - flat4x, level 3 of the IPv4 table, and flat6x, the IPv6 lines: policy writes keep their
  *     lines exact; a writer whose fd is not that map turns the family's lines off instead. */
+struct xb_mapped;
+struct xb_ban_run;
+struct xb_map_views;
 struct xb_maps {
 #define XB_MAP_FD(name, field, ...) int field;
 	XDPBAN_MAPS(XB_MAP_FD)
@@ -42,7 +45,12 @@ struct xb_maps {
 	int report_prog; /* -1 when not loaded */
 	int ncpus;       /* possible CPUs, for the per-CPU stats */
 	bool owned;      /* the fds were opened by xb_maps_open_pinned and are closed by close */
-	struct xb_map_views *views; /* NULL, or the mappings xb_maps_keep_views keeps */
+	struct xb_map_views *views; /* NULL, or the policy maps kept mapped (xb_maps_keep_views) */
+	/* NULL, or the ban and counter tables mapped once for the life of these fds
+	 * (xb_maps_map_tables(), table.h): every ban, unban, query and sweep then borrows them
+	 * instead of mapping and unmapping a whole table, milliseconds for a large one. */
+	struct xb_mapped *mapped;
+	struct xb_ban_run *ban_run; /* NULL, or a run of bans on (xb_ban_run_begin()) */
 };
 
 /* A struct xb_maps with no map open, to fill in: { XB_MAPS_NONE, .ncpus = 1 }. */
@@ -56,11 +64,17 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 const char *xb_pin_dir_find(void);
 void xb_maps_close(struct xb_maps *m);
 /* Keeps the mmapable maps a compile writes mapped from one compile to the next, until
- * xb_maps_drop_views (which the owner calls before the fds close): a fresh mapping's first
- * store into each page is costly on some VMs. Optional; one thread at a time. 0 or -ENOMEM. */
-struct xb_map_views;
+ * xb_maps_drop_views or xb_maps_close: a fresh mapping's first store into each page is costly
+ * on some VMs. xb_maps_map_tables (table.h) does it too, for the daemon. Optional; one thread
+ * at a time. 0 or -ENOMEM. */
 int xb_maps_keep_views(struct xb_maps *m);
 void xb_maps_drop_views(struct xb_maps *m);
+/* A run of bans and unbans (the daemon applying a turn of the fleet's entries): between begin
+ * and end, the checks of xb_ban and xb_unban read the config and each family's policy and
+ * exempt tries once, not once a call, and a write through the library drops its copy. For a
+ * thread that changes the maps only through the library meanwhile. 0 or -ENOMEM. */
+int xb_ban_run_begin(struct xb_maps *m);
+void xb_ban_run_end(struct xb_maps *m);
 struct xdpban; /* the skeleton, build/xdpban.skel.h */
 /* Sizes the counter and ban tables of an opened, not yet loaded skeleton: counter slots, and
  * groups of the ban table (XDPBAN_BAN_GROUPS(bans) for a capacity of bans); 0 keeps a size. */

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "libxdpban.h"
+#include "table.h"
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 
@@ -47,6 +48,9 @@ static void maps_reset(struct xb_maps *m)
 	m->report_prog = -1;
 	m->ncpus = 0;
 	m->owned = false;
+	m->mapped = NULL;
+	m->ban_run = NULL;
+	m->views = NULL;
 }
 
 /* A pin with the right name but another shape is refused rather than misread. */
@@ -144,7 +148,8 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 
 void xb_maps_close(struct xb_maps *m)
 {
-	xb_maps_drop_views(m);
+	xb_maps_unmap_tables(m);
+	xb_ban_run_end(m);
 	if (m->owned) {
 		for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]); i++) {
 			int fd = *map_fd_slot(m, &map_specs[i]);

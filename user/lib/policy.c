@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "bigmem.h"
+#include "bancache.h"
 #include "policy_internal.h"
 
 /* ==== reading the tries ==================================================================== */
@@ -89,7 +90,7 @@ static int policy_entry(const void *key, const void *value, void *ctx)
 	return walk->cb(&e, walk->ctx);
 }
 
-int xb_policy_foreach_family(const struct xb_maps *m, __u8 family, xb_policy_cb cb, void *ctx)
+static int walk_family(const struct xb_maps *m, __u8 family, xb_policy_cb cb, void *ctx)
 {
 	struct policy_walk walk = { family, xb_boot_ns(), cb, ctx };
 
@@ -100,6 +101,40 @@ int xb_policy_foreach_family(const struct xb_maps *m, __u8 family, xb_policy_cb 
 		return xb_map_foreach(m->policy6, sizeof(struct xdpban_lpm6_key),
 				      sizeof(struct xdpban_policy), policy_entry, &walk);
 	return -EAFNOSUPPORT;
+}
+
+static int run_collect(const struct xb_policy_entry *e, void *ctx)
+{
+	return xb_run_push(ctx, e, sizeof(*e));
+}
+
+static int run_load(const struct xb_maps *m, __u8 family, struct xb_run_trie *t)
+{
+	return walk_family(m, family, run_collect, t);
+}
+
+/* From a run's copy when one is on (bancache.h). */
+int xb_policy_foreach_family(const struct xb_maps *m, __u8 family, xb_policy_cb cb, void *ctx)
+{
+	const struct xb_policy_entry *v;
+	size_t n;
+	int ret = 0;
+
+	if (!m->ban_run ||
+	    !xb_run_entries(m, m->ban_run->policy, family, run_load, (const void **)&v, &n))
+		return walk_family(m, family, cb, ctx);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = cb(&v[i], ctx);
+	return ret;
+}
+
+/* A write of the family's trie: a run's copy of it is stale. */
+static void run_changed(const struct xb_maps *m, __u8 family)
+{
+	struct xb_run_trie *t = m->ban_run ? xb_run_trie(m->ban_run->policy, m, family) : NULL;
+
+	if (t)
+		t->loaded = false;
 }
 
 int xb_policy_foreach(const struct xb_maps *m, xb_policy_cb cb, void *ctx)
@@ -232,6 +267,7 @@ int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 	if (ret)
 		return ret;
 	xb_lpm_key_make(p, &key);
+	run_changed(m, p->family);
 	return trie_update(xb_policy_fd(m, p->family), &key, val, flags);
 }
 
@@ -246,6 +282,7 @@ int xb_policy_delete(const struct xb_maps *m, const struct xb_prefix *p)
 	if (ret)
 		return ret;
 	xb_lpm_key_make(p, &key);
+	run_changed(m, p->family);
 	if (bpf_map_delete_elem(xb_policy_fd(m, p->family), &key))
 		return -errno;
 	return 0;

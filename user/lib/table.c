@@ -2,6 +2,7 @@
  * the data path reads, in the order include/xdpban_table.h prescribes. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -145,7 +146,14 @@ __u32 xb_bans_tag(const struct xb_bans *b, __u32 gi, __u32 i)
 
 int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen)
 {
-	int ret = xb_bans_open(b, m->bans, m->banidx, m->baninfo, m->seed);
+	int ret;
+
+	if (m->mapped) { /* lent: the lengths at 0 keep xb_bans_close off it */
+		*b = m->mapped->bans;
+		b->tab.len = b->tab.idx_len = b->info_len = 0;
+		return 0;
+	}
+	ret = xb_bans_open(b, m->bans, m->banidx, m->baninfo, m->seed);
 
 	if (ret)
 		snprintf(err, errlen, "cannot map the ban table %s: %s", XDPBAN_MAP_NAME(xdpban_bans),
@@ -334,13 +342,62 @@ int xb_counters_open(struct xb_counters *c, int counts_fd, int seed_fd)
 
 int xb_counters_of(struct xb_counters *c, const struct xb_maps *m, char *err, size_t errlen)
 {
-	int ret = xb_counters_open(c, m->counts, m->seed);
+	int ret;
+
+	if (m->mapped) { /* lent: the length at 0 keeps xb_counters_close off it */
+		*c = m->mapped->counters;
+		c->tab.len = 0;
+		return 0;
+	}
+	ret = xb_counters_open(c, m->counts, m->seed);
 
 	if (ret)
 		snprintf(err, errlen, "cannot map the counter table %s: %s",
 			 XDPBAN_MAP_NAME(xdpban_counts),
 			 ret == -EPROTO ? "it is not a table of this version" : strerror(-ret));
 	return ret;
+}
+
+int xb_maps_map_tables(struct xb_maps *m, char *err, size_t errlen)
+{
+	struct xb_mapped *t = m->mapped ? NULL : calloc(1, sizeof(*t));
+	int ret;
+
+	if (m->mapped)
+		return 0;
+	if (!t) {
+		snprintf(err, errlen, "cannot map the tables: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	ret = xb_bans_of(&t->bans, m, err, errlen);
+	if (!ret) {
+		ret = xb_counters_of(&t->counters, m, err, errlen);
+		if (ret)
+			xb_bans_close(&t->bans);
+	}
+	if (!ret && xb_maps_keep_views(m)) {
+		snprintf(err, errlen, "cannot keep the policy maps mapped: %s", strerror(ENOMEM));
+		xb_bans_close(&t->bans);
+		xb_counters_close(&t->counters);
+		ret = -ENOMEM;
+	}
+	if (ret) {
+		free(t);
+		return ret;
+	}
+	m->mapped = t;
+	return 0;
+}
+
+void xb_maps_unmap_tables(struct xb_maps *m)
+{
+	xb_maps_drop_views(m);
+	if (!m->mapped)
+		return;
+	xb_bans_close(&m->mapped->bans);
+	xb_counters_close(&m->mapped->counters);
+	free(m->mapped);
+	m->mapped = NULL;
 }
 
 void xb_counters_init(struct xb_counters *c, struct xdpban_group *groups, __u32 n, __u64 seed)

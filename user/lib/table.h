@@ -58,7 +58,8 @@ void xb_bans_init(struct xb_bans *b, struct xdpban_group *groups, __u32 n, __u64
 __u32 xb_bans_overflow(const struct xb_bans *b, __u32 gi);
 __u32 xb_bans_tag(const struct xb_bans *b, __u32 gi, __u32 i);
 void xb_bans_close(struct xb_bans *b);
-/* Maps the ban table of a set of maps (libxdpban.h), with one line in err on failure. */
+/* Maps the ban table of a set of maps (libxdpban.h), with one line in err on failure; lends
+ * m->mapped's instead when it is set (xb_bans_close then unmaps nothing). */
 int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t errlen);
 
 
@@ -106,6 +107,17 @@ int xb_counters_open(struct xb_counters *c, int counts_fd, int seed_fd);
 void xb_counters_init(struct xb_counters *c, struct xdpban_group *groups, __u32 n, __u64 seed);
 void xb_counters_close(struct xb_counters *c);
 int xb_counters_of(struct xb_counters *c, const struct xb_maps *m, char *err, size_t errlen);
+
+/* Both tables mapped once, for a long-lived holder of the fds (the daemon): xb_bans_of() and
+ * xb_counters_of() lend them; and the policy maps kept mapped (xb_maps_keep_views).
+ * xb_maps_unmap_tables() (also done by xb_maps_close) undoes both. */
+struct xb_mapped {
+	struct xb_bans bans;
+	struct xb_counters counters;
+};
+/* 0, or -errno with one line in err. */
+int xb_maps_map_tables(struct xb_maps *m, char *err, size_t errlen);
+void xb_maps_unmap_tables(struct xb_maps *m);
 /* The key's counter as of now_s. 0 or -ENOENT. */
 int xb_counters_get(const struct xb_counters *c, const struct xdpban_key *key, __u32 now_s,
 		    struct xb_counter *out);

@@ -122,7 +122,8 @@ void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e)
 		return;
 	}
 	es->seq++;
-	xbd_server_broadcast(es->server, xb_json_line(o));
+	if (xbd_server_subscribers(es->server)) /* else the text is made if one asks for it */
+		xbd_server_broadcast(es->server, xb_json_line(o));
 	at = (es->head + es->n) % XBD_EVENTS_BACKLOG;
 	if (es->n == XBD_EVENTS_BACKLOG) {
 		json_object_put(es->backlog[es->head]);

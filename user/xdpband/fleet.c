@@ -1,16 +1,16 @@
 /* fleet.c - see fleet.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <json-c/json.h>
+#include <bpf/bpf.h>
 #include "fleet.h"
 #include "log.h"
+#include "table.h"
 #include "xdpban_time.h"
 
 /* A remote ban in force here, and the node it came from. */
@@ -106,19 +106,49 @@ static void refuse(struct xbd_fleet *f, __u64 *counter, const char *id, const ch
 	pr_warn("fleet: entry %s refused: %s", id[0] ? id : "(snapshot)", why);
 }
 
+/* The seconds a ban's expiry (boot ns, 0: never) leaves at now: -1 for ever, 0 when over. */
+static __s64 left_of(__u64 expires_ns, __u64 now)
+{
+	if (!expires_ns)
+		return -1;
+	return expires_ns > now ? (__s64)((expires_ns - now + NS_PER_SEC - 1) / NS_PER_SEC) : 0;
+}
+
+/* The seconds left of a ban in force here on who (-1: for ever, 0: none): its key in the ban
+ * table, or a manual prefix ban covering it. Read with the mapped table and one trie lookup,
+ * not xb_query(), which walks the policy and exempt tries: this runs for every remote ban. */
+static __s64 local_left(const struct xbd_fleet *f, const struct xb_prefix *who)
+{
+	struct xb_prefix addr = *who;
+	struct xdpban_policy pol;
+	struct xdpban_key key;
+	struct xdpban_ban ban;
+	union xb_lpm_key lpm;
+	__u64 now = xb_boot_ns();
+	__s64 left;
+
+	addr.plen = xb_family_bits(who->family); /* the key's first address */
+	xb_key_from_addr(&addr, who->family == XDPBAN_FAMILY_INET6 ? who->plen : 0, &key);
+	left = xb_bans_get_in(f->maps, &key, &ban) ? 0 : left_of(ban.expires_ns, now);
+	if (left)
+		return left;
+	xb_lpm_key_make(who, &lpm);
+	if (bpf_map_lookup_elem(xb_policy_fd(f->maps, who->family), &lpm, &pol) ||
+	    pol.verdict != XDPBAN_POLICY_DENY || pol.list_id != XDPBAN_LIST_MANUAL_BAN)
+		return 0;
+	return left_of(pol.expires_ns, now);
+}
+
 /* True when a ban made here (not the fleet's) outlasts a remote one of seconds (0: ever). */
 static bool local_outlasts(const struct xbd_fleet *f, const struct xb_prefix *who,
 			   __u32 seconds)
 {
-	struct xb_prefix addr = *who;
-	struct xb_query_info q;
+	__s64 left;
 
 	if (origin_find(f, who))
 		return false;
-	addr.plen = xb_family_bits(who->family); /* the key's first address */
-	if (xb_query(f->maps, &addr, &q) || !q.banned)
-		return false;
-	return q.seconds_left < 0 || (seconds && q.seconds_left >= (__s64)seconds);
+	left = local_left(f, who);
+	return left < 0 || (seconds && left > 0 && left >= (__s64)seconds);
 }
 
 /* Tells the event stream's subscribers, with the origin (the tap leaves it alone). */
@@ -167,7 +197,10 @@ static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, cons
 	origin_put(f, &e->who, e->origin);
 	f->counts.applied++;
 	xb_prefix_format(&e->who, who, sizeof(who));
-	pr_info("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
+	if (f->turn_applied++ < XBD_FLEET_LOGGED)
+		pr_info("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
+	else
+		pr_debug("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
 	tell(f, e, seconds);
 }
 
@@ -192,7 +225,10 @@ static void apply_unban(struct xbd_fleet *f, const struct xbd_fleet_entry *e)
 	}
 	f->counts.applied++;
 	xb_prefix_format(&e->who, who, sizeof(who));
-	pr_info("fleet: unban %s from %s", who, e->origin);
+	if (f->turn_applied++ < XBD_FLEET_LOGGED)
+		pr_info("fleet: unban %s from %s", who, e->origin);
+	else
+		pr_debug("fleet: unban %s from %s", who, e->origin);
 	tell(f, e, 0);
 }
 
@@ -290,40 +326,26 @@ void xbd_fleet_run(struct xbd_fleet *f)
 	if (!f->on || f->link.wake_fd < 0)
 		return;
 	n = xbd_fleet_link_take(&f->link, f->items, XBD_FLEET_TAKE);
+	if (!n)
+		return;
+	f->turn_applied = 0;
+	/* One run: the checks of the turn's bans read the config and the tries once, not once a
+	 * ban (nothing else changes them while the loop is here). Without memory for it, each
+	 * ban reads them itself. */
+	if (xb_ban_run_begin(f->maps))
+		pr_debug("fleet: out of memory for a run of bans: each one reads the tries");
 	for (size_t i = 0; i < n; i++)
 		handle(f, &f->items[i]);
+	xb_ban_run_end(f->maps);
+	if (f->turn_applied > XBD_FLEET_LOGGED)
+		pr_info("fleet: %zu more bans and unbans from the fleet applied (each with -v)",
+			f->turn_applied - XBD_FLEET_LOGGED);
 }
 
 /* ---- start and stop ---- */
 
-/* The first line of the password file, checked again as it is opened. */
-static int read_password(const char *path, char *buf, size_t len, char *err, size_t errlen)
-{
-	struct stat st;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), ret = 0;
-
-	if (fd < 0 || fstat(fd, &st)) {
-		ret = -errno;
-		snprintf(err, errlen, "[fleet] password-file %s: %s", path, strerror(errno));
-	} else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
-		ret = -EPERM;
-		snprintf(err, errlen, "[fleet] password-file %s: must be a regular file owned by root, mode 0600 or 0400",
-			 path);
-	} else if ((n = read(fd, buf, len - 1)) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "[fleet] password-file %s: %s", path, strerror(errno));
-	} else {
-		buf[n] = '\0';
-		buf[strcspn(buf, "\r\n")] = '\0';
-	}
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
 int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
-		    const struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
+		    struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
 		    struct xbd_state_fleet *saved, char *err, size_t errlen)
 {
 	char password[256] = "";
@@ -334,7 +356,8 @@ int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
 	if (!conf->redis)
 		return 0;
 	if (conf->password_file) {
-		ret = read_password(conf->password_file, password, sizeof(password), err, errlen);
+		ret = xbd_fleet_password_read(conf->password_file, password, sizeof(password), err,
+					      errlen);
 		if (ret)
 			return ret;
 	}
@@ -388,6 +411,21 @@ int xbd_fleet_state(const struct xbd_fleet *f, struct xbd_state_fleet *out)
 	return w.ret;
 }
 
+void xbd_fleet_reread_password(struct xbd_fleet *f)
+{
+	char err[XB_ERRLEN];
+	int ret;
+
+	if (!f->on || f->link.wake_fd < 0 || !f->conf->password_file)
+		return;
+	ret = xbd_fleet_link_reauth(&f->link, err, sizeof(err));
+	if (ret < 0)
+		pr_warn("reload: %s; the fleet keeps the password it has", err);
+	else if (ret)
+		pr_info("reload: fleet: the password in %s changed: connecting to redis again with it",
+			f->conf->password_file);
+}
+
 void xbd_fleet_stop(struct xbd_fleet *f)
 {
 	if (f->on && f->link.wake_fd >= 0)
@@ -433,6 +471,7 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f)
 	add_u64(o, "queued", ls.queued);
 	add_u64(o, "overflowed", ls.overflowed);
 	add_u64(o, "rebuilds", ls.rebuilds);
+	add_u64(o, "pruned", ls.pruned);
 	add_u64(o, "applied", f->counts.applied);
 	add_u64(o, "refused_malformed", f->counts.refused_malformed);
 	add_u64(o, "refused_expired", f->counts.refused_expired);
@@ -489,6 +528,9 @@ void xbd_fleet_metrics(FILE *out, void *ctx)
 	metric(out, "counter", "xdpban_fleet_rebuilds_total",
 	       "Rebuilds from the snapshot hash (at start, or after the stream was trimmed).");
 	fprintf(out, "xdpban_fleet_rebuilds_total %" PRIu64 "\n", (uint64_t)ls.rebuilds);
+	metric(out, "counter", "xdpban_fleet_pruned_total",
+	       "Expired bans this node deleted from the snapshot hash.");
+	fprintf(out, "xdpban_fleet_pruned_total %" PRIu64 "\n", (uint64_t)ls.pruned);
 }
 
 static void add_origin_json(const void *node, VISIT which, void *ctx)

@@ -15,6 +15,8 @@
 #include "state.h"
 
 #define XBD_FLEET_TAKE 256 /* items applied per turn of the loop */
+#define XBD_FLEET_LOGGED 16 /* applied bans and unbans logged one by one per turn; the rest
+			      * in one line (a burst of 100,000 would be as many lines) */
 
 struct json_object;
 
@@ -31,7 +33,7 @@ struct xbd_fleet_counts {
 struct xbd_fleet {
 	bool on;
 	const struct xbd_fleet_conf *conf;
-	const struct xb_maps *maps;
+	struct xb_maps *maps;        /* not const: a turn runs its bans as one run (xb_ban_run) */
 	struct xbd_evstream *evs;
 	bool *dirty;                 /* the state file is behind */
 	struct xbd_fleet_link link;
@@ -40,6 +42,7 @@ struct xbd_fleet {
 	size_t n_origins;
 	unsigned int generation;     /* of the rebuild under way (origins not renewed by it go) */
 	__s64 lag_ms;                /* from Redis adding the last entry to its handling here */
+	size_t turn_applied;         /* bans and unbans applied in this turn of the loop */
 	struct xbd_fleet_counts counts;
 	struct xbd_fleet_item items[XBD_FLEET_TAKE];
 };
@@ -47,7 +50,7 @@ struct xbd_fleet {
 /* Starts the link when [fleet] redis is set (else f->on stays false and every call is a
  * no-op), after what the state file kept (saved: taken). 0, or -errno with one line in err. */
 int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
-		    const struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
+		    struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
 		    struct xbd_state_fleet *saved, char *err, size_t errlen);
 /* The fd to poll for input, or -1. */
 int xbd_fleet_fd(const struct xbd_fleet *f);
@@ -64,7 +67,10 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f);
 void xbd_fleet_metrics(FILE *out, void *ctx);
 /* {"PREFIX": "NODE", ...}: the origins of the remote bans, for `bans`. */
 struct json_object *xbd_fleet_origins_json(const struct xbd_fleet *f);
-/* Stops the link's threads; the origins and the last id stay for the last save. */
+/* At a reload (SIGHUP): reads the password file again, and connects again when it changed. */
+void xbd_fleet_reread_password(struct xbd_fleet *f);
+/* Stops the link's threads (the publisher has XBD_FLEET_FLUSH_MS to send what is queued);
+ * the origins and the last id stay for the last save. */
 void xbd_fleet_stop(struct xbd_fleet *f);
 void xbd_fleet_free(struct xbd_fleet *f);
 

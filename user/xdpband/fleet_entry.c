@@ -266,6 +266,15 @@ int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_en
 	return 0;
 }
 
+bool xbd_fleet_snapshot_expired(const struct xbd_fleet_raw *f, time_t now)
+{
+	struct xbd_fleet_entry e;
+	char why[XB_ERRLEN];
+
+	return !xbd_fleet_snapshot_decode(f, &e, why, sizeof(why)) && e.expires &&
+	       e.expires <= now;
+}
+
 /* ---- stream ids ---- */
 
 static bool id_parts(const char *id, __u64 *ms, __u64 *seq)

@@ -63,6 +63,11 @@ int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e, char *buf, size_t 
 int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_entry *e,
 			      char *why, size_t whylen);
 
+/* True when a field of the hash holds a ban whose expiry has passed at now, which the fleet
+ * prunes (fleet_prune.h). A permanent ban, or a field that does not decode, is never: a field
+ * a later version writes differently is not this version's to delete. */
+bool xbd_fleet_snapshot_expired(const struct xbd_fleet_raw *f, time_t now);
+
 /* A node name: 1 to XBD_FLEET_NAME_MAX letters, digits, '.', '_' and '-'. */
 bool xbd_fleet_name_valid(const char *s);
 /* A stream id "MS-SEQ" (decimal, each part below 2^64): true when id is one. */

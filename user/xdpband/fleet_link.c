@@ -1,5 +1,5 @@
-/* fleet_link.c - see fleet_link.h. hiredis' blocking API, each connection used by one thread
- * only, with timeouts on connect and on every reply, so that a thread never hangs for good. */
+/* fleet_link.c - see fleet_link.h: the reader's thread and the loop's side of the queues (the
+ * publisher is fleet_publish.c, the connections fleet_conn.c). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,258 +9,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include <hiredis/hiredis.h>
-#include "fleet_link.h"
+#include "fleet_conn.h"
 #include "log.h"
-
-#define CONNECT_TIMEOUT_MS 1000
-#define BLOCK_MS 1000               /* XREAD BLOCK: the reader looks at `stopping` this often */
-#define REPLY_TIMEOUT_MS (BLOCK_MS + 2000)
-#define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 5000
-#define READ_COUNT 512              /* entries per XREAD */
-#define PUBLISH_BATCH 64            /* entries per pipeline */
-#define SCAN_COUNT 1000             /* fields per HSCAN */
-#define IDLE_MS 1000                /* the publisher PINGs an idle connection this often */
-
-static struct timeval tv_of(int ms)
-{
-	return (struct timeval){ .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 };
-}
-
-/* Records a connection problem and logs it when it is a new one. Called with l->lock held. */
-static void note_error(struct xbd_fleet_link *l, const char *who, const char *what)
-{
-	char line[XBD_FLEET_WHY_MAX];
-
-	snprintf(line, sizeof(line), "%s: %s", who, what);
-	if (strcmp(line, l->error))
-		pr_warn("fleet: redis %s: %s; retrying with backoff", l->conf.redis, line);
-	snprintf(l->error, sizeof(l->error), "%s", line);
-}
-
-static void set_up(struct xbd_fleet_link *l, bool *up, bool value, const char *who)
-{
-	pthread_mutex_lock(&l->lock);
-	if (value && !*up)
-		pr_info("fleet: %s connected to redis %s", who, l->conf.redis);
-	*up = value;
-	if (value && l->publisher_up && l->reader_up)
-		l->error[0] = '\0';
-	pthread_mutex_unlock(&l->lock);
-}
-
-static bool stopping(struct xbd_fleet_link *l)
-{
-	bool s;
-
-	pthread_mutex_lock(&l->lock);
-	s = l->stopping;
-	pthread_mutex_unlock(&l->lock);
-	return s;
-}
-
-/* Waits ms on cond (stop wakes it) and doubles *backoff. */
-static void backoff_wait(struct xbd_fleet_link *l, pthread_cond_t *cond, int *backoff)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += *backoff / 1000;
-	until.tv_nsec += (long)(*backoff % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&l->lock);
-	if (!l->stopping)
-		pthread_cond_timedwait(cond, &l->lock, &until);
-	pthread_mutex_unlock(&l->lock);
-	*backoff = *backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *backoff * 2;
-}
-
-static bool reply_failed(const redisReply *r)
-{
-	return !r || r->type == REDIS_REPLY_ERROR;
-}
-
-/* Connects and authenticates. NULL with the problem noted. */
-static redisContext *fleet_connect(struct xbd_fleet_link *l, const char *who)
-{
-	const struct xbd_fleet_conf *f = &l->conf;
-	redisContext *c = redisConnectWithTimeout(f->redis_host, f->redis_port,
-						  tv_of(CONNECT_TIMEOUT_MS));
-	redisReply *r = NULL;
-	char what[XBD_FLEET_WHY_MAX];
-
-	if (!c || c->err) {
-		snprintf(what, sizeof(what), "%s", c ? c->errstr : "out of memory");
-		goto fail;
-	}
-	redisSetTimeout(c, tv_of(REPLY_TIMEOUT_MS));
-	if (!l->password[0])
-		return c;
-	r = f->user ? redisCommand(c, "AUTH %s %s", f->user, l->password)
-		    : redisCommand(c, "AUTH %s", l->password);
-	if (!reply_failed(r)) {
-		freeReplyObject(r);
-		return c;
-	}
-	snprintf(what, sizeof(what), "AUTH: %s", r ? r->str : c->errstr);
-fail:
-	freeReplyObject(r);
-	redisFree(c);
-	pthread_mutex_lock(&l->lock);
-	note_error(l, who, what);
-	pthread_mutex_unlock(&l->lock);
-	return NULL;
-}
-
-static void drop(struct xbd_fleet_link *l, redisContext **c, bool *up, const char *who)
-{
-	pthread_mutex_lock(&l->lock);
-	note_error(l, who, (*c)->err ? (*c)->errstr : "unexpected reply");
-	*up = false;
-	if (up == &l->reader_up)
-		l->reader_fd = -1;
-	pthread_mutex_unlock(&l->lock);
-	redisFree(*c);
-	*c = NULL;
-}
-
-/* ---- publisher ---- */
-
-/* MULTI, XADD, HSET or HDEL, EXEC: appended, not sent. */
-static int append_entry(redisContext *c, const struct xbd_fleet_conf *f,
-			const struct xbd_fleet_entry *e)
-{
-	const char *argv[6 + 2 * XBD_FLEET_FIELDS];
-	struct xbd_fleet_fields fields;
-	char maxlen[16], key[XBD_FLEET_VALUE_MAX], snap[XBD_FLEET_VALUE_MAX + 16];
-	int argc = 0;
-
-	if (xbd_fleet_encode(e, &fields) || xb_prefix_format(&e->who, key, sizeof(key)) ||
-	    xbd_fleet_snapshot_value(e, snap, sizeof(snap)))
-		return -EINVAL;
-	snprintf(maxlen, sizeof(maxlen), "%u", f->maxlen);
-	redisAppendCommand(c, "MULTI");
-	argv[argc++] = "XADD";
-	argv[argc++] = f->stream;
-	argv[argc++] = "MAXLEN";
-	argv[argc++] = "~";
-	argv[argc++] = maxlen;
-	argv[argc++] = "*";
-	for (size_t i = 0; i < fields.n; i++) {
-		argv[argc++] = fields.names[i];
-		argv[argc++] = fields.values[i];
-	}
-	redisAppendCommandArgv(c, argc, argv, NULL);
-	if (e->kind == XBD_FLEET_BAN)
-		redisAppendCommand(c, "HSET %s %s %s", f->snapshot, key, snap);
-	else
-		redisAppendCommand(c, "HDEL %s %s", f->snapshot, key);
-	redisAppendCommand(c, "EXEC");
-	return 0;
-}
-
-/* Sends n entries in one pipeline. The number Redis refused (not to be sent again), or
- * -EIO when the connection failed (all of them stay queued). */
-static int send_batch(redisContext *c, const struct xbd_fleet_conf *f,
-		      const struct xbd_fleet_entry *batch, size_t n)
-{
-	int refused = 0, sent[PUBLISH_BATCH];
-
-	for (size_t i = 0; i < n; i++)
-		sent[i] = append_entry(c, f, &batch[i]) == 0;
-	for (size_t i = 0; i < n; i++) {
-		redisReply *r = NULL;
-		bool ok = true;
-
-		if (!sent[i]) {
-			refused++;
-			continue;
-		}
-		for (int k = 0; k < 4; k++) { /* MULTI, XADD, HSET/HDEL, EXEC */
-			if (redisGetReply(c, (void **)&r) != REDIS_OK)
-				return -EIO;
-			if (k == 3)
-				ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-				     !reply_failed(r->element[0]) && !reply_failed(r->element[1]);
-			freeReplyObject(r);
-		}
-		refused += !ok;
-	}
-	return refused;
-}
-
-/* Up to PUBLISH_BATCH entries from the head of the queue, left there; 0 after IDLE_MS with
- * nothing queued. *stop: the daemon stops. */
-static size_t peek_batch(struct xbd_fleet_link *l, struct xbd_fleet_entry *out, bool *stop)
-{
-	struct timespec until;
-	size_t n = 0;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += IDLE_MS / 1000;
-	pthread_mutex_lock(&l->lock);
-	if (!l->stopping && !l->queue_n)
-		pthread_cond_timedwait(&l->queue_cond, &l->lock, &until);
-	for (; !l->stopping && n < l->queue_n && n < PUBLISH_BATCH; n++)
-		out[n] = l->queue[(l->queue_head + n) % l->conf.queue_size];
-	*stop = l->stopping;
-	pthread_mutex_unlock(&l->lock);
-	return n;
-}
-
-/* An idle connection is checked, so that `connected` tells the truth between bans. */
-static int ping(redisContext *c)
-{
-	redisReply *r = redisCommand(c, "PING");
-	int ret = reply_failed(r) ? -EIO : 0;
-
-	freeReplyObject(r);
-	return ret;
-}
-
-static void *publisher_main(void *arg)
-{
-	struct xbd_fleet_link *l = arg;
-	struct xbd_fleet_entry batch[PUBLISH_BATCH];
-	redisContext *c = NULL;
-	int backoff = BACKOFF_MIN_MS;
-	bool stop = false;
-	size_t n;
-
-	while (!stop) {
-		int refused;
-
-		if (!c && !(c = fleet_connect(l, "publisher"))) {
-			backoff_wait(l, &l->queue_cond, &backoff);
-			stop = stopping(l);
-			continue;
-		}
-		set_up(l, &l->publisher_up, true, "publisher");
-		n = peek_batch(l, batch, &stop);
-		if (stop)
-			break;
-		refused = n ? send_batch(c, &l->conf, batch, n) : ping(c);
-		if (refused < 0) {
-			drop(l, &c, &l->publisher_up, "publisher");
-			backoff_wait(l, &l->queue_cond, &backoff);
-			continue;
-		}
-		backoff = BACKOFF_MIN_MS;
-		pthread_mutex_lock(&l->lock);
-		l->queue_head = (l->queue_head + n) % l->conf.queue_size;
-		l->queue_n -= n;
-		l->published += n - refused;
-		l->publish_failed += refused;
-		pthread_mutex_unlock(&l->lock);
-	}
-	if (c)
-		redisFree(c);
-	return NULL;
-}
 
 /* ---- reader ---- */
 
@@ -275,6 +25,8 @@ static void wake(struct xbd_fleet_link *l)
 /* Hands one item to the loop, waiting for room. false when stopping. */
 static bool hand_over(struct xbd_fleet_link *l, const struct xbd_fleet_item *it)
 {
+	bool first;
+
 	pthread_mutex_lock(&l->lock);
 	while (!l->stopping && l->inbox_n == XBD_FLEET_INBOX)
 		pthread_cond_wait(&l->inbox_cond, &l->lock);
@@ -283,9 +35,13 @@ static bool hand_over(struct xbd_fleet_link *l, const struct xbd_fleet_item *it)
 		return false;
 	}
 	l->inbox[(l->inbox_head + l->inbox_n) % XBD_FLEET_INBOX] = *it;
-	l->inbox_n++;
+	first = l->inbox_n++ == 0;
 	pthread_mutex_unlock(&l->lock);
-	wake(l);
+	/* Only the first item of an empty inbox wakes the loop: it takes all there is, and
+	 * wakes itself for what it left (xbd_fleet_link_take); a write per entry would cost a
+	 * syscall on each side for every entry of a burst. */
+	if (first)
+		wake(l);
 	return true;
 }
 
@@ -368,7 +124,7 @@ static int rebuild(struct xbd_fleet_link *l, redisContext *c, const char *upto, 
 		redisReply *r = redisCommand(c, "HSCAN %s %s COUNT %d", l->conf.snapshot, cursor,
 					     SCAN_COUNT);
 
-		if (reply_failed(r) || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		if (xbd_fleet_reply_failed(r) || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 		    !is_string(r->element[0]) || r->element[1]->type != REDIS_REPLY_ARRAY) {
 			freeReplyObject(r);
 			return -EIO;
@@ -463,6 +219,16 @@ static int read_once(struct xbd_fleet_link *l, redisContext *c, char *from)
 	return 0;
 }
 
+static bool password_changed(struct xbd_fleet_link *l, unsigned int gen)
+{
+	bool changed;
+
+	pthread_mutex_lock(&l->lock);
+	changed = gen != l->auth_gen;
+	pthread_mutex_unlock(&l->lock);
+	return changed;
+}
+
 static void *reader_main(void *arg)
 {
 	struct xbd_fleet_link *l = arg;
@@ -470,27 +236,36 @@ static void *reader_main(void *arg)
 	redisContext *c = NULL;
 	int backoff = BACKOFF_MIN_MS;
 	bool positioned = false;
+	unsigned int gen = 0;
 
 	pthread_mutex_lock(&l->lock);
 	snprintf(from, sizeof(from), "%s", l->read_from);
 	pthread_mutex_unlock(&l->lock);
-	while (!stopping(l)) {
+	while (!xbd_fleet_stopping(l)) {
+		if (c && password_changed(l, gen)) {
+			pr_info("fleet: reader: the password changed: connecting again");
+			pthread_mutex_lock(&l->lock);
+			l->reader_fd = -1;
+			pthread_mutex_unlock(&l->lock);
+			redisFree(c);
+			c = NULL;
+		}
 		if (!c) {
-			c = fleet_connect(l, "reader");
+			c = xbd_fleet_connect(l, "reader", &gen);
 			if (!c) {
-				backoff_wait(l, &l->inbox_cond, &backoff);
+				xbd_fleet_backoff(l, &l->inbox_cond, &backoff);
 				continue;
 			}
 			pthread_mutex_lock(&l->lock);
 			l->reader_fd = c->fd;
 			pthread_mutex_unlock(&l->lock);
-			set_up(l, &l->reader_up, true, "reader");
+			xbd_fleet_set_up(l, &l->reader_up, true, "reader");
 			positioned = false; /* Redis may have lost or trimmed the stream meanwhile */
 		}
 		if ((!positioned && position(l, c, from)) || read_once(l, c, from)) {
-			if (!stopping(l)) {
-				drop(l, &c, &l->reader_up, "reader");
-				backoff_wait(l, &l->inbox_cond, &backoff);
+			if (!xbd_fleet_stopping(l)) {
+				xbd_fleet_drop(l, &c, &l->reader_up, "reader");
+				xbd_fleet_backoff(l, &l->inbox_cond, &backoff);
 			}
 			continue;
 		}
@@ -516,7 +291,8 @@ static int conf_copy(struct xbd_fleet_conf *to, const struct xbd_fleet_conf *fro
 				       .queue_size = from->queue_size };
 	if (dup_field(&to->redis, from->redis) || dup_field(&to->redis_host, from->redis_host) ||
 	    dup_field(&to->stream, from->stream) || dup_field(&to->snapshot, from->snapshot) ||
-	    dup_field(&to->node, from->node) || dup_field(&to->user, from->user)) {
+	    dup_field(&to->node, from->node) || dup_field(&to->user, from->user) ||
+	    dup_field(&to->password_file, from->password_file)) {
 		xbd_conf_fleet_free(to);
 		return -ENOMEM;
 	}
@@ -530,6 +306,7 @@ int xbd_fleet_link_start(struct xbd_fleet_link *l, const struct xbd_fleet_conf *
 
 	memset(l, 0, sizeof(*l));
 	l->reader_fd = -1;
+	l->publisher_fd = -1;
 	l->wake_fd = -1;
 	ret = conf_copy(&l->conf, conf);
 	if (ret) {
@@ -549,7 +326,8 @@ int xbd_fleet_link_start(struct xbd_fleet_link *l, const struct xbd_fleet_conf *
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->queue_cond, NULL);
 	pthread_cond_init(&l->inbox_cond, NULL);
-	ret = -pthread_create(&l->publisher, NULL, publisher_main, l);
+	pthread_cond_init(&l->done_cond, NULL);
+	ret = -pthread_create(&l->publisher, NULL, xbd_fleet_publisher_main, l);
 	if (!ret) {
 		ret = -pthread_create(&l->reader, NULL, reader_main, l);
 		if (ret) {
@@ -616,32 +394,85 @@ void xbd_fleet_link_stats(struct xbd_fleet_link *l, struct xbd_fleet_link_stats 
 	*out = (struct xbd_fleet_link_stats){
 		.publisher_up = l->publisher_up, .reader_up = l->reader_up, .queued = l->queue_n,
 		.published = l->published, .overflowed = l->overflowed,
-		.publish_failed = l->publish_failed, .rebuilds = l->rebuilds,
+		.publish_failed = l->publish_failed, .rebuilds = l->rebuilds, .pruned = l->pruned,
 	};
 	snprintf(out->error, sizeof(out->error), "%s", l->error);
 	pthread_mutex_unlock(&l->lock);
 }
 
+int xbd_fleet_link_reauth(struct xbd_fleet_link *l, char *err, size_t errlen)
+{
+	char fresh[sizeof(l->password)];
+	int ret;
+
+	if (!l->conf.password_file)
+		return 0;
+	ret = xbd_fleet_password_read(l->conf.password_file, fresh, sizeof(fresh), err, errlen);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&l->lock);
+	ret = strcmp(fresh, l->password) != 0;
+	if (ret) {
+		snprintf(l->password, sizeof(l->password), "%s", fresh);
+		l->auth_gen++;
+		pthread_cond_broadcast(&l->queue_cond); /* the publisher sees it at once */
+	}
+	pthread_mutex_unlock(&l->lock);
+	explicit_bzero(fresh, sizeof(fresh));
+	return ret;
+}
+
+/* Waits for the publisher's end until the flush's time is up, then cuts its connection. */
+static void wait_publisher(struct xbd_fleet_link *l)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += XBD_FLEET_FLUSH_MS / 1000;
+	until.tv_nsec += (long)(XBD_FLEET_FLUSH_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&l->lock);
+	while (!l->publisher_done &&
+	       pthread_cond_timedwait(&l->done_cond, &l->lock, &until) != ETIMEDOUT)
+		;
+	if (!l->publisher_done && l->publisher_fd >= 0)
+		shutdown(l->publisher_fd, SHUT_RDWR); /* a reply that never came ends now */
+	pthread_mutex_unlock(&l->lock);
+	pthread_join(l->publisher, NULL);
+}
+
 void xbd_fleet_link_stop(struct xbd_fleet_link *l)
 {
+	size_t queued;
+
 	pthread_mutex_lock(&l->lock);
 	l->stopping = true;
+	l->flush_until_ms = xbd_fleet_mono_ms() + XBD_FLEET_FLUSH_MS;
+	queued = l->queue_n;
 	if (l->reader_fd >= 0)
 		shutdown(l->reader_fd, SHUT_RDWR); /* ends a waiting XREAD now */
 	pthread_cond_broadcast(&l->queue_cond);
 	pthread_cond_broadcast(&l->inbox_cond);
 	pthread_mutex_unlock(&l->lock);
-	pthread_join(l->publisher, NULL);
+	wait_publisher(l);
 	if (l->started)
 		pthread_join(l->reader, NULL);
 	if (l->queue_n)
-		pr_info("fleet: %zu entries not yet published are dropped", l->queue_n);
+		pr_warn("fleet: %zu of the %zu entries queued at stop not confirmed by redis %s within %d ms: they may be lost",
+			l->queue_n, queued, l->conf.redis, XBD_FLEET_FLUSH_MS);
+	else if (queued)
+		pr_info("fleet: the %zu entries queued at stop published", queued);
 	close(l->wake_fd);
 	free(l->queue);
 	free(l->inbox);
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->queue_cond);
 	pthread_cond_destroy(&l->inbox_cond);
+	pthread_cond_destroy(&l->done_cond);
+	explicit_bzero(l->password, sizeof(l->password));
 	xbd_conf_fleet_free(&l->conf);
 	memset(l, 0, sizeof(*l));
 	l->wake_fd = -1;

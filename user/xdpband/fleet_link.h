@@ -6,8 +6,10 @@
  *   - the reader positions itself (after the last applied id, or on the snapshot hash when
  *     the stream was trimmed past it or it has none), then waits in XREAD BLOCK and hands the
  *     decoded entries to the loop through a bounded inbox and an eventfd.
- * Both reconnect with backoff. Nothing here touches the maps or logs from the threads but on
- * a change of connection state. */
+ * Both reconnect with backoff, reading the password file again for every connection (so
+ * that a rotated password is taken up), and the publisher prunes the snapshot hash of expired
+ * bans (fleet_prune.h). At stop the publisher has XBD_FLEET_FLUSH_MS to send what is queued.
+ * Nothing here touches the maps or logs from the threads but on a change of connection state. */
 #ifndef XDPBAND_FLEET_LINK_H
 #define XDPBAND_FLEET_LINK_H
 
@@ -17,6 +19,7 @@
 
 #define XBD_FLEET_INBOX 4096      /* decoded entries waiting for the loop, at most */
 #define XBD_FLEET_WHY_MAX 160
+#define XBD_FLEET_FLUSH_MS 2000   /* at stop, the time the queue has to reach Redis */
 
 enum xbd_fleet_item_kind {
 	XBD_FLEET_ITEM_ENTRY,          /* a stream entry: id, and e or why */
@@ -40,24 +43,33 @@ struct redisContext;
 
 struct xbd_fleet_link {
 	struct xbd_fleet_conf conf;  /* a copy of its own: a reload frees the daemon's */
-	char password[256];          /* "" for none */
+	char password[256];          /* "" for none; the last one read (under the lock) */
+	unsigned int auth_gen;       /* bumped when the password changed: both reconnect */
 	int wake_fd;                 /* eventfd: readable when the inbox holds items */
 	pthread_t publisher, reader;
 	bool started;
 	pthread_mutex_t lock;        /* everything below */
 	pthread_cond_t queue_cond;   /* the publisher waits for entries (or a backoff) */
 	pthread_cond_t inbox_cond;   /* the reader waits for room, and backs off */
+	pthread_cond_t done_cond;    /* the publisher has ended (stop waits for it) */
 	bool stopping;
+	bool publisher_done;
+	__u64 flush_until_ms;        /* CLOCK_MONOTONIC: the publisher's last moment at stop */
 	struct xbd_fleet_entry *queue; /* a ring of conf->queue_size */
 	size_t queue_head, queue_n;
 	struct xbd_fleet_item *inbox;  /* a ring of XBD_FLEET_INBOX */
 	size_t inbox_head, inbox_n;
 	char read_from[XBD_FLEET_ID_MAX]; /* the reader's position; "" rebuilds */
 	int reader_fd;               /* the reader's socket, to cut its XREAD at stop; -1 */
+	int publisher_fd;            /* the publisher's, to cut it at the flush's end; -1 */
 	bool publisher_up, reader_up;
-	__u64 published, overflowed, publish_failed, rebuilds;
+	__u64 published, overflowed, publish_failed, rebuilds, pruned;
 	char error[XBD_FLEET_WHY_MAX]; /* the last connection problem, "" none */
 };
+
+/* The first line of a password file, which must be a regular file owned by root that its
+ * group and others cannot read or write. 0, or -errno with one line in err. */
+int xbd_fleet_password_read(const char *path, char *buf, size_t len, char *err, size_t errlen);
 
 /* Starts both threads; the reader continues after last_id ("" rebuilds from the snapshot).
  * 0, or -errno with one line in err. */
@@ -71,11 +83,15 @@ size_t xbd_fleet_link_take(struct xbd_fleet_link *l, struct xbd_fleet_item *out,
 struct xbd_fleet_link_stats {
 	bool publisher_up, reader_up;
 	size_t queued;
-	__u64 published, overflowed, publish_failed, rebuilds;
+	__u64 published, overflowed, publish_failed, rebuilds, pruned;
 	char error[XBD_FLEET_WHY_MAX];
 };
 void xbd_fleet_link_stats(struct xbd_fleet_link *l, struct xbd_fleet_link_stats *out);
-/* Stops and joins both threads; what is still queued is dropped. */
+/* Reads the password file again (SIGHUP); when the password changed, both connections are
+ * made anew with it. 1 changed, 0 the same (or no file), -errno with one line in err. */
+int xbd_fleet_link_reauth(struct xbd_fleet_link *l, char *err, size_t errlen);
+/* Stops the reader at once and gives the publisher XBD_FLEET_FLUSH_MS to send what is
+ * queued; joins both and logs what was left unsent. */
 void xbd_fleet_link_stop(struct xbd_fleet_link *l);
 
 #endif /* XDPBAND_FLEET_LINK_H */

@@ -10,6 +10,7 @@
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 #include "load.h"
+#include "table.h"
 #include "log.h"
 #include "pin.h"
 #include "xdpban_maps.h"
@@ -155,9 +156,10 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 		goto fail;
 	}
 	xb_maps_from_skel(maps, ld->skel);
+	ret = xb_maps_map_tables(maps, err, errlen); /* once: a ban or query maps nothing */
+	if (ret)
+		goto fail;
 	ld->maps = maps;
-	if (xb_maps_keep_views(maps))
-		pr_warn("no memory to keep the policy maps mapped: each list change maps them afresh");
 	pr_info("maps %s under %s (%u counter slots, room for %u bans)",
 		ld->maps_created ? "created and pinned" : "reused from the pins", ld->pin_dir,
 		bpf_map__max_entries(ld->skel->maps.xdpban_counts) * XDPBAN_GROUP_SLOTS,
@@ -172,7 +174,7 @@ fail:
 void xbd_load_close(struct xbd_loader *ld)
 {
 	if (ld->maps)
-		xb_maps_drop_views(ld->maps);
+		xb_maps_unmap_tables(ld->maps);
 	ld->maps = NULL;
 	xdpban__destroy(ld->skel); /* closes the fds; the pins keep the maps */
 	ld->skel = NULL;

@@ -19,7 +19,7 @@ struct xbd_loader {
 	bool maps_created;     /* no pinned ban table existed: this is a fresh state */
 	__u8 tag[BPF_TAG_SIZE]; /* of the xdpban program, to recognise our own attachments */
 	__u32 bans_map_id;     /* to recognise programs that use our state */
-	struct xb_maps *maps;  /* filled by xbd_load; its views are dropped at close */
+	struct xb_maps *maps;  /* what xbd_load filled; its tables stay mapped until close */
 };
 
 /* Opens, pins under conf->pin_dir and loads; fills maps with the fds (owned by the loader),

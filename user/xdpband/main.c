@@ -361,6 +361,7 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *
 	memset(lists, 0, sizeof(*lists));
 	log_settings("reloaded", &d->conf);
 	log_ports("reloaded", &d->conf);
+	xbd_fleet_reread_password(&d->fleet); /* the [fleet] section itself waits for a restart */
 	return 0;
 }
 

@@ -1,0 +1,40 @@
+/* fleet_conn.h - what the fleet's two threads share (fleet_link.c's reader and the loop's
+ * side, fleet_publish.c's publisher): connecting and authenticating with the password file
+ * read anew each time, the link's connection state and its backoff. Internal to the link:
+ * only fleet_link.c and fleet_publish.c include it. */
+#ifndef XDPBAND_FLEET_CONN_H
+#define XDPBAND_FLEET_CONN_H
+
+#include <sys/time.h>
+#include <hiredis/hiredis.h>
+#include "fleet_link.h"
+
+#define CONNECT_TIMEOUT_MS 1000
+#define BLOCK_MS 1000               /* XREAD BLOCK: the reader looks at `stopping` this often */
+#define REPLY_TIMEOUT_MS (BLOCK_MS + 2000)
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+#define READ_COUNT 512              /* entries per XREAD */
+#define PUBLISH_BATCH 64            /* entries per pipeline */
+#define SCAN_COUNT 1000             /* fields per HSCAN */
+#define IDLE_MS 1000                /* the publisher PINGs an idle connection this often */
+
+struct timeval xbd_fleet_tv(int ms);
+__u64 xbd_fleet_mono_ms(void);
+/* Records a connection problem and logs it when it is a new one. Called with l->lock held. */
+void xbd_fleet_note_error(struct xbd_fleet_link *l, const char *who, const char *what);
+/* Marks a connection up or down (*up: publisher_up or reader_up), logging a new one. */
+void xbd_fleet_set_up(struct xbd_fleet_link *l, bool *up, bool value, const char *who);
+bool xbd_fleet_stopping(struct xbd_fleet_link *l);
+/* Waits *backoff ms on cond (stop wakes it) and doubles *backoff up to BACKOFF_MAX_MS. */
+void xbd_fleet_backoff(struct xbd_fleet_link *l, pthread_cond_t *cond, int *backoff);
+bool xbd_fleet_reply_failed(const redisReply *r);
+/* Connects and authenticates, with the password file read now (the last one read when it
+ * cannot be). NULL with the problem noted. *gen: the password's generation (auth_gen). */
+redisContext *xbd_fleet_connect(struct xbd_fleet_link *l, const char *who, unsigned int *gen);
+/* Drops a failed connection: the problem noted, *up false, its fd forgotten. */
+void xbd_fleet_drop(struct xbd_fleet_link *l, redisContext **c, bool *up, const char *who);
+/* The publisher's thread (fleet_publish.c). */
+void *xbd_fleet_publisher_main(void *arg);
+
+#endif /* XDPBAND_FLEET_CONN_H */
