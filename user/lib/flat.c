@@ -586,11 +586,6 @@ __u64 xb_flat6_key_rank(__u64 key)
 	return (key & 0xff) << 56 | key >> 8;
 }
 
-static __u64 line6_rank(const void *line)
-{
-	return xb_flat6_key_rank(((const struct xb_flat6_line *)line)->key);
-}
-
 int xb_flat_line_cmp(const void *a, const void *b)
 {
 	__u32 x = ((const struct xb_flat_line *)a)->region, y = ((const struct xb_flat_line *)b)->region;
@@ -598,41 +593,23 @@ int xb_flat_line_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static __u64 line_rank(const void *line)
+/* Unless they are in order: the lines read back from a hash table of slots are in no order,
+ * and qsort moving them whole took a third of a second for a million. */
+void xb_flat_lines_sort(struct xb_flat_line *lines, size_t n)
 {
-	return ((const struct xb_flat_line *)line)->region;
-}
-
-/* Sorts n lines of `size` bytes by rank (as cmp orders them), unless they are in order: the
- * lines read back from a hash table of slots are in no order, and qsort moving them whole
- * took a third of a second for a million. */
-static void lines_sort(void *lines, size_t n, size_t size, __u64 (*rank)(const void *),
-		       int (*cmp)(const void *, const void *))
-{
-	const char *base = lines;
 	struct xb_sort_rec *recs;
 	size_t i = 1;
 
-	while (i < n && rank(base + (i - 1) * size) <= rank(base + i * size))
+	while (i < n && lines[i - 1].region <= lines[i].region)
 		i++;
 	if (i >= n)
 		return;
 	recs = xb_big_malloc(2 * n * sizeof(*recs));
 	for (i = 0; recs && i < n; i++)
-		recs[i] = (struct xb_sort_rec){ .hi = rank(base + i * size), .at = (__u32)i };
-	if (!recs || xb_recs_sort(recs, n, lines, size))
-		qsort(lines, n, size, cmp);
+		recs[i] = (struct xb_sort_rec){ .hi = lines[i].region, .at = (__u32)i };
+	if (!recs || xb_recs_sort(recs, n, lines, sizeof(*lines)))
+		qsort(lines, n, sizeof(*lines), xb_flat_line_cmp);
 	free(recs);
-}
-
-void xb_flat6_lines_sort(struct xb_flat6_line *lines, size_t n)
-{
-	lines_sort(lines, n, sizeof(*lines), line6_rank, line6_key_cmp);
-}
-
-void xb_flat_lines_sort(struct xb_flat_line *lines, size_t n)
-{
-	lines_sort(lines, n, sizeof(*lines), line_rank, xb_flat_line_cmp);
 }
 
 const struct xb_flat6_line *xb_flat6_lines_find(const struct xb_flat6_line *lines, size_t n,

@@ -608,6 +608,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
 			 strerror(-ret));
 	observe(opts, p, XB_COMPILE_TOUCHED, 0);
+	run_changed(m, p->family); /* the trie changes below: a run's copy of it is stale */
 	codes.want_lines4 = l3.fd >= 0;
 	codes.want_lines6 = l6.fd >= 0;
 	if (!ret) {

@@ -82,11 +82,10 @@ struct xb_flat6_line {
 };
 /* Computes the lines of the IPv6 entries (others skipped): one for each region of a line depth
  * that holds an entry longer than the region and that no timed entry covers or lies in, in
- * their order: by depth, coarsest first, then by region (xb_flat6_lines_sort). *lines is
+ * their order: by depth, coarsest first, then by region (xb_flat6_key_rank). *lines is
  * malloc'ed (NULL when there are none). 0, -EINVAL (a prefix twice) or -ENOMEM. */
 int xb_flat6_lines_build(const struct xb_policy_entry *entries, size_t n,
 			 struct xb_flat6_line **lines, size_t *count);
-void xb_flat6_lines_sort(struct xb_flat6_line *lines, size_t n);
 /* The line with that key in sorted lines, or NULL. */
 const struct xb_flat6_line *xb_flat6_lines_find(const struct xb_flat6_line *lines, size_t n,
 						__u64 key);

@@ -38,7 +38,7 @@ __u32 xb_flat_count_pure(const __u64 *level, __u32 nwords);
  * -EINVAL when a code is LOOKUP, which a slot cannot hold. */
 int xb_flat_slot_encode(const struct xdpban_flat_line *line, struct xdpban_flat_slot *slot);
 void xb_flat_slot_decode(const struct xdpban_flat_slot *slot, struct xdpban_flat_line *line);
-/* An IPv6 line's key as a number in the lines' order (xb_flat6_lines_sort). */
+/* An IPv6 line's key as a number in the lines' order: by depth, then by region. */
 __u64 xb_flat6_key_rank(__u64 key);
 /* Room for one more line at (*v)[*n]. 0 or -ENOMEM. */
 int xb_flat_lines_push(struct xb_flat_line **v, size_t *n, size_t *cap);
