@@ -156,7 +156,7 @@ case_clients() {
 	done
 	out=$(xbd_json '(d["torrents"], d["replies_min"] >= '$((ROUNDS + 2))', d["finished"], d["errors"], d["timed_out"])' <"$result" 2>&1)
 	announces=$(tracker_udp announce)
-	echo "#   leecher: $(cat "$result" 2>/dev/null); opentracker: $announces announces, $(tracker_udp connect) connects"
+	echo "#   leecher: $(cat "$result" 2>/dev/null); $(tracker_state)"
 	if [[ $out != "($TORRENTS, True, $TORRENTS, [], False)" ]]; then
 		xbd_fail clients_get_replies "leecher (torrents, every one answered $((ROUNDS + 2)) times, finished, errors, timed out): $out; $(tail -n 2 "$XBD_TMP/leecher.log"); $(tracker_state)"
 	elif ! [[ $announces =~ ^[0-9]+$ ]] || ((announces < TORRENTS * (ROUNDS + 3))); then
@@ -174,7 +174,16 @@ tracker_state() {
 	for f in passed drop_banned drop_error errors; do line+=", $f $(xbd_stat $f)"; done
 	line+=", tracker veth rx dropped $(ip -n "$NS_T" -j -s link show dev "$IF_T" |
 		xbd_json 'd[0]["stats64"]["rx"]["dropped"]' 2>&1)"
+	line+=", client veth rx dropped $(ip -n "$NS_C" -j -s link show dev "$IF_C" |
+		xbd_json 'd[0]["stats64"]["rx"]["dropped"]' 2>&1)"
+	line+="; tracker host: $(udp_counters "$NS_T"); client host: $(udp_counters "$NS_C")"
 	echo "$line"
+}
+
+# udp_counters NS: the kernel's UDP counters of a host that are not zero (a datagram lost to
+# a full socket buffer shows here, not in xdpban's counts).
+udp_counters() {
+	ip netns exec "$1" nstat -az 'Udp*' 2>&1 | awk 'NR > 1 && $2 != 0 { printf "%s%s %s", sep, $1, $2; sep = ", " }'
 }
 
 case_clients_never_counted() {

@@ -74,6 +74,12 @@ def session(addr, port):
         "enable_lsd": False,
         "enable_upnp": False,
         "enable_natpmp": False,
+        # Peers over TCP only: uTP shares the UDP socket with the tracker's replies, and
+        # between two sessions on one host it fills that socket's buffer until the kernel
+        # drops a reply (UdpRcvbufErrors), which libtorrent then reports as a timed out
+        # announce.
+        "enable_outgoing_utp": False,
+        "enable_incoming_utp": False,
         # Every torrent active at once: queued ones would not announce.
         "active_downloads": -1,
         "active_seeds": -1,
