@@ -23,9 +23,39 @@ static __always_inline __u64 *bpf_banidx_at(__u32 index)
 	return bpf_map_lookup_elem(&xdpban_banidx, &index);
 }
 
+/* The wait for a group's insert lock (xdpban_group_lock): up to XDPBAN_LOCK_WAIT tries, about
+ * a hundred microseconds, through bpf_loop so that the verifier checks one try, not each. The
+ * lock is held for one insert, a few hundred nanoseconds, unless its holder is interrupted. */
+#define XDPBAN_LOCK_WAIT 16384
+
+static __always_inline int bpf_group_lock(struct xdpban_group *g);
+#define XDPBAN_TABLE_LOCK(g) bpf_group_lock(g)
 #define XDPBAN_TABLE_GROUP(tab, index) bpf_group_at((tab), (index))
 #define XDPBAN_TABLE_BANIDX(tab, index) bpf_banidx_at(index) /* only the ban table has one */
 #include "xdpban_table_ops.h"
+
+struct lock_wait {
+	struct xdpban_group *g;
+	long taken;
+};
+
+static long lock_try(__u32 i, void *ctx)
+{
+	struct lock_wait *w = ctx;
+
+	w->taken = w->g && xdpban_group_trylock(w->g) == 0;
+	return w->taken; /* 1 stops the loop */
+}
+
+static __always_inline int bpf_group_lock(struct xdpban_group *g)
+{
+	struct lock_wait w = { .g = g };
+
+	if (xdpban_group_trylock(g) == 0)
+		return 0; /* nearly always: a flood of new sources pays no helper call */
+	bpf_loop(XDPBAN_LOCK_WAIT, lock_try, &w, 0);
+	return w.taken ? 0 : -1;
+}
 
 const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
 

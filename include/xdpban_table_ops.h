@@ -369,18 +369,31 @@ XDPBAN_INLINE __u64 xdpban_ctr_cost(__u64 ctl, __u64 val, __u32 now_s, __u32 win
 	       (XDPBAN_CTR_START_MASK - xdpban_ctr_age(val, now_s));
 }
 
+/* One try at the group's insert lock: 0 taken, -1 another holds it. */
+XDPBAN_INLINE int xdpban_group_trylock(struct xdpban_group *g)
+{
+	if (XDPBAN_READ64(&g->slot[0].ctl) & XDPBAN_G0_LOCK)
+		return -1;
+	return __sync_fetch_and_or(&g->slot[0].ctl, XDPBAN_G0_LOCK) & XDPBAN_G0_LOCK ? -1 : 0;
+}
+
 #define XDPBAN_LOCK_TRIES 32
 
-/* Takes the group's insert lock: 0, or -1 after XDPBAN_LOCK_TRIES (another CPU kept it). */
+/* Takes the group's insert lock: 0, or -1 after XDPBAN_LOCK_TRIES (another CPU kept it). An
+ * includer may define XDPBAN_TABLE_LOCK(g) to wait longer: the BPF program waits through
+ * bpf_loop, which the verifier checks once however long the wait, where a loop here is checked
+ * once per iteration (a lock holder interrupted mid-insert outlasts 32 tries, and the error
+ * that waited would be lost). */
 XDPBAN_INLINE int xdpban_group_lock(struct xdpban_group *g)
 {
-	for (int i = 0; i < XDPBAN_LOCK_TRIES; i++) {
-		if (XDPBAN_READ64(&g->slot[0].ctl) & XDPBAN_G0_LOCK)
-			continue;
-		if (!(__sync_fetch_and_or(&g->slot[0].ctl, XDPBAN_G0_LOCK) & XDPBAN_G0_LOCK))
+#ifdef XDPBAN_TABLE_LOCK
+	return XDPBAN_TABLE_LOCK(g);
+#else
+	for (int i = 0; i < XDPBAN_LOCK_TRIES; i++)
+		if (xdpban_group_trylock(g) == 0)
 			return 0;
-	}
 	return -1;
+#endif
 }
 
 XDPBAN_INLINE void xdpban_group_unlock(struct xdpban_group *g)
