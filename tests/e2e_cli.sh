@@ -66,10 +66,12 @@ send_synfin() { # SRC COUNT: malformed TCP segments (SYN+FIN) from SRC to the re
 		"$1" "$V4_DST" "$2"
 }
 
-# Every map but the ring buffer, as bpftool prints it: equal dumps mean equal state.
+# Every map but the ring buffer: equal dumps mean equal state. The tables as digests of their
+# memory (a bpftool dump of them takes seconds), the others as bpftool prints them.
 dump_state() {
 	local m
-	for m in config bans banidx baninfo counts seed policy4 policy6 exempt4 exempt6 stats; do
+	"$PY" tests/tools/xb_maps.py digest "$PIN_DIR" bans banidx baninfo counts seed || return 1
+	for m in config policy4 policy6 exempt4 exempt6 stats; do
 		echo "== $m"
 		bpftool map dump pinned "$PIN_DIR/xdpban_$m" || return 1
 	done

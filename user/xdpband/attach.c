@@ -70,20 +70,30 @@ static bool prog_uses_map(__u32 prog_id, __u32 map_id)
 	return found;
 }
 
-static void classify_prog(const struct xbd_loader *ld, const struct xdp_program *p,
-			  struct iface_scan *scan)
+/* Sorts one attached program: a stranger's, ours and current, or ours and outdated. 0, or
+ * -errno with one line in err when this build's tag cannot be had. */
+static int classify_prog(struct xbd_attach *at, const struct xdp_program *p,
+			 struct iface_scan *scan, char *err, size_t errlen)
 {
 	__u32 id = xdp_program__id(p);
+	int ret;
 
-	if (!prog_uses_map(id, ld->bans_map_id))
-		return;
-	if (!scan->current_id && !memcmp(xdp_program__tag(p), ld->tag, sizeof(ld->tag)))
+	if (!prog_uses_map(id, at->ld->bans_map_id))
+		return 0;
+	if (!at->tag_known) {
+		ret = xbd_load_prog_tag(at->ld, at->tag, err, errlen);
+		if (ret)
+			return ret;
+		at->tag_known = true;
+	}
+	if (!scan->current_id && !memcmp(xdp_program__tag(p), at->tag, sizeof(at->tag)))
 		scan->current_id = id;
 	else if (scan->n_outdated < (int)(sizeof(scan->outdated_id) / sizeof(__u32)))
 		scan->outdated_id[scan->n_outdated++] = id;
+	return 0;
 }
 
-static int scan_iface(const struct xbd_loader *ld, const struct xbd_iface *ifc,
+static int scan_iface(struct xbd_attach *at, const struct xbd_iface *ifc,
 		      struct iface_scan *scan, char *err, size_t errlen)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifc->ifindex);
@@ -103,8 +113,8 @@ static int scan_iface(const struct xbd_loader *ld, const struct xbd_iface *ifc,
 		/* One program attached directly: ours (then reused or replaced), or a stranger's. */
 		p = xdp_multiprog__main_prog(mp);
 		if (p)
-			classify_prog(ld, p, scan);
-		if (p && !scan->current_id && !scan->n_outdated) {
+			ret = classify_prog(at, p, scan, err, errlen);
+		if (!ret && p && !scan->current_id && !scan->n_outdated) {
 			snprintf(err, errlen,
 				 "%s: XDP program %s (id %u) is attached without libxdp's dispatcher; remove it first (ip link set dev %s xdp off)",
 				 ifc->name, xdp_program__name(p), xdp_program__id(p), ifc->name);
@@ -113,8 +123,9 @@ static int scan_iface(const struct xbd_loader *ld, const struct xbd_iface *ifc,
 		scan->legacy = true;
 	} else {
 		scan->dispatcher = true;
-		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
-			classify_prog(ld, p, scan);
+		for (p = xdp_multiprog__next_prog(NULL, mp); p && !ret;
+		     p = xdp_multiprog__next_prog(p, mp))
+			ret = classify_prog(at, p, scan, err, errlen);
 	}
 	xdp_multiprog__close(mp);
 	return (int)ret;
@@ -298,7 +309,7 @@ static int attach_one(struct xbd_attach *at, struct xbd_iface *ifc, enum xbd_mod
 		      char *err, size_t errlen)
 {
 	struct iface_scan scan;
-	int ret = scan_iface(at->ld, ifc, &scan, err, errlen);
+	int ret = scan_iface(at, ifc, &scan, err, errlen);
 
 	if (ret)
 		return ret;

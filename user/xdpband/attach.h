@@ -28,6 +28,8 @@ struct xbd_attach {
 	const struct xbd_loader *ld;
 	struct xdpban *skel;      /* attachable instance, opened when an attach is needed */
 	struct xdp_program *prog; /* its xdpban program, loaded by libxdp at the first attach */
+	__u8 tag[BPF_TAG_SIZE];   /* of this build's xdpban, once tag_known */
+	bool tag_known;
 	struct xbd_iface ifaces[XBD_MAX_IFACES];
 	int n;
 };

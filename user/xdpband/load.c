@@ -100,14 +100,11 @@ static int fit_all_to_pins(struct xbd_loader *ld, char *err, size_t errlen)
 
 static int read_ids(struct xbd_loader *ld)
 {
-	struct bpf_prog_info pinfo = {};
 	struct bpf_map_info minfo = {};
-	__u32 plen = sizeof(pinfo), mlen = sizeof(minfo);
+	__u32 mlen = sizeof(minfo);
 
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(ld->skel->progs.xdpban), &pinfo, &plen) ||
-	    bpf_obj_get_info_by_fd(bpf_map__fd(ld->skel->maps.xdpban_bans), &minfo, &mlen))
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(ld->skel->maps.xdpban_bans), &minfo, &mlen))
 		return -errno;
-	memcpy(ld->tag, pinfo.tag, sizeof(ld->tag));
 	ld->bans_map_id = minfo.id;
 	return 0;
 }
@@ -141,10 +138,12 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 	ret = fit_all_to_pins(ld, err, errlen);
 	if (ret)
 		goto fail;
+	/* The state object loads the report program only: the verifier takes about a second
+	 * over xdpban, and the program xdpband attaches is the attachable instance's, which
+	 * libxdp loads (xbd_load_prog_tag reads xdpban's tag when one is needed). */
+	bpf_program__set_autoload(ld->skel->progs.xdpban, false);
 	bpf_program__set_autoload(ld->skel->progs.xdpban_report, true);
-	ret = xb_datapath_frags(ld->skel);
-	if (!ret)
-		ret = xdpban__load(ld->skel);
+	ret = xdpban__load(ld->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s (run with -v for libbpf's log)",
 			 strerror(-ret));
@@ -215,4 +214,26 @@ struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, 
 		return NULL;
 	}
 	return skel;
+}
+
+int xbd_load_prog_tag(const struct xbd_loader *ld, __u8 tag[BPF_TAG_SIZE], char *err,
+		      size_t errlen)
+{
+	struct xdpban *skel = xbd_load_open_attachable(ld, err, errlen);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int ret;
+
+	if (!skel)
+		return -EINVAL;
+	ret = xdpban__load(skel);
+	if (!ret && bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.xdpban), &info, &len))
+		ret = -errno;
+	if (ret)
+		snprintf(err, errlen, "cannot load the program to compare it with the one attached: %s",
+			 strerror(-ret));
+	else
+		memcpy(tag, info.tag, BPF_TAG_SIZE);
+	xdpban__destroy(skel);
+	return ret;
 }

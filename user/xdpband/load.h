@@ -14,10 +14,10 @@
 struct xdpban;
 
 struct xbd_loader {
-	struct xdpban *skel;   /* the state object: the maps and the report program */
+	struct xdpban *skel;   /* the state object: the maps and the report program (xdpban
+				* itself is not loaded there) */
 	char pin_dir[PATH_MAX];
 	bool maps_created;     /* no pinned ban table existed: this is a fresh state */
-	__u8 tag[BPF_TAG_SIZE]; /* of the xdpban program, to recognise our own attachments */
 	__u32 bans_map_id;     /* to recognise programs that use our state */
 	struct xb_maps *maps;  /* what xbd_load filled; its tables stay mapped until close */
 };
@@ -33,5 +33,10 @@ void xbd_load_unpin(struct xbd_loader *ld);
 /* A second, unloaded instance of the object sharing the same pins and sizes, for libxdp to
  * load as an extension of its dispatcher. NULL with a message on failure. */
 struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, size_t errlen);
+/* The tag of this build's xdpban program, which tells our attachments current or outdated: a
+ * copy is loaded (verified) and closed, so only a start that finds a program of ours attached
+ * pays for it. 0, or -errno with one line in err. */
+int xbd_load_prog_tag(const struct xbd_loader *ld, __u8 tag[BPF_TAG_SIZE], char *err,
+		      size_t errlen);
 
 #endif /* XDPBAND_LOAD_H */
