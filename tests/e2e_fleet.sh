@@ -350,6 +350,9 @@ all_new() { # OLD_IDS: B has two connections again, none of them among OLD_IDS
 
 case_sighup() {
 	local before
+	# After the rotation before, "connected" says B's reader is; its publisher may be a
+	# moment behind.
+	e2e_wait 100 eval '[[ $(b_clients | wc -l) == 2 ]]'
 	before=$(b_clients)
 	[[ $(wc -l <<<"$before") == 2 ]] || { E2E_WHY="B has connections '$before', not two"; return 1; }
 	rotate "rotated-2-$TAG" || { E2E_WHY="cannot change the password"; return 1; }
