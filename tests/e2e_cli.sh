@@ -20,7 +20,7 @@ readonly NS_S=xbcli-s NS_R=xbcli-r # sender, receiver
 readonly IF_S=xbcli-s0 IF_R=xbcli-r0
 readonly OBJ=$build/xdpban.bpf.o
 readonly PIN_DIR=$E2E_IPROUTE2_PINS # where iproute2 pins LIBBPF_PIN_BY_NAME maps
-readonly PY=/usr/bin/python3 # Debian's, with scapy
+readonly PY=$E2E_PY
 readonly NO_DAEMON=/run/xbcli-no-daemon.sock # never created: the CLI must work directly
 readonly FAKE_DAEMON=/run/xbcli-fake-daemon.sock
 readonly WAIT_TRIES=100 # bounded waits: 100 polls of 0.1 s

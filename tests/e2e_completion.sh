@@ -93,7 +93,7 @@ case_daemon_options() {
 # through $XDPBAN_SOCKET as the CLI finds a real one.
 case_unban_addresses() {
 	local sock=$tmp/fake.sock
-	python3 - "$sock" >"$tmp/fake.log" 2>&1 <<-'EOF' &
+	"$E2E_PY" - "$sock" >"$tmp/fake.log" 2>&1 <<-'EOF' &
 		import json, socket, sys
 		s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 		s.bind(sys.argv[1]); s.listen(4)

@@ -16,7 +16,7 @@
 set -uo pipefail
 
 XBD_BUILD=$(realpath "${1:-build}")
-XBD_PY=/usr/bin/python3 # Debian's python3, which has scapy
+XBD_PY=${E2E_PY:-/usr/bin/python3} # e2e_lib.sh's, when a test sources it too
 XBD_FAILED=0
 XBD_PIDS=()
 XBD_PID=
@@ -223,7 +223,7 @@ EOF
 
 # xbd_request JSON: sends one raw request line to the daemon's socket and prints the reply line.
 xbd_request() {
-	python3 -c '
+	"$XBD_PY" -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(10)
@@ -233,7 +233,7 @@ print(s.makefile().readline().strip())' "$XBD_SOCK" "$1"
 }
 
 # xbd_json EXPR: evaluates a Python expression over the JSON on stdin, bound to d.
-xbd_json() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+xbd_json() { "$XBD_PY" -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
 
 # xbd_query ADDR EXPR: EXPR over `xdpban query ADDR --json`.
 xbd_query() { xbd_cli query "$1" --json | xbd_json "$2"; }
@@ -266,7 +266,7 @@ xbd_ban_length_ns() { "$XBD_PY" tests/tools/xb_maps.py ban-length "$XBD_PIN" "$1
 # xbd_prog_id: the id of the XDP program on the receiver's veth, or nothing.
 xbd_prog_id() {
 	ip -n "$XBD_NS_R" -j -d link show dev "$XBD_IF_R" |
-		python3 -c 'import json, sys; x = json.load(sys.stdin)[0].get("xdp"); print(x["prog"]["id"] if x else "")'
+		"$XBD_PY" -c 'import json, sys; x = json.load(sys.stdin)[0].get("xdp"); print(x["prog"]["id"] if x else "")'
 }
 
 # xbd_log_has TEXT: the daemon logged a line containing TEXT.
@@ -427,7 +427,7 @@ case_start() {
 
 # xbd_started_between T0 T1: status' xdpband.started is RFC 3339 UTC, within [T0, T1] (Unix s).
 xbd_started_between() {
-	xbd_cli status --json | python3 -c '
+	xbd_cli status --json | "$XBD_PY" -c '
 import calendar, json, sys, time
 s = json.load(sys.stdin)["xdpband"]["started"]
 t = calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
@@ -568,7 +568,7 @@ xbd_maps_as_metrics() {
 # --- garbage on the control socket: error replies, and the daemon lives on ---
 case_garbage() {
 	local out
-	out=$(python3 - "$XBD_SOCK" <<'EOF' 2>&1
+	out=$("$XBD_PY" - "$XBD_SOCK" <<'EOF' 2>&1
 import json, socket, sys
 path = sys.argv[1]
 
@@ -625,7 +625,7 @@ EOF
 # --- the daemon's own commands: save writes the state file; unknown fields are refused ---
 case_daemon_commands() {
 	local save bad
-	save=$(python3 -c '
+	save=$("$XBD_PY" -c '
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 for req in ({"cmd": "save"}, {"cmd": "reload", "now": 1}):

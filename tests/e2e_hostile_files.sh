@@ -34,7 +34,7 @@ xbd_conf_with() {
 case_check_files() {
 	local d=$XBD_TMP/files bad=() f
 	mkdir -p "$d" && mkfifo "$d/fifo" || { xbd_fail check_refuses_hostile_files "cannot set up"; return; }
-	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/sock"
+	"$E2E_PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/sock"
 	printf '192.0.2.7\n192.0.2.1\0junk\n' >"$d/nul.list"
 	printf '192.0.2.0/24\n0.0.0.0/0\n' >"$d/all4.list"
 	printf '2001:db8::/32\n::/0   # everything\n' >"$d/all6.list"

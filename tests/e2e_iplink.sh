@@ -18,7 +18,7 @@ readonly NS_A=xbe2e-a NS_B=xbe2e-b # sender, receiver
 readonly IF_A=xbe2e-a0 IF_B=xbe2e-b0
 readonly OBJ=$build/xdpban.bpf.o
 readonly PIN_DIR=$E2E_IPROUTE2_PINS # where iproute2 pins LIBBPF_PIN_BY_NAME maps
-readonly PY=/usr/bin/python3 # Debian's, with scapy
+readonly PY=$E2E_PY
 readonly PORT=5300
 readonly WAIT_TRIES=100 # bounded waits: 100 polls of 0.1 s
 

@@ -77,7 +77,7 @@ EOF
 }
 
 cli() { "$BUILD/xdpban" --socket "$SOCK" --pin-dir "$PIN" "$@"; }
-json() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+json() { "$E2E_PY" -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
 answers() { [[ $(cli status --json 2>/dev/null | json 'd["daemon"]' 2>/dev/null) == True ]]; }
 
 start_daemon() {
@@ -115,7 +115,7 @@ transfer() {
 	local name=$1 out rate lost
 	shift
 	out=$(ip netns exec "$NS_S" iperf3 -J -t "$SECONDS_EACH" "$@" 2>&1)
-	read -r rate lost < <(python3 -c '
+	read -r rate lost < <("$E2E_PY" -c '
 import json, sys
 end = json.load(sys.stdin)["end"]
 tcp = "sum_received" in end
@@ -161,7 +161,7 @@ case_status_modes() {
 # no words for the IPv4 ones (Linux 6.3), so those go by netlink directly.
 set_big() {
 	ip -n "$1" link set "$2" gso_max_size $BIG gro_max_size $BIG &&
-		ip netns exec "$1" python3 - "$2" $BIG <<'EOF'
+		ip netns exec "$1" "$E2E_PY" - "$2" $BIG <<'EOF'
 import socket, struct, sys
 IFLA_GSO_IPV4_MAX_SIZE, IFLA_GRO_IPV4_MAX_SIZE = 63, 64  # linux/if_link.h, 6.3 and later
 RTM_NEWLINK, NLM_F_REQUEST, NLM_F_ACK = 16, 1, 4

@@ -19,9 +19,14 @@
 #   e2e_bg NS LOG CMD...          runs CMD in NS in the background, killed at exit
 #   e2e_wait TRIES CMD...         polls CMD every 0.1 s, at most TRIES times; 0 once it succeeds
 #   e2e_finish                    exits 1 if any case failed, else 0
+#   $E2E_PY                       the python3 every test runs
 
 # tests/run.sh runs every tests/e2e_*.sh, this file included: run directly, it does nothing.
 (return 0 2>/dev/null) || exit 0
+
+# Debian's python3, with its scapy and libtorrent: the python3 first on PATH may be another
+# (a pyenv shim costs about 0.6 s a call), so no test calls a bare python3.
+readonly E2E_PY=/usr/bin/python3
 
 E2E_FAILED=0
 E2E_WHY=

@@ -126,7 +126,7 @@ case_bad() {
 	local cap
 	cap=$(sed -n 's/^#define XDPBAN_LISTED6_MAX \([0-9]*\)$/\1/p' include/xdpban_maps.h)
 	[[ -n $cap ]] || cap=$(sed -n 's/^#define XDPBAN_DEFAULT_POLICY6_MAX \([0-9]*\)$/\1/p' include/xdpban_maps.h)
-	python3 -c 'import sys
+	"$E2E_PY" -c 'import sys
 for i in range(int(sys.argv[1]) + 1): print("2001:db8:%x:%x::/64" % (i >> 16, i & 0xffff))' "$cap" >"$D/big6.txt"
 	xbd_cli lists load --trusted "$D/hole.txt" >/dev/null || { E2E_WHY="cannot load the hole"; return 1; }
 	refused "xdpban: cannot read list $D/missing.txt: No such file or directory" 1 \
@@ -168,7 +168,7 @@ loaded 1 file into the trusted layer: 1 entries" "$out" &&
 # listen: counts UDP datagrams to port 53 in the receiver namespace, by source, until a
 # second after $XBD_TMP/listen.done appears (at most 60 s).
 listen() {
-	nsenter --net="/run/netns/$XBD_NS_R" python3 -c '
+	nsenter --net="/run/netns/$XBD_NS_R" "$E2E_PY" -c '
 import collections, json, os, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("0.0.0.0", 53))

@@ -18,7 +18,7 @@
 # tests/run.sh runs only tests/e2e_*.sh; run directly, this file does nothing.
 (return 0 2>/dev/null) || exit 0
 
-readonly PY=/usr/bin/python3
+readonly PY=$E2E_PY
 readonly REDIS_ADDR=198.51.100.10 REDIS_USER=xdpban REDIS_PASS=fleet-$TAG
 readonly REDIS_ADMIN_PASS=admin-$TAG # a user of the test's own, to change the fleet's ACL
 readonly STREAM=xdpban:$TAG SNAPSHOT=xdpban:$TAG:active
