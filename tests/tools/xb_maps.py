@@ -20,7 +20,8 @@ the maps (the rows of XDPBAN_MAPS), statistics (XDPBAN_STATS), the slot layout
 ban and counter tables are read whole and searched slot by slot, as an operator reads them
 with bpftool (docs/datapath.md, "Tables and memory"). Only digest reads without bpftool: a
 BTF dump of the tables takes seconds (counts alone about 7 s), their memory a fraction of one,
-and a digest only compares. Test support only: it never deletes anything. Errors get one line on stderr and a non-zero exit status.
+and a digest only compares. Test support only: it never deletes anything. Errors get one line
+on stderr and a non-zero exit status.
 """
 import ctypes
 import hashlib
@@ -204,12 +205,15 @@ def cmd_policy(pin_dir, cidr, verdict_name, list_id):
 
 
 BPF_OBJ_GET, BPF_OBJ_GET_INFO_BY_FD, BPF_F_MMAPABLE = 7, 15, 1 << 10
-SYS_BPF = {"x86_64": 321, "aarch64": 280}
+SYS_BPF = {"x86_64": 321, "aarch64": 280}  # the bpf(2) syscall's number
+LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def bpf(cmd, attr):
-    libc = ctypes.CDLL(None, use_errno=True)
-    ret = libc.syscall(SYS_BPF[os.uname().machine], cmd, ctypes.byref(attr), ctypes.sizeof(attr))
+    machine = os.uname().machine
+    if machine not in SYS_BPF:
+        raise Error(f"digest: no bpf(2) syscall number known for {machine}")
+    ret = LIBC.syscall(SYS_BPF[machine], cmd, ctypes.byref(attr), ctypes.sizeof(attr))
     if ret < 0:
         raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
     return ret
@@ -254,13 +258,14 @@ def cmd_digest(pin_dir, *fields):
 
 COMMANDS = {"pins": (cmd_pins, 1), "stats": (cmd_stats, 1), "ban": (cmd_ban, 2),
             "ban-length": (cmd_ban_length, 2), "live": (cmd_live, 2),
-            "counter": (cmd_counter, 2), "policy": (cmd_policy, 4), "digest": (cmd_digest, -1)}
+            "counter": (cmd_counter, 2), "policy": (cmd_policy, 4), "digest": (cmd_digest, 2)}
+VARIADIC = {"digest"}  # these take at least their count of arguments
 
 
 def main(argv):
-    args = len(argv) - 2
-    if len(argv) < 2 or argv[1] not in COMMANDS or \
-            args != COMMANDS[argv[1]][1] and not (COMMANDS[argv[1]][1] < 0 and args >= 2):
+    cmd, args = (argv[1], len(argv) - 2) if len(argv) >= 2 else (None, 0)
+    if cmd not in COMMANDS or args < COMMANDS[cmd][1] or \
+            (cmd not in VARIADIC and args != COMMANDS[cmd][1]):
         raise Error("usage: xb_maps.py pins DIR | stats DIR | ban DIR KEY | ban-length DIR KEY | "
                     "live DIR bans|counts | counter DIR KEY | policy DIR CIDR deny|trusted LIST_ID"
                     " | digest DIR FIELD...")
