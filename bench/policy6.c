@@ -105,20 +105,31 @@ static uint32_t lengths_of(const struct bench_prefix6 *p, uint32_t n)
 	return lengths;
 }
 
+/* Room for every line the compile makes, and an eighth more, as an operator sizes
+ * policy-lines6-max from the count a compile reports: how many a list needs depends on how
+ * its prefixes nest (bench/RESULTS.md reports how many were written). */
+static uint32_t lines6_room(const struct xb_policy_set *set)
+{
+	struct xb_flat6_line *lines = NULL;
+	size_t n = 0;
+	uint32_t room;
+
+	if (xb_flat6_lines_build(set->v, set->n, &lines, &n))
+		n = 2 * set->n; /* the compile reports the failure */
+	free(lines);
+	room = (uint32_t)(n + n / 8);
+	return room > XDPBAN_DEFAULT_FLAT6X_MAX ? room : XDPBAN_DEFAULT_FLAT6X_MAX;
+}
+
 static int xdpban_load6(struct table6 *t, const struct bench_prefix6 *p)
 {
-	/* Room for every line: a list of n real-looking prefixes takes about 1.7 n lines (most
-	 * prefixes are /48 and longer and take a line at each depth above them that no other
-	 * prefix shares); bench/RESULTS.md reports how many were written. */
-	const uint32_t lines = 2 * t->prefixes;
-	const struct dp_opts dopts = {
-		.policy6_max = t->prefixes > XDPBAN_DEFAULT_POLICY6_MAX ? t->prefixes
-									 : XDPBAN_DEFAULT_POLICY6_MAX,
-		.flat6x_max = lines > XDPBAN_DEFAULT_FLAT6X_MAX ? lines : XDPBAN_DEFAULT_FLAT6X_MAX,
-	};
 	struct xdpban_policy val = { .verdict = XDPBAN_POLICY_DENY, .list_id = 1 };
 	struct xb_policy_set set = { 0 };
-	int err = dp_open(&t->dp, &dopts);
+	struct dp_opts dopts = {
+		.policy6_max = t->prefixes > XDPBAN_DEFAULT_POLICY6_MAX ? t->prefixes
+									 : XDPBAN_DEFAULT_POLICY6_MAX,
+	};
+	int err = 0;
 
 	for (uint32_t i = 0; !err && i < t->prefixes; i++) {
 		struct xb_prefix pre = { .family = XDPBAN_FAMILY_INET6, .plen = p[i].len };
@@ -126,6 +137,9 @@ static int xdpban_load6(struct table6 *t, const struct bench_prefix6 *p)
 		memcpy(pre.addr, p[i].addr, 16);
 		err = xb_policy_set_add(&set, &pre, &val);
 	}
+	dopts.flat6x_max = lines6_room(&set);
+	if (!err)
+		err = dp_open(&t->dp, &dopts);
 	if (!err)
 		err = dp_policy_compile(&t->dp, &set, NULL, &t->compiled);
 	xb_policy_set_free(&set);
@@ -225,7 +239,9 @@ static void print_header(struct policy6_bench *pb)
 	       "real lists hold them: /48 most, then /56, /64, /32, /40, /44 and some /128; fixed "
 	       "seed; they may nest, and all deny) are compiled into the policy of a fresh, "
 	       "unpinned xdpban (user/lib/policy.h: the IPv6 trie and the flat table in front of "
-	       "it, with the IPv6 lines sized to hold them all) and loaded into the trie of "
+	       "it, with room for the IPv6 lines the compile makes and an eighth more, at least the "
+	       "default; a region whose addresses all get one verdict, such as a /32 deny holding "
+	       "nested /48 denies, is answered without a line below it) and loaded into the trie of "
 	       "bench/bpf/lpm_only.bpf.o's lpm_only6, a program that only parses Ethernet and "
 	       "IPv6 and looks the source up (same key and value types). %u IPv6 sources, half "
 	       "inside a random prefix and half anywhere in 2001::/16 (where the levels of the "

@@ -16,9 +16,11 @@
  * So a table never compiled (plain `ip link`, bpftool-written policy) costs one hot load, not
  * loads of levels that would only ever say LOOKUP.
  *
- * A region's code is pure (NONE, DENY, TRUSTED) only when no entry longer than the region lies
- * inside it and no timed entry (expires_ns != 0) covers it or lies inside it; the code is then
- * the verdict of the longest entry covering the whole region. Otherwise it is LOOKUP: level 1
+ * A region's code is pure (NONE, DENY, TRUSTED) only when no timed entry (expires_ns != 0)
+ * covers it or lies inside it, and every entry inside it (longer than the region) has the code
+ * of the longest entry covering the whole region (NONE where none does); the code is then that
+ * one, the verdict of every address of the region (as zmap merges a node whose halves agree:
+ * a /48 deny inside a /32 deny changes no verdict). Otherwise it is LOOKUP: level 1
  * LOOKUP means "read the middle level", its LOOKUP "read level 2", level 2 LOOKUP "look up the
  * trie" (or the lines: level 3, the IPv6 lines). It is the same computation at every level, only the region size
  * differs, so a pure code of a level is the code of every finer region inside it. Zero is
@@ -33,7 +35,7 @@
  * its home slot (xdpban_flat_slot_home, a multiplicative hash), at the first that was free
  * when it was written; the array has twice as many slots as lines, so nearly every line sits
  * at its home. Only a region whose level-2 code is LOOKUP because permanent entries longer than
- * /24 lie in it gets a line; a timed entry keeps its regions out. Lines are read only when the
+ * /24 and of another code lie in it gets a line; a timed entry keeps its regions out. Lines are read only when the
  * IPv4 guard holds XDPBAN_FLAT_COMPILED_L3: then level-2 LOOKUP means "the line of the /24 if
  * there is one, else the trie". Every line in the array is exact for the trie at every instant
  * (policy.h says how writers keep it so), whatever level 2 says; a writer that cannot reach
@@ -194,10 +196,10 @@ static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u3
  * /24 -> /32 -> /40 -> /48 -> /56 -> /64 until a pure code, and the trie answers only past
  * /64 or where a line is missing. A line exists only for a region whose code one stride
  * coarser (level 2's for depth 24) is LOOKUP because a permanent entry longer than the region
- * lies in it; a timed entry keeps its regions out. Codes are the levels' computation (a pure
- * code is the verdict of the longest entry covering the whole region, when no longer entry
- * lies inside). The key and the codes span two cache lines, both addressed before the key is
- * compared, so a line costs about one miss. Slots, probing and the writer's rules are level
+ * and of another code lies in it; a timed entry keeps its regions out. Codes are the levels'
+ * computation (above: pure where every address of the sub-region has one verdict). The key
+ * and the codes span two cache lines, both addressed before the key is compared, so a line
+ * costs about one miss. Slots, probing and the writer's rules are level
  * 3's (a multiplicative hash of the key, XDPBAN_FLAT_SLOT_PROBE, twice as many slots as
  * lines, flat_live.c); lines are read only when the IPv6 guard holds XDPBAN_FLAT_COMPILED_L3.
  * Why 8-bit strides: real prefixes are /32, /48, /56, /64, all on a stride, so a listed /48

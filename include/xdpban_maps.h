@@ -40,8 +40,9 @@
 #define XDPBAN_DEFAULT_POLICY4_MAX (2 * XDPBAN_LISTED4_MAX)
 #define XDPBAN_DEFAULT_POLICY6_MAX (2 * XDPBAN_LISTED6_MAX)
 #define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 lines; 32 MiB of slots */
-/* IPv6 stride lines; 9 MiB of slots: about 38,000 real-looking prefixes (1.7 lines each), far
- * more than IPv6 blocklists hold today; policy-lines6-max raises it. */
+/* IPv6 stride lines; 9 MiB of slots: about 26,000 real-looking prefixes that seldom nest (up
+ * to 2.5 lines each, fewer where they nest), more than IPv6 blocklists hold today;
+ * policy-lines6-max raises it. */
 #define XDPBAN_DEFAULT_FLAT6X_MAX 65536
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
 #define XDPBAN_DEFAULT_EXEMPT_MAX 4096 /* never-ban prefixes and host addresses, per family */

@@ -84,8 +84,16 @@ struct paint {
 
 static struct paint paint;
 
-/* The definition, entry by entry: a region is LOOKUP when a longer entry lies inside it or a
- * timed entry covers it or lies inside it; otherwise the longest covering entry's verdict. */
+/* The code an entry paints: its verdict's, LOOKUP for one the data path does not know. */
+static __u32 brute_code(const struct xb_policy_entry *e)
+{
+	return e->policy.verdict <= XDPBAN_POLICY_TRUSTED ? e->policy.verdict + 1
+							  : XDPBAN_FLAT_LOOKUP;
+}
+
+/* The definition, entry by entry: a region is LOOKUP when a timed entry covers it or lies
+ * inside it, or an entry inside it (longer) has another code than the longest entry covering
+ * the whole region (none: NONE); otherwise that code. */
 static void brute_level(const struct xb_policy_set *s, __u8 family, unsigned int bits,
 			__u8 *codes)
 {
@@ -97,12 +105,8 @@ static void brute_level(const struct xb_policy_set *s, __u8 family, unsigned int
 		const struct xb_policy_entry *e = &s->v[i];
 		__u32 top = top_bits(e->prefix.addr), first, count;
 
-		if (e->prefix.family != family)
+		if (e->prefix.family != family || e->prefix.plen > bits)
 			continue;
-		if (e->prefix.plen > bits) {
-			paint.lookup[top >> (32 - bits)] = 1;
-			continue;
-		}
 		first = top >> (32 - bits);
 		count = 1u << (bits - e->prefix.plen);
 		for (__u32 r = first; r < first + count; r++) {
@@ -110,15 +114,21 @@ static void brute_level(const struct xb_policy_set *s, __u8 family, unsigned int
 				paint.lookup[r] = 1;
 			if (paint.len[r] == NONE_LEN || e->prefix.plen > paint.len[r]) {
 				paint.len[r] = e->prefix.plen;
-				paint.code[r] = e->policy.verdict <= XDPBAN_POLICY_TRUSTED ?
-							e->policy.verdict + 1 :
-							XDPBAN_FLAT_LOOKUP;
+				paint.code[r] = brute_code(e);
 			}
 		}
 	}
 	for (__u32 r = 0; r < regions; r++)
 		codes[r] = paint.lookup[r] ? XDPBAN_FLAT_LOOKUP
 					   : paint.len[r] == NONE_LEN ? XDPBAN_FLAT_NONE : paint.code[r];
+	for (size_t i = 0; i < s->n; i++) { /* the entries inside a region, against its code */
+		const struct xb_policy_entry *e = &s->v[i];
+		__u32 r = top_bits(e->prefix.addr) >> (32 - bits);
+
+		if (e->prefix.family == family && e->prefix.plen > bits &&
+		    (e->policy.expires_ns || brute_code(e) != codes[r]))
+			codes[r] = XDPBAN_FLAT_LOOKUP;
+	}
 }
 
 /* ---- checks ---- */
@@ -218,18 +228,22 @@ static __u32 flat_verdict(const __u64 *words, const struct lines *l, const struc
 	return xdpban_flat_verdict(code);
 }
 
-/* The definition of level 3: a /24 gets a line when an entry longer than /24 lies in it and no
- * timed entry covers it or lies in it; code i of the line is the longest match of the /32 i
- * (all permanent there). Checks which regions have lines, and every code of every line. */
+/* The definition of level 3: a /24 gets a line when its level-2 code is LOOKUP because of an
+ * entry longer than /24 and no timed entry covers it or lies in it; code i of the line is the
+ * longest match of the /32 i (all permanent there). Checks which regions have lines, and
+ * every code of every line. */
 static unsigned long check_lines(const struct xb_policy_set *s, const struct lines *l,
 				 const char *what)
 {
 	__u8 *has_long = paint.len, *timed = paint.lookup;
 	struct xb_policy_set near = {};
 	const __u32 regions = 1u << XDPBAN_FLAT_L2_BITS;
+	__u8 *level2 = malloc(regions);
 	unsigned long bad = 0;
 	size_t want = 0, at = 0;
 
+	assert_non_null(level2);
+	brute_level(s, XDPBAN_FAMILY_INET, XDPBAN_FLAT_L2_BITS, level2);
 	memset(has_long, 0, regions);
 	memset(timed, 0, regions);
 	for (size_t i = 0; i < s->n; i++) {
@@ -239,7 +253,7 @@ static unsigned long check_lines(const struct xb_policy_set *s, const struct lin
 		if (e->prefix.family != XDPBAN_FAMILY_INET)
 			continue;
 		count = e->prefix.plen < 24 ? 1u << (24 - e->prefix.plen) : 1;
-		if (e->prefix.plen > 24)
+		if (e->prefix.plen > 24 && level2[first] == XDPBAN_FLAT_LOOKUP)
 			has_long[first] = 1;
 		if (e->policy.expires_ns)
 			memset(timed + first, 1, count);
@@ -288,6 +302,7 @@ static unsigned long check_lines(const struct xb_policy_set *s, const struct lin
 	if (want != l->n && bad++ < SHOWN)
 		printf("MISMATCH [%s] %zu lines, definition %zu\n", what, l->n, want);
 	xb_policy_set_free(&near);
+	free(level2);
 	return bad;
 }
 
@@ -315,10 +330,39 @@ static int key_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether a region is pure by the definition (brute_level's), over the entries `near`, which
+ * hold every entry that covers it or lies in it: none timed, and every entry inside it of
+ * the code of the longest entry covering it (NONE without one). */
+static bool brute_uniform(const struct xb_policy_set *near, const struct xb_prefix *region)
+{
+	const struct xb_policy_entry *cover = NULL;
+	__u32 code;
+
+	for (size_t k = 0; k < near->n; k++) {
+		const struct xb_policy_entry *e = &near->v[k];
+
+		if (e->prefix.family != region->family || !overlaps(&e->prefix, region))
+			continue;
+		if (e->policy.expires_ns)
+			return false;
+		if (e->prefix.plen <= region->plen && (!cover || e->prefix.plen > cover->prefix.plen))
+			cover = e;
+	}
+	code = cover ? brute_code(cover) : XDPBAN_FLAT_NONE;
+	for (size_t k = 0; k < near->n; k++) {
+		const struct xb_policy_entry *e = &near->v[k];
+
+		if (e->prefix.family == region->family && e->prefix.plen > region->plen &&
+		    bit_matches(e->prefix.addr, region) && brute_code(e) != code)
+			return false;
+	}
+	return code != XDPBAN_FLAT_LOOKUP;
+}
+
 /* The definition of the IPv6 lines: a region of a line depth gets a line when an entry longer
- * than the region lies in it and no timed entry covers it or lies in it; code i is LOOKUP when
- * an entry longer than sub-region i lies in it, else the longest match of the sub-region.
- * Checks the order, which regions have lines, and every code of every line. */
+ * than the region lies in it, no timed entry covers it or lies in it, and it is not pure
+ * (brute_uniform); code i is LOOKUP when sub-region i is not pure, else the longest match of
+ * the sub-region. Checks the order, which regions have lines, and every code of every line. */
 static unsigned long check_lines6(const struct xb_policy_set *s, const struct lines *l,
 				  const char *what)
 {
@@ -342,8 +386,16 @@ static unsigned long check_lines6(const struct xb_policy_set *s, const struct li
 		for (size_t k = 0; k < s->n && !timed; k++)
 			timed = s->v[k].prefix.family == XDPBAN_FAMILY_INET6 &&
 				s->v[k].policy.expires_ns && overlaps(&s->v[k].prefix, &region);
-		if (!timed)
-			want[kept++] = want[i];
+		if (!timed) {
+			near.n = 0;
+			for (size_t k = 0; k < s->n; k++)
+				if (s->v[k].prefix.family == XDPBAN_FAMILY_INET6 &&
+				    overlaps(&s->v[k].prefix, &region))
+					assert_int_equal(xb_policy_set_add(&near, &s->v[k].prefix,
+									   &s->v[k].policy), 0);
+			if (!brute_uniform(&near, &region))
+				want[kept++] = want[i];
+		}
 	}
 	if (kept != l->n6 && bad++ < SHOWN)
 		printf("MISMATCH [%s] %zu IPv6 lines, definition %zu\n", what, l->n6, kept);
@@ -365,14 +417,11 @@ static unsigned long check_lines6(const struct xb_policy_set *s, const struct li
 			__u64 hi = (key & ~0xffull) | (__u64)c << (64 - sub);
 			struct xb_prefix subr = line6_region(hi, sub);
 			__u32 code = xdpban_flat6_code(&l->v6[i].line, hi, depth), want_code;
-			bool longer = false;
 
-			for (size_t k = 0; k < near.n && !longer; k++)
-				longer = near.v[k].prefix.plen > sub &&
-					 bit_matches(near.v[k].prefix.addr, &subr);
-			want_code = longer ? XDPBAN_FLAT_LOOKUP
-					   : xdpban_flat_code_of_verdict(
-						     lpm_verdict(&near, XDPBAN_FAMILY_INET6, subr.addr));
+			want_code = !brute_uniform(&near, &subr)
+					    ? XDPBAN_FLAT_LOOKUP
+					    : xdpban_flat_code_of_verdict(
+						      lpm_verdict(&near, XDPBAN_FAMILY_INET6, subr.addr));
 			if (code != want_code && bad++ < SHOWN)
 				printf("MISMATCH [%s] IPv6 line %016llx code %u: %s, definition %s\n",
 				       what, (unsigned long long)key, c, code_name(code),
@@ -507,6 +556,11 @@ static void codes_of_a_small_set(void **state)
 	add(&s, "10.5.4.0/22", XDPBAN_POLICY_NONE, 0);         /* a whole /22 */
 	add(&s, "10.6.0.0/21", XDPBAN_POLICY_TRUSTED, 0);      /* two /22s */
 	add(&s, "10.7.2.0/23", XDPBAN_POLICY_TRUSTED, 0);      /* inside a /22 */
+	add(&s, "12.9.0.0/24", XDPBAN_POLICY_DENY, 0);    /* inside 12/8, same code: still pure */
+	add(&s, "12.9.1.0/24", XDPBAN_POLICY_DENY, 0);    /* the same, and inside it: */
+	add(&s, "12.9.1.128/25", XDPBAN_POLICY_NONE, 0);  /* another code */
+	add(&s, "12.9.1.129", XDPBAN_POLICY_DENY, 0);     /* the first code again, inside it */
+	add(&s, "13.1.0.0/16", XDPBAN_POLICY_NONE, 0);    /* no entry's code, where none covers */
 	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET, words), 0);
 
 	assert_int_equal(code_at(words, L1, "10.0.0.1"), XDPBAN_FLAT_DENY);
@@ -547,6 +601,16 @@ static void codes_of_a_small_set(void **state)
 	assert_int_equal(code_at(words, MID, "12.7.100.1"), XDPBAN_FLAT_LOOKUP);
 	assert_int_equal(code_at(words, MID, "12.8.0.1"), XDPBAN_FLAT_DENY);
 	assert_int_equal(code_at(words, MID, "13.0.0.0"), XDPBAN_FLAT_NONE);
+	/* entries inside a region with the region's code keep it pure */
+	assert_int_equal(code_at(words, L2, "12.9.0.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "13.1.0.1"), XDPBAN_FLAT_NONE);
+	assert_int_equal(code_at(words, L1, "13.0.0.0"), XDPBAN_FLAT_NONE);
+	/* one of another code, however deep, does not; nor does its region's first code again */
+	assert_int_equal(code_at(words, L1, "12.9.0.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, MID, "12.9.0.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "12.9.1.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(code_at(words, L2, "12.9.2.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(code_at(words, L1, "12.10.0.1"), XDPBAN_FLAT_DENY);
 	/* IPv4 entries say nothing about IPv6 */
 	assert_int_equal(xb_flat_build(s.v, s.n, XDPBAN_FAMILY_INET6, words), 0);
 	assert_int_equal(code_at(words, L1, "10.0.0.1"), XDPBAN_FLAT_NONE);
@@ -579,9 +643,15 @@ static void lines_of_a_small_set(void **state)
 	add(&s, "10.10.1.1", XDPBAN_POLICY_TRUSTED, NOW_NS);    /* timed, inside: no line */
 	add(&s, "10.10.1.128/25", XDPBAN_POLICY_DENY, 0);
 	add(&s, "10.11.0.0/24", XDPBAN_POLICY_DENY, 0);         /* nothing longer: level 2 */
+	add(&s, "10.12.0.0/24", XDPBAN_POLICY_DENY, 0);
+	add(&s, "10.12.0.64/26", XDPBAN_POLICY_DENY, 0);   /* the /24's code: level 2, no line */
+	add(&s, "10.13.0.64/26", XDPBAN_POLICY_NONE, 0);   /* no entry's code, nothing covering */
+	add(&s, "10.14.0.0/24", XDPBAN_POLICY_DENY, 0);
+	add(&s, "10.14.0.64/26", XDPBAN_POLICY_TRUSTED, 0); /* another code: a line */
+	add(&s, "10.14.0.65", XDPBAN_POLICY_DENY, 0);
 	assert_int_equal(xb_flat_lines_build(s.v, s.n, &l.v, &l.n), 0);
 
-	assert_int_equal(l.n, 3);
+	assert_int_equal(l.n, 4);
 	assert_int_equal(line_code_at(&l, "198.51.100.1"), XDPBAN_FLAT_DENY);
 	assert_int_equal(line_code_at(&l, "198.51.100.127"), XDPBAN_FLAT_DENY);
 	assert_int_equal(line_code_at(&l, "198.51.100.128"), XDPBAN_FLAT_TRUSTED);
@@ -596,12 +666,58 @@ static void lines_of_a_small_set(void **state)
 	assert_int_equal(line_code_at(&l, "10.9.1.1"), XDPBAN_FLAT_LOOKUP);
 	assert_int_equal(line_code_at(&l, "10.10.1.129"), XDPBAN_FLAT_LOOKUP);
 	assert_int_equal(line_code_at(&l, "10.11.0.1"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(line_code_at(&l, "10.12.0.65"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(line_code_at(&l, "10.13.0.65"), XDPBAN_FLAT_LOOKUP);
+	assert_int_equal(line_code_at(&l, "10.14.0.1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line_code_at(&l, "10.14.0.64"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(line_code_at(&l, "10.14.0.65"), XDPBAN_FLAT_DENY);
 	free(l.v);
 
 	add(&s, "203.0.113.7/32", XDPBAN_POLICY_TRUSTED, 0); /* named twice: refused */
 	assert_int_equal(xb_flat_lines_build(s.v, s.n, &l.v, &l.n), -EINVAL);
 	assert_null(l.v);
 	assert_int_equal(l.n, 0);
+	xb_policy_set_free(&s);
+}
+
+/* The code of an IPv6 address in the walk down the lines (LOOKUP: the trie answers). */
+static __u32 line6_code_at(const struct lines *l, const char *addr)
+{
+	__u8 a[16];
+
+	assert_int_equal(inet_pton(AF_INET6, addr, a), 1);
+	return xb_flat6_lines_code(l->v6, l->n6, hi_bits(a));
+}
+
+/* The IPv6 lines in a readable case: which regions get a line, and the codes on the walk. */
+static void lines6_of_a_small_set(void **state)
+{
+	struct xb_policy_set s = {};
+	struct lines l = {};
+
+	(void)state;
+	add(&s, "2001:db8::/32", XDPBAN_POLICY_DENY, 0);
+	add(&s, "2001:db8:1::/48", XDPBAN_POLICY_DENY, 0);  /* the /32's code: no line below */
+	add(&s, "2001:db9::/32", XDPBAN_POLICY_DENY, 0);
+	add(&s, "2001:db9:100::/40", XDPBAN_POLICY_TRUSTED, 0); /* another code: a /32 line */
+	add(&s, "2001:db9:100::/48", XDPBAN_POLICY_DENY, 0);    /* and inside it another: /40 */
+	add(&s, "2001:dba:100::/48", XDPBAN_POLICY_NONE, 0);    /* no entry's code, none around */
+	assert_int_equal(xb_flat6_lines_build(s.v, s.n, &l.v6, &l.n6), 0);
+
+	assert_int_equal(l.n6, 3); /* 2001:d00::/24, 2001:db9::/32, 2001:db9:100::/40 */
+	assert_int_equal(line6_code_at(&l, "2001:db8:1::1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line6_code_at(&l, "2001:db8:2::1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line6_code_at(&l, "2001:db9::1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line6_code_at(&l, "2001:db9:100::1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line6_code_at(&l, "2001:db9:100:1::1"), XDPBAN_FLAT_DENY);
+	assert_int_equal(line6_code_at(&l, "2001:db9:101::1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(line6_code_at(&l, "2001:db9:1ff::1"), XDPBAN_FLAT_TRUSTED);
+	assert_int_equal(line6_code_at(&l, "2001:dba:100::1"), XDPBAN_FLAT_NONE);
+	assert_int_equal(line6_code_at(&l, "2001:dbb::1"), XDPBAN_FLAT_NONE);
+	assert_non_null(xb_flat6_lines_find(l.v6, l.n6, xdpban_flat6_key(0x20010d0000000000ull, 24)));
+	assert_null(xb_flat6_lines_find(l.v6, l.n6, xdpban_flat6_key(0x20010db800000000ull, 32)));
+	assert_null(xb_flat6_lines_find(l.v6, l.n6, xdpban_flat6_key(0x20010dba00000000ull, 32)));
+	free(l.v6);
 	xb_policy_set_free(&s);
 }
 
@@ -769,6 +885,7 @@ int main(void)
 		cmocka_unit_test(codes_of_a_small_set),
 		cmocka_unit_test(edge_sets),
 		cmocka_unit_test(lines_of_a_small_set),
+		cmocka_unit_test(lines6_of_a_small_set),
 		cmocka_unit_test(line_slots_hold_every_code),
 		cmocka_unit_test(random_ipv4_sets),
 		cmocka_unit_test(random_ipv6_sets),

@@ -24,6 +24,13 @@ __u32 xb_prefix_top(const struct xb_prefix *p)
 	return p->plen ? top & ~0u << (32 - p->plen) : 0;
 }
 
+/* Code i of one level. */
+static __u32 code_at(const __u64 *level, __u32 i)
+{
+	return (word_load(&level[i / XDPBAN_FLAT_CODES_PER_WORD]) >> xdpban_flat_shift(i)) &
+	       XDPBAN_FLAT_CODE_MASK;
+}
+
 /* Sets codes [first, first + count) of one level to `code`. */
 static void codes_fill(__u64 *level, __u32 first, __u32 count, __u32 code)
 {
@@ -138,9 +145,20 @@ static __u32 close_until(struct open_prefix *stack, int *depth, __u64 *level, __
 	return pos;
 }
 
+/* An entry longer than its region leaves the region's code (the code of the longest entry
+ * covering the whole region) pure only when it is permanent and has that code: every address
+ * of the region then keeps the region's verdict. Otherwise the region becomes LOOKUP, which
+ * later entries cannot undo. */
+static void inner_mark(__u64 *level, __u32 region, const struct flat_item *it)
+{
+	if (it->timed || it->code != code_at(level, region))
+		codes_fill(level, region, 1, XDPBAN_FLAT_LOOKUP);
+}
+
 /* One level in one sweep over the items sorted (item_cmp), which puts every prefix before
  * the prefixes inside it: a stack of the open prefixes gives each region its longest covering
- * prefix. Then every region with a longer prefix inside becomes LOOKUP. */
+ * prefix. Then every region holding a longer entry of another code, or a timed one, becomes
+ * LOOKUP. */
 static int level_build(const struct flat_item *items, size_t n, unsigned int bits, __u64 *level)
 {
 	struct open_prefix stack[OPEN_MAX];
@@ -171,7 +189,7 @@ static int level_build(const struct flat_item *items, size_t n, unsigned int bit
 	codes_fill(level, pos, regions - pos, XDPBAN_FLAT_NONE);
 	for (size_t i = 0; i < n; i++)
 		if (items[i].plen > bits)
-			codes_fill(level, items[i].top >> (32 - bits), 1, XDPBAN_FLAT_LOOKUP);
+			inner_mark(level, items[i].top >> (32 - bits), &items[i]);
 	return 0;
 }
 
@@ -267,6 +285,21 @@ struct cover {
 	__u32 code;
 	bool timed; /* it or a prefix around it is timed */
 };
+
+/* Whether the entries [first, end), all longer than their region and inside it, leave the
+ * region pure: none is timed, and all have `code`, the code of the longest entry covering the
+ * whole region (NONE without one), which is not timed either. Such a region needs no line:
+ * the coarser code is pure and answers (inner_mark). */
+static bool region_uniform(const struct flat_item *items, size_t first, size_t end, __u32 code,
+			   bool timed)
+{
+	if (timed || code == XDPBAN_FLAT_LOOKUP)
+		return false;
+	for (size_t i = first; i < end; i++)
+		if (items[i].timed || items[i].code != code)
+			return false;
+	return true;
+}
 
 /* Paints the line of one region: the code of the longest covering prefix (base), then the
  * region's own entries (all longer than /24) in item order, which puts every prefix
@@ -371,6 +404,11 @@ static int lines_sweep(const struct flat_item *items, size_t n, struct xb_flat_l
 		while (end < n && items[end].plen > XDPBAN_FLAT_L2_BITS &&
 		       items[end].top >> XB_FLAT_L3_SHIFT == region)
 			end++;
+		if (region_uniform(items, i, end, depth ? stack[depth - 1].code : XDPBAN_FLAT_NONE,
+				   depth && stack[depth - 1].timed)) {
+			i = end;
+			continue;
+		}
 		if (xb_flat_lines_push(out, count, &cap))
 			return -ENOMEM;
 		(*out)[*count].region = region;
@@ -508,6 +546,11 @@ static int lines6_depth(const struct flat_item *items, size_t n, __u32 depth,
 		while (end < n && items[end].plen > depth &&
 		       (xdpban_flat6_key(items[end].hi, depth) & ~0xffull) == region)
 			end++;
+		if (region_uniform(items, i, end, top ? stack[top - 1].code : XDPBAN_FLAT_NONE,
+				   top && stack[top - 1].timed)) {
+			i = end;
+			continue;
+		}
 		if (xb_flat6_lines_push(out, count, cap))
 			return -ENOMEM;
 		(*out)[*count].key = region | depth;
@@ -524,9 +567,9 @@ static int lines6_depth(const struct flat_item *items, size_t n, __u32 depth,
 		}
 		for (size_t k = i; k < end; k++)
 			if (items[k].plen > sub)
-				codes_fill(line->codes,
+				inner_mark(line->codes,
 					   (__u32)(items[k].hi >> (64 - sub)) & (XDPBAN_FLAT_LINE_CODES - 1),
-					   1, XDPBAN_FLAT_LOOKUP);
+					   &items[k]);
 		*count += !timed;
 		i = end;
 	}
