@@ -68,8 +68,7 @@ __u32 xb_flat_code(const __u64 *words, unsigned int bits, __u32 top)
 		__u32 region = top >> (32 - l->bits);
 
 		if (l->bits == bits)
-			return (words[xdpban_flat_word(l->base, region)] >>
-				xdpban_flat_shift(region)) & XDPBAN_FLAT_CODE_MASK;
+			return code_at(words + l->base, region);
 	}
 	return XDPBAN_FLAT_LOOKUP;
 }
