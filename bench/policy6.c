@@ -221,9 +221,10 @@ static void run_table(struct policy6_bench *pb, uint32_t prefixes)
 			pb->ratio_at_1m = bench_median(&res.ratio);
 		}
 	}
-	printf("| %s | %u | %.1f%% | %u (%u) | %s | %s | %s |\n", count,
+	printf("| %s | %u | %.1f%% | %u (%u) | %u (%u) | %s | %s | %s |\n", count,
 	       err ? 0 : lengths_of(p, prefixes), 100.0 * t.denied / pb->sz.sources,
-	       t.compiled.lines6, t.compiled.lines6_full, x, l, ratio);
+	       t.compiled.lines6, t.compiled.lines6_full, t.compiled.hosts6, t.compiled.hosts6_full,
+	       x, l, ratio);
 	free(p);
 	if (t.lpm_obj)
 		bpf_object__close(t.lpm_obj);
@@ -241,7 +242,8 @@ static void print_header(struct policy6_bench *pb)
 	       "unpinned xdpban (user/lib/policy.h: the IPv6 trie and the flat table in front of "
 	       "it, with room for the IPv6 lines the compile makes and an eighth more, at least the "
 	       "default; a region whose addresses all get one verdict, such as a /32 deny holding "
-	       "nested /48 denies, is answered without a line below it) and loaded into the trie of "
+	       "nested /48 denies, is answered without a line below it; a /128 deny by a probe of the "
+	       "IPv6 hosts past the lines) and loaded into the trie of "
 	       "bench/bpf/lpm_only.bpf.o's lpm_only6, a program that only parses Ethernet and "
 	       "IPv6 and looks the source up (same key and value types). %u IPv6 sources, half "
 	       "inside a random prefix and half anywhere in 2001::/16 (where the levels of the "
@@ -251,9 +253,9 @@ static void print_header(struct policy6_bench *pb)
 	       "packets. Both programs' verdicts are checked against a reference lookup of every "
 	       "source. Medians of %d samples (min-max); ratio per sample.\n\n",
 	       pb->sz.sources, pb->target_ns / 1e6, *bench_call_cost_ns() / 1e3, pb->runs);
-	printf("| prefixes | lengths | sources denied | IPv6 lines (left out) | xdpban ns/pkt | "
-	       "lpm_only6 ns/pkt | ratio |\n");
-	printf("|---|---|---|---|---|---|---|\n");
+	printf("| prefixes | lengths | sources denied | IPv6 lines (left out) | IPv6 hosts (left "
+	       "out) | xdpban ns/pkt | lpm_only6 ns/pkt | ratio |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
 }
 
 int main(int argc, char **argv)

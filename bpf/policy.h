@@ -5,8 +5,9 @@
  * level 1 (/16), then the middle level (/22) only when level 1 says LOOKUP, then level 2 (/24)
  * only when the middle level says LOOKUP; when level 2 says LOOKUP too, for IPv4 the line of
  * the /24 in level 3 (a hash, when the guard says lines are in force), for IPv6 the lines of
- * 8-bit strides from /24 down to /64 (xdpban_flat6x, likewise), and the LPM trie only when
- * there is no line or its code is LOOKUP. Array lookups are inlined by the verifier, so
+ * 8-bit strides from /24 down to /64 (xdpban_flat6x, likewise) and past /64 the source's own
+ * /128 entry (xdpban_host6), and the LPM trie only when there is no line or host or the code
+ * is LOOKUP. Array lookups are inlined by the verifier, so
  * the common case is two to four loads, the guard and level 1 always hot, the middle level
  * in L2 (1 MiB), level 2 a miss (4 MiB); a line is one slot, key and codes in one cache line;
  * the trie is a helper call of up to 33 (IPv4) or 129 (IPv6) dependent loads. Never write a
@@ -88,11 +89,14 @@ __attribute__((noinline)) int line_lookup(__u32 addr)
 }
 
 /* The IPv6 lines (xdpban_flat6x): from the /24's line down one stride at a time while the code
- * is LOOKUP; LOOKUP when a line is missing or the /64 code is. hi: the source's first 64
- * bits, host order. A global function, so that the verifier checks its loops once; the
- * barrier is line_lookup's. */
-__attribute__((noinline)) int line6_lookup(__u64 hi)
+ * is LOOKUP; where the /64 code is LOOKUP too, the source's own /128 entry (xdpban_host6);
+ * LOOKUP when a line or the host is missing. hi, lo: the source's first and last 64 bits,
+ * host order. A global function, so that the verifier checks its loops once; the barrier is
+ * line_lookup's. */
+__attribute__((noinline)) int line6_lookup(__u64 hi, __u64 lo)
 {
+	struct xdpban_host6_key host = { .hi = hi, .lo = lo };
+	__u32 *host_code;
 	__u32 slots = map_entries(&xdpban_flat6x);
 
 	for (__u32 depth = XDPBAN_FLAT6_DEPTH_FIRST; depth <= XDPBAN_FLAT6_DEPTH_LAST;
@@ -121,7 +125,8 @@ __attribute__((noinline)) int line6_lookup(__u64 hi)
 		if (!found || code != XDPBAN_FLAT_LOOKUP)
 			return code;
 	}
-	return XDPBAN_FLAT_LOOKUP;
+	host_code = bpf_map_lookup_elem(&xdpban_host6, &host);
+	return host_code ? *host_code : XDPBAN_FLAT_LOOKUP;
 }
 
 /* The entry of the longest matching prefix of length plen or less in the trie of the family;
@@ -197,10 +202,11 @@ static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr, bool 
 	} else {
 		code = flat_lookup(&xdpban_flat6, top, &lines);
 		if (lines) {
-			__u64 hi;
+			__u64 hi, lo;
 
 			__builtin_memcpy(&hi, saddr, sizeof(hi));
-			code = line6_lookup(bpf_be64_to_cpu(hi));
+			__builtin_memcpy(&lo, saddr + sizeof(hi), sizeof(lo));
+			code = line6_lookup(bpf_be64_to_cpu(hi), bpf_be64_to_cpu(lo));
 		}
 	}
 	if (code == XDPBAN_FLAT_DENY && allow_only)

@@ -194,7 +194,7 @@ static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u3
  * 2-bit codes of the regions eight bits longer, laid out as struct xdpban_flat_line. Unlike a
  * level-3 line, a code may be LOOKUP: "the line one stride deeper", so that a source walks
  * /24 -> /32 -> /40 -> /48 -> /56 -> /64 until a pure code, and the trie answers only past
- * /64 or where a line is missing. A line exists only for a region whose code one stride
+ * /64 (after a probe of the IPv6 hosts, below) or where a line is missing. A line exists only for a region whose code one stride
  * coarser (level 2's for depth 24) is LOOKUP because a permanent entry longer than the region
  * and of another code lies in it; a timed entry keeps its regions out. Codes are the levels'
  * computation (above: pure where every address of the sub-region has one verdict). The key
@@ -235,6 +235,23 @@ static inline __u32 xdpban_flat6_slot_home(__u64 key, __u32 slots)
 {
 	return (__u32)(((key * 0x9e3779b97f4a7c15ull) >> 32) * slots >> 32);
 }
+
+/* ---- IPv6 hosts: the /128 entries past the lines ---- */
+
+/* xdpban_host6: a hash of the permanent /128 entries (single hosts, as lists of abusers hold
+ * them), read where the walk down the lines ends at the /64 code of a /56's line and that code
+ * is LOOKUP: the source's own entry, if it has one, is the longest that can match, so its
+ * code is the trie's answer at the cost of one hash probe instead of the trie's 129-bit walk.
+ * A miss means the trie. Every entry equals the trie's /128 entry at every instant: a writer
+ * deletes it before it changes that entry in the trie, and writes it only from what the trie
+ * holds (user/lib/host6_live.c); a writer that cannot delete it turns the IPv6 guard back to
+ * XDPBAN_FLAT_COMPILED, which the walk needs. A timed /128 is left to the trie, which knows
+ * its time. Its size is xdpban_flat6x's in lines; a host that finds no room is left to the
+ * trie. */
+struct xdpban_host6_key {
+	__u64 hi; /* the address's first 64 bits, host order */
+	__u64 lo; /* its last 64 bits, host order */
+};
 
 /* ---- allow-only mode's reasons ---- */
 

@@ -41,8 +41,8 @@
 #define XDPBAN_DEFAULT_POLICY6_MAX (2 * XDPBAN_LISTED6_MAX)
 #define XDPBAN_DEFAULT_FLAT4X_MAX 262144 /* IPv4 /24 lines; 32 MiB of slots */
 /* IPv6 stride lines; 9 MiB of slots: about 26,000 real-looking prefixes that seldom nest (up
- * to 2.5 lines each, fewer where they nest), more than IPv6 blocklists hold today;
- * policy-lines6-max raises it. */
+ * to 2.5 lines each, fewer where they nest), more than IPv6 blocklists hold today; as many
+ * IPv6 hosts (permanent /128s, xdpban_host6); policy-lines6-max raises both. */
 #define XDPBAN_DEFAULT_FLAT6X_MAX 65536
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
 #define XDPBAN_DEFAULT_EXEMPT_MAX 4096 /* never-ban prefixes and host addresses, per family */
@@ -103,7 +103,10 @@
 	X(xdpban_nodeny16, nodeny16, MMAP_ARRAY, __u32, __u64, XDPBAN_NODENY_WORDS)             \
 	/* IPv6 lines past level 2: a key and 256 codes of 8 more bits (xdpban_flat.h). */        \
 	X(xdpban_flat6x, flat6x, MMAP_ARRAY, __u32, struct xdpban_flat6_slot,                     \
-	  XDPBAN_FLAT_SLOTS(XDPBAN_DEFAULT_FLAT6X_MAX))
+	  XDPBAN_FLAT_SLOTS(XDPBAN_DEFAULT_FLAT6X_MAX))                                            \
+	/* IPv6 hosts past the lines: a permanent /128's code (enum xdpban_flat_code). */          \
+	X(xdpban_host6, host6, GROWN_HASH, struct xdpban_host6_key, __u32,                         \
+	  XDPBAN_DEFAULT_FLAT6X_MAX)
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value
@@ -114,6 +117,9 @@
 #define XDPBAN_KIND_MMAP_ARRAY(M, ...) M(BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, KV, __VA_ARGS__)
 #define XDPBAN_KIND_PERCPU_ARRAY(M, ...) M(BPF_MAP_TYPE_PERCPU_ARRAY, 0, KV, __VA_ARGS__)
 #define XDPBAN_KIND_HASH(M, ...) M(BPF_MAP_TYPE_HASH, 0, KV, __VA_ARGS__) /* preallocated */
+/* A hash that takes memory per entry held, for a table sized for the worst case and mostly
+ * empty; written only from userspace. */
+#define XDPBAN_KIND_GROWN_HASH(M, ...) M(BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC, KV, __VA_ARGS__)
 #define XDPBAN_KIND_LPM_TRIE(M, ...) M(BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, KV, __VA_ARGS__)
 #define XDPBAN_KIND_RINGBUF(M, ...) M(BPF_MAP_TYPE_RINGBUF, 0, NO_KV, __VA_ARGS__)
 

@@ -24,6 +24,7 @@
  * source is ever counted: only the policy decides. Needs root; never pins or attaches.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +281,54 @@ static unsigned long compare_lines6(struct fx *f, const struct xb_policy_set *s,
 	return bad;
 }
 
+/* The permanent IPv6 /128 entry of s at the host key k, or NULL. */
+static const struct xb_policy_entry *host_entry(const struct xb_policy_set *s,
+						const struct xdpban_host6_key *k)
+{
+	__u64 hi = htobe64(k->hi), lo = htobe64(k->lo);
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct xb_prefix *p = &s->v[i].prefix;
+
+		if (p->family == XDPBAN_FAMILY_INET6 && p->plen == 128 && !s->v[i].policy.expires_ns &&
+		    !memcmp(p->addr, &hi, 8) && !memcmp(p->addr + 8, &lo, 8))
+			return &s->v[i];
+	}
+	return NULL;
+}
+
+/* The IPv6 hosts of xdpban_host6 against s, as compare_lines6 does for the lines: each entry
+ * must be a permanent /128 of s with its code (the data path trusts any it finds); with
+ * `exact`, every such /128 must be there, as far as the map has room. */
+static unsigned long compare_hosts6(struct fx *f, const struct xb_policy_set *s, bool exact,
+				    const char *what)
+{
+	struct xb_h6_host *live;
+	size_t nlive, nwant = 0;
+	unsigned long bad = 0;
+	__u32 room;
+
+	assert_int_equal(xb_h6_read(&f->dp.maps, &live, &nlive), 0);
+	assert_int_equal(xb_map_capacity(f->dp.maps.host6, &room), 0);
+	for (size_t i = 0; i < nlive; i++) {
+		const struct xb_policy_entry *e = host_entry(s, &live[i].key);
+
+		if ((!e || xdpban_flat_code_of_verdict(e->policy.verdict) != live[i].code) &&
+		    bad++ < SHOWN)
+			printf("MISMATCH [%s] IPv6 host %016llx%016llx: %s\n", what,
+			       (unsigned long long)live[i].key.hi, (unsigned long long)live[i].key.lo,
+			       e ? "code differs" : "should not be there");
+	}
+	for (size_t i = 0; i < s->n; i++)
+		nwant += s->v[i].prefix.family == XDPBAN_FAMILY_INET6 &&
+			 s->v[i].prefix.plen == 128 && !s->v[i].policy.expires_ns;
+	if (exact && nlive != (nwant < room ? nwant : room) && bad++ < SHOWN)
+		printf("MISMATCH [%s] %zu IPv6 hosts in the kernel, %zu permanent /128 entries\n",
+		       what, nlive, nwant);
+	free(live);
+	return bad;
+}
+
 /* The lines in the kernel against the lines of s (both families): each must be exact at every instant (the
  * data path trusts any line it finds); with `exact`, the kernel must hold all of them (and no
  * other). Returns the lines that break that. */
@@ -306,7 +355,7 @@ static unsigned long compare_lines(struct fx *f, const struct xb_policy_set *s, 
 		printf("MISMATCH [%s] %zu lines in the kernel, %zu computed\n", what, live.n, nwant);
 	free(live.v);
 	free(want);
-	return bad + compare_lines6(f, s, exact, what);
+	return bad + compare_lines6(f, s, exact, what) + compare_hosts6(f, s, exact, what);
 }
 
 /* Live codes of a family against the exact codes of s: every pure live code must be exact;
@@ -1161,13 +1210,14 @@ static void bad_input_changes_nothing(void **state)
 /* ---- IPv6 lines ---- */
 
 /* A list with real IPv6 lengths in one /32 (where level 2 says LOOKUP everywhere): /40 and
- * /44 around many /48, /56 and /64, some /128, deny and trusted. */
+ * /44 around many /48, /56 and /64, /100 to /128, a hundred hosts, deny and trusted. */
 static void draw_ipv6_list(struct fx *f, struct xb_policy_set *s, const char *within,
 			   unsigned int timed_pct)
 {
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 1500, 45, 64, within, timed_pct), s);
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 60, 33, 44, within, timed_pct), s);
 	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 100, 100, 128, within, 0), s);
+	draw(f, (struct pset_shape)PSET_SHAPE(XDPBAN_FAMILY_INET6, 100, 128, 128, within, 0), s);
 	pset_dedup(s);
 }
 
@@ -1204,9 +1254,12 @@ static void ipv6_answered_by_lines(void **state)
 
 	draw_ipv6_list(f, &s, "2001:db8::/32", 0);
 	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, &res), 0);
-	printf("compiled: %u IPv6 lines, %u left out for room\n", res.lines6, res.lines6_full);
+	printf("compiled: %u IPv6 lines, %u left out for room; %u IPv6 hosts\n", res.lines6,
+	       res.lines6_full, res.hosts6);
 	assert_true(res.lines6 > 1000);
 	assert_int_equal(res.lines6_full, 0);
+	assert_true(res.hosts6 > 90);
+	assert_int_equal(res.hosts6_full, 0);
 	assert_int_equal(lines_of(f, XDPBAN_FAMILY_INET6), res.lines6);
 	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "compiled /33../128"), 0);
 
@@ -1321,6 +1374,101 @@ static void writer_without_ipv6_lines_turns_them_off(void **state)
 	xb_policy_set_free(&s);
 }
 
+/* Proof that a listed IPv6 host is answered from xdpban_host6, not the trie: /128s inside a
+ * trusted /48, where the walk ends at a LOOKUP /64 code. A trie entry written behind the back
+ * is hidden by the host's entry; a change through policy.h deletes the entry first and is seen
+ * at once; a recompile writes it again, and a timed /128 gets none. */
+static void ipv6_hosts_answer_without_the_trie(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xdpban_policy trusted = { .verdict = XDPBAN_POLICY_TRUSTED, .list_id = 1 };
+	struct xb_policy_set s = {};
+	struct xb_compile_result res;
+	struct xb_prefix host;
+	char err[XB_ERRLEN];
+
+	add(&s, "2001:db8:5::/48", XDPBAN_POLICY_TRUSTED, 1);
+	add(&s, "2001:db8:5::66/128", XDPBAN_POLICY_DENY, 1);
+	add(&s, "2001:db8:5::67/128", XDPBAN_POLICY_NONE, 1);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, &res), 0);
+	assert_int_equal(res.hosts6, 2);
+	assert_int_equal(res.hosts6_full, 0);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "hosts compiled"), 0);
+	assert_int_equal(verdict_of(f, "2001:db8:5::66"), XDPBAN_POLICY_DENY);
+	assert_int_equal(verdict_of(f, "2001:db8:5::67"), XDPBAN_POLICY_NONE);
+	assert_int_equal(verdict_of(f, "2001:db8:5::68"), XDPBAN_POLICY_TRUSTED);
+
+	write_behind_the_back(f, "2001:db8:5::66/128", XDPBAN_POLICY_TRUSTED);
+	assert_int_equal(verdict_of(f, "2001:db8:5::66"), XDPBAN_POLICY_DENY); /* not the trie */
+
+	assert_int_equal(dp_prefix("2001:db8:5::66", &host), 0);
+	assert_int_equal(xb_policy_put(&f->dp.maps, &host, &trusted, BPF_ANY), 0);
+	set_put(&s, &host, &trusted);
+	assert_int_equal(verdict_of(f, "2001:db8:5::66"), XDPBAN_POLICY_TRUSTED);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, false, "a host changed"), 0);
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, &res, err, sizeof(err)), 0);
+	assert_int_equal(res.hosts6, 2);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "hosts recompiled"), 0);
+
+	put_one6(f, &s, "2001:db8:5::69/128", XDPBAN_POLICY_DENY, f->live_ns, "a timed host");
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, &res, err, sizeof(err)), 0);
+	assert_int_equal(res.hosts6, 2); /* the timed one is the trie's */
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "a timed host"), 0);
+	assert_int_equal(verdict_of(f, "2001:db8:5::69"), XDPBAN_POLICY_DENY);
+	xb_policy_set_free(&s);
+}
+
+/* A writer that cannot reach xdpban_host6 cannot delete a host's entry before the trie
+ * changes, so it turns the IPv6 lines off (the walk that ends in the hosts): the verdict is
+ * the trie's at once, for a single change and for a compile, and a writer with the map turns
+ * them back on. */
+static void writer_without_ipv6_hosts_turns_the_lines_off(void **state)
+{
+	struct fx *f = need_fx(state);
+	struct xdpban_policy none = { .verdict = XDPBAN_POLICY_NONE, .list_id = 1 };
+	struct xb_maps blind = f->dp.maps;
+	struct xb_policy_set s = {};
+	struct xb_compile_result res;
+	struct xb_prefix host;
+	char err[XB_ERRLEN];
+
+	add(&s, "2001:db8:6::/48", XDPBAN_POLICY_TRUSTED, 1);
+	add(&s, "2001:db8:6::1/128", XDPBAN_POLICY_DENY, 1);
+	assert_int_equal(dp_policy_compile(&f->dp, &s, NULL, &res), 0);
+	assert_int_equal(res.hosts6, 1);
+	assert_true(guard_now(f, XDPBAN_FAMILY_INET6) == XDPBAN_FLAT_COMPILED_L3);
+	blind.host6 = -1;
+	assert_int_equal(dp_prefix("2001:db8:6::1", &host), 0);
+	assert_int_equal(xb_policy_put(&blind, &host, &none, BPF_ANY), 0);
+	set_put(&s, &host, &none);
+	assert_true(guard_now(f, XDPBAN_FAMILY_INET6) == XDPBAN_FLAT_COMPILED);
+	assert_int_equal(verdict_of(f, "2001:db8:6::1"), XDPBAN_POLICY_NONE);
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, &res, err, sizeof(err)), 0);
+	assert_true(guard_now(f, XDPBAN_FAMILY_INET6) == XDPBAN_FLAT_COMPILED_L3);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "IPv6 hosts back"), 0);
+
+	none.verdict = XDPBAN_POLICY_DENY; /* a compile by the blind writer changes the host */
+	set_put(&s, &host, &none);
+	assert_int_equal(xb_policy_compile(&blind, &s, NULL, &res, err, sizeof(err)), 0);
+	assert_true(guard_now(f, XDPBAN_FAMILY_INET6) == XDPBAN_FLAT_COMPILED);
+	assert_int_equal(verdict_of(f, "2001:db8:6::1"), XDPBAN_POLICY_DENY);
+	assert_int_equal(verdict_of(f, "2001:db8:6::2"), XDPBAN_POLICY_TRUSTED);
+
+	/* The blind writer removes the host: its stale entry stays until a compile that can reach
+	 * the map, which deletes it before it turns the lines on. */
+	for (size_t i = 0; i < s.n; i++)
+		if (s.v[i].prefix.plen == 128)
+			set_del(&s, i);
+	assert_int_equal(xb_policy_compile(&blind, &s, NULL, &res, err, sizeof(err)), 0);
+	assert_int_equal(verdict_of(f, "2001:db8:6::1"), XDPBAN_POLICY_TRUSTED);
+	assert_int_equal(xb_policy_recompile(&f->dp.maps, &res, err, sizeof(err)), 0);
+	assert_true(guard_now(f, XDPBAN_FAMILY_INET6) == XDPBAN_FLAT_COMPILED_L3);
+	assert_int_equal(res.hosts6, 0);
+	assert_int_equal(check_family(f, XDPBAN_FAMILY_INET6, &s, true, "stale host deleted"), 0);
+	assert_int_equal(verdict_of(f, "2001:db8:6::1"), XDPBAN_POLICY_TRUSTED);
+	xb_policy_set_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1345,6 +1493,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(full_ipv6_lines_leave_the_rest_to_the_trie, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(writer_without_ipv6_lines_turns_them_off, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(ipv6_hosts_answer_without_the_trie, setup, teardown),
+		cmocka_unit_test_setup_teardown(writer_without_ipv6_hosts_turns_the_lines_off, setup,
 						teardown),
 	};
 

@@ -256,8 +256,7 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat4x,
 					 XDPBAN_FLAT_SLOTS(opts->flat4x_max));
 	if (opts && opts->flat6x_max)
-		bpf_map__set_max_entries(dp->skel->maps.xdpban_flat6x,
-					 XDPBAN_FLAT_SLOTS(opts->flat6x_max));
+		xb_lines6_size(dp->skel, opts->flat6x_max);
 	if (opts && opts->policy4_max)
 		bpf_map__set_max_entries(dp->skel->maps.xdpban_policy4, opts->policy4_max);
 	if (opts && opts->policy6_max)

@@ -34,7 +34,8 @@ const char *xb_quote(const char *text, char *out, size_t outlen);
  *   - flat4, flat6: every write of the policy tries keeps them right (policy.h); policy writes
  *     fail without them;
  *   - flat4x, level 3 of the IPv4 table, and flat6x, the IPv6 lines: policy writes keep their
- *     lines exact; a writer whose fd is not that map turns the family's lines off instead. */
+ *     lines exact; a writer whose fd is not that map turns the family's lines off instead;
+ *   - host6, the IPv6 hosts at the end of the lines: likewise (host6_live.c). */
 struct xb_mapped;
 struct xb_ban_run;
 struct xb_map_views;
@@ -79,6 +80,9 @@ struct xdpban; /* the skeleton, build/xdpban.skel.h */
 /* Sizes the counter and ban tables of an opened, not yet loaded skeleton: counter slots, and
  * groups of the ban table (XDPBAN_BAN_GROUPS(bans) for a capacity of bans); 0 keeps a size. */
 int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups);
+/* Sizes the IPv6 lines (xdpban_flat6x) of such a skeleton for lines6_max lines, and the IPv6
+ * hosts (xdpban_host6) for as many /128 entries. 0 or -errno. */
+int xb_lines6_size(struct xdpban *skel, __u32 lines6_max);
 /* Marks the data path of an opened, not yet loaded skeleton multi-buffer aware
  * (BPF_F_XDP_HAS_FRAGS): drivers then take it natively above their single-buffer MTU, and
  * BPF_PROG_TEST_RUN passes it frames in several buffers. Every loader of the attached

@@ -292,6 +292,14 @@ int xb_map_foreach(int fd, size_t key_size, size_t value_size, xb_entry_cb cb, v
 	return ret;
 }
 
+int xb_lines6_size(struct xdpban *skel, __u32 lines6_max)
+{
+	int ret = bpf_map__set_max_entries(skel->maps.xdpban_flat6x, XDPBAN_FLAT_SLOTS(lines6_max));
+
+	/* As many hosts as lines: a list of mostly /128s takes few lines. */
+	return ret ? ret : bpf_map__set_max_entries(skel->maps.xdpban_host6, lines6_max);
+}
+
 int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups)
 {
 	int ret = 0;

@@ -552,8 +552,10 @@ static void codes_free(struct codes *c)
 }
 
 /* After the trie holds the set: the lines (any order against level 2 is right, see rule 2 in
- * flat_live.c), the levels, then the guard that says whether the lines are read. */
-static void plan_write_codes(const struct xb_plan *p, const struct codes *c, struct xb_flat *t,
+ * flat_live.c) and the IPv6 hosts the walk ends in, the levels, then the guard that says
+ * whether the lines are read. */
+static void plan_write_codes(const struct xb_plan *p, const struct xb_maps *m,
+			     const struct codes *c, struct xb_flat *t,
 			     struct xb_l3_live *l3, struct xb_l6_live *l6,
 			     const struct xb_compile_opts *opts, struct xb_compile_result *res)
 {
@@ -564,6 +566,10 @@ static void plan_write_codes(const struct xb_plan *p, const struct codes *c, str
 		lines = xb_l3_write(l3, t, c->lines, c->n_lines, res);
 	else if (c->want_lines6)
 		lines = xb_l6_write(l6, t, c->lines6, c->n_lines, res);
+	if (lines && c->want_lines6 && xb_h6_write(m, &p->next, res)) {
+		xb_lines_disable(t); /* a stale host entry is left: no walk may reach it */
+		lines = false;
+	}
 	if (lines)
 		guard = XDPBAN_FLAT_COMPILED_L3;
 	table_store_levels(t->words, c->exact, p, opts);
@@ -601,6 +607,10 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		xb_flat_touch(t.words, xb_plan_touched(p, i));
 		xb_l3_forget(&l3, xb_plan_touched(p, i));
 		xb_l6_forget(&l6, xb_plan_touched(p, i));
+		if (l6.fd >= 0 && xb_h6_forget(m, xb_plan_touched(p, i))) {
+			xb_lines_disable(&t); /* a host entry may be stale: no walk reaches it */
+			xb_l6_live_free(&l6);
+		}
 	}
 	xb_l6_flush(&l6);
 	ret = xb_nodeny_clear_denies(m, &p->next);
@@ -623,7 +633,7 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 				 flat_name(p->family), strerror(-ret));
 	}
 	if (!ret)
-		plan_write_codes(p, &codes, &t, &l3, &l6, opts, res);
+		plan_write_codes(p, m, &codes, &t, &l3, &l6, opts, res);
 	if (!ret) {
 		ret = xb_nodeny_write(m, p->family, &p->next);
 		if (ret)

@@ -162,6 +162,8 @@ struct xb_compile_result {
 			    * left to the trie (right, slower); never an error */
 	__u32 lines6;      /* IPv6 lines in xdpban_flat6x (all depths) */
 	__u32 lines6_full; /* IPv6 lines computed but left out for room (the trie answers) */
+	__u32 hosts6;      /* permanent IPv6 /128 entries in xdpban_host6 */
+	__u32 hosts6_full; /* ... left out, for room (the trie answers) */
 	bool removals_first; /* a trie could not hold the old and new entries at once: the
 			      * removals went first, so the compile was not atomic per source */
 };
@@ -190,5 +192,13 @@ int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, siz
 /* Every IPv6 line xdpban_flat6x holds now, in their order, in *lines (free() it). 0 or -errno
  * (-EPROTO: m->flat6x is not an xdpban IPv6 line table). */
 int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, size_t *n);
+/* An entry of xdpban_host6: a permanent /128 and its code. */
+struct xb_h6_host {
+	struct xdpban_host6_key key;
+	__u32 code;
+};
+/* Every IPv6 host entry xdpban_host6 holds now, in the map's order, in *hosts (free() it). 0
+ * or -errno. */
+int xb_h6_read(const struct xb_maps *m, struct xb_h6_host **hosts, size_t *n);
 
 #endif /* XB_POLICY_H */

@@ -241,4 +241,16 @@ void xb_l6_flush(struct xb_l6_live *l);
 bool xb_l6_write(struct xb_l6_live *l, struct xb_flat *t, const struct xb_flat6_line *lines,
 		 size_t n, struct xb_compile_result *res);
 
+/* ---- host6_live.c: the IPv6 hosts in xdpban_host6, by the lines' rules ---- */
+
+/* Rule 1 for the /128 entry at p (nothing for any other prefix): its host entry deleted, the
+ * step before the trie's entry changes. 0, or -errno: then the caller turns the IPv6 lines off
+ * (rule 3), since the walk that reads the hosts is theirs. */
+int xb_h6_forget(const struct xb_maps *m, const struct xb_prefix *p);
+/* Rule 2, after the trie holds set: exactly a host entry for each of its permanent IPv6 /128
+ * entries, counted in res (one that does not fit is left to the trie). 0, or -errno when an
+ * entry set does not give could not be deleted: then the caller turns the IPv6 lines off. */
+int xb_h6_write(const struct xb_maps *m, const struct xb_entry_list *set,
+		struct xb_compile_result *res);
+
 #endif /* XB_POLICY_INTERNAL_H */

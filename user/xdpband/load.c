@@ -129,8 +129,7 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_flat4x,
 						XDPBAN_FLAT_SLOTS(conf->policy_lines_max));
 	if (!ret)
-		ret = bpf_map__set_max_entries(ld->skel->maps.xdpban_flat6x,
-						XDPBAN_FLAT_SLOTS(conf->policy_lines6_max));
+		ret = xb_lines6_size(ld->skel, conf->policy_lines6_max);
 	if (ret) {
 		snprintf(err, errlen, "cannot set up the maps: %s", strerror(-ret));
 		goto fail;
