@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "policy_internal.h"
 
 static bool is_host6(const struct xb_prefix *p)
@@ -119,6 +120,46 @@ static int hosts_wanted(const struct xb_entry_list *set, struct host_list *l)
 	return 0;
 }
 
+/* Writes the wanted entries that live (sorted) lacks: in batches of one syscall, and one at a
+ * time from where a batch stopped. A write that fails leaves the host to the trie, which is
+ * right, only slower. */
+static int hosts_add(const struct xb_maps *m, const struct host_list *want,
+		     const struct host_list *live, struct xb_compile_result *res)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	struct xdpban_host6_key *keys = malloc((want->n + 1) * sizeof(*keys));
+	__u32 *codes = malloc((want->n + 1) * sizeof(*codes)), n = 0, done;
+
+	if (!keys || !codes) {
+		free(keys);
+		free(codes);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < want->n; i++) {
+		const struct xb_h6_host *l = host_find(live, &want->v[i].key);
+
+		if (l && l->code == want->v[i].code) {
+			res->hosts6++;
+			continue;
+		}
+		keys[n] = want->v[i].key;
+		codes[n++] = want->v[i].code;
+	}
+	done = n;
+	if (n && bpf_map_update_batch(m->host6, keys, codes, &done, &opts))
+		done = done > n ? 0 : done;
+	res->hosts6 += done;
+	for (__u32 i = done; i < n; i++) {
+		if (bpf_map_update_elem(m->host6, &keys[i], &codes[i], BPF_ANY))
+			res->hosts6_full++;
+		else
+			res->hosts6++;
+	}
+	free(keys);
+	free(codes);
+	return 0;
+}
+
 /* Deletes the entries that set does not give, which a writer with the lines off may have left
  * behind, then writes the missing and changed ones. */
 static int hosts_sync(const struct xb_maps *m, struct host_list *want, struct host_list *live,
@@ -134,17 +175,7 @@ static int hosts_sync(const struct xb_maps *m, struct host_list *want, struct ho
 	}
 	if (live->n)
 		qsort(live->v, live->n, sizeof(*live->v), host_cmp);
-	for (size_t i = 0; i < want->n; i++) {
-		const struct xb_h6_host *l = host_find(live, &want->v[i].key);
-
-		/* A failed write leaves the host to the trie, which is right, only slower. */
-		if ((l && l->code == want->v[i].code) ||
-		    !bpf_map_update_elem(m->host6, &want->v[i].key, &want->v[i].code, BPF_NOEXIST))
-			res->hosts6++;
-		else
-			res->hosts6_full++;
-	}
-	return 0;
+	return hosts_add(m, want, live, res);
 }
 
 int xb_h6_write(const struct xb_maps *m, const struct xb_entry_list *set,
