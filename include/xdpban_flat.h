@@ -194,14 +194,14 @@ static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u3
  * 2-bit codes of the regions eight bits longer, laid out as struct xdpban_flat_line. Unlike a
  * level-3 line, a code may be LOOKUP: "the line one stride deeper", so that a source walks
  * /24 -> /32 -> /40 -> /48 -> /56 -> /64 until a pure code, and the trie answers only past
- * /64 (after a probe of the IPv6 hosts, below) or where a line is missing. A line exists only for a region whose code one stride
- * coarser (level 2's for depth 24) is LOOKUP because a permanent entry longer than the region
- * and of another code lies in it; a timed entry keeps its regions out. Codes are the levels'
- * computation (above: pure where every address of the sub-region has one verdict). The key
- * and the codes span two cache lines, both addressed before the key is compared, so a line
- * costs about one miss. Slots, probing and the writer's rules are level
- * 3's (a multiplicative hash of the key, XDPBAN_FLAT_SLOT_PROBE, twice as many slots as
- * lines, flat_live.c); lines are read only when the IPv6 guard holds XDPBAN_FLAT_COMPILED_L3.
+ * /64 (after a probe of the IPv6 hosts, below) or where a line is missing. A line exists
+ * only for a region whose code one stride coarser (level 2's for depth 24) is LOOKUP because
+ * a permanent entry longer than the region and of another code lies in it; a timed entry
+ * keeps its regions out. Codes are the levels' computation (above: pure where every address
+ * of the sub-region has one verdict). The key and the codes span two cache lines, both
+ * addressed before the key is compared, so a line costs about one miss. Slots, probing and
+ * the writer's rules are level 3's (a multiplicative hash of the key,
+ * XDPBAN_FLAT_SLOT_PROBE, twice as many slots as lines, flat_live.c); lines are read only when the IPv6 guard holds XDPBAN_FLAT_COMPILED_L3.
  * Why 8-bit strides: real prefixes are /32, /48, /56, /64, all on a stride, so a listed /48
  * ends three lines down; 256 codes of 4 values are the 64 bytes of a cache line. */
 #define XDPBAN_FLAT6_DEPTH_FIRST XDPBAN_FLAT_L2_BITS /* the first line: a /24's /32 codes */

@@ -296,7 +296,8 @@ int xb_lines6_size(struct xdpban *skel, __u32 lines6_max)
 {
 	int ret = bpf_map__set_max_entries(skel->maps.xdpban_flat6x, XDPBAN_FLAT_SLOTS(lines6_max));
 
-	/* As many hosts as lines: a list of mostly /128s takes few lines. */
+	/* As many hosts as lines: a host is read only at the end of its lines, and a sparse host
+	 * takes up to five of them, so the lines run out first. */
 	return ret ? ret : bpf_map__set_max_entries(skel->maps.xdpban_host6, lines6_max);
 }
 
