@@ -5,9 +5,10 @@
 # of `lists show --json`; a restart restores exactly what was loaded (even after the file
 # changed), SIGHUP keeps it, clear drops it for good; every bad input (missing file, bad line,
 # unknown layer, no files, a load that does not fit) is one line, a non-zero exit, and changes
-# nothing. The acceptance case loads zmap's shipped blocklist unedited as a deny list with a
-# trusted hole in 203.0.113.0/24 and checks the verdicts on the wire (a UDP socket in the
-# receiver namespace, and `xdpban stats`) and in `query`.
+# nothing; a list that needs more IPv6 lines and hosts than policy-lines6-max says what to
+# raise it to, on the CLI and in the log. The acceptance case loads zmap's shipped blocklist
+# unedited as a deny list with a trusted hole in 203.0.113.0/24 and checks the verdicts on the
+# wire (a UDP socket in the receiver namespace, and `xdpban stats`) and in `query`.
 #
 # Everything it makes is removed on any exit (tests/e2e_daemon.sh's cleanup). Needs root.
 # shellcheck disable=SC2317 # the case functions are called through e2e_case
@@ -18,10 +19,12 @@ source tests/e2e_lib.sh
 source tests/e2e_daemon.sh
 
 CASES=(load_with_daemon show_values restart_and_sighup_keep_them clear_drops_them
-	corrupt_store_set_aside bad_inputs_change_nothing load_without_daemon zmap_blocklist_on_the_wire)
+	small_lines_say_so corrupt_store_set_aside bad_inputs_change_nothing load_without_daemon zmap_blocklist_on_the_wire)
 XBD_NS_TAG=lists-
 xbd_begin R "${CASES[@]}"
 readonly D=$XBD_TMP/lists
+# Room for 64 IPv6 lines and hosts: small_lines_say_so fills it.
+CONF_LISTS=("[lists]" "policy-lines6-max = 64" "deny = $D/conf_deny.txt" "[metrics]" "listen = off")
 ZMAP=/etc/zmap/blocklist.conf
 [[ -f $ZMAP ]] || ZMAP=/etc/zmap/blacklist.conf # Debian 12's zmap 2.1 ships the old name
 
@@ -34,7 +37,8 @@ setup_files() {
 	printf '%s\n' "# config deny" 198.51.100.0/24 >"$D/conf_deny.txt"
 	printf '%s\n' "# runtime deny" 203.0.113.0/24 "2001:db8:bad::/48 ; SBL1" >"$D/rt_deny.txt"
 	printf '%s\n' 203.0.113.64/26 >"$D/hole.txt"
-	xbd_write_conf "[lists]" "deny = $D/conf_deny.txt" "[metrics]" "listen = off"
+	for ((i = 0; i < 100; i++)); do printf '2001:db8:%02x00::1\n' "$i"; done >"$D/hosts6.txt"
+	xbd_write_conf "${CONF_LISTS[@]}"
 }
 
 case_load() {
@@ -92,6 +96,23 @@ case_clear() {
 	e2e_expect "cleared after a restart" "none" "$(q 203.0.113.9 'd["policy"]')"
 }
 
+# A list that needs more IPv6 lines and hosts than the maps hold (100 hosts in distinct /40s:
+# a /40, /48 and /56 line each, beside the /24's and the /32's) loads, and says which key to
+# raise and to what, on the CLI and, after SIGHUP compiles it again, in the daemon's log;
+# its sources get their verdicts from the trie. Clearing it says nothing more.
+case_small_lines() {
+	local out want="302 (the trie answers those sources, right but slower; the sizes apply when the maps are created)"
+	out=$(xbd_cli lists load --deny "$D/hosts6.txt" 2>&1) || { E2E_WHY="load: $out"; return 1; }
+	e2e_expect "load's answer" "loaded 1 file into the deny layer: 100 entries
+xdpban: 238 IPv6 lines and 36 IPv6 hosts did not fit: policy-lines6-max wants at least $want" "$out" &&
+		e2e_expect "a host past the room" "deny" "$(q 2001:db8:6300::1 'd["policy"]')" &&
+		kill -HUP "$XBD_PID" &&
+		e2e_wait 50 xbd_log_has "policy lists: 238 IPv6 lines and 36 IPv6 hosts did not fit: policy-lines6-max wants at least $want" &&
+		out=$(xbd_cli lists clear deny 2>&1) &&
+		e2e_expect "clear's answer" "cleared 1 runtime list of the deny layer (the config's lists stay)" "$out" &&
+		e2e_expect "cleared" "none" "$(q 2001:db8:6300::1 'd["policy"]')"
+}
+
 # A store that does not parse is reported, moved aside, and the config's lists are enforced.
 case_corrupt() {
 	printf '%s\n' "xdpban-runtime-lists 1" "list deny 0 $D/rt_deny.txt" "203.0.113.0/24 2" >"$XBD_STATE.lists"
@@ -146,8 +167,8 @@ xdpban: skipped: $D/bad.txt:2: not an IPv4 or IPv6 address: 'example.com'" "$out
 
 case_direct() {
 	local out
-	xbd_write_conf "[lists]" "deny = $D/conf_deny.txt" "[metrics]" "listen = off"
-	XBD_CONF_DETACH=no xbd_write_conf "[lists]" "deny = $D/conf_deny.txt" "[metrics]" "listen = off"
+	xbd_write_conf "${CONF_LISTS[@]}"
+	XBD_CONF_DETACH=no xbd_write_conf "${CONF_LISTS[@]}"
 	xbd_stop TERM
 	xbd_start || { E2E_WHY="no restart with detach-on-exit = no"; return 1; }
 	xbd_stop TERM
@@ -220,6 +241,7 @@ e2e_case load_with_daemon case_load
 e2e_case show_values case_show
 e2e_case restart_and_sighup_keep_them case_restart
 e2e_case clear_drops_them case_clear
+e2e_case small_lines_say_so case_small_lines
 e2e_case corrupt_store_set_aside case_corrupt
 e2e_case bad_inputs_change_nothing case_bad
 e2e_case load_without_daemon case_direct

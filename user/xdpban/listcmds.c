@@ -173,6 +173,15 @@ static const char *num_text(struct json_object *o, const char *key, char *buf, s
 	return buf;
 }
 
+/* The compile's note of what it left to the trie for room (xbd_lists_left_out), if any. */
+static void warn_left_out(struct json_object *reply)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(reply, "left_out", &v))
+		pr_warn("%s", json_object_get_string(v));
+}
+
 int do_lists_load(const struct cli *cli, const void *args)
 {
 	const struct lists_load_args *a = args;
@@ -231,6 +240,7 @@ int do_lists_load(const struct cli *cli, const void *args)
 		for (size_t i = 0; i < json_object_array_length(first); i++)
 			pr_warn("skipped: %s",
 				json_object_get_string(json_object_array_get_idx(first, i)));
+	warn_left_out(reply);
 	json_object_put(reply);
 	return EXIT_OK;
 }
@@ -262,6 +272,7 @@ int do_lists_clear(const struct cli *cli, const void *args)
 	num_text(reply, "cleared", n, sizeof(n));
 	printf("cleared %s runtime list%s of the %s layer (the config's lists stay)\n", n,
 	       strcmp(n, "1") ? "s" : "", a->layer);
+	warn_left_out(reply);
 	json_object_put(reply);
 	return EXIT_OK;
 }

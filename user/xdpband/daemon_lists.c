@@ -19,11 +19,15 @@ int xbd_apply_lists(struct xbd *d, const struct xbd_lists *lists, struct xb_prog
 		       char *err, size_t errlen)
 {
 	const struct xbd_lists_ctx ctx = xbd_lists_ctx_of(d, lists);
-	struct xb_compile_result res;
+	struct xb_compile_result res = {};
 	int ret = xbd_lists_ctx_apply(&ctx, progress, &res, err, errlen);
+	char left[512];
 
 	if (ret)
 		return ret;
+	xbd_lists_left_out(&res, left, sizeof(left));
+	if (*left)
+		pr_warn("policy lists: %s", left);
 	if (res.removals_first)
 		pr_warn("policy lists: the policy tries (pinned by an older release) could not hold the "
 			"old and the new entries at once, so the old went first and sources in them met "

@@ -571,6 +571,25 @@ int xbd_lists_policy_set(const struct xbd_lists *l, struct xb_policy_set *set)
 	return ret;
 }
 
+void xbd_lists_left_out(const struct xb_compile_result *res, char *buf, size_t len)
+{
+	__u32 lines6 = res->lines6 + res->lines6_full, hosts6 = res->hosts6 + res->hosts6_full;
+	int at = 0;
+
+	buf[0] = '\0';
+	if (res->lines4_full)
+		at = snprintf(buf, len, "%u IPv4 /24 lines did not fit: policy-lines-max wants at least %u",
+			      res->lines4_full, res->lines4 + res->lines4_full);
+	if ((res->lines6_full || res->hosts6_full) && at >= 0 && (size_t)at < len)
+		at += snprintf(buf + at, len - (size_t)at,
+			       "%s%u IPv6 lines and %u IPv6 hosts did not fit: policy-lines6-max wants at least %u",
+			       at ? "; " : "", res->lines6_full, res->hosts6_full,
+			       lines6 > hosts6 ? lines6 : hosts6);
+	if (at > 0 && (size_t)at < len)
+		snprintf(buf + at, len - (size_t)at,
+			 " (the trie answers those sources, right but slower; the sizes apply when the maps are created)");
+}
+
 /* One compile (policy.h): a list entry on the prefix of a manual ban replaces it, entries no
  * list holds any more go, and the flat table is exact again afterwards. */
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,

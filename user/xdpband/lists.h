@@ -74,6 +74,9 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
  * when that fails at any point, leaves them as they were (policy.h). progress (NULL: none)
  * shows the compile's steps; the caller ends it. res (NULL: not wanted) gets what changed. */
 struct xb_compile_result;
+/* What a compile left to the trie for want of room in the lines (or the IPv6 hosts), as one
+ * line naming the key to raise and how far, in buf; "" when nothing was. */
+void xbd_lists_left_out(const struct xb_compile_result *res, char *buf, size_t len);
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists,
 		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
 		    size_t errlen);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "files.h"
+#include "policy.h"
 #include "runlists.h"
 #include "xdpban_policy.h"
 
@@ -272,17 +273,22 @@ int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progr
 	return ret;
 }
 
-/* Puts next in force (tries, then the store); on failure puts *c->rt back in force. */
-static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, char *err,
-		     size_t errlen)
+/* Puts next in force (tries, then the store); on failure puts *c->rt back in force. The reply
+ * says what the compile left to the trie for room, if anything. */
+static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, struct json_object *reply,
+		     char *err, size_t errlen)
 {
 	struct xbd_lists_ctx n = *c;
-	char ignored[XB_ERRLEN];
+	struct xb_compile_result res = {};
+	char ignored[XB_ERRLEN], left[512];
 	int ret;
 
 	n.rt = next;
 	renumber(next);
-	ret = xbd_lists_ctx_apply(&n, NULL, NULL, err, errlen);
+	ret = xbd_lists_ctx_apply(&n, NULL, &res, err, errlen);
+	xbd_lists_left_out(&res, left, sizeof(left));
+	if (!ret && *left)
+		json_object_object_add(reply, "left_out", json_object_new_string(left));
 	if (!ret) {
 		ret = store_save(c->store, next, err, errlen);
 		if (ret)
@@ -389,7 +395,7 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 	if (ret)
 		snprintf(err, errlen, "out of memory");
 	if (!ret)
-		ret = switch_to(c, next, err, errlen);
+		ret = switch_to(c, next, reply, err, errlen);
 	added = next->n - kept;
 	if (!ret) {
 		for (size_t i = 0; i < c->rt->n; i++)
@@ -426,7 +432,7 @@ int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_obje
 			next->v[next->n++] = c->rt->v[i];
 	cleared = c->rt->n - next->n;
 	if (cleared)
-		ret = switch_to(c, next, err, errlen);
+		ret = switch_to(c, next, reply, err, errlen);
 	if (!ret && cleared) {
 		for (size_t i = 0; i < c->rt->n; i++)
 			if (c->rt->v[i].verdict == verdict)
