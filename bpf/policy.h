@@ -95,9 +95,9 @@ __attribute__((noinline)) int line_lookup(__u32 addr)
  * line_lookup's. */
 __attribute__((noinline)) int line6_lookup(__u64 hi, __u64 lo)
 {
-	struct xdpban_host6_key host = { .hi = hi, .lo = lo };
-	__u32 *host_code;
 	__u32 slots = map_entries(&xdpban_flat6x);
+	struct xdpban_host6_key host;
+	__u32 *host_code;
 
 	for (__u32 depth = XDPBAN_FLAT6_DEPTH_FIRST; depth <= XDPBAN_FLAT6_DEPTH_LAST;
 	     depth += XDPBAN_FLAT6_STRIDE) {
@@ -125,6 +125,8 @@ __attribute__((noinline)) int line6_lookup(__u64 hi, __u64 lo)
 		if (!found || code != XDPBAN_FLAT_LOOKUP)
 			return code;
 	}
+	host.hi = hi; /* only a source whose walk got this far pays for the key */
+	host.lo = lo;
 	host_code = bpf_map_lookup_elem(&xdpban_host6, &host);
 	return host_code ? *host_code : XDPBAN_FLAT_LOOKUP;
 }

@@ -201,7 +201,8 @@ static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u3
  * of the sub-region has one verdict). The key and the codes span two cache lines, both
  * addressed before the key is compared, so a line costs about one miss. Slots, probing and
  * the writer's rules are level 3's (a multiplicative hash of the key,
- * XDPBAN_FLAT_SLOT_PROBE, twice as many slots as lines, flat_live.c); lines are read only when the IPv6 guard holds XDPBAN_FLAT_COMPILED_L3.
+ * XDPBAN_FLAT_SLOT_PROBE, twice as many slots as lines, flat_live.c); lines are read only
+ * when the IPv6 guard holds XDPBAN_FLAT_COMPILED_L3.
  * Why 8-bit strides: real prefixes are /32, /48, /56, /64, all on a stride, so a listed /48
  * ends three lines down; 256 codes of 4 values are the 64 bytes of a cache line. */
 #define XDPBAN_FLAT6_DEPTH_FIRST XDPBAN_FLAT_L2_BITS /* the first line: a /24's /32 codes */

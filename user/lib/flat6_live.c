@@ -4,7 +4,9 @@
  * written out in flat_live.c (every line exact for the trie at every instant: deleted before
  * the trie changes anywhere in its region, written only after, never rewritten in place, a
  * grace period before a slot is reused; a writer that cannot reach the lines turns the IPv6
- * guard back to XDPBAN_FLAT_COMPILED first). The lines are computed in flat.c.
+ * guard back to XDPBAN_FLAT_COMPILED first). The lines are computed in flat.c. The step that
+ * deletes lines before the trie changes also deletes the host entry of a /128 (host6_live.c),
+ * which the walk reaches past them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -97,11 +99,7 @@ static bool line_overlaps(__u64 key, __u64 hi, __u32 plen)
 
 static __u64 prefix_hi6(const struct xb_prefix *p)
 {
-	__u64 hi = 0;
-
-	for (int i = 0; i < 8; i++)
-		hi = hi << 8 | p->addr[i];
-	return hi;
+	return xb_be64_load(p->addr);
 }
 
 /* The keys of depth `depth` that overlap the prefix: *count keys from *first, one region
@@ -241,6 +239,8 @@ void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_fl
 		l->doomed = calloc(l->map.n / 64 + 1, sizeof(*l->doomed));
 		if (l->gone && l->doomed) {
 			l->fd = m->flat6x;
+			l->maps = m;
+			l->table = t;
 			return;
 		}
 	}
@@ -329,6 +329,10 @@ void xb_l6_forget(struct xb_l6_live *l, const struct xb_prefix *p)
 			line_doom(l, i);
 		}
 	}
+	if (xb_h6_forget(l->maps, p)) {
+		xb_lines_disable(l->table); /* a host entry may be stale: no walk may reach it */
+		xb_l6_live_free(l);
+	}
 }
 
 /* The old line with that key still in the map, or NULL. */
@@ -396,5 +400,7 @@ int xb_l6_touch_live(const struct xb_maps *m, struct xb_flat *t, const struct xb
 	}
 	lines_forget(&s, p);
 	l6_unmap(&s);
+	if (xb_h6_forget(m, p))
+		xb_lines_disable(t); /* a host entry may be stale: no walk may reach it */
 	return 0;
 }

@@ -416,11 +416,8 @@ int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p)
 	if (ret)
 		return ret;
 	xb_flat_touch(t.words, p);
-	if (p->family == XDPBAN_FAMILY_INET6) {
+	if (p->family == XDPBAN_FAMILY_INET6)
 		xb_l6_touch_live(m, &t, p);
-		if (xb_h6_forget(m, p))
-			xb_lines_disable(&t); /* a host entry may be stale: no walk reaches it */
-	}
 	if (p->family == XDPBAN_FAMILY_INET) {
 		struct xb_l3_map s;
 

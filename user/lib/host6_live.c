@@ -7,10 +7,8 @@
  * Only the /128 entry itself decides a host's entry: it is the longest prefix that can match,
  * so no change of a shorter entry changes the host's verdict.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "policy_internal.h"
@@ -22,13 +20,8 @@ static bool is_host6(const struct xb_prefix *p)
 
 static struct xdpban_host6_key host_key(const struct xb_prefix *p)
 {
-	struct xdpban_host6_key k;
-
-	memcpy(&k.hi, p->addr, sizeof(k.hi));
-	memcpy(&k.lo, p->addr + sizeof(k.hi), sizeof(k.lo));
-	k.hi = be64toh(k.hi);
-	k.lo = be64toh(k.lo);
-	return k;
+	return (struct xdpban_host6_key){ .hi = xb_be64_load(p->addr),
+					  .lo = xb_be64_load(p->addr + 8) };
 }
 
 int xb_h6_forget(const struct xb_maps *m, const struct xb_prefix *p)

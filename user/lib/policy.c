@@ -607,10 +607,6 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 		xb_flat_touch(t.words, xb_plan_touched(p, i));
 		xb_l3_forget(&l3, xb_plan_touched(p, i));
 		xb_l6_forget(&l6, xb_plan_touched(p, i));
-		if (l6.fd >= 0 && xb_h6_forget(m, xb_plan_touched(p, i))) {
-			xb_lines_disable(&t); /* a host entry may be stale: no walk reaches it */
-			xb_l6_live_free(&l6);
-		}
 	}
 	xb_l6_flush(&l6);
 	ret = xb_nodeny_clear_denies(m, &p->next);

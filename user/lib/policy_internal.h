@@ -226,16 +226,18 @@ struct xb_l6_live {
 	bool *gone;               /* old lines deleted, or doomed to be by the next xb_l6_flush */
 	__u64 *doomed;            /* a bit per slot: deleted by the next xb_l6_flush */
 	size_t cursor[XDPBAN_FLAT6_DEPTHS]; /* per depth: where xb_l6_forget last began */
+	const struct xb_maps *maps;         /* for the IPv6 hosts, which end the walk */
+	struct xb_flat *table;              /* whose guard turns the lines off */
 };
 
-/* Rule 1 for a single change of the IPv6 trie at p: no line there, or (the map not usable) no
- * line read at all. 0. */
+/* Rule 1 for a single change of the IPv6 trie at p: no line or host entry there, or (a map
+ * not usable) no line read at all. 0. */
 int xb_l6_touch_live(const struct xb_maps *m, struct xb_flat *t, const struct xb_prefix *p);
 /* The level-3 calls above, for the IPv6 lines. */
 void xb_l6_live_open(struct xb_l6_live *l, const struct xb_maps *m, struct xb_flat *t);
 void xb_l6_live_free(struct xb_l6_live *l);
-/* Dooms the old lines in the regions p touches; xb_l6_flush deletes them, and must come
- * before the trie changes. */
+/* Dooms the old lines in the regions p touches, which xb_l6_flush deletes, and deletes the
+ * host entry of p (or turns the lines off, when it cannot); both before the trie changes. */
 void xb_l6_forget(struct xb_l6_live *l, const struct xb_prefix *p);
 void xb_l6_flush(struct xb_l6_live *l);
 bool xb_l6_write(struct xb_l6_live *l, struct xb_flat *t, const struct xb_flat6_line *lines,
