@@ -27,6 +27,13 @@ struct {
 	__type(value, __u64);
 } floor_mem_words SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_MILLION_BYTES / 8);
+	__type(key, __u32);
+	__type(value, __u64);
+} floor_million_words SEC(".maps");
+
 /* A multiplicative hash of the source's first 32 bits (IPv4: the address; IPv6: its top
  * word), or -1 when the frame is not IP. */
 static __always_inline long source_hash(struct xdp_md *ctx)
@@ -77,6 +84,12 @@ SEC("xdp")
 int floor_mem(struct xdp_md *ctx)
 {
 	return load_verdict(&floor_mem_words, FLOOR_MEM_BYTES / 8 - 1, source_hash(ctx));
+}
+
+SEC("xdp")
+int floor_million(struct xdp_md *ctx)
+{
+	return load_verdict(&floor_million_words, FLOOR_MILLION_BYTES / 8 - 1, source_hash(ctx));
 }
 
 char LICENSE[] SEC("license") = "GPL";
