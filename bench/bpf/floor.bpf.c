@@ -29,10 +29,17 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FLOOR_MILLION_BYTES / 8);
+	__uint(max_entries, FLOOR_4M_BYTES / 8);
 	__type(key, __u32);
 	__type(value, __u64);
-} floor_million_words SEC(".maps");
+} floor_4m_words SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_16M_BYTES / 8);
+	__type(key, __u32);
+	__type(value, __u64);
+} floor_16m_words SEC(".maps");
 
 /* A multiplicative hash of the source's first 32 bits (IPv4: the address; IPv6: its top
  * word), or -1 when the frame is not IP. */
@@ -87,9 +94,15 @@ int floor_mem(struct xdp_md *ctx)
 }
 
 SEC("xdp")
-int floor_million(struct xdp_md *ctx)
+int floor_4m(struct xdp_md *ctx)
 {
-	return load_verdict(&floor_million_words, FLOOR_MILLION_BYTES / 8 - 1, source_hash(ctx));
+	return load_verdict(&floor_4m_words, FLOOR_4M_BYTES / 8 - 1, source_hash(ctx));
+}
+
+SEC("xdp")
+int floor_16m(struct xdp_md *ctx)
+{
+	return load_verdict(&floor_16m_words, FLOOR_16M_BYTES / 8 - 1, source_hash(ctx));
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -5,17 +5,21 @@
 
 #define FLOOR_PROG_L2 "floor_l2"   /* one random load from FLOOR_MAP_L2 */
 #define FLOOR_PROG_MEM "floor_mem" /* one random load from FLOOR_MAP_MEM */
-#define FLOOR_PROG_MILLION "floor_million" /* one random load from FLOOR_MAP_MILLION */
+#define FLOOR_PROG_4M "floor_4m"   /* one random load from FLOOR_MAP_4M */
+#define FLOOR_PROG_16M "floor_16m" /* one random load from FLOOR_MAP_16M */
 #define FLOOR_MAP_L2 "floor_l2_words"
 #define FLOOR_MAP_MEM "floor_mem_words"
-#define FLOOR_MAP_MILLION "floor_million_words"
+#define FLOOR_MAP_4M "floor_4m_words"
+#define FLOOR_MAP_16M "floor_16m_words"
 
 #define FLOOR_L2_BYTES (1u << 20)   /* 1 MiB: what a table that fits the cache costs */
 #define FLOOR_MEM_BYTES (128u << 20) /* 128 MiB: one miss to memory, as a table of a million
 				      * sources must cost at least once */
-#define FLOOR_MILLION_BYTES (16u << 20) /* 16 MiB: a million entries of 16 bytes (8 of
-					 * key, 8 of answer), a table a million prefixes
-					 * read in one slot would fill: past the L2 cache,
-					 * perhaps within the L3 */
+/* Between the two, for tables of a million prefixes (bench/policy6.c): past the L2 cache, and
+ * perhaps within the L3. */
+#define FLOOR_4M_BYTES (4u << 20)   /* 4 MiB: a million prefixes in 4 bytes each, a compact
+				     * table */
+#define FLOOR_16M_BYTES (16u << 20) /* 16 MiB: a million entries of 16 bytes, 8 of key and 8
+				     * of answer */
 
 #endif /* XDPBAN_BENCH_FLOOR_H */
