@@ -14,34 +14,6 @@
 #include <bpf/bpf_endian.h>
 #include "floor.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FLOOR_L2_BYTES / 8);
-	__type(key, __u32);
-	__type(value, __u64);
-} floor_l2_words SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FLOOR_MEM_BYTES / 8);
-	__type(key, __u32);
-	__type(value, __u64);
-} floor_mem_words SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FLOOR_4M_BYTES / 8);
-	__type(key, __u32);
-	__type(value, __u64);
-} floor_4m_words SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FLOOR_16M_BYTES / 8);
-	__type(key, __u32);
-	__type(value, __u64);
-} floor_16m_words SEC(".maps");
-
 /* A multiplicative hash of the source's first 32 bits (IPv4: the address; IPv6: its top
  * word), or -1 when the frame is not IP. */
 static __always_inline long source_hash(struct xdp_md *ctx)
@@ -82,28 +54,25 @@ static __always_inline int load_verdict(void *words, __u32 mask, long hash)
 	return w && *w == 0x666c6f6f72ull ? XDP_PASS : XDP_DROP;
 }
 
-SEC("xdp")
-int floor_l2(struct xdp_md *ctx)
-{
-	return load_verdict(&floor_l2_words, FLOOR_L2_BYTES / 8 - 1, source_hash(ctx));
-}
+/* A floor: an array of `bytes` of words (map name##_words) and the program `name`, which loads
+ * one of them at random. The names are floor.h's. */
+#define FLOOR(name, bytes)                                                                  \
+	struct {                                                                            \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                           \
+		__uint(max_entries, (bytes) / 8);                                           \
+		__type(key, __u32);                                                         \
+		__type(value, __u64);                                                       \
+	} name##_words SEC(".maps");                                                        \
+                                                                                            \
+	SEC("xdp")                                                                          \
+	int name(struct xdp_md *ctx)                                                        \
+	{                                                                                   \
+		return load_verdict(&name##_words, (bytes) / 8 - 1, source_hash(ctx));      \
+	}
 
-SEC("xdp")
-int floor_mem(struct xdp_md *ctx)
-{
-	return load_verdict(&floor_mem_words, FLOOR_MEM_BYTES / 8 - 1, source_hash(ctx));
-}
-
-SEC("xdp")
-int floor_4m(struct xdp_md *ctx)
-{
-	return load_verdict(&floor_4m_words, FLOOR_4M_BYTES / 8 - 1, source_hash(ctx));
-}
-
-SEC("xdp")
-int floor_16m(struct xdp_md *ctx)
-{
-	return load_verdict(&floor_16m_words, FLOOR_16M_BYTES / 8 - 1, source_hash(ctx));
-}
+FLOOR(floor_l2, FLOOR_L2_BYTES)
+FLOOR(floor_4m, FLOOR_4M_BYTES)
+FLOOR(floor_16m, FLOOR_16M_BYTES)
+FLOOR(floor_mem, FLOOR_MEM_BYTES)
 
 char LICENSE[] SEC("license") = "GPL";
