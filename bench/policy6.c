@@ -237,8 +237,8 @@ static void run_table(struct policy6_bench *pb, uint32_t prefixes)
 				pb->floor_at_1m[i] = bench_median(&res.extra[i]);
 		}
 	}
-	printf("| %s | %u | %.1f%% | %u (%u) | %u (%u) | %s | %s | %s | %s | %s | %s | %s |\n", count,
-	       err ? 0 : lengths_of(p, prefixes), 100.0 * t.denied / pb->sz.sources,
+	printf("| %s | %u | %.1f%% | %u (%u) | %u (%u) | %s | %s | %s | %s | %s | %s | %s |\n",
+	       count, err ? 0 : lengths_of(p, prefixes), 100.0 * t.denied / pb->sz.sources,
 	       t.compiled.lines6, t.compiled.lines6_full, t.compiled.hosts6, t.compiled.hosts6_full,
 	       x, l, ratio, floor[FLOOR_L2], floor[FLOOR_4M], floor[FLOOR_16M], floor[FLOOR_MEM]);
 	free(p);
@@ -263,9 +263,9 @@ static void print_header(struct policy6_bench *pb)
 	       "bench/bpf/lpm_only.bpf.o's lpm_only6, a program that only parses Ethernet and "
 	       "IPv6 and looks the source up (same key and value types). %u IPv6 sources, half "
 	       "inside a random prefix and half anywhere in 2001::/16 (where the levels of the "
-	       "flat table, which read the top 32 bits, cannot answer), drawn once per size, go through each "
-	       "program behind the driver (bench/bpf/srcdrv.bpf.c), calls sized to about %.0f "
-	       "ms; ns/packet = thread CPU time less the fixed cost of a call (%.0f us), / "
+	       "flat table, which read the top 32 bits, cannot answer), drawn once per size, go "
+	       "through each program behind the driver (bench/bpf/srcdrv.bpf.c), calls sized to "
+	       "about %.0f ms; ns/packet = thread CPU time less the fixed cost of a call (%.0f us), / "
 	       "packets. Both programs' verdicts are checked against a reference lookup of every "
 	       "source. Medians of %d samples (min-max); ratio per sample. In the same samples, "
 	       "the floors (bench/bpf/floor.bpf.c): the driver, the parse and one dependent random "

@@ -2,10 +2,10 @@
 /* floor.bpf.c - the bench's memory floors (issue 7, item 1): what one dependent random load
  * costs behind the same driver as xdpban, so that every pipeline row can be read as "a bare
  * drop plus k loads" (bench/pipeline.c), and what a table of a million IPv6 prefixes costs
- * past the cache (bench/policy6.c). Each program parses Ethernet and the IP source exactly as far as it
- * must, hashes the source into an index of its own array, loads that word and drops. The load
- * decides the return value, so the compiler cannot drop it; the arrays hold zeros, so the
- * verdict is always XDP_DROP (the bench checks it). It must never do any other work. */
+ * past the cache (bench/policy6.c). Each program parses Ethernet and the IP source exactly as
+ * far as it must, hashes the source into an index of its own array, loads that word and drops.
+ * The load decides the return value, so the compiler cannot drop it; the arrays hold zeros, so
+ * the verdict is always XDP_DROP (the bench checks it). It must never do any other work. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>

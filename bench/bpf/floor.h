@@ -1,16 +1,14 @@
 /* floor.h - the contract between the bench's memory floors (floor.bpf.c) and the benchmarks
- * that load them: program and map names. Holds no code. */
+ * that load them: program names and array sizes. Holds no code. */
 #ifndef XDPBAN_BENCH_FLOOR_H
 #define XDPBAN_BENCH_FLOOR_H
 
-#define FLOOR_PROG_L2 "floor_l2"   /* one random load from FLOOR_MAP_L2 */
-#define FLOOR_PROG_MEM "floor_mem" /* one random load from FLOOR_MAP_MEM */
-#define FLOOR_PROG_4M "floor_4m"   /* one random load from FLOOR_MAP_4M */
-#define FLOOR_PROG_16M "floor_16m" /* one random load from FLOOR_MAP_16M */
-#define FLOOR_MAP_L2 "floor_l2_words"
-#define FLOOR_MAP_MEM "floor_mem_words"
-#define FLOOR_MAP_4M "floor_4m_words"
-#define FLOOR_MAP_16M "floor_16m_words"
+/* Each program makes one random load from its own array, named after it with "_words"
+ * (floor.bpf.c's FLOOR), of the size below. */
+#define FLOOR_PROG_L2 "floor_l2"   /* FLOOR_L2_BYTES */
+#define FLOOR_PROG_MEM "floor_mem" /* FLOOR_MEM_BYTES */
+#define FLOOR_PROG_4M "floor_4m"   /* FLOOR_4M_BYTES */
+#define FLOOR_PROG_16M "floor_16m" /* FLOOR_16M_BYTES */
 
 #define FLOOR_L2_BYTES (1u << 20)   /* 1 MiB: what a table that fits the cache costs */
 #define FLOOR_MEM_BYTES (128u << 20) /* 128 MiB: one miss to memory, as a table of a million
