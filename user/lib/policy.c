@@ -210,9 +210,6 @@ int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *
 
 /* ==== writing: the tries =================================================================== */
 
-#define ENOMEM_RETRIES 5      /* an LPM trie update can fail with ENOMEM while it grows */
-#define DEFAULT_BATCH 4096u   /* trie updates per syscall in a compile */
-#define ENOTSUPP_ERRNO 524    /* the kernel-internal ENOTSUPP */
 #define FAMILIES 2
 
 static int family_index(__u8 family)
@@ -232,7 +229,7 @@ static const char *flat_name(__u8 family)
 					    : XDPBAN_MAP_NAME(xdpban_flat6);
 }
 
-static const char *trie_name(__u8 family)
+const char *xb_policy_trie_name(__u8 family)
 {
 	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_NAME(xdpban_policy4)
 					    : XDPBAN_MAP_NAME(xdpban_policy6);
@@ -245,7 +242,7 @@ static int trie_update(int fd, const void *key, const void *value, __u64 flags)
 	for (int i = 0;; i++) {
 		if (!bpf_map_update_elem(fd, key, value, flags))
 			return 0;
-		if (errno != ENOMEM || i == ENOMEM_RETRIES)
+		if (errno != ENOMEM || i == XB_TRIE_ENOMEM_RETRIES)
 			return -errno;
 		usleep(1000 << i);
 	}
@@ -309,7 +306,7 @@ static int plan_make(struct xb_plan *p, const struct xb_maps *m, const struct xb
 		(void)xb_entry_list_reserve(&p->old, max);
 	ret = xb_policy_foreach_family(m, p->family, collect_old, &p->old);
 	if (ret) {
-		snprintf(err, errlen, "cannot read %s: %s", trie_name(p->family), strerror(-ret));
+		snprintf(err, errlen, "cannot read %s: %s", xb_policy_trie_name(p->family), strerror(-ret));
 		return ret;
 	}
 	xb_entry_list_sort(&p->old);
@@ -319,151 +316,6 @@ static int plan_make(struct xb_plan *p, const struct xb_maps *m, const struct xb
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory compiling %zu policy entries", p->next.n);
 	return ret;
-}
-
-static void observe(const struct xb_compile_opts *opts, const struct xb_plan *p,
-		    enum xb_compile_step step, size_t done)
-{
-	if (opts && opts->observe)
-		opts->observe(p->family, step, done, p->write.n + p->remove.n, opts->ctx);
-}
-
-/* Keys (and values, for a write) of the entries at refs [from, from + count) of src, laid out
- * for one batch syscall. */
-static void batch_layout(const struct xb_entry_list *src, const struct xb_ref_list *refs,
-			 size_t from, __u32 count, size_t key_size, char *keys,
-			 struct xdpban_policy *values)
-{
-	for (__u32 i = 0; i < count; i++) {
-		const struct xb_policy_entry *e = &src->v[refs->v[from + i]];
-		union xb_lpm_key key;
-
-		xb_lpm_key_make(&e->prefix, &key);
-		memcpy(keys + (size_t)i * key_size, &key, key_size);
-		if (values)
-			values[i] = e->policy;
-	}
-}
-
-/* One batch syscall: writes (values) or deletes (values NULL) count entries; *done gets how
- * many went through. 0 or -errno for the entry after them. */
-static int batch_once(int fd, const char *keys, const struct xdpban_policy *values, __u32 count,
-		      __u32 *done)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
-	int ret;
-
-	*done = count;
-	ret = values ? bpf_map_update_batch(fd, keys, values, done, &opts)
-		     : bpf_map_delete_batch(fd, keys, done, &opts);
-	if (ret && *done > count)
-		*done = 0;
-	return ret ? -errno : 0;
-}
-
-/* The same, one entry at a time, for kernels without batch operations on the trie. */
-static int single_once(int fd, const char *keys, const struct xdpban_policy *values,
-		       size_t key_size, __u32 count, __u32 *done)
-{
-	for (*done = 0; *done < count; (*done)++) {
-		const char *key = keys + *done * key_size;
-		int ret = values ? bpf_map_update_elem(fd, key, &values[*done], BPF_ANY)
-				 : bpf_map_delete_elem(fd, key);
-
-		if (ret)
-			return -errno;
-	}
-	return 0;
-}
-
-/* Applies the plan's writes (or removals) to the trie in batches, retrying ENOMEM (a trie that
- * grows can fail an insert, REFERENCE.md section 4); a delete of an entry already gone is
- * skipped. *failed gets the index of the change that failed. */
-static int trie_apply(const struct xb_plan *p, int fd, bool write, size_t key_size,
-		      const struct xb_compile_opts *opts, size_t before, size_t *failed)
-{
-	const struct xb_entry_list *src = write ? &p->next : &p->old;
-	const struct xb_ref_list *refs = write ? &p->write : &p->remove;
-	__u32 batch = opts && opts->batch ? opts->batch : DEFAULT_BATCH;
-	size_t room = refs->n < batch ? (refs->n ? refs->n : 1) : batch, i = 0;
-	struct xdpban_policy *values = write ? malloc(room * sizeof(*values)) : NULL;
-	char *keys = malloc(room * key_size);
-	int ret = !keys || (write && !values) ? -ENOMEM : 0, retries = 0;
-	bool batches = true;
-
-	while (!ret && i < refs->n) {
-		__u32 count = refs->n - i < batch ? (__u32)(refs->n - i) : batch, done;
-
-		batch_layout(src, refs, i, count, key_size, keys, values);
-		ret = batches ? batch_once(fd, keys, values, count, &done)
-			      : single_once(fd, keys, values, key_size, count, &done);
-		i += done;
-		if (ret && batches && i == 0 && done == 0 &&
-		    (ret == -EOPNOTSUPP || ret == -ENOTSUPP_ERRNO)) {
-			batches = false;
-			ret = 0;
-		} else if (ret == -ENOMEM && retries < ENOMEM_RETRIES) {
-			usleep(1000 << retries++);
-			ret = 0;
-		} else if (ret == -ENOENT && !write) {
-			i++; /* deleted meanwhile */
-			ret = 0;
-		} else if (!ret) {
-			retries = 0;
-			observe(opts, p, XB_COMPILE_TRIE_STEP, before + i);
-		}
-	}
-	*failed = i;
-	free(keys);
-	free(values);
-	return ret;
-}
-
-static size_t trie_key_size(__u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
-					    : sizeof(struct xdpban_lpm6_key);
-}
-
-/* Writes the plan's new and changed entries, or deletes its doomed ones; `before` changes of
- * the plan were made already. */
-static int plan_apply_list(const struct xb_plan *p, bool write, const struct xb_maps *m,
-			   const struct xb_compile_opts *opts, size_t before, char *err,
-			   size_t errlen)
-{
-	size_t n = write ? p->write.n : p->remove.n, failed;
-	char text[64];
-	int ret = trie_apply(p, xb_policy_fd(m, p->family), write, trie_key_size(p->family), opts,
-			     before, &failed);
-
-	if (!ret)
-		return 0;
-	if (failed < n)
-		xb_prefix_describe(write ? &xb_plan_written(p, failed)->prefix
-					 : &xb_plan_removed(p, failed)->prefix,
-				   text, sizeof(text));
-	else
-		snprintf(text, sizeof(text), "entries");
-	if (write)
-		snprintf(err, errlen, "cannot add %s to %s (%zu of %zu written): %s", text,
-			 trie_name(p->family), failed, n,
-			 ret == -ENOSPC || ret == -E2BIG ? "the table is full" : strerror(-ret));
-	else
-		snprintf(err, errlen, "cannot remove %s from %s: %s", text, trie_name(p->family),
-			 strerror(-ret));
-	return ret;
-}
-
-/* Writes, then removes, so that every entry of old or next is in force throughout; removes
- * first only when the trie cannot hold both (plan_check_capacity). */
-static int plan_apply_trie(const struct xb_plan *p, const struct xb_maps *m,
-			   const struct xb_compile_opts *opts, char *err, size_t errlen)
-{
-	bool first = !p->remove_first; /* true: write */
-	int ret = plan_apply_list(p, first, m, opts, 0, err, errlen);
-
-	return ret ? ret : plan_apply_list(p, !first, m, opts, first ? p->write.n : p->remove.n,
-					   err, errlen);
 }
 
 /* Copies words [first, first + nwords) of the exact table into the live one; only words that
@@ -489,7 +341,7 @@ static void table_store_levels(__u64 *live, const __u64 *exact, const struct xb_
 	for (int i = XB_FLAT_LEVELS - 1; i >= 0; i--) {
 		table_store(live, exact, xb_flat_levels[i].base, xb_flat_levels[i].words);
 		if (i)
-			observe(opts, p, done[i], p->write.n + p->remove.n);
+			xb_plan_observe(opts, p, done[i], p->write.n + p->remove.n);
 	}
 }
 
@@ -613,16 +465,16 @@ static int compile_family(struct xb_plan *p, const struct xb_maps *m,
 	if (ret)
 		snprintf(err, errlen, "cannot map %s: %s", XDPBAN_MAP_NAME(xdpban_nodeny16),
 			 strerror(-ret));
-	observe(opts, p, XB_COMPILE_TOUCHED, 0);
+	xb_plan_observe(opts, p, XB_COMPILE_TOUCHED, 0);
 	run_changed(m, p->family); /* the trie changes below: a run's copy of it is stale */
 	codes.want_lines4 = l3.fd >= 0;
 	codes.want_lines6 = l6.fd >= 0;
 	if (!ret) {
 		codes_start(&codes);
-		ret = plan_apply_trie(p, m, opts, err, errlen);
+		ret = xb_plan_apply_trie(p, m, opts, err, errlen);
 	}
 	if (!ret) {
-		observe(opts, p, XB_COMPILE_TRIE_DONE, p->write.n + p->remove.n);
+		xb_plan_observe(opts, p, XB_COMPILE_TRIE_DONE, p->write.n + p->remove.n);
 		ret = codes_finish(&codes);
 		if (ret)
 			snprintf(err, errlen, "cannot compute the %s codes: %s",
@@ -658,7 +510,7 @@ static int plan_check_capacity(struct xb_plan *p, const struct xb_maps *m, char 
 	int ret = xb_map_capacity(xb_policy_fd(m, p->family), &max);
 
 	if (ret) {
-		snprintf(err, errlen, "cannot read the size of %s: %s", trie_name(p->family),
+		snprintf(err, errlen, "cannot read the size of %s: %s", xb_policy_trie_name(p->family),
 			 strerror(-ret));
 		return ret;
 	}
@@ -667,7 +519,7 @@ static int plan_check_capacity(struct xb_plan *p, const struct xb_maps *m, char 
 			snprintf(kept, sizeof(kept), " (%zu of them kept from the trie, such as manual prefix bans)",
 				 p->kept);
 		snprintf(err, errlen, "%zu policy entries%s do not fit in %s, which holds %u; nothing changed",
-			 p->next.n, p->kept ? kept : "", trie_name(p->family), max);
+			 p->next.n, p->kept ? kept : "", xb_policy_trie_name(p->family), max);
 		return -ENOSPC;
 	}
 	p->remove_first = p->old.n + p->added > max;

@@ -1,7 +1,8 @@
 /* policy_internal.h - what the files of the policy module (policy.h) share, and nobody
  * else may use: flat.c and policy_plan.c compute in plain memory (no map, no syscall);
  * flat_live.c writes the flat maps (xdpban_flat4/6 through mmap, the level-3 lines in
- * xdpban_flat4x), flat6_live.c the IPv6 lines in xdpban_flat6x; policy.c reads and writes the tries and runs a compile. Declared here once,
+ * xdpban_flat4x), flat6_live.c the IPv6 lines in xdpban_flat6x; policy.c reads the tries and
+ * runs a compile, policy_write.c writes a compile's changes into them. Declared here once,
  * defined once in the file named above each group.
  */
 #ifndef XB_POLICY_INTERNAL_H
@@ -102,6 +103,10 @@ struct xb_plan {
 				       * next, or in old with XB_REF_OLD */
 	size_t kept;
 	size_t added;                 /* entries of `write` that take a new place in the trie */
+	/* Where a second writer may start in write (in remove): no entry on one side of it
+	 * covers an entry on the other, so each source's entries are all on one side and keep
+	 * their order (policy.h); the such place nearest the middle, 0 where there is none. */
+	size_t write_split, remove_split;
 	bool remove_first;            /* the trie cannot hold `old` and `write` at once */
 	bool changed;                 /* its compile has begun to change the maps */
 };
@@ -139,6 +144,26 @@ int xb_plan_keep_old(struct xb_plan *p, const struct xb_compile_opts *opts);
 /* Walks p->old and p->next in step: what to write, what to delete, which prefixes to touch.
  * 0, or -ENOMEM (also for lists too long for a place in a struct xb_ref_list). */
 int xb_plan_diff(struct xb_plan *p);
+
+/* ---- policy.c and policy_write.c: the tries ---- */
+
+#define XB_TRIE_ENOMEM_RETRIES 5 /* an LPM trie update can fail with ENOMEM while it grows */
+
+/* xdpban_policy4 or xdpban_policy6, for messages. */
+const char *xb_policy_trie_name(__u8 family);
+
+static inline void xb_plan_observe(const struct xb_compile_opts *opts, const struct xb_plan *p,
+				   enum xb_compile_step step, size_t done)
+{
+	if (opts && opts->observe)
+		opts->observe(p->family, step, done, p->write.n + p->remove.n, opts->ctx);
+}
+
+/* Writes the plan's new and changed entries into its family's trie, then removes its doomed
+ * ones (the removals first when p->remove_first), so that every entry of old or next is in
+ * force throughout. 0 or -errno with one line in err; the trie holds part of the change. */
+int xb_plan_apply_trie(const struct xb_plan *p, const struct xb_maps *m,
+		       const struct xb_compile_opts *opts, char *err, size_t errlen);
 
 /* ---- nodeny.c: allow-only mode's reasons (xdpban_nodeny16) ---- */
 

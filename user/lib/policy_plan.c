@@ -161,6 +161,16 @@ int xb_recs_sort(struct xb_sort_rec *recs, size_t n, void *v, size_t size)
 	return 0;
 }
 
+/* The record of entry e, kept at place `at`: its canonical prefix as numbers. */
+static struct xb_sort_rec entry_rec(const struct xb_policy_entry *e, size_t at)
+{
+	struct xb_prefix c = e->prefix;
+
+	prefix_canonical(&c);
+	return (struct xb_sort_rec){ .hi = xb_be64_load(c.addr), .lo = xb_be64_load(c.addr + 8),
+				     .plen = c.plen, .at = (__u32)at };
+}
+
 /* Lists come sorted more often than not (a file in address order, the trie read back, a set
  * that kept nothing), and checking costs one pass. Otherwise the entries' keys are sorted as
  * numbers and the entries moved into that order: qsort through memcmp took half a second
@@ -176,9 +186,7 @@ void xb_entry_list_sort(struct xb_entry_list *l)
 		return;
 	recs = xb_big_malloc(2 * l->n * sizeof(*recs));
 	for (i = 0; recs && i < l->n; i++)
-		recs[i] = (struct xb_sort_rec){ .hi = xb_be64_load(l->v[i].prefix.addr),
-						.lo = xb_be64_load(l->v[i].prefix.addr + 8),
-						.plen = l->v[i].prefix.plen, .at = (__u32)i };
+		recs[i] = entry_rec(&l->v[i], i);
 	if (!recs || xb_recs_sort(recs, l->n, l->v, sizeof(*l->v)))
 		qsort(l->v, l->n, sizeof(*l->v), entry_cmp); /* the slow way needs no memory */
 	free(recs);
@@ -243,24 +251,59 @@ int xb_policy_set_check(const struct xb_policy_set *set, char *err, size_t errle
 	return 0;
 }
 
+/* The set's entries of the family, in the order of their canonical prefixes, or NULL when
+ * they are in that order already (or no memory can be had for it: then they are sorted after
+ * the copy). *n gets how many there are. */
+static struct xb_sort_rec *set_order(const struct xb_policy_set *set, __u8 family, size_t *n,
+				     struct xb_sort_rec **held)
+{
+	struct xb_sort_rec *recs = NULL, last = { 0 };
+	bool sorted = true;
+
+	*n = 0;
+	*held = NULL;
+	for (size_t i = 0; i < set->n; i++) {
+		struct xb_sort_rec r;
+
+		if (set->v[i].prefix.family != family)
+			continue;
+		r = entry_rec(&set->v[i], i);
+		sorted = sorted && (!*n || !rec_less(&r, &last));
+		last = r;
+		(*n)++;
+	}
+	if (sorted || !(recs = xb_big_malloc(2 * *n * sizeof(*recs))))
+		return NULL;
+	*held = recs;
+	for (size_t i = 0, k = 0; i < set->n; i++)
+		if (set->v[i].prefix.family == family)
+			recs[k++] = entry_rec(&set->v[i], i);
+	return xb_recs_order(recs, *n);
+}
+
+/* An unsorted set is gathered into p->next in order from its sorted records, rather than
+ * copied and then moved into order: a million IPv6 entries moved in place took 0.16 s. */
 int xb_plan_take_set(struct xb_plan *p, const struct xb_policy_set *set, char *err,
 		     size_t errlen)
 {
-	size_t mine = 0;
+	struct xb_sort_rec *held, *order;
+	size_t mine;
 	char text[64];
 	int ret;
 
-	for (size_t i = 0; i < set->n; i++)
-		mine += set->v[i].prefix.family == p->family;
+	order = set_order(set, p->family, &mine, &held);
 	ret = xb_entry_list_reserve(&p->next, mine);
-	for (size_t i = 0; i < set->n && !ret; i++) {
-		if (set->v[i].prefix.family != p->family)
-			continue;
-		ret = xb_entry_list_push(&p->next, &set->v[i]);
+	for (size_t i = 0; order && i < mine && !ret; i++)
+		ret = xb_entry_list_push(&p->next, &set->v[order[i].at]);
+	for (size_t i = 0; !order && i < set->n && !ret; i++) {
+		if (set->v[i].prefix.family == p->family)
+			ret = xb_entry_list_push(&p->next, &set->v[i]);
 	}
+	free(held);
 	if (ret)
 		return ret;
-	xb_entry_list_sort(&p->next);
+	if (!order)
+		xb_entry_list_sort(&p->next);
 	for (size_t i = 1; i < p->next.n; i++) {
 		if (entry_cmp(&p->next.v[i - 1], &p->next.v[i]))
 			continue;
@@ -299,6 +342,16 @@ static bool verdict_changes(const struct xdpban_policy *a, const struct xdpban_p
 	return a->verdict != b->verdict || a->expires_ns != b->expires_ns;
 }
 
+/* Takes `at` as a plan's split of a list of n changes if it is nearer the middle than *best. */
+static void split_consider(size_t *best, size_t at, size_t n)
+{
+	size_t half = n / 2, d = at > half ? at - half : half - at;
+	size_t best_d = *best > half ? *best - half : half - *best;
+
+	if (at && at < n && (!*best || d < best_d))
+		*best = at;
+}
+
 #define CHAIN_MAX 129 /* nested distinct prefixes of lengths 0..128 */
 
 /* a covers b: b is a itself or lies inside it (both canonical). */
@@ -335,6 +388,8 @@ static int plan_order(struct xb_plan *p)
 		while (depth && !prefix_covers(&xb_plan_written(p, open[depth - 1])->prefix,
 					       &xb_plan_written(p, i)->prefix))
 			order[n++] = w->v[open[--depth]];
+		if (!depth) /* every chain before i is closed, and none of them covers i */
+			split_consider(&p->write_split, n, w->n);
 		if (depth == CHAIN_MAX) { /* only a repeated prefix nests this deep */
 			free(order);
 			return -EINVAL;
@@ -347,6 +402,23 @@ static int plan_order(struct xb_plan *p)
 	w->v = order;
 	w->cap = w->n;
 	return 0;
+}
+
+/* The removals go in address order, where an entry comes before every entry it covers, and
+ * those follow it without a gap: a place that the last uncovered entry before it does not
+ * cover is a split. */
+static void removal_split(struct xb_plan *p)
+{
+	const struct xb_prefix *top = NULL;
+
+	for (size_t i = 0; i < p->remove.n; i++) {
+		const struct xb_prefix *e = &xb_plan_removed(p, i)->prefix;
+
+		if (top && prefix_covers(top, e))
+			continue;
+		split_consider(&p->remove_split, i, p->remove.n);
+		top = e;
+	}
 }
 
 /* A place into a list with room for it. */
@@ -386,5 +458,6 @@ int xb_plan_diff(struct xb_plan *p)
 			j++;
 		}
 	}
+	removal_split(p);
 	return plan_order(p);
 }
