@@ -148,8 +148,8 @@ struct xb_compile_opts {
 	void *ctx;
 	__u32 batch; /* trie updates per syscall; 0: a default */
 	/* Threads writing a family's trie: 1, or 2 where the plan can be split (policy_write.c);
-	 * 0: two for a change of at least XB_TRIE_WRITERS_MIN entries on two or more CPUs. The
-	 * observer is called from the compile's own thread only. */
+	 * 0: two for a list of writes (or of removals) of at least XB_TRIE_WRITERS_MIN entries,
+	 * on two or more CPUs. The observer is called from the compile's own thread only. */
 	__u32 writers;
 };
 #define XB_TRIE_WRITERS_MIN 16384u
