@@ -44,6 +44,10 @@ struct policy6_bench {
 	struct bench_extra floor[FLOORS];
 	double ns_at_16, ns_at_1m, ratio_at_1m; /* xdpban's medians, 0 if not run */
 	double floor_at_1m[FLOORS];            /* the floors' medians in the 1M samples */
+	struct {
+		double share;        /* of the sources, those read past their /24's line */
+		double within, past; /* xdpban's medians for each kind alone */
+	} split;                     /* at the largest size; 0 if not run */
 };
 
 /* One table size: both programs loaded with the same prefixes. */
@@ -56,6 +60,9 @@ struct table6 {
 	struct bench_lpm_only lpm; /* what lpm_only must have done */
 	struct srcdrv_addr6 *src;
 	uint32_t denied; /* sources inside a prefix, by the reference lookup */
+	uint32_t past;   /* sources whose walk reads past the line of their /24 */
+	struct xb_flat6_line *lines; /* what the compile makes of the set, to sort sources by */
+	size_t n_lines;
 	const char *what;
 	struct xb_compile_result compiled;
 };
@@ -86,13 +93,31 @@ static int prepare_table(void *ctx, struct bench_expect *want)
 	return 0;
 }
 
-/* Half the sources inside a random prefix, half anywhere in 2001::/16. */
-static void draw_sources(struct table6 *t, const struct bench_prefix6 *p)
+/* Whether the walk of a source reads past the line of its /24: the /24's code for its /32 is
+ * LOOKUP, so what decides lies in the lines and hosts below, which grow with the list. */
+static bool reads_past_first_line(const struct table6 *t, const uint8_t addr[16])
+{
+	const struct xb_flat6_line *l;
+	uint64_t hi = 0;
+
+	for (int i = 0; i < 8; i++)
+		hi = hi << 8 | addr[i];
+	l = xb_flat6_lines_find(t->lines, t->n_lines, xdpban_flat6_key(hi, XDPBAN_FLAT6_DEPTH_FIRST));
+	return l && xdpban_flat6_code(&l->line, hi, XDPBAN_FLAT6_DEPTH_FIRST) == XDPBAN_FLAT_LOOKUP;
+}
+
+enum source_class { ALL_SOURCES, WITHIN_FIRST_LINE, PAST_FIRST_LINE };
+
+/* Sources of a class, each as the bench draws them: every second one inside a random prefix,
+ * the others anywhere in 2001::/16; a source of another class is drawn again. */
+static void draw_sources(struct table6 *t, const struct bench_prefix6 *p, enum source_class c)
 {
 	struct bench_rng *r = &t->pb->rng;
 
-	for (uint32_t i = 0; i < t->pb->sz.sources; i++) {
+	t->denied = t->past = 0;
+	for (uint32_t i = 0; i < t->pb->sz.sources;) {
 		uint8_t *a = t->src[i].addr;
+		bool past;
 
 		bench_addr6_in_2001(r, a);
 		if (i % 2 == 0) {
@@ -100,7 +125,12 @@ static void draw_sources(struct table6 *t, const struct bench_prefix6 *p)
 
 			bench_addr6_into(a, in->addr, in->len);
 		}
+		past = reads_past_first_line(t, a);
+		if (c != ALL_SOURCES && past != (c == PAST_FIRST_LINE))
+			continue;
 		t->denied += bench_prefix6_holds(p, t->prefixes, a);
+		t->past += past;
+		i++;
 	}
 }
 
@@ -116,16 +146,10 @@ static uint32_t lengths_of(const struct bench_prefix6 *p, uint32_t n)
 /* Room for every line the compile makes, and an eighth more, as an operator sizes
  * policy-lines6-max from the count a compile reports: how many a list needs depends on how
  * its prefixes nest (bench/RESULTS.md reports how many were written). */
-static uint32_t lines6_room(const struct xb_policy_set *set)
+static uint32_t lines6_room(size_t lines)
 {
-	struct xb_flat6_line *lines = NULL;
-	size_t n = 0;
-	uint32_t room;
+	uint32_t room = (uint32_t)(lines + lines / 8);
 
-	if (xb_flat6_lines_build(set->v, set->n, &lines, &n))
-		n = 2 * set->n; /* the compile reports the failure */
-	free(lines);
-	room = (uint32_t)(n + n / 8);
 	return room > XDPBAN_DEFAULT_FLAT6X_MAX ? room : XDPBAN_DEFAULT_FLAT6X_MAX;
 }
 
@@ -145,7 +169,9 @@ static int xdpban_load6(struct table6 *t, const struct bench_prefix6 *p)
 		memcpy(pre.addr, p[i].addr, 16);
 		err = xb_policy_set_add(&set, &pre, &val);
 	}
-	dopts.flat6x_max = lines6_room(&set);
+	if (!err)
+		err = xb_flat6_lines_build(set.v, set.n, &t->lines, &t->n_lines);
+	dopts.flat6x_max = lines6_room(t->n_lines);
 	if (!err)
 		err = dp_open(&t->dp, &dopts);
 	if (!err)
@@ -187,39 +213,30 @@ static int lpm6_load(struct table6 *t, const struct bench_prefix6 *p)
 	return err;
 }
 
-static void run_table(struct policy6_bench *pb, uint32_t prefixes)
+/* One row: the sources of class c through both programs, with the floors in the same
+ * samples. The medians of xdpban, of the ratio and of the floors go to *m. */
+struct row_medians {
+	double xdpban, ratio, floor[FLOORS];
+};
+
+static int run_row(struct table6 *t, const struct bench_prefix6 *p, enum source_class c,
+		   const char *label, struct row_medians *m)
 {
-	struct table6 t = { .pb = pb, .prefixes = prefixes };
+	struct policy6_bench *pb = t->pb;
 	struct bench_result res = { .broken = true };
-	struct bench_prefix6 *p = NULL;
-	char what[64], count[32], x[64], l[64], ratio[64], floor[FLOORS][64];
+	char x[64], l[64], ratio[64], floor[FLOORS][64];
 	struct bench_frame f;
-	int err;
+	struct bench_pair pp = {
+		.drv = &pb->drv, .dp = &t->dp, .other_fd = t->lpm_fd,
+		.check_other = check_lpm_only6, .frame = &f, .count = pb->sz.sources,
+		.target_ns = pb->target_ns, .runs = pb->runs, .prepare = prepare_table,
+		.ctx = t, .extra = pb->floor, .n_extra = FLOORS,
+	};
+	bool measured;
 
-	bench_thousands(prefixes, count, sizeof(count));
-	snprintf(what, sizeof(what), "%s IPv6 prefixes", count);
-	t.what = what;
-	t.src = malloc(pb->sz.sources * sizeof(*t.src));
-	err = t.src ? bench_prefix6_random(&pb->rng, prefixes, &p) : -ENOMEM;
-	if (!err) {
-		draw_sources(&t, p);
-		err = xdpban_load6(&t, p);
-	}
-	if (!err)
-		err = lpm6_load(&t, p);
-	if (err) {
-		bench_check_fail(&pb->check, what, "loading the tables: %s", strerror(-err));
-	} else {
-		struct bench_pair pp = {
-			.drv = &pb->drv, .dp = &t.dp, .other_fd = t.lpm_fd,
-			.check_other = check_lpm_only6, .frame = &f, .count = pb->sz.sources,
-			.target_ns = pb->target_ns, .runs = pb->runs, .prepare = prepare_table,
-			.ctx = &t, .extra = pb->floor, .n_extra = FLOORS,
-		};
-
-		bench_frame6(&f, NULL, BENCH_FRAME_VALID);
-		bench_pair_run(&pp, &pb->check, what, &res);
-	}
+	draw_sources(t, p, c);
+	bench_frame6(&f, NULL, BENCH_FRAME_VALID);
+	bench_pair_run(&pp, &pb->check, t->what, &res);
 	bench_result_cells(&res, x, l, ratio, sizeof(x));
 	for (int i = 0; i < FLOORS; i++) {
 		if (res.broken)
@@ -227,21 +244,75 @@ static void run_table(struct policy6_bench *pb, uint32_t prefixes)
 		else
 			bench_cell(&res.extra[i], 1, floor[i], sizeof(floor[i]));
 	}
-	if (!res.broken && !res.unmeasurable) {
-		if (prefixes == 16)
-			pb->ns_at_16 = bench_median(&res.xdpban);
-		if (prefixes == 1000000) {
-			pb->ns_at_1m = bench_median(&res.xdpban);
-			pb->ratio_at_1m = bench_median(&res.ratio);
-			for (int i = 0; i < FLOORS; i++)
-				pb->floor_at_1m[i] = bench_median(&res.extra[i]);
-		}
+	measured = !res.broken && !res.unmeasurable;
+	if (measured) {
+		m->xdpban = bench_median(&res.xdpban);
+		m->ratio = bench_median(&res.ratio);
+		for (int i = 0; i < FLOORS; i++)
+			m->floor[i] = bench_median(&res.extra[i]);
 	}
 	printf("| %s | %u | %.1f%% | %u (%u) | %u (%u) | %s | %s | %s | %s | %s | %s | %s |\n",
-	       count, err ? 0 : lengths_of(p, prefixes), 100.0 * t.denied / pb->sz.sources,
-	       t.compiled.lines6, t.compiled.lines6_full, t.compiled.hosts6, t.compiled.hosts6_full,
-	       x, l, ratio, floor[FLOOR_L2], floor[FLOOR_4M], floor[FLOOR_16M], floor[FLOOR_MEM]);
+	       label, lengths_of(p, t->prefixes), 100.0 * t->denied / pb->sz.sources,
+	       t->compiled.lines6, t->compiled.lines6_full, t->compiled.hosts6,
+	       t->compiled.hosts6_full, x, l, ratio, floor[FLOOR_L2], floor[FLOOR_4M],
+	       floor[FLOOR_16M], floor[FLOOR_MEM]);
+	return measured ? 0 : -1;
+}
+
+/* One table size: every source as the bench draws them; at the largest size also, apart,
+ * the sources answered by the line of their /24 and those whose walk reads past it, which
+ * is where a larger list costs more. */
+static void run_table(struct policy6_bench *pb, uint32_t prefixes)
+{
+	struct table6 t = { .pb = pb, .prefixes = prefixes };
+	struct bench_prefix6 *p = NULL;
+	struct row_medians all = { 0 }, within = { 0 }, past = { 0 };
+	char what[96], count[32], label[128];
+	double past_share;
+	int err;
+
+	bench_thousands(prefixes, count, sizeof(count));
+	snprintf(what, sizeof(what), "%s IPv6 prefixes", count);
+	t.what = what;
+	t.src = malloc(pb->sz.sources * sizeof(*t.src));
+	err = t.src ? bench_prefix6_random(&pb->rng, prefixes, &p) : -ENOMEM;
+	if (!err)
+		err = xdpban_load6(&t, p);
+	if (!err)
+		err = lpm6_load(&t, p);
+	if (err) {
+		bench_check_fail(&pb->check, what, "loading the tables: %s", strerror(-err));
+		printf("| %s | - | - | - | - | - | - | - | - | - | - | - |\n", count);
+	} else if (!run_row(&t, p, ALL_SOURCES, count, &all)) {
+		if (prefixes == 16)
+			pb->ns_at_16 = all.xdpban;
+		if (prefixes == 1000000) {
+			pb->ns_at_1m = all.xdpban;
+			pb->ratio_at_1m = all.ratio;
+			memcpy(pb->floor_at_1m, all.floor, sizeof(all.floor));
+		}
+	}
+	past_share = (double)t.past / pb->sz.sources;
+	/* Drawn by rejection, so each kind must be common enough. */
+	if (!err && prefixes == pb->sz.largest && past_share >= 0.01 && past_share <= 0.99) {
+		snprintf(what, sizeof(what), "%s IPv6 prefixes, sources answered by their /24's line",
+			 count);
+		snprintf(label, sizeof(label), "%s: only sources answered by their /24's line "
+			 "(%.1f%% of those above)", count, 100 * (1 - past_share));
+		err = run_row(&t, p, WITHIN_FIRST_LINE, label, &within);
+		snprintf(what, sizeof(what), "%s IPv6 prefixes, sources read past their /24's line",
+			 count);
+		snprintf(label, sizeof(label), "%s: only sources read past their /24's line "
+			 "(%.1f%%)", count, 100 * past_share);
+		err = run_row(&t, p, PAST_FIRST_LINE, label, &past) || err;
+		if (!err) {
+			pb->split.share = past_share;
+			pb->split.within = within.xdpban;
+			pb->split.past = past.xdpban;
+		}
+	}
 	free(p);
+	free(t.lines);
 	if (t.lpm_obj)
 		bpf_object__close(t.lpm_obj);
 	if (t.dp.skel)
@@ -273,10 +344,14 @@ static void print_header(struct policy6_bench *pb)
 	       "bytes each), %u MiB (a million entries of 8 bytes of key and 8 of answer) or %u "
 	       "MiB (memory). A table of a million prefixes does not fit where the one of 16 "
 	       "does; the first target line sets what a read from the middle two costs more than "
-	       "from the first beside the room the target leaves, half the cost at 16.\n\n",
+	       "from the first beside the room the target leaves, half the cost at 16. At the "
+	       "largest size, two more rows split the cost: sources drawn the same way, but only "
+	       "those answered by the line of their /24 (its code for their /32 is pure), then "
+	       "only those whose walk reads past it (the lines and hosts below, which grow with "
+	       "the list; each kind drawn again until %u of it).\n\n",
 	       pb->sz.sources, pb->target_ns / 1e6, *bench_call_cost_ns() / 1e3, pb->runs,
 	       FLOOR_L2_BYTES >> 20, FLOOR_4M_BYTES >> 20, FLOOR_16M_BYTES >> 20,
-	       FLOOR_MEM_BYTES >> 20);
+	       FLOOR_MEM_BYTES >> 20, pb->sz.sources);
 	printf("| prefixes | lengths | sources denied | IPv6 lines (left out) | IPv6 hosts (left "
 	       "out) | xdpban ns/pkt | lpm_only6 ns/pkt | ratio | %u MiB floor | %u MiB floor | "
 	       "%u MiB floor | %u MiB floor |\n", FLOOR_L2_BYTES >> 20, FLOOR_4M_BYTES >> 20,
@@ -284,19 +359,26 @@ static void print_header(struct policy6_bench *pb)
 	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
-/* The scaling target, beside what one read from a table too big for the L2 cache costs here
- * over one that fits: the room the target leaves is half the cost at 16. */
+/* The scaling target, beside where the cost at 1M comes from: the room the target leaves (half
+ * the cost at 16), the sources read past their /24's line alone against the others, and what
+ * one read from a table too big for the L2 cache costs here over one that fits. All of it goes
+ * before the verdict, which ends the line for bench/run.sh's table of targets. */
 static void report_scaling(const struct policy6_bench *pb)
 {
 	const double *f = pb->floor_at_1m;
+	char split[160] = "";
 
+	if (pb->split.share > 0)
+		snprintf(split, sizeof(split), "; the %.1f%% of sources read past their /24's line cost "
+			 "%.1f alone, the others %.1f", 100 * pb->split.share, pb->split.past,
+			 pb->split.within);
 	fprintf(stderr, "bench-target: IPv6 policy scaling, 1M prefixes at most 1.5x the cost at 16 "
-		"= %.2fx (%.1f vs %.1f ns/pkt): %s; the room it leaves is %.1f ns/pkt, and here "
-		"one read from %u MiB costs %.1f more than from %u MiB, from %u MiB %.1f more\n",
-		pb->ns_at_1m / pb->ns_at_16, pb->ns_at_1m, pb->ns_at_16,
-		pb->ns_at_1m <= 1.5 * pb->ns_at_16 ? "met" : "not met", 0.5 * pb->ns_at_16,
+		"= %.2fx (%.1f vs %.1f ns/pkt, room %.1f%s; one read from %u MiB costs %.1f more "
+		"than from %u MiB, from %u MiB %.1f more): %s\n",
+		pb->ns_at_1m / pb->ns_at_16, pb->ns_at_1m, pb->ns_at_16, 0.5 * pb->ns_at_16, split,
 		FLOOR_4M_BYTES >> 20, f[FLOOR_4M] - f[FLOOR_L2], FLOOR_L2_BYTES >> 20,
-		FLOOR_16M_BYTES >> 20, f[FLOOR_16M] - f[FLOOR_L2]);
+		FLOOR_16M_BYTES >> 20, f[FLOOR_16M] - f[FLOOR_L2],
+		pb->ns_at_1m <= 1.5 * pb->ns_at_16 ? "met" : "not met");
 }
 
 static int floors_load(struct policy6_bench *pb)
