@@ -146,10 +146,9 @@ static void source_frame(__u8 family, const __u8 *addr, unsigned char *frame, si
 	assert_int_equal(pkt_build(&spec, frame, size, at), 0);
 }
 
-/* A valid UDP datagram from the source through the XDP program, and a report of it through
- * the report program; both must do what the model does. */
-/* Whether the data path answers a valid datagram from the source, and a report on it, as the
- * model does; *action and *status get the data path's answers, want the model's. */
+/* Whether the data path answers a valid UDP datagram from the source (the XDP program) and a
+ * report on it (the report program) as the model does; *action and *status get the data
+ * path's answers, want and want_rep the model's. */
 static bool source_agrees(struct fx *f, struct model *m, __u8 family, const __u8 *addr,
 			  __u32 *action, __u32 *status, struct model_verdict *want,
 			  struct model_report_result *want_rep)
@@ -169,6 +168,7 @@ static bool source_agrees(struct fx *f, struct model *m, __u8 family, const __u8
 	return *action == want->action && rep.status == want_rep->status;
 }
 
+/* The same, with the first SHOWN mismatches printed and all of them counted in *bad. */
 static bool check_source(struct fx *f, struct model *m, __u8 family, const __u8 *addr,
 			 const char *what, unsigned long *bad)
 {

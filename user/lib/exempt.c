@@ -64,12 +64,6 @@ static int exempt_fd(const struct xb_maps *m, __u8 family)
 	return family == XDPBAN_FAMILY_INET ? m->exempt4 : m->exempt6;
 }
 
-static size_t exempt_key_size(__u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
-					    : sizeof(struct xdpban_lpm6_key);
-}
-
 struct exempt_walk {
 	__u8 family;
 	xb_exempt_cb cb;
@@ -90,7 +84,7 @@ static int walk_family(const struct xb_maps *m, __u8 family, xb_exempt_cb cb, vo
 {
 	struct exempt_walk w = { family, cb, ctx };
 
-	return xb_map_foreach(exempt_fd(m, family), exempt_key_size(family),
+	return xb_map_foreach(exempt_fd(m, family), xb_lpm_key_size(family),
 			      sizeof(struct xdpban_exempt), exempt_entry, &w);
 }
 

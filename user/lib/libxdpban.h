@@ -310,6 +310,7 @@ union xb_lpm_key {
 	struct xdpban_lpm6_key v6;
 };
 size_t xb_lpm_key_make(const struct xb_prefix *p, union xb_lpm_key *key); /* key size */
+size_t xb_lpm_key_size(__u8 family); /* struct xdpban_lpm4_key's or xdpban_lpm6_key's */
 /* The prefix of an LPM key of the family (struct xdpban_lpm4_key or xdpban_lpm6_key). */
 void xb_lpm_key_to_prefix(__u8 family, const void *key, struct xb_prefix *p);
 int xb_policy_fd(const struct xb_maps *m, __u8 family);

@@ -50,6 +50,12 @@ size_t xb_lpm_key_make(const struct xb_prefix *p, union xb_lpm_key *key)
 	return sizeof(key->v6);
 }
 
+size_t xb_lpm_key_size(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
+					    : sizeof(struct xdpban_lpm6_key);
+}
+
 void xb_lpm_key_to_prefix(__u8 family, const void *key, struct xb_prefix *p)
 {
 	memset(p, 0, sizeof(*p));

@@ -161,14 +161,11 @@ int xb_recs_sort(struct xb_sort_rec *recs, size_t n, void *v, size_t size)
 	return 0;
 }
 
-/* The record of entry e, kept at place `at`: its canonical prefix as numbers. */
-static struct xb_sort_rec entry_rec(const struct xb_policy_entry *e, size_t at)
+/* The sort record of a canonical prefix kept at place `at`: the prefix as numbers. */
+static struct xb_sort_rec prefix_rec(const struct xb_prefix *c, size_t at)
 {
-	struct xb_prefix c = e->prefix;
-
-	prefix_canonical(&c);
-	return (struct xb_sort_rec){ .hi = xb_be64_load(c.addr), .lo = xb_be64_load(c.addr + 8),
-				     .plen = c.plen, .at = (__u32)at };
+	return (struct xb_sort_rec){ .hi = xb_be64_load(c->addr), .lo = xb_be64_load(c->addr + 8),
+				     .plen = c->plen, .at = (__u32)at };
 }
 
 /* Lists come sorted more often than not (a file in address order, the trie read back, a set
@@ -186,7 +183,7 @@ void xb_entry_list_sort(struct xb_entry_list *l)
 		return;
 	recs = xb_big_malloc(2 * l->n * sizeof(*recs));
 	for (i = 0; recs && i < l->n; i++)
-		recs[i] = entry_rec(&l->v[i], i);
+		recs[i] = prefix_rec(&l->v[i].prefix, i); /* a list's prefixes are canonical */
 	if (!recs || xb_recs_sort(recs, l->n, l->v, sizeof(*l->v)))
 		qsort(l->v, l->n, sizeof(*l->v), entry_cmp); /* the slow way needs no memory */
 	free(recs);
@@ -251,9 +248,20 @@ int xb_policy_set_check(const struct xb_policy_set *set, char *err, size_t errle
 	return 0;
 }
 
+/* A set's prefixes may carry bits past their length: records are made of canonical copies. */
+static struct xb_sort_rec set_rec(const struct xb_policy_set *set, size_t i)
+{
+	struct xb_prefix c = set->v[i].prefix;
+
+	prefix_canonical(&c);
+	return prefix_rec(&c, i);
+}
+
 /* The set's entries of the family, in the order of their canonical prefixes, or NULL when
  * they are in that order already (or no memory can be had for it: then they are sorted after
- * the copy). *n gets how many there are. */
+ * the copy). *n gets how many there are. The records are made twice, first only to find
+ * out whether they are needed: a sorted set, the common case, then faults in no fresh memory
+ * for them (48 MB for a million, slower to fault in than the second pass takes). */
 static struct xb_sort_rec *set_order(const struct xb_policy_set *set, __u8 family, size_t *n,
 				     struct xb_sort_rec **held)
 {
@@ -267,7 +275,7 @@ static struct xb_sort_rec *set_order(const struct xb_policy_set *set, __u8 famil
 
 		if (set->v[i].prefix.family != family)
 			continue;
-		r = entry_rec(&set->v[i], i);
+		r = set_rec(set, i);
 		sorted = sorted && (!*n || !rec_less(&r, &last));
 		last = r;
 		(*n)++;
@@ -277,7 +285,7 @@ static struct xb_sort_rec *set_order(const struct xb_policy_set *set, __u8 famil
 	*held = recs;
 	for (size_t i = 0, k = 0; i < set->n; i++)
 		if (set->v[i].prefix.family == family)
-			recs[k++] = entry_rec(&set->v[i], i);
+			recs[k++] = set_rec(set, i);
 	return xb_recs_order(recs, *n);
 }
 

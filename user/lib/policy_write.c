@@ -36,12 +36,6 @@ struct share {
 	pthread_t thread;
 };
 
-static size_t key_size(__u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
-					    : sizeof(struct xdpban_lpm6_key);
-}
-
 /* Keys (and values, for a write) of the entries at refs [from, from + count) of src, laid out
  * for one batch syscall. */
 static void batch_layout(const struct xb_entry_list *src, const struct xb_ref_list *refs,
@@ -94,6 +88,8 @@ static void share_progress(struct share *s)
 {
 	size_t done = s->before + __atomic_load_n(&s->at, __ATOMIC_RELAXED);
 
+	if (!s->opts || !s->opts->observe)
+		return;
 	if (s->other)
 		done += __atomic_load_n(&s->other->at, __ATOMIC_RELAXED) - s->other->from;
 	xb_plan_observe(s->opts, s->p, XB_COMPILE_TRIE_STEP, done);
@@ -107,7 +103,7 @@ static int share_apply(struct share *s)
 	const struct xb_plan *p = s->p;
 	const struct xb_entry_list *src = s->write ? &p->next : &p->old;
 	const struct xb_ref_list *refs = s->write ? &p->write : &p->remove;
-	size_t n = s->to - s->from, ksize = key_size(p->family);
+	size_t n = s->to - s->from, ksize = xb_lpm_key_size(p->family);
 	__u32 batch = s->opts && s->opts->batch ? s->opts->batch : DEFAULT_BATCH;
 	size_t room = n < batch ? (n ? n : 1) : batch;
 	struct xdpban_policy *values = s->write ? malloc(room * sizeof(*values)) : NULL;
@@ -134,8 +130,7 @@ static int share_apply(struct share *s)
 			ret = 0;
 		} else if (!ret) {
 			retries = 0;
-			if (s->opts && s->opts->observe)
-				share_progress(s);
+			share_progress(s);
 		}
 	}
 	free(keys);
