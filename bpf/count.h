@@ -8,6 +8,7 @@
 #define XDPBAN_BPF_COUNT_H
 
 #include "clock.h"
+#include "config.h"
 #include "maps.h"
 #include "stats.h"
 #include "xdpban_report.h"
@@ -28,10 +29,29 @@ static __always_inline __u64 *bpf_banidx_at(__u32 index)
  * lock is held for one insert, a few hundred nanoseconds, unless its holder is interrupted. */
 #define XDPBAN_LOCK_WAIT 16384
 
-static __always_inline int bpf_group_lock(struct xdpban_group *g);
-#define XDPBAN_TABLE_LOCK(g) bpf_group_lock(g)
-#define XDPBAN_TABLE_GROUP(tab, index) bpf_group_at((tab), (index))
-#define XDPBAN_TABLE_BANIDX(tab, index) bpf_banidx_at(index) /* only the ban table has one */
+int group_lock(struct xdpban_group *g);
+#define XDPBAN_TABLE_LOCK(g) group_lock(g)
+/* Only the ban table is reached through `tab` (the counters' group is looked up by the caller),
+ * so the BPF side's tab is a placeholder: a step may take a pointer to it, not to a map. */
+struct bpf_tab {
+	__u32 unused;
+};
+#define XDPBAN_TAB struct bpf_tab
+#define BAN_TAB (&(struct bpf_tab){ 0 }) /* what the ban table's calls take as `tab` */
+/* The empty asm keeps clang from leaving the unused `tab` argument unset: the verifier checks
+ * every pointer argument of a global function, used or not. */
+#define XDPBAN_TABLE_GROUP(tab, index)                                                          \
+	({                                                                                     \
+		asm volatile("" : : "r"(tab));                                                 \
+		bpf_group_at(&xdpban_bans, (index));                                           \
+	})
+#define XDPBAN_TABLE_BANIDX(tab, index)                                                         \
+	({                                                                                     \
+		asm volatile("" : : "r"(tab));                                                 \
+		bpf_banidx_at(index);                                                          \
+	})
+/* The table protocol's steps are global functions: each verified once (xdpban_table_ops.h). */
+#define XDPBAN_STEP __attribute__((noinline))
 #include "xdpban_table_ops.h"
 
 struct lock_wait {
@@ -47,29 +67,20 @@ static long lock_try(__u32 i, void *ctx)
 	return w->taken; /* 1 stops the loop */
 }
 
-static __always_inline int bpf_group_lock(struct xdpban_group *g)
+/* Takes g's insert lock: 0, or -1 when another CPU held it for the whole wait. A global
+ * function of its own, so that the verifier checks the bpf_loop callback from one caller state
+ * only (it checks a callback as if called any number of times, once per state that reaches
+ * the call). */
+__attribute__((noinline)) int group_lock(struct xdpban_group *g)
 {
 	struct lock_wait w = { .g = g };
 
+	if (!g)
+		return -1;
 	if (xdpban_group_trylock(g) == 0)
 		return 0; /* nearly always: a flood of new sources pays no helper call */
 	bpf_loop(XDPBAN_LOCK_WAIT, lock_try, &w, 0);
 	return w.taken ? 0 : -1;
-}
-
-const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
-
-/* The configuration in force: the map entry if userspace wrote a valid one, else the
- * defaults. Checked on every packet so that no entry written behind userspace's back (bpftool)
- * can, say, key IPv6 bans on a /20. */
-static __always_inline const struct xdpban_config *config_get(void)
-{
-	__u32 zero = 0;
-	const struct xdpban_config *cfg = bpf_map_lookup_elem(&xdpban_config, &zero);
-
-	if (!cfg || !xdpban_config_valid(cfg))
-		return &config_defaults;
-	return cfg;
 }
 
 /* The tables' hash seed. The first reader to find none chooses it (a plain `ip link` load has
@@ -101,12 +112,12 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
 	struct xdpban_ban_ref ref = {};
 	__u64 now;
 
-	if (!key || !xdpban_ban_find(&xdpban_bans, groups, seed, key, &ref))
+	if (!key || !xdpban_ban_find(BAN_TAB, groups, seed, key, &ref))
 		return 0;
 	now = clock_now_ns();
 	if (ref.expires_ns == 0 || now < ref.expires_ns)
 		return 1;
-	if (xdpban_ban_delete(&xdpban_bans, groups, seed, key, &ref))
+	if (xdpban_ban_delete(BAN_TAB, groups, seed, key, &ref))
 		stat_add(XDPBAN_STAT_BANS_EXPIRED, 1, bytes);
 	return 0;
 }
@@ -115,7 +126,7 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
  * (nearly all) pays one cached read and no call. */
 static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, __u64 bytes)
 {
-	if (!xdpban_ban_maybe(&xdpban_bans, map_entries(&xdpban_bans), seed, key))
+	if (!xdpban_ban_maybe(BAN_TAB, map_entries(&xdpban_bans), seed, key))
 		return 0;
 	return ban_active(key, seed, bytes);
 }
@@ -156,7 +167,7 @@ __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed
 	struct xdpban_ban_ref ref = {};
 	struct xdpban_ban_info *info;
 
-	if (!key || !b || xdpban_ban_claim(&xdpban_bans, groups, seed, key, &ref))
+	if (!key || !b || xdpban_ban_claim(BAN_TAB, groups, seed, key, &ref))
 		return -1;
 	index = xdpban_ban_info_index(&ref);
 	info = bpf_map_lookup_elem(&xdpban_baninfo, &index);
@@ -164,7 +175,7 @@ __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed
 		info->start_ns = b->start_ns;
 		info->count = b->count;
 	}
-	xdpban_ban_publish(&xdpban_bans, &ref, key, b->expires_ns,
+	xdpban_ban_publish(BAN_TAB, &ref, key, b->expires_ns,
 			   XDPBAN_BAN_AUX(b->reason, b->classes));
 	return 0;
 }
@@ -209,11 +220,12 @@ struct count_req {
 };
 
 /* Clears a flag of a counter's aux. */
-static __always_inline void counter_unflag(struct xdpban_ctr_ref *ref, __u8 flag)
+static __always_inline void counter_unflag(struct xdpban_group *g, struct xdpban_ctr_ref *ref,
+					  __u8 flag)
 {
 	__u32 aux = xdpban_ctl_aux(ref->ctl);
 
-	xdpban_ctr_set_aux(ref, XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux),
+	xdpban_ctr_set_aux(g, ref, XDPBAN_CTR_AUX(XDPBAN_CTR_AUX_HOP(aux),
 					      XDPBAN_CTR_AUX_FLAGS(aux) & ~flag,
 					      XDPBAN_CTR_AUX_STAMP(aux)));
 }
@@ -260,7 +272,7 @@ __attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 s
 		return XDPBAN_REPORT_COUNTED;
 	/* One error bans: a second CPU over the limit at the same moment must not store the ban
 	 * twice. */
-	return xdpban_ctr_claim_ban(&ref) ? COUNT_CROSSED : XDPBAN_REPORT_BANNED;
+	return xdpban_ctr_claim_ban(g, &ref) ? COUNT_CROSSED : XDPBAN_REPORT_BANNED;
 }
 
 /* Bans key after count_errors said COUNT_CROSSED: stores the ban, sends its event and starts
@@ -286,14 +298,14 @@ __attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 see
 	g = bpf_map_lookup_elem(&xdpban_counts, &home);
 	if (ban_store(key, seed, &b)) {
 		if (g && xdpban_ctr_find(g, key, &ref))
-			counter_unflag(&ref, XDPBAN_CTR_BANNING);
+			counter_unflag(g, &ref, XDPBAN_CTR_BANNING);
 		stat_add(XDPBAN_STAT_BAN_TABLE_FULL, 1, r->bytes);
 		return XDPBAN_REPORT_TABLE_FULL;
 	}
 	stat_add(XDPBAN_STAT_BANS_CREATED, 1, r->bytes);
 	ban_event(key, b.start_ns, b.expires_ns, b.count, b.reason, b.classes, r->bytes);
 	if (g && xdpban_ctr_find(g, key, &ref))
-		xdpban_ctr_reset(&ref, b.start_ns / NS_PER_SEC);
+		xdpban_ctr_reset(g, &ref, b.start_ns / NS_PER_SEC);
 	return XDPBAN_REPORT_BANNED;
 }
 

@@ -63,6 +63,9 @@ struct pkt {
  * needs the bound to give the verifier a packet range. */
 #define PAYLOAD_OFF_MAX (14 + VLAN_MAX_TAGS * 4 + L3_MAX_OFF + 8)
 
+/* The furthest frame_at reads: a payload's fields past its start (bpf/guard.h). */
+#define FRAME_AT_OFF_MAX (PAYLOAD_OFF_MAX + 128)
+
 /* Where the parser reads a frame from: its first buffer by direct access, and its length. */
 struct frame {
 	struct xdp_md *ctx;
@@ -90,10 +93,19 @@ static __always_inline int tcp_flags_impossible(__u8 flags)
 
 /* A pointer to the n bytes at off: into the first buffer when they lie there, else to buf,
  * where bpf_xdp_load_bytes copies them from wherever they are. NULL when the frame ends
- * first. n must be a constant; off must be at most L3_MAX_OFF + VLAN and Ethernet headers. */
+ * first, or off is past FRAME_AT_OFF_MAX (which no header or field the stages read can be). n
+ * must be a constant. */
 static __always_inline void *frame_at(const struct frame *f, __u32 off, __u32 n, void *buf)
 {
-	void *at = f->data + off;
+	void *at;
+
+	/* The bound is checked here, where off meets the packet pointer: one the verifier
+	 * learned before can be lost on the way (Linux 6.1 keeps none through a 32-bit spill),
+	 * and the barrier keeps clang from dropping the check as already known. */
+	asm volatile("" : "+r"(off));
+	if (off > FRAME_AT_OFF_MAX)
+		return NULL;
+	at = f->data + off;
 
 	if (at + n <= f->data_end)
 		return at;
@@ -102,22 +114,41 @@ static __always_inline void *frame_at(const struct frame *f, __u32 off, __u32 n,
 	return buf;
 }
 
-/* L4 checks against the L4 region [l4, l4 + len) that the IP header declares. */
-static __always_inline void parse_l4(struct pkt *p, const struct frame *f, __u8 proto, __u32 l4,
-				     __u32 len)
+/* The frame of ctx whose length (every buffer) is len, for a stage that was handed ctx. */
+static __always_inline struct frame frame_of(struct xdp_md *ctx, __u32 len)
 {
+	struct frame f = { .ctx = ctx, .data = (void *)(long)ctx->data,
+			   .data_end = (void *)(long)ctx->data_end, .len = len };
+
+	return f;
+}
+
+/* The furthest an L4 header can start: Ethernet, two VLAN tags and the deepest IPv6 header
+ * chain the walk follows. */
+#define L4_OFF_MAX (14 + VLAN_MAX_TAGS * 4 + L3_MAX_OFF)
+
+/* L4 checks against the L4 region [l4, l4 + len) that the IP header declares. A global
+ * function: verified once for both families. Returns 0. */
+__attribute__((noinline)) int parse_l4(struct xdp_md *ctx, struct pkt *p, __u32 proto, __u32 l4,
+				       __u32 len)
+{
+	struct frame fr, *f = &fr;
+
+	if (!p || l4 > L4_OFF_MAX)
+		return 0; /* cannot happen: the bound gives the verifier a packet range */
+	fr = frame_of(ctx, p->bytes);
 	switch (proto) {
 	case IPPROTO_TCP: {
 		struct tcphdr buf, *tcp = len < sizeof(buf) ? NULL : frame_at(f, l4, sizeof(buf), &buf);
 
 		if (!tcp) {
 			p->malformed = 1;
-			return;
+			return 0;
 		}
 		if (tcp->doff < 5 || tcp->doff * 4u > len ||
 		    tcp_flags_impossible(((__u8 *)tcp)[13])) {
 			p->malformed = 1;
-			return;
+			return 0;
 		}
 		p->is_tcp = 1; /* what the spoof defence's learning needs (verify.h) */
 		p->tcp_flags = ((__u8 *)tcp)[13];
@@ -125,7 +156,7 @@ static __always_inline void parse_l4(struct pkt *p, const struct frame *f, __u8 
 		p->dport = tcp->dest;
 		p->seq = tcp->seq;
 		p->ack_seq = tcp->ack_seq;
-		return;
+		return 0;
 	}
 	case IPPROTO_UDP: {
 		struct udphdr buf, *udp = len < sizeof(buf) ? NULL : frame_at(f, l4, sizeof(buf), &buf);
@@ -133,48 +164,49 @@ static __always_inline void parse_l4(struct pkt *p, const struct frame *f, __u8 
 
 		if (!udp) {
 			p->malformed = 1;
-			return;
+			return 0;
 		}
 		ulen = bpf_ntohs(udp->len);
 		if (ulen < sizeof(*udp) || ulen > len) {
 			p->malformed = 1;
-			return;
+			return 0;
 		}
 		p->is_udp = 1; /* what the port rules need (classify.h, guard.h) */
 		p->sport = udp->source;
 		p->dport = udp->dest;
 		p->payload_off = l4 + sizeof(*udp);
 		p->payload_len = ulen - sizeof(*udp);
-		return;
+		return 0;
 	}
 	case IPPROTO_ICMP: {
 		__u8 buf, *type;
 
 		if (p->family != XDPBAN_FAMILY_INET)
-			return;
+			return 0;
 		type = len < 8 ? NULL : frame_at(f, l4, 1, &buf);
 		if (!type) {
 			p->malformed = 1;
-			return;
+			return 0;
 		}
 		p->echo = *type == 8;
-		return;
+		return 0;
 	}
 	case IPPROTO_ICMPV6_: {
 		__u8 buf, *type;
 
 		if (p->family != XDPBAN_FAMILY_INET6)
-			return;
+			return 0;
 		type = len < 4 ? NULL : frame_at(f, l4, 1, &buf);
 		if (!type) {
 			p->malformed = 1;
-			return;
+			return 0;
 		}
 		p->ndp = *type >= 133 && *type <= 137;
 		p->echo = *type == 128;
-		return;
+		return 0;
 	}
 	}
+	return 0;
 }
 
 static __always_inline void parse_ipv4(struct pkt *p, const struct frame *f, __u32 l3)
@@ -204,18 +236,39 @@ static __always_inline void parse_ipv4(struct pkt *p, const struct frame *f, __u
 	}
 	if (ip->frag_off & bpf_htons(0x3fff))
 		return; /* fragments get L3 checks only */
-	parse_l4(p, f, ip->protocol, l3 + hdr_len, tot_len - hdr_len);
+	parse_l4(f->ctx, p, ip->protocol, l3 + hdr_len, tot_len - hdr_len);
 }
 
-static __always_inline __u32 ipv6_ext_len(__u8 nexthdr, __u8 hdrlen)
+/* The walk below tells header types apart without comparing nexthdr with constants: a
+ * compare would leave nexthdr a known constant on one side, and the verifier would then walk
+ * every later header once for each type it could have been. */
+
+/* 1 for the authentication header, 0 for any other type, without a branch. */
+static __always_inline __u32 ipv6_is_auth(__u32 nexthdr)
 {
-	return nexthdr == NEXTHDR_AUTH_ ? (hdrlen + 2u) * 4u : (hdrlen + 1u) * 8u;
+	__u64 auth = ((__u64)(nexthdr ^ NEXTHDR_AUTH_) - 1) >> 63;
+
+	asm volatile("" : "+r"(auth)); /* keeps clang from turning it back into a compare */
+	return (__u32)auth;
 }
 
-static __always_inline int ipv6_is_ext(__u8 nexthdr)
+/* An extension header's length: 4-byte units plus 2 for AH, 8-byte units plus 1 for the rest. */
+static __always_inline __u32 ipv6_ext_len(__u32 nexthdr, __u8 hdrlen)
 {
-	return nexthdr == NEXTHDR_HOP_ || nexthdr == NEXTHDR_ROUTING_ ||
-	       nexthdr == NEXTHDR_DEST_ || nexthdr == NEXTHDR_AUTH_;
+	__u32 auth = ipv6_is_auth(nexthdr);
+
+	return ((hdrlen + 1u) * 8u) - auth * ((hdrlen + 1u) * 8u - (hdrlen + 2u) * 4u);
+}
+
+/* The extension headers the walk follows (hop-by-hop, routing, destination options, AH), as
+ * bits of their types, all below 64. */
+#define IPV6_EXT_TYPES                                                                           \
+	(1ull << NEXTHDR_HOP_ | 1ull << NEXTHDR_ROUTING_ | 1ull << NEXTHDR_DEST_ |               \
+	 1ull << NEXTHDR_AUTH_)
+
+static __always_inline int ipv6_is_ext(__u32 nexthdr)
+{
+	return nexthdr < 64 && ((IPV6_EXT_TYPES >> nexthdr) & 1);
 }
 
 /* The end of the IPv6 payload, as an offset from the IPv6 header. */
@@ -229,12 +282,56 @@ static __always_inline __u32 ipv6_end(const struct ipv6hdr *ip6, __u32 frame_len
 	return sizeof(*ip6) + payload;
 }
 
+/* What ipv6_ext_walk found after the extension headers, in the top bits of its answer. */
+#define EXT_L4 0ull        /* the L4 header: its protocol and offset are in the low bits */
+#define EXT_NO_L4 1ull     /* no L4 checks: no next header, a fragment, or too deep to follow */
+#define EXT_MALFORMED 2ull /* the chain runs past the payload */
+#define EXT_SHIFT 40
+#define EXT_ANSWER(what, nexthdr, off) ((what) << EXT_SHIFT | (__u64)(nexthdr) << 32 | (off))
+
+/* Follows the IPv6 extension headers from the one of type nexthdr at offset off of the IPv6
+ * header at l3, whose payload ends at end (offsets from l3). A global function: the walk is
+ * verified once, and the rest of the parser once after it. EXT_ANSWER(what, nexthdr, off). */
+__attribute__((noinline)) __u64 ipv6_ext_walk(struct xdp_md *ctx, __u32 frame_len, __u32 l3,
+					      __u32 end, __u32 nexthdr)
+{
+	struct frame f = frame_of(ctx, frame_len);
+	__u32 off = sizeof(struct ipv6hdr);
+
+	if (l3 > 14 + VLAN_MAX_TAGS * 4)
+		return EXT_ANSWER(EXT_NO_L4, 0, 0); /* cannot happen: gives the verifier its bound */
+	/* Unrolled: a counter spilled around the helper call would reach the verifier as an
+	 * unknown number, and it would walk the loop until off alone ended it. */
+#pragma clang loop unroll(full)
+	for (int i = 0; i <= IPV6_MAX_EXT_HDRS; i++) {
+		__u8 ebuf[2], *ext;
+
+		if (nexthdr == NEXTHDR_NONE_)
+			return EXT_ANSWER(EXT_NO_L4, 0, 0);
+		if (!ipv6_is_ext(nexthdr) && nexthdr != NEXTHDR_FRAGMENT_)
+			break;
+		if (i == IPV6_MAX_EXT_HDRS || off > L3_MAX_OFF)
+			return EXT_ANSWER(EXT_NO_L4, 0, 0); /* too deep to follow: no L4 checks */
+		if (nexthdr == NEXTHDR_FRAGMENT_) /* fragments get L3 checks only */
+			return EXT_ANSWER(off + 8 > end ? EXT_MALFORMED : EXT_NO_L4, 0, 0);
+		ext = off + 2 > end ? NULL : frame_at(&f, l3 + off, sizeof(ebuf), ebuf);
+		if (!ext)
+			return EXT_ANSWER(EXT_MALFORMED, 0, 0);
+		off += ipv6_ext_len(nexthdr, ext[1]);
+		nexthdr = ext[0];
+		if (off > end)
+			return EXT_ANSWER(EXT_MALFORMED, 0, 0);
+	}
+	if (off > L3_MAX_OFF)
+		return EXT_ANSWER(EXT_NO_L4, 0, 0);
+	return EXT_ANSWER(EXT_L4, nexthdr, off);
+}
+
 static __always_inline void parse_ipv6(struct pkt *p, const struct frame *f, __u32 l3)
 {
 	struct ipv6hdr buf, *ip6 = frame_at(f, l3, sizeof(buf), &buf);
-	__u32 off = sizeof(*ip6), end, frame_len;
-	__u8 nexthdr;
-	int i;
+	__u32 end, frame_len, off;
+	__u64 walk;
 
 	p->family = XDPBAN_FAMILY_INET6;
 	if (!ip6) {
@@ -252,36 +349,16 @@ static __always_inline void parse_ipv6(struct pkt *p, const struct frame *f, __u
 		p->malformed = 1;
 		return;
 	}
-	nexthdr = ip6->nexthdr;
-	for (i = 0; i <= IPV6_MAX_EXT_HDRS; i++) {
-		__u8 ebuf[2], *ext;
-
-		if (nexthdr == NEXTHDR_NONE_)
-			return;
-		if (!ipv6_is_ext(nexthdr) && nexthdr != NEXTHDR_FRAGMENT_)
-			break;
-		if (i == IPV6_MAX_EXT_HDRS || off > L3_MAX_OFF)
-			return; /* too deep to follow: no L4 checks */
-		if (nexthdr == NEXTHDR_FRAGMENT_) {
-			if (off + 8 > end)
-				p->malformed = 1;
-			return; /* fragments get L3 checks only */
-		}
-		ext = off + 2 > end ? NULL : frame_at(f, l3 + off, sizeof(ebuf), ebuf);
-		if (!ext) {
-			p->malformed = 1;
-			return;
-		}
-		off += ipv6_ext_len(nexthdr, ext[1]);
-		nexthdr = ext[0];
-		if (off > end) {
-			p->malformed = 1;
-			return;
-		}
-	}
-	if (off > L3_MAX_OFF)
+	walk = ipv6_ext_walk(f->ctx, f->len, l3, end, ip6->nexthdr);
+	switch (walk >> EXT_SHIFT) {
+	case EXT_L4:
+		off = (__u32)walk;
+		if (off <= end) /* always so: the walk stops past the end */
+			parse_l4(f->ctx, p, (__u8)(walk >> 32), l3 + off, end - off);
 		return;
-	parse_l4(p, f, nexthdr, l3 + off, end - off);
+	case EXT_MALFORMED:
+		p->malformed = 1;
+	}
 }
 
 /* Fills *p from the frame. Leaves p->family 0 for anything that is not IP. */
@@ -314,6 +391,18 @@ static __always_inline void parse_frame(struct xdp_md *ctx, struct pkt *p)
 		parse_ipv4(p, &f, l3_off);
 	else if (proto == bpf_htons(ETH_P_IPV6))
 		parse_ipv6(p, &f, l3_off);
+}
+
+/* The parse stage: fills *p, which the caller zeroed, from the frame. A global function, so
+ * that the verifier walks the parser once and every later stage once, with what the parser
+ * found unknown; inlined, each later stage would be walked again for every combination of
+ * the flags the parser can set. Returns 0. */
+__attribute__((noinline)) int parse_packet(struct xdp_md *ctx, struct pkt *p)
+{
+	if (!p)
+		return 0;
+	parse_frame(ctx, p);
+	return 0;
 }
 
 #endif /* XDPBAN_BPF_PARSE_H */

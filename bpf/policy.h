@@ -88,43 +88,52 @@ __attribute__((noinline)) int line_lookup(__u32 addr)
 	return XDPBAN_FLAT_LOOKUP;
 }
 
+/* The code for the source whose first 64 bits are hi (host order) in its line of `depth` bits,
+ * or LINE6_NONE when that line is not in xdpban_flat6x. A global function: the probe loop is
+ * verified once, not once per depth. The barrier is line_lookup's. */
+#define LINE6_NONE (-1)
+__attribute__((noinline)) int line6_probe(__u64 hi, __u32 depth)
+{
+	__u32 slots = map_entries(&xdpban_flat6x), at;
+	__u64 want;
+
+	if (depth > XDPBAN_FLAT6_DEPTH_LAST)
+		return LINE6_NONE;
+	want = xdpban_flat6_key(hi, depth);
+	at = xdpban_flat6_slot_home(want, slots);
+	for (int probe = 0; probe < XDPBAN_FLAT_SLOT_PROBE; probe++) {
+		struct xdpban_flat6_slot *slot = bpf_map_lookup_elem(&xdpban_flat6x, &at);
+		__u64 key;
+
+		if (!slot)
+			return LINE6_NONE;
+		key = *(volatile __u64 *)&slot->key;
+		asm volatile("" ::: "memory");
+		if (key == want)
+			return xdpban_flat6_code(&slot->line, hi, depth);
+		if (key == XDPBAN_FLAT6_SLOT_FREE)
+			return LINE6_NONE;
+		at = at + 1 >= slots ? 0 : at + 1;
+	}
+	return LINE6_NONE;
+}
+
 /* The IPv6 lines (xdpban_flat6x): from the /24's line down one stride at a time while the code
  * is LOOKUP; where the /64 code is LOOKUP too, the source's own /128 entry (xdpban_host6);
  * LOOKUP when a line or the host is missing. hi, lo: the source's first and last 64 bits,
- * host order. A global function, so that the verifier checks its loops once; the barrier is
- * line_lookup's. */
+ * host order. A global function, so that the verifier checks its loop once. */
 __attribute__((noinline)) int line6_lookup(__u64 hi, __u64 lo)
 {
-	/* The probe's key is built here, not after the loop where it is used: built there, the
-	 * bench's programs cut after each stage pass the verifier's million instructions. */
 	struct xdpban_host6_key host = { .hi = hi, .lo = lo };
 	__u32 *host_code;
-	__u32 slots = map_entries(&xdpban_flat6x);
 
 	for (__u32 depth = XDPBAN_FLAT6_DEPTH_FIRST; depth <= XDPBAN_FLAT6_DEPTH_LAST;
 	     depth += XDPBAN_FLAT6_STRIDE) {
-		__u64 want = xdpban_flat6_key(hi, depth);
-		__u32 at = xdpban_flat6_slot_home(want, slots), code = XDPBAN_FLAT_LOOKUP;
-		bool found = false;
+		int code = line6_probe(hi, depth);
 
-		for (int probe = 0; probe < XDPBAN_FLAT_SLOT_PROBE; probe++) {
-			struct xdpban_flat6_slot *slot = bpf_map_lookup_elem(&xdpban_flat6x, &at);
-			__u64 key;
-
-			if (!slot)
-				return XDPBAN_FLAT_LOOKUP;
-			key = *(volatile __u64 *)&slot->key;
-			asm volatile("" ::: "memory");
-			if (key == want) {
-				code = xdpban_flat6_code(&slot->line, hi, depth);
-				found = true;
-				break;
-			}
-			if (key == XDPBAN_FLAT6_SLOT_FREE)
-				return XDPBAN_FLAT_LOOKUP;
-			at = at + 1 >= slots ? 0 : at + 1;
-		}
-		if (!found || code != XDPBAN_FLAT_LOOKUP)
+		if (code == LINE6_NONE)
+			return XDPBAN_FLAT_LOOKUP;
+		if (code != XDPBAN_FLAT_LOOKUP)
 			return code;
 	}
 	host_code = bpf_map_lookup_elem(&xdpban_host6, &host);
@@ -216,6 +225,21 @@ static __always_inline __u32 policy_lookup(__u8 family, const __u8 *saddr, bool 
 	if (code != XDPBAN_FLAT_LOOKUP)
 		return xdpban_flat_verdict(code);
 	return trie_lookup(family, saddr);
+}
+
+/* A source address for policy_check: 4 (IPv4) or 16 bytes, network byte order. */
+struct policy_addr {
+	__u8 b[16];
+};
+
+/* policy_lookup as a global function: the policy stage's many branches are verified once,
+ * not again on every path that reaches them. */
+__attribute__((noinline)) __u32 policy_check(__u32 family, const struct policy_addr *saddr,
+					     __u32 allow_only)
+{
+	if (!saddr)
+		return XDPBAN_POLICY_NONE;
+	return policy_lookup(family, saddr->b, allow_only);
 }
 
 #endif /* XDPBAN_BPF_POLICY_H */

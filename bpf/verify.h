@@ -95,17 +95,25 @@ __attribute__((noinline)) int hop_verify(const struct xdpban_key *key, __u64 see
 	return 1;
 }
 
+/* Records the source's hop count when the sampled segment belongs to an established
+ * connection. A global function: the socket lookup's branches are verified once. */
+__attribute__((noinline)) int learn_verify(struct xdp_md *ctx, const struct pkt *p,
+					   const struct xdpban_key *key, __u64 seed)
+{
+	if (!p || !key || !segment_established(ctx, p))
+		return 0;
+	return hop_verify(key, seed, p->hop, p->bytes);
+}
+
 /* Learns the source's hop count from a clean packet, when it is a sampled segment of an
- * established connection. */
+ * established connection. The sampling is inline: a clean packet that is not sampled pays no
+ * call. */
 static __always_inline void learn_hop(struct xdp_md *ctx, const struct pkt *p,
 				      const struct xdpban_config *cfg,
 				      const struct xdpban_key *key, __u64 seed)
 {
-	if (cfg->spoof == XDPBAN_SPOOF_OFF || !learn_sampled(p, cfg->learn_shift, seed))
-		return;
-	if (segment_established(ctx, p))
-		hop_verify(key, seed, p->hop, p->bytes);
+	if (cfg->spoof != XDPBAN_SPOOF_OFF && learn_sampled(p, cfg->learn_shift, seed))
+		learn_verify(ctx, p, key, seed);
 }
-
 
 #endif /* XDPBAN_BPF_VERIFY_H */

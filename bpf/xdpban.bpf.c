@@ -54,13 +54,13 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	__u64 seed;
 	int banned;
 
-	parse_frame(ctx, &p);
+	parse_packet(ctx, &p);
 	*bytes = p.bytes;
 	STAGE_END(CUT_PARSE, p.family + p.malformed);
 	if (!p.family || p.ndp)
 		return XDPBAN_STAT_PASSED;
 	cfg = config_get();
-	classes = classify(ctx, &p, cfg);
+	classes = classify_packet(ctx, &p);
 	if (!p.attributed) {
 		stat_classes(classes, 1, p.bytes);
 		return error_verdict(cfg, classes);
@@ -70,7 +70,8 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	if (classes)
 		counter_warm(&key, seed); /* stage 6 will read it: start the miss now */
 
-	verdict = policy_lookup(p.family, p.saddr, cfg->policy & XDPBAN_CFG_ALLOW_ONLY);
+	verdict = policy_check(p.family, (const struct policy_addr *)p.saddr,
+			       cfg->policy & XDPBAN_CFG_ALLOW_ONLY);
 	STAGE_END(CUT_POLICY, verdict);
 	switch (verdict) {
 	case XDPBAN_POLICY_TRUSTED:
@@ -135,7 +136,7 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 		return XDPBAN_REPORT_INVALID;
 	__builtin_memcpy(saddr, req->addr, sizeof(saddr));
 
-	switch (policy_lookup(req->family, saddr, false)) {
+	switch (policy_check(req->family, (const struct policy_addr *)saddr, false)) {
 	case XDPBAN_POLICY_TRUSTED:
 		return XDPBAN_REPORT_TRUSTED;
 	case XDPBAN_POLICY_DENY:

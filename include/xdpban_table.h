@@ -263,11 +263,24 @@ _Static_assert(XDPBAN_CLASS__COUNT <= 8 - XDPBAN_CTR_CLASSES_SHIFT,
 /* A verified source stays protected from eviction this long after its last verification. */
 #define XDPBAN_VERIFIED_KEEP_S 86400u
 
-/* A counter found in its group: where, and ctl and val read together. */
+/* A counter found in its group: which slot, and ctl and val read together. An index, not a
+ * pointer, so that a step of the BPF side (xdpban_table_ops.h) can take it. */
 struct xdpban_ctr_ref {
-	struct xdpban_slot *slot;
+	__u32 slot;
+	__u32 pad;
 	__u64 ctl;
 	__u64 val;
+};
+
+/* A new counter, for xdpban_ctr_insert: its window start, count and aux; window_s and
+ * verified choose the victim (xdpban_ctr_cost). */
+struct xdpban_ctr_new {
+	__u32 now_s;
+	__u32 window_s;
+	__u32 count;
+	__u32 aux;
+	__u8 verified;
+	__u8 pad[3];
 };
 
 /* The hop count of a packet from its TTL or hop limit: the distance from the smallest usual

@@ -469,7 +469,7 @@ static int tally_overflow(const struct xdpban_key *key, const struct xdpban_ban 
 	char text[64];
 
 	t->walked++;
-	if (!xdpban_ban_find((void *)&t->b->tab, n, t->b->seed, key, &ref)) {
+	if (!xdpban_ban_find(&t->b->tab, n, t->b->seed, key, &ref)) {
 		key_text(key, text, sizeof(text));
 		mismatch(t->d, "the ban of %s is in the table but its index word hides it", text);
 		return 0;

@@ -241,7 +241,7 @@ static void counters_window(void **state)
 	e.now_s = 1100;
 	assert_int_equal(xdpban_ctr_count(g, &k, &e, &count, &ref), XDPBAN_COUNT_COUNTED);
 	assert_int_equal(count, 1);
-	xdpban_ctr_reset(&ref, 1100);
+	xdpban_ctr_reset(g, &ref, 1100);
 	e.now_s = 1150; /* no window since the reset: this error starts one at 1150 */
 	assert_int_equal(xdpban_ctr_count(g, &k, &e, &count, &ref), XDPBAN_COUNT_COUNTED);
 	assert_int_equal(count, 1);
@@ -353,6 +353,7 @@ static void counters_spoof_rules(void **state)
 static void counters_reassigned_slot(void **state)
 {
 	struct xdpban_group *g = groups_new(1);
+	struct xdpban_ctr_new nw = { .now_s = 1000, .window_s = 100, .count = 1 };
 	struct xdpban_ctr_ref old = { 0 }, fresh = { 0 };
 	struct xdpban_key k[5];
 	__u32 count;
@@ -365,11 +366,11 @@ static void counters_reassigned_slot(void **state)
 	assert_int_equal(count1(g, &k[2], 1000, 5, XDPBAN_SPOOF_OFF, &count), 0);
 	assert_int_equal(count1(g, &k[3], 1000, 5, XDPBAN_SPOOF_OFF, &count), 0);
 	assert_true(xdpban_ctr_find(g, &k[1], &old)); /* the one with count 1: the victim */
-	assert_int_equal(xdpban_ctr_insert(g, &k[4], 1000, 100, 0, 1, 0, &fresh), 0);
-	assert_ptr_equal(fresh.slot, old.slot);
-	assert_int_equal(xdpban_ctr_swap(&old, XDPBAN_CTR_PACK(1000, XDPBAN_CTL_GEN2(old.ctl),
+	assert_int_equal(xdpban_ctr_insert(g, &k[4], &nw, &fresh), 0);
+	assert_int_equal(fresh.slot, old.slot);
+	assert_int_equal(xdpban_ctr_swap(g, &old, XDPBAN_CTR_PACK(1000, XDPBAN_CTL_GEN2(old.ctl),
 								 2)), -1);
-	assert_int_equal(XDPBAN_CTR_COUNT(old.slot->val), 1);
+	assert_int_equal(XDPBAN_CTR_COUNT(g->slot[old.slot].val), 1);
 	free(g);
 }
 

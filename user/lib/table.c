@@ -219,7 +219,7 @@ int xb_bans_get(const struct xb_bans *b, const struct xdpban_key *key, struct xd
 	struct xdpban_ban_ref ref = { 0 };
 
 	for (int tries = 0; tries < 8; tries++) {
-		if (!xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+		if (!xdpban_ban_find(&b->tab, b->tab.n, b->seed, key, &ref))
 			return -ENOENT;
 		if (ban_read(b, &ref, out) == 0)
 			return 0;
@@ -254,7 +254,7 @@ int xb_bans_put(const struct xb_bans *b, const struct xdpban_key *key,
 	struct xdpban_ban_ref ref = { 0 };
 
 	for (int tries = 0; tries < 8; tries++) {
-		if (xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref)) {
+		if (xdpban_ban_find(&b->tab, b->tab.n, b->seed, key, &ref)) {
 			if (flags == BPF_NOEXIST)
 				return -EEXIST;
 			if (ban_update(b, &ref, ban) == 0)
@@ -263,10 +263,10 @@ int xb_bans_put(const struct xb_bans *b, const struct xdpban_key *key,
 		}
 		if (flags == BPF_EXIST)
 			return -ENOENT;
-		if (xdpban_ban_claim((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+		if (xdpban_ban_claim(&b->tab, b->tab.n, b->seed, key, &ref))
 			return -ENOSPC;
 		info_write(b, &ref, ban);
-		xdpban_ban_publish((void *)&b->tab, &ref, key, ban->expires_ns,
+		xdpban_ban_publish(&b->tab, &ref, key, ban->expires_ns,
 				   XDPBAN_BAN_AUX(ban->reason, ban->classes));
 		return 0;
 	}
@@ -280,9 +280,9 @@ int xb_bans_remove(const struct xb_bans *b, const struct xdpban_key *key)
 
 	/* More than one copy only if two writers raced to add the same ban. */
 	for (int i = 0; i < XDPBAN_BAN_PROBE * XDPBAN_GROUP_SLOTS; i++) {
-		if (!xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+		if (!xdpban_ban_find(&b->tab, b->tab.n, b->seed, key, &ref))
 			break;
-		removed += xdpban_ban_delete((void *)&b->tab, b->tab.n, b->seed, key, &ref);
+		removed += xdpban_ban_delete(&b->tab, b->tab.n, b->seed, key, &ref);
 	}
 	return removed ? 0 : -ENOENT;
 }
@@ -293,11 +293,11 @@ int xb_bans_remove_if(const struct xb_bans *b, const struct xdpban_key *key,
 	struct xdpban_ban_ref ref = { 0 };
 	struct xdpban_ban now;
 
-	if (!xdpban_ban_find((void *)&b->tab, b->tab.n, b->seed, key, &ref))
+	if (!xdpban_ban_find(&b->tab, b->tab.n, b->seed, key, &ref))
 		return -ENOENT;
 	if (ban_read(b, &ref, &now) || memcmp(&now, seen, sizeof(now)))
 		return -EAGAIN; /* changed since it was seen: leave it */
-	return xdpban_ban_delete((void *)&b->tab, b->tab.n, b->seed, key, &ref) ? 0 : -EAGAIN;
+	return xdpban_ban_delete(&b->tab, b->tab.n, b->seed, key, &ref) ? 0 : -EAGAIN;
 }
 
 int xb_bans_walk(const struct xb_bans *b, xb_ban_entry_cb cb, void *ctx)
@@ -465,14 +465,18 @@ int xb_counters_put(const struct xb_counters *c, const struct xdpban_key *key, _
 		return -ENOSPC;
 	for (int tries = 0; tries < 8; tries++) {
 		if (!xdpban_ctr_find(g, key, &ref)) {
-			ret = xdpban_ctr_insert(g, key, now_s, window_s,
-						!!(in->flags & XDPBAN_CTR_VERIFIED), 0, aux, &ref);
+			struct xdpban_ctr_new nw = {
+				.now_s = now_s, .window_s = window_s, .aux = aux,
+				.verified = !!(in->flags & XDPBAN_CTR_VERIFIED),
+			};
+
+			ret = xdpban_ctr_insert(g, key, &nw, &ref);
 			if (ret < 0)
 				return -ENOSPC;
 		}
-		if (xdpban_ctr_set_aux(&ref, aux))
+		if (xdpban_ctr_set_aux(g, &ref, aux))
 			continue;
-		if (xdpban_ctr_swap(&ref, XDPBAN_CTR_PACK(in->start_s, XDPBAN_CTL_GEN2(ref.ctl),
+		if (xdpban_ctr_swap(g, &ref, XDPBAN_CTR_PACK(in->start_s, XDPBAN_CTL_GEN2(ref.ctl),
 							  in->count)) == 0)
 			return 0;
 	}
@@ -486,7 +490,7 @@ int xb_counters_remove(const struct xb_counters *c, const struct xdpban_key *key
 
 	if (!g || !xdpban_ctr_find(g, key, &ref))
 		return -ENOENT;
-	return xdpban_ctl_swap(ref.slot, ref.ctl,
+	return xdpban_ctl_swap(xdpban_ctr_slot(g, &ref), ref.ctl,
 			       (ref.ctl & ~XDPBAN_CTL_STATE_MASK) | XDPBAN_SLOT_TOMB) ? -EAGAIN : 0;
 }
 

@@ -20,8 +20,9 @@ struct xb_table {
 	__u64 *idx;     /* bans only: the index (xdpban_table.h), n words */
 	size_t idx_len; /* bytes of it mapped; 0 when not ours */
 };
-#define XDPBAN_TABLE_GROUP(tab, index) (&((struct xb_table *)(tab))->groups[index])
-#define XDPBAN_TABLE_BANIDX(tab, index) (&((struct xb_table *)(tab))->idx[index])
+#define XDPBAN_TAB struct xb_table
+#define XDPBAN_TABLE_GROUP(tab, index) (&(tab)->groups[index])
+#define XDPBAN_TABLE_BANIDX(tab, index) (&(tab)->idx[index])
 #include "xdpban_table_ops.h"
 
 /* Maps the whole of an mmapable array whose values are value_size bytes (a multiple of 8):
