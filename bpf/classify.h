@@ -9,7 +9,6 @@
 #ifndef XDPBAN_BPF_CLASSIFY_H
 #define XDPBAN_BPF_CLASSIFY_H
 
-#include "config.h"
 #include "guard.h"
 #include "maps.h"
 #include "parse.h"
@@ -76,15 +75,6 @@ static __always_inline __u32 classify(struct xdp_md *ctx, const struct pkt *p,
 	if (!classes && cfg->ports)
 		classes = class_ports(ctx, p, cfg->ports);
 	return classes & cfg->class_mask;
-}
-
-/* The classify stage (stage 5's first step) under the configuration in force: a global
- * function, verified once. */
-__attribute__((noinline)) __u32 classify_packet(struct xdp_md *ctx, const struct pkt *p)
-{
-	if (!p)
-		return 0;
-	return classify(ctx, p, config_get());
 }
 
 /* 1 when a socket of this host's network namespace would take the segment or datagram: a TCP

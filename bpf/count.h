@@ -50,8 +50,11 @@ struct bpf_tab {
 		asm volatile("" : : "r"(tab));                                                 \
 		bpf_banidx_at(index);                                                          \
 	})
-/* The table protocol's steps are global functions: each verified once (xdpban_table_ops.h). */
+/* The table protocol's steps are global functions: each verified once (xdpban_table_ops.h).
+ * A build may define it otherwise (inline) to see what the verifier makes of that. */
+#ifndef XDPBAN_STEP
 #define XDPBAN_STEP __attribute__((noinline))
+#endif
 #include "xdpban_table_ops.h"
 
 struct lock_wait {

@@ -114,41 +114,22 @@ static __always_inline void *frame_at(const struct frame *f, __u32 off, __u32 n,
 	return buf;
 }
 
-/* The frame of ctx whose length (every buffer) is len, for a stage that was handed ctx. */
-static __always_inline struct frame frame_of(struct xdp_md *ctx, __u32 len)
+/* L4 checks against the L4 region [l4, l4 + len) that the IP header declares. */
+static __always_inline void parse_l4(struct pkt *p, const struct frame *f, __u8 proto, __u32 l4,
+				     __u32 len)
 {
-	struct frame f = { .ctx = ctx, .data = (void *)(long)ctx->data,
-			   .data_end = (void *)(long)ctx->data_end, .len = len };
-
-	return f;
-}
-
-/* The furthest an L4 header can start: Ethernet, two VLAN tags and the deepest IPv6 header
- * chain the walk follows. */
-#define L4_OFF_MAX (14 + VLAN_MAX_TAGS * 4 + L3_MAX_OFF)
-
-/* L4 checks against the L4 region [l4, l4 + len) that the IP header declares. A global
- * function: verified once for both families. Returns 0. */
-__attribute__((noinline)) int parse_l4(struct xdp_md *ctx, struct pkt *p, __u32 proto, __u32 l4,
-				       __u32 len)
-{
-	struct frame fr, *f = &fr;
-
-	if (!p || l4 > L4_OFF_MAX)
-		return 0; /* cannot happen: the bound gives the verifier a packet range */
-	fr = frame_of(ctx, p->bytes);
 	switch (proto) {
 	case IPPROTO_TCP: {
 		struct tcphdr buf, *tcp = len < sizeof(buf) ? NULL : frame_at(f, l4, sizeof(buf), &buf);
 
 		if (!tcp) {
 			p->malformed = 1;
-			return 0;
+			return;
 		}
 		if (tcp->doff < 5 || tcp->doff * 4u > len ||
 		    tcp_flags_impossible(((__u8 *)tcp)[13])) {
 			p->malformed = 1;
-			return 0;
+			return;
 		}
 		p->is_tcp = 1; /* what the spoof defence's learning needs (verify.h) */
 		p->tcp_flags = ((__u8 *)tcp)[13];
@@ -156,7 +137,7 @@ __attribute__((noinline)) int parse_l4(struct xdp_md *ctx, struct pkt *p, __u32 
 		p->dport = tcp->dest;
 		p->seq = tcp->seq;
 		p->ack_seq = tcp->ack_seq;
-		return 0;
+		return;
 	}
 	case IPPROTO_UDP: {
 		struct udphdr buf, *udp = len < sizeof(buf) ? NULL : frame_at(f, l4, sizeof(buf), &buf);
@@ -164,49 +145,48 @@ __attribute__((noinline)) int parse_l4(struct xdp_md *ctx, struct pkt *p, __u32 
 
 		if (!udp) {
 			p->malformed = 1;
-			return 0;
+			return;
 		}
 		ulen = bpf_ntohs(udp->len);
 		if (ulen < sizeof(*udp) || ulen > len) {
 			p->malformed = 1;
-			return 0;
+			return;
 		}
 		p->is_udp = 1; /* what the port rules need (classify.h, guard.h) */
 		p->sport = udp->source;
 		p->dport = udp->dest;
 		p->payload_off = l4 + sizeof(*udp);
 		p->payload_len = ulen - sizeof(*udp);
-		return 0;
+		return;
 	}
 	case IPPROTO_ICMP: {
 		__u8 buf, *type;
 
 		if (p->family != XDPBAN_FAMILY_INET)
-			return 0;
+			return;
 		type = len < 8 ? NULL : frame_at(f, l4, 1, &buf);
 		if (!type) {
 			p->malformed = 1;
-			return 0;
+			return;
 		}
 		p->echo = *type == 8;
-		return 0;
+		return;
 	}
 	case IPPROTO_ICMPV6_: {
 		__u8 buf, *type;
 
 		if (p->family != XDPBAN_FAMILY_INET6)
-			return 0;
+			return;
 		type = len < 4 ? NULL : frame_at(f, l4, 1, &buf);
 		if (!type) {
 			p->malformed = 1;
-			return 0;
+			return;
 		}
 		p->ndp = *type >= 133 && *type <= 137;
 		p->echo = *type == 128;
-		return 0;
+		return;
 	}
 	}
-	return 0;
 }
 
 static __always_inline void parse_ipv4(struct pkt *p, const struct frame *f, __u32 l3)
@@ -236,7 +216,7 @@ static __always_inline void parse_ipv4(struct pkt *p, const struct frame *f, __u
 	}
 	if (ip->frag_off & bpf_htons(0x3fff))
 		return; /* fragments get L3 checks only */
-	parse_l4(f->ctx, p, ip->protocol, l3 + hdr_len, tot_len - hdr_len);
+	parse_l4(p, f, ip->protocol, l3 + hdr_len, tot_len - hdr_len);
 }
 
 /* The walk below tells header types apart without comparing nexthdr with constants: a
@@ -295,7 +275,8 @@ static __always_inline __u32 ipv6_end(const struct ipv6hdr *ip6, __u32 frame_len
 __attribute__((noinline)) __u64 ipv6_ext_walk(struct xdp_md *ctx, __u32 frame_len, __u32 l3,
 					      __u32 end, __u32 nexthdr)
 {
-	struct frame f = frame_of(ctx, frame_len);
+	struct frame f = { .ctx = ctx, .data = (void *)(long)ctx->data,
+			   .data_end = (void *)(long)ctx->data_end, .len = frame_len };
 	__u32 off = sizeof(struct ipv6hdr);
 
 	if (l3 > 14 + VLAN_MAX_TAGS * 4)
@@ -330,7 +311,7 @@ __attribute__((noinline)) __u64 ipv6_ext_walk(struct xdp_md *ctx, __u32 frame_le
 static __always_inline void parse_ipv6(struct pkt *p, const struct frame *f, __u32 l3)
 {
 	struct ipv6hdr buf, *ip6 = frame_at(f, l3, sizeof(buf), &buf);
-	__u32 end, frame_len, off;
+	__u32 end, frame_len, nexthdr, off;
 	__u64 walk;
 
 	p->family = XDPBAN_FAMILY_INET6;
@@ -349,12 +330,16 @@ static __always_inline void parse_ipv6(struct pkt *p, const struct frame *f, __u
 		p->malformed = 1;
 		return;
 	}
-	walk = ipv6_ext_walk(f->ctx, f->len, l3, end, ip6->nexthdr);
+	nexthdr = ip6->nexthdr;
+	if (ipv6_is_ext(nexthdr) || nexthdr == NEXTHDR_FRAGMENT_ || nexthdr == NEXTHDR_NONE_)
+		walk = ipv6_ext_walk(f->ctx, f->len, l3, end, nexthdr);
+	else /* the L4 header right after the fixed one: most packets, and no call */
+		walk = EXT_ANSWER(EXT_L4, nexthdr, sizeof(*ip6));
 	switch (walk >> EXT_SHIFT) {
 	case EXT_L4:
 		off = (__u32)walk;
 		if (off <= end) /* always so: the walk stops past the end */
-			parse_l4(f->ctx, p, (__u8)(walk >> 32), l3 + off, end - off);
+			parse_l4(p, f, (__u8)(walk >> 32), l3 + off, end - off);
 		return;
 	case EXT_MALFORMED:
 		p->malformed = 1;

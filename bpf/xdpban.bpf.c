@@ -60,7 +60,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	if (!p.family || p.ndp)
 		return XDPBAN_STAT_PASSED;
 	cfg = config_get();
-	classes = classify_packet(ctx, &p);
+	classes = classify(ctx, &p, cfg);
 	if (!p.attributed) {
 		stat_classes(classes, 1, p.bytes);
 		return error_verdict(cfg, classes);
@@ -70,8 +70,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	if (classes)
 		counter_warm(&key, seed); /* stage 6 will read it: start the miss now */
 
-	verdict = policy_check(p.family, (const struct policy_addr *)p.saddr,
-			       cfg->policy & XDPBAN_CFG_ALLOW_ONLY);
+	verdict = policy_lookup(p.family, p.saddr, cfg->policy & XDPBAN_CFG_ALLOW_ONLY);
 	STAGE_END(CUT_POLICY, verdict);
 	switch (verdict) {
 	case XDPBAN_POLICY_TRUSTED:
