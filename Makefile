@@ -1,6 +1,7 @@
 # xdpban build. `make` builds everything, `make test` installs what is missing, builds and runs
-# every test, `make demo` runs the main job, `make bench` measures, `make fuzz` fuzzes the
-# parsers and file readers (FUZZ_TIME seconds each). Quiet unless V=1.
+# every test, `make test-kernels` checks the programs on Debian 12's 6.1 in a VM (make test does
+# too), `make demo` runs the main job, `make bench` measures, `make fuzz` fuzzes the parsers and
+# file readers (FUZZ_TIME seconds each). Quiet unless V=1.
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -62,6 +63,16 @@ BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.o)
 
 USER_LIBS := $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null)
 
+# The kernel check (tests/kernel/kcheck.c): loads every program of this build's skeleton as
+# xdpband does and holds each to a budget of processed instructions (tests/e2e_verifier.sh),
+# with the harness's loader and packets for its verdict rows. kcheck.static is the same linked
+# statically, for the initramfs of the VMs of tests/e2e_kernels.sh (`make test-kernels`): the
+# library's modules go into an archive so that only those it calls are linked, then Debian's
+# static libbpf, libxdp (its dispatcher embedded), libelf, zlib and zstd.
+KCHECK      := $(BUILD)/kernel/kcheck $(BUILD)/kernel/kcheck.static
+KCHECK_OBJS := $(BUILD)/kernel/kcheck.o $(BUILD)/harness/dp.o $(BUILD)/harness/pkt.o
+KCHECK_STATIC_LIBS := -l:libxdp.a -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a
+
 # AddressSanitizer and UBSan, with UB fatal (no recovery): the fuzz harnesses and `make asan`.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -86,10 +97,10 @@ LIBAPI_SRCS := $(filter-out user/lib/json.c user/lib/control.c user/lib/control_
 LIBAPI_OBJS := $(patsubst user/%.c,$(BUILD)/pic/%.o,$(LIBAPI_SRCS))
 LIBAPI    := $(BUILD)/lib/$(LIBAPI_SONAME) $(BUILD)/lib/libxdpban.so $(BUILD)/lib/libxdpban.a
 
-.PHONY: all deps check-deps test demo bench bench-full install install-lib clean fuzz fuzz-build \
-	asan asan-tests
-all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(BENCHES) $(BENCH_BPF_OBJS) $(BENCH_CUT_OBJS) \
-     fuzz-build asan
+.PHONY: all deps check-deps test test-kernels demo bench bench-full install install-lib clean fuzz \
+	fuzz-build asan asan-tests
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(KCHECK) $(BENCHES) $(BENCH_BPF_OBJS) \
+     $(BENCH_CUT_OBJS) fuzz-build asan
 
 deps:
 	$(Q)./tests/deps.sh
@@ -97,10 +108,10 @@ deps:
 # What the build takes from the machine, checked before anything is compiled, so that a fresh
 # machine hears in one line which tool or header is missing and that `make deps` installs it,
 # not a compiler's error about a header. BUILD_HEADERS: the libraries' headers the sources
-# include (libelf and zlib are linked only: their headers stand for their -dev packages).
+# include (libelf, zlib and zstd are linked only: their headers stand for their -dev packages).
 BUILD_TOOLS   := $(CLANG) $(BPFTOOL) $(firstword $(CC)) pkg-config
-BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h ini.h json-c/json.h microhttpd.h cmocka.h \
-		 hiredis/hiredis.h
+BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h zstd.h ini.h json-c/json.h microhttpd.h \
+		 cmocka.h hiredis/hiredis.h
 check-deps:
 	$(Q)missing=; \
 	for t in $(BUILD_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
@@ -187,6 +198,23 @@ $(BUILD)/tests/test_runlists: TEST_OBJS := $(TEST_RUNLISTS_OBJS)
 $(BUILD)/tests/test_runlists: CFLAGS += -Iuser/xdpband
 $(BUILD)/tests/test_runlists: $(TEST_RUNLISTS_OBJS)
 
+$(BUILD)/kernel/kcheck.o: tests/kernel/kcheck.c $(HARNESS_HDRS) $(U_HDRS) $(SKELS) \
+			  $(wildcard include/*.h) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/kernel/kcheck: $(KCHECK_OBJS) $(ULIB_OBJS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
+$(BUILD)/kernel/libxb.a: $(ULIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D) && rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/kernel/kcheck.static: $(KCHECK_OBJS) $(BUILD)/kernel/libxb.a
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -static $^ -o $@ $(KCHECK_STATIC_LIBS)
+
 # The fleet's bench publishes entries as the nodes write them (fleet_entry.c), with hiredis.
 $(BUILD)/bench/fleet: $(BUILD)/user/xdpband/fleet_entry.o
 $(BUILD)/bench/fleet: CFLAGS += -Iuser/xdpband
@@ -236,6 +264,12 @@ $(BUILD): check-deps
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tests/run.sh $(BUILD)
+
+# Boots Debian 12's stock 6.1 kernel under QEMU (TCG) and runs the kernel check there; the
+# kernel package is downloaded once into $(BUILD)/kernels. make test runs it too.
+test-kernels: deps
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/kernel/kcheck.static
+	$(Q)bash tests/e2e_kernels.sh $(BUILD)
 
 # Runs every fuzz harness for FUZZ_TIME seconds (default 60) each; fails if one finds anything.
 fuzz: deps

@@ -15,12 +15,15 @@ set -euo pipefail
 # libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e_top.sh.
 # libhiredis-dev: xdpband's Redis client ([fleet]); redis-server: the real Redis of
 # tests/e2e_fleet.sh.
+# libzstd-dev: the last of the static libraries build/kernel/kcheck.static links; qemu-system-x86,
+# busybox-static, cpio: the VM of Debian 12's kernel that tests/e2e_kernels.sh boots (its kernel
+# package comes from Debian's archive at the first run, with apt-get download).
 PKGS=(
 	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
 	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus libncurses-dev tmux zmap
-	libhiredis-dev redis-server
+	libhiredis-dev redis-server libzstd-dev qemu-system-x86 busybox-static cpio
 )
 
 missing=()

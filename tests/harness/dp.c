@@ -279,13 +279,32 @@ int dp_open(struct dp *dp, const struct dp_opts *opts)
 	return err;
 }
 
+int dp_adopt(struct dp *dp, struct xdpban *skel)
+{
+	int report = bpf_program__fd(skel->progs.xdpban_report), err;
+
+	memset(dp, 0, sizeof(*dp));
+	dp->skel = skel;
+	dp->prog_fd = bpf_program__fd(skel->progs.xdpban);
+	dp->report_fd = report < 0 ? -1 : report; /* loaded or not */
+	dp->ncpus = libbpf_num_possible_cpus();
+	dp->adopted = true;
+	err = dp->prog_fd < 0 ? -EINVAL : open_tables(dp);
+	if (err) {
+		xb_bans_close(&dp->bans);
+		xb_counters_close(&dp->counters);
+		memset(dp, 0, sizeof(*dp));
+	}
+	return err;
+}
+
 /* Keeps the program for the next dp_open with the same options (parked), in place of the one
  * kept before. */
 void dp_close(struct dp *dp)
 {
 	xb_bans_close(&dp->bans);
 	xb_counters_close(&dp->counters);
-	if (!dp->skel || getenv("XDPBAN_TEST_FRESH_LOADS")) {
+	if (!dp->skel || dp->adopted || getenv("XDPBAN_TEST_FRESH_LOADS")) {
 		destroy(dp);
 		return;
 	}

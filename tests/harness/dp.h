@@ -38,6 +38,7 @@ struct dp {
 	struct xb_bans bans;          /* the ban and counter tables, mapped: every write goes */
 	struct xb_counters counters;  /* through table.h, never to the maps directly */
 	struct xb_maps maps; /* the loaded maps, as the daemon fills them (not owned) */
+	bool adopted; /* loaded by the caller (dp_adopt): never parked for another dp_open */
 };
 
 
@@ -46,6 +47,11 @@ struct dp {
  * environment loads afresh each time). */
 int dp_open(struct dp *dp, const struct dp_opts *opts);
 void dp_close(struct dp *dp);
+/* Takes a skeleton the caller opened and loaded itself (with its own logs, say: the kernel
+ * check of tests/kernel/), its maps unpinned, as the data path under test. On success dp owns
+ * it (dp_close frees it, never keeps it for a dp_open); on failure it is still the caller's.
+ * 0 or -errno. */
+int dp_adopt(struct dp *dp, struct xdpban *skel);
 
 /* Runs one frame; *action gets the XDP verdict (XDP_PASS, XDP_DROP, ...). 0 or -errno. */
 int dp_run(struct dp *dp, const void *frame, __u32 len, __u32 *action);

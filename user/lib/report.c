@@ -15,6 +15,7 @@
 #include "xdpban_config.h" /* before the skeleton: its .rodata holds the defaults */
 #include "xdpban.skel.h"
 #include "xdpban_report.h"
+#include "verifier.h"
 
 const char *xb_report_status_name(__u32 status)
 {
@@ -86,6 +87,7 @@ static int reuse_map(const struct xdpban *skel, struct bpf_map *map, const struc
 
 int xb_report_prog_load(struct xb_maps *m, char *err, size_t errlen)
 {
+	char vlog[XB_VLOG_SIZE]; /* the verifier's counts, and its reason if it refuses */
 	struct xdpban *skel;
 	struct bpf_map *map;
 	int fd, ret;
@@ -110,9 +112,12 @@ int xb_report_prog_load(struct xb_maps *m, char *err, size_t errlen)
 	}
 	bpf_program__set_autoload(skel->progs.xdpban, false);
 	bpf_program__set_autoload(skel->progs.xdpban_report, true);
-	ret = xdpban__load(skel);
+	ret = xb_vlog_set(skel->progs.xdpban_report, vlog, sizeof(vlog));
+	if (!ret)
+		ret = xdpban__load(skel);
 	if (ret) {
-		snprintf(err, errlen, "cannot load the report program: %s", strerror(-ret));
+		if (!xb_vlog_explain("xdpban_report", vlog, ret, err, errlen))
+			snprintf(err, errlen, "cannot load the report program: %s", strerror(-ret));
 		goto out;
 	}
 	fd = fcntl(bpf_program__fd(skel->progs.xdpban_report), F_DUPFD_CLOEXEC, 0);

@@ -140,7 +140,7 @@ static int ensure_prog(struct xbd_attach *at, char *err, size_t errlen)
 
 	if (at->prog)
 		return 0;
-	at->skel = xbd_load_open_attachable(at->ld, err, errlen);
+	at->skel = xbd_load_open_attachable(at->ld, at->vlog, err, errlen);
 	if (!at->skel)
 		return -EINVAL;
 	opts.obj = at->skel->obj;
@@ -195,6 +195,15 @@ static void native_refusal(const struct xbd_iface *ifc, int err, char *buf, size
 		 *hint ? ": " : "", hint);
 }
 
+/* Whether the kernel refused to load the program: its verifier ran (the log has its counts)
+ * and the program has no fd. No other mode would take it. */
+static bool load_refused(const struct xbd_attach *at)
+{
+	struct xb_vstats st;
+
+	return bpf_program__fd(at->skel->progs.xdpban) < 0 && !xb_vstats_parse(at->vlog, &st);
+}
+
 static int attach_in_mode(struct xbd_attach *at, struct xbd_iface *ifc, enum xdp_attach_mode m)
 {
 	int ret = xdp_program__attach(at->prog, ifc->ifindex, m, 0);
@@ -233,7 +242,7 @@ static int attach_new(struct xbd_attach *at, struct xbd_iface *ifc, const struct
 		ret = attach_in_mode(at, ifc, scan->mode);
 	else if (mode == XBD_MODE_SKB)
 		ret = attach_in_mode(at, ifc, XDP_MODE_SKB);
-	else if ((ret = attach_in_mode(at, ifc, XDP_MODE_NATIVE))) {
+	else if ((ret = attach_in_mode(at, ifc, XDP_MODE_NATIVE)) && !load_refused(at)) {
 		native_refusal(ifc, ret, why, sizeof(why));
 		if (mode == XBD_MODE_NATIVE) {
 			snprintf(err, errlen, "%s: native mode refused: %s", ifc->name, why);
@@ -242,6 +251,10 @@ static int attach_new(struct xbd_attach *at, struct xbd_iface *ifc, const struct
 		pr_warn("%s: native mode refused: %s; falling back to generic (skb) mode, slower, where the program also sees the stack's GSO/GRO aggregates",
 			ifc->name, why);
 		ret = attach_in_mode(at, ifc, XDP_MODE_SKB);
+	}
+	if (ret && load_refused(at)) {
+		xbd_load_failure("cannot load the XDP program", "xdpban", at->vlog, ret, err, errlen);
+		return ret;
 	}
 	if (ret) {
 		snprintf(err, errlen, "%s: cannot attach the XDP program: %s (run with -v for libxdp's log)",

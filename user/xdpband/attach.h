@@ -28,6 +28,7 @@ struct xbd_attach {
 	const struct xbd_loader *ld;
 	struct xdpban *skel;      /* attachable instance, opened when an attach is needed */
 	struct xdp_program *prog; /* its xdpban program, loaded by libxdp at the first attach */
+	char vlog[XB_VLOG_SIZE];  /* the verifier's counts and reason for its xdpban */
 	__u8 tag[BPF_TAG_SIZE];   /* of this build's xdpban, once tag_known */
 	bool tag_known;
 	struct xbd_iface ifaces[XBD_MAX_IFACES];

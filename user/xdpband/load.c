@@ -142,10 +142,12 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 	 * libxdp loads (xbd_load_prog_tag reads xdpban's tag when one is needed). */
 	bpf_program__set_autoload(ld->skel->progs.xdpban, false);
 	bpf_program__set_autoload(ld->skel->progs.xdpban_report, true);
-	ret = xdpban__load(ld->skel);
+	ret = xb_vlog_set(ld->skel->progs.xdpban_report, ld->vlog, sizeof(ld->vlog));
+	if (!ret)
+		ret = xdpban__load(ld->skel);
 	if (ret) {
-		snprintf(err, errlen, "cannot load the BPF programs: %s (run with -v for libbpf's log)",
-			 strerror(-ret));
+		xbd_load_failure("cannot load the BPF programs", "xdpban_report", ld->vlog, ret, err,
+				 errlen);
 		goto fail;
 	}
 	ret = read_ids(ld);
@@ -188,7 +190,15 @@ void xbd_load_unpin(struct xbd_loader *ld)
 		pr_warn("cannot remove pin directory %s: %s", ld->pin_dir, strerror(errno));
 }
 
-struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, size_t errlen)
+void xbd_load_failure(const char *what, const char *prog, const char *vlog, int ret, char *err,
+		      size_t errlen)
+{
+	if (!xb_vlog_explain(prog, vlog, ret, err, errlen))
+		snprintf(err, errlen, "%s: %s (run with -v for libbpf's log)", what, strerror(-ret));
+}
+
+struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *vlog, char *err,
+					 size_t errlen)
 {
 	struct xdpban *skel = xdpban__open();
 	struct bpf_map *map, *loaded;
@@ -201,6 +211,8 @@ struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, 
 	ret = set_pin_paths(skel, ld->pin_dir);
 	if (!ret)
 		ret = xb_datapath_frags(skel); /* native attach above the driver's single-buffer MTU */
+	if (!ret)
+		ret = xb_vlog_set(skel->progs.xdpban, vlog, XB_VLOG_SIZE);
 	/* Same sizes as the loaded state object, so that libbpf reuses every pinned map. */
 	bpf_object__for_each_map(map, skel->obj) {
 		loaded = bpf_object__find_map_by_name(ld->skel->obj, bpf_map__name(map));
@@ -218,7 +230,8 @@ struct xdpban *xbd_load_open_attachable(const struct xbd_loader *ld, char *err, 
 int xbd_load_prog_tag(const struct xbd_loader *ld, __u8 tag[BPF_TAG_SIZE], char *err,
 		      size_t errlen)
 {
-	struct xdpban *skel = xbd_load_open_attachable(ld, err, errlen);
+	static char vlog[XB_VLOG_SIZE];
+	struct xdpban *skel = xbd_load_open_attachable(ld, vlog, err, errlen);
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	int ret;
@@ -226,13 +239,15 @@ int xbd_load_prog_tag(const struct xbd_loader *ld, __u8 tag[BPF_TAG_SIZE], char 
 	if (!skel)
 		return -EINVAL;
 	ret = xdpban__load(skel);
-	if (!ret && bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.xdpban), &info, &len))
+	if (ret) {
+		xbd_load_failure("cannot load the program to compare it with the one attached",
+				 "xdpban", vlog, ret, err, errlen);
+	} else if (bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.xdpban), &info, &len)) {
 		ret = -errno;
-	if (ret)
-		snprintf(err, errlen, "cannot load the program to compare it with the one attached: %s",
-			 strerror(-ret));
-	else
+		snprintf(err, errlen, "cannot read the loaded program's tag: %s", strerror(-ret));
+	} else {
 		memcpy(tag, info.tag, BPF_TAG_SIZE);
+	}
 	xdpban__destroy(skel);
 	return ret;
 }

@@ -748,7 +748,7 @@ int main(int argc, char **argv)
 	static struct xbd d; /* large (the server's buffers): not on the stack */
 	struct xbd_lists lists = {};
 	struct xb_progress progress; /* of the lists, from their reading to their compile */
-	char err[XB_ERRLEN] = "";
+	char err[2 * XB_ERRLEN] = ""; /* room for the verifier's reason of a refused program */
 	sigset_t wait_mask;
 	struct args a;
 	int ret = parse_args(argc, argv, &a);
