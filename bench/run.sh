@@ -8,6 +8,11 @@
 #   bench/run.sh BUILD MODE NAME...   only the named workloads (see WORKLOADS below)
 #   bench/run.sh --list         the workload names
 #
+# With BASELINE=DIR in the environment (`make bench BASELINE=DIR`), DIR being another
+# checkout's build directory (bench/baseline.sh REV makes one), the workloads of COMPARED in
+# bench/compare_lib.sh run for DIR's build and BUILD's in turn, BASELINE_ROUNDS times each
+# (default 1 smoke, 3 quick, 5 full), and the report gains a "Before and after" table.
+#
 # Prints each workload's tables as they come, then one line per workload:
 # "bench: NAME: ok", "bench: NAME: FAILED (why)" or "bench: NAME: skipped (why)", and exits
 # non-zero if any failed. The workloads check their own verdicts and clean up every namespace,
@@ -50,6 +55,8 @@ else
 fi
 work=$(mktemp -d /tmp/xbbench-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/compare_lib.sh
+. bench/compare_lib.sh
 
 # The bench's own BPF objects, built with the Makefile's BPF_CFLAGS (BUILD/bench/bpf/*.bpf.o).
 build_bpf() {
@@ -88,40 +95,42 @@ build_bpf_one() {
 	}
 }
 
-# The command of a workload.
-workload_cmd() {
+# The command of a workload NAME on the build directory DIR.
+workload_cmd() { # NAME DIR
+	local b=$2
 	case $1 in
-	pipeline | matrix | policy | policy6 | reload | libapi) echo "$build/bench/$1 --build $build --mode $mode" ;;
-	xdp-filter) echo "bash bench/xdp_filter.sh $build $mode" ;;
-	wire) echo "bash bench/wire.sh $build $mode" ;;
-	flood) echo "bash bench/flood.sh $build $mode" ;;
-	control) echo "bash bench/control.sh $build $mode" ;;
-	fleet) echo "bash bench/fleet.sh $build $mode" ;;
+	pipeline | matrix | policy | policy6 | reload | libapi) echo "$b/bench/$1 --build $b --mode $mode" ;;
+	xdp-filter) echo "bash bench/xdp_filter.sh $b $mode" ;;
+	wire) echo "bash bench/wire.sh $b $mode" ;;
+	flood) echo "bash bench/flood.sh $b $mode" ;;
+	control) echo "bash bench/control.sh $b $mode" ;;
+	fleet) echo "bash bench/fleet.sh $b $mode" ;;
 	esac
 }
 
-# Runs one workload: its tables to $work/NAME.md, its messages to the terminal and
-# $work/NAME.log, its status to $work/NAME.status. Exit 77 means skipped.
-run_workload() {
-	local name=$1 cmd limit rc why
-	cmd=$(workload_cmd "$name")
+# Runs workload NAME of build DIR (default BUILD): its tables to $work/OUT.md, its messages to
+# the terminal and $work/OUT.log, its status to $work/OUT.status (OUT defaults to NAME).
+# Exit 77 means skipped.
+run_workload() { # NAME [OUT DIR]
+	local name=$1 out=${2:-$1} cmd limit rc why
+	cmd=$(workload_cmd "$name" "${3:-$build}")
 	limit=$([[ $mode == full ]] && echo 1800 || echo 900)
 	echo "== $name: $cmd" >&2
 	# A pipeline, not a process substitution: tee has written the whole log (and its
 	# bench-target lines) by the time the pipeline returns.
-	timeout --foreground "$limit" $cmd 2>&1 >"$work/$name.md" | tee "$work/$name.log" >&2
+	timeout --foreground "$limit" $cmd 2>&1 >"$work/$out.md" | tee "$work/$out.log" >&2
 	rc=${PIPESTATUS[0]}
-	cat "$work/$name.md"
+	cat "$work/$out.md"
 	case $rc in
-	0) echo ok >"$work/$name.status" ;;
+	0) echo ok >"$work/$out.status" ;;
 	77)
-		why=$(grep -m1 -o 'skipped (.*)' "$work/$name.log" | sed 's/^skipped (//;s/)$//')
-		echo "skipped (${why:-no reason given})" >"$work/$name.status"
+		why=$(grep -m1 -o 'skipped (.*)' "$work/$out.log" | sed 's/^skipped (//;s/)$//')
+		echo "skipped (${why:-no reason given})" >"$work/$out.status"
 		;;
-	124) echo "FAILED (no result within ${limit} s)" >"$work/$name.status" ;;
+	124) echo "FAILED (no result within ${limit} s)" >"$work/$out.status" ;;
 	*)
-		why=$(grep -E 'failed|error|cannot|: [A-Z][a-z]+ ' "$work/$name.log" | tail -1)
-		echo "FAILED (exit $rc${why:+: $why})" >"$work/$name.status"
+		why=$(grep -E 'failed|error|cannot|: [A-Z][a-z]+ ' "$work/$out.log" | tail -1)
+		echo "FAILED (exit $rc${why:+: $why})" >"$work/$out.status"
 		;;
 	esac
 }
@@ -152,6 +161,8 @@ write_results() {
 		echo "make bench        # quick: bench/run.sh build quick"
 		echo "make bench-full   # full:  bench/run.sh build full"
 		echo "bench/run.sh build quick pipeline matrix   # some workloads only"
+		[[ -n ${BASELINE:-} ]] &&
+			echo "make bench BASELINE=DIR   # beside another build: DIR from bench/baseline.sh REV"
 		echo '```'
 		echo
 		echo "Random addresses come from the fixed seed 0x78647062 (\"xdpb\"), so runs compare."
@@ -177,6 +188,7 @@ write_results() {
 			done
 			echo
 		fi
+		compare_section
 		for w in "${selected[@]}"; do
 			cat "$work/$w.md" 2>/dev/null
 		done
@@ -191,12 +203,18 @@ if ! build_bpf; then
 	echo "bench: building bench/bpf/*.bpf.c failed" >&2
 	exit 1
 fi
+compare_preflight || exit 1
 
 for w in "${selected[@]}"; do
-	run_workload "$w"
+	if compared "$w"; then
+		compare_workload "$w"
+	else
+		run_workload "$w"
+	fi
 done
 mkdir -p "$(dirname "$results")"
 write_results
+compare_section
 echo
 echo "bench: report written to $results"
 failed=0
