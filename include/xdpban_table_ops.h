@@ -112,8 +112,8 @@ XDPBAN_INLINE int xdpban_slot_read(const struct xdpban_slot *s, const struct xdp
 /* Reads slot i of g for key, once more if it changed while read: 1 it holds key (*ctl, *val
  * filled), 0 not. A slot that changed twice is being written right now and counts as not
  * holding key yet (a ban being stored is not in force until it is published). */
-XDPBAN_STEP int xdpban_slot_holds(const struct xdpban_group *g, int i,
-				  const struct xdpban_key *key, __u64 *ctl, __u64 *val)
+XDPBAN_INLINE int xdpban_slot_holds(const struct xdpban_group *g, int i,
+				    const struct xdpban_key *key, __u64 *ctl, __u64 *val)
 {
 	const struct xdpban_slot *s;
 	int is;
