@@ -18,7 +18,7 @@ static __always_inline __u16 be16_at(const __u8 *b)
 	return (__u16)(b[0] << 8 | b[1]);
 }
 
-/* BEP 15 (REFERENCE.md section 2): the checks a packet filter can make. Longer announces and
+/* BEP 15 (bittorrent.org, beps/bep_0015.rst): the checks a packet filter can make. Longer announces and
  * connects (BEP 41 extensions) are valid; only the tracker can judge the connection ID. */
 static __always_inline int bep15_error(const struct frame *f, __u32 off, __u32 len)
 {

@@ -14,7 +14,7 @@
 #include "stats.h"
 #include "verify.h"
 
-/* The bench's stage breakdown (issue 7, item 2) builds this file again with XDPBAN_BENCH_CUT
+/* The bench's stage breakdown builds this file again with XDPBAN_BENCH_CUT
  * set to a stage of enum bench_cut: the program then stops right after that stage and skips
  * the statistics, so bench/RESULTS.md can show what each stage adds. The product is built
  * without it, and every STAGE_END below compiles to nothing. */

@@ -1,7 +1,7 @@
 /* xdpban_flat.h - the flat policy table: the policy tries compiled into 2-bit codes per address
  * region, so that the data path answers most sources with a few array loads from tables that
  * stay in the cache and asks the LPM trie only about the few regions that need it
- * (REFERENCE.md section 3, zmap's radix array).
+ * (zmap's radix array, lib/constraint.c).
  *
  * One mmapable array of u64 words per family (xdpban_flat4, xdpban_flat6), indexed by
  * the top 32 bits of the source address in host order (IPv4: the address; IPv6: its first four

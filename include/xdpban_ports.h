@@ -58,7 +58,7 @@ static inline __u8 xdpban_port_byte(__u64 word, __u32 port)
 	return (__u8)(word >> xdpban_port_shift(port));
 }
 
-/* BEP 15 (REFERENCE.md section 2): offsets into the UDP payload, big-endian fields. */
+/* BEP 15 (beps/bep_0015.rst): offsets into the UDP payload, big-endian fields. */
 #define XDPBAN_BEP15_HEADER 16u          /* connection_id or protocol_id, action, transaction */
 #define XDPBAN_BEP15_MAGIC 0x41727101980ull /* a connect's protocol_id */
 #define XDPBAN_BEP15_ANNOUNCE_MIN 98u

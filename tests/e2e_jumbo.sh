@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_jumbo.sh - jumbo frames and big packets with the real xdpband and the real iperf3, in two
-# private network namespaces joined by a veth at MTU 9000 (issue 9):
+# private network namespaces joined by a veth at MTU 9000:
 #   1. mode = auto: native attach works at MTU 9000 (the program is multi-buffer aware); a bridge
 #      interface, which has no native XDP, falls back to generic mode and the log says why;
 #      `xdpban status` shows each interface's mode and MTU;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_probe.sh - the probe class end to end (issue 10): a protected host serves HTTP on its one
+# e2e_probe.sh - the probe class end to end: a protected host serves HTTP on its one
 # open TCP port and runs xdpband with `[ports] open-tcp` and `open-udp`; the other side of its
 # veth holds an HTTP client, two scanners running the real nmap, and the servers the host
 # itself queries (the real dnsmasq, a python3 http.server).

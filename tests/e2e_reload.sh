@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# e2e_reload.sh BUILD - reloads under traffic are atomic per source (issue 11, item 4;
-# docs/datapath.md, "A compile is atomic per source"). xdpband runs in allow-only mode in a
+# e2e_reload.sh BUILD - reloads under traffic are atomic per source
+# (docs/datapath.md, "A compile is atomic per source"). xdpband runs in allow-only mode in a
 # private pair of namespaces; a sender streams valid UDP datagrams from four groups of sources
 # while the lists are swapped between two sets, A and B, RELOADS times (100), each of them large
 # (BULK random entries of every layer besides the ones the sources meet):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_spoof.sh - forged sources end to end (docs/datapath.md section 8, issue 8 item 1): a
+# e2e_spoof.sh - forged sources end to end (docs/datapath.md section 8): a
 # protected host runs xdpband on its veth behind a router, with a victim and an attacker one
 # hop away on the router's other side. The attacker forges with scapy, with a TTL the victim's
 # packets never arrive with (40: an attacker who does not know the victim's distance).

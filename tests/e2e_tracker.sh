@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_tracker.sh - the protocol guard end to end (issue 10): a tracker host runs the real
+# e2e_tracker.sh - the protocol guard end to end: a tracker host runs the real
 # opentracker (Debian's, whitelisting, IPv4) on UDP port 6969, protected by xdpband with
 # `[ports] guard = 6969/bep15`; a client host one veth away runs real BitTorrent clients
 # (python3-libtorrent) and a junk sender.

@@ -65,7 +65,7 @@ struct xb_entry_list {
 
 /* Entries of a plan's old or next by their place: the changes name the entries they change
  * instead of copying them (three copies of a million entries cost more in fresh pages than
- * the rest of the plan, REFERENCE.md section 7). */
+ * the rest of the plan, measured on this kind of VM). */
 struct xb_ref_list {
 	__u32 *v;
 	size_t n, cap;

@@ -95,8 +95,8 @@ static void share_progress(struct share *s)
 	xb_plan_observe(s->opts, s->p, XB_COMPILE_TRIE_STEP, done);
 }
 
-/* Applies the share in batches, retrying ENOMEM (a trie that grows can fail an insert,
- * REFERENCE.md section 4); a delete of an entry already gone is skipped. s->at ends at the
+/* Applies the share in batches, retrying ENOMEM (a trie that grows can fail an insert
+ * with ENOMEM on 6.18); a delete of an entry already gone is skipped. s->at ends at the
  * change that failed, or at s->to. */
 static int share_apply(struct share *s)
 {

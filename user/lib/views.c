@@ -1,6 +1,6 @@
 /* views.c - the mappings of the mmapable maps a compile writes (the flat tables and the line
  * slots), kept from one compile to the next for a process that asks (xb_maps_keep_views).
- * Why: on this kind of VM (REFERENCE.md section 7) the first store into each page of a fresh
+ * Why: on this kind of VM the first store into each page of a fresh
  * mapping costs about 10 us, so a compile that maps a 288 MiB slot array afresh pays 0.7 s
  * before it writes anything; a mapping kept pays it once. Used by one thread at a time, as a
  * compile is.
