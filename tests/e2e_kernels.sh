@@ -115,26 +115,32 @@ make_initramfs() {
 		{ E2E_WHY="cpio failed"; return 1; }
 }
 
-# boot: runs the VM to its end or the timeout; the console in $tmp/console.
+# boot: runs the VM to its end or the timeout; the kernel's console (first serial line) in
+# $tmp/console, what /init prints (second serial line) in $tmp/check.
 boot() {
 	local vmlinuz t0=$SECONDS
 	vmlinuz=$(find "$cache/$pkg/root/boot" -name 'vmlinuz-*' | head -1)
 	[[ -n $vmlinuz ]] || { E2E_WHY="$pkg has no vmlinuz"; return 1; }
 	timeout -k 5 "$TIMEOUT_S" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 2048 \
-		-nographic -no-reboot -nic none -kernel "$vmlinuz" -initrd "$tmp/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet" >"$tmp/console" 2>&1 </dev/null &
+		-display none -monitor none -serial "file:$tmp/console" -serial "file:$tmp/check" \
+		-no-reboot -nic none -kernel "$vmlinuz" -initrd "$tmp/initramfs.gz" \
+		-append "console=ttyS0 panic=-1 quiet" >"$tmp/qemu.out" 2>&1 </dev/null &
 	e2e_defer kill "$!"
 	wait "$!"
 	vm_rc=$? vm_s=$((SECONDS - t0))
-	# The console as text: no carriage returns, no terminal escapes (SeaBIOS clears the screen).
-	sed -E $'s/\r//g; s/\x1b(\\[[0-9;?]*[a-zA-Z]|c)//g' "$tmp/console" >"$tmp/console.txt"
+	# As text: no carriage returns, no terminal escapes (SeaBIOS clears the screen).
+	local f
+	for f in console check; do
+		touch "$tmp/$f"
+		sed -E $'s/\r//g; s/\x1b(\\[[0-9;?]*[a-zA-Z]|c)//g' "$tmp/$f" >"$tmp/$f.txt"
+	done
 	return 0
 }
 
 # The check's lines, as the VM printed them, each result named with the kernel.
 show_results() {
 	local release=$1
-	sed -n '/^KCHECK-BEGIN$/,/^KCHECK-END /p' "$tmp/console.txt" | sed '1d;$d' |
+	sed -n '/^KCHECK-BEGIN$/,/^KCHECK-END /p' "$tmp/check.txt" | sed '1d;$d' |
 		sed -E "s/^(PASS|FAIL|SKIP): /\1: [$release] /"
 }
 
@@ -142,15 +148,15 @@ show_results() {
 # (the check's exit status).
 vm_finished() {
 	local end
-	init_s=$(sed -n 's/^KCHECK-INIT uptime \([0-9.]*\) s$/\1/p' "$tmp/console.txt")
-	end=$(sed -n 's/^KCHECK-END \([0-9]*\) uptime \([0-9.]*\) s$/\1 \2/p' "$tmp/console.txt")
+	init_s=$(sed -n 's/^KCHECK-INIT uptime \([0-9.]*\) s$/\1/p' "$tmp/check.txt")
+	end=$(sed -n 's/^KCHECK-END \([0-9]*\) uptime \([0-9.]*\) s$/\1 \2/p' "$tmp/check.txt")
 	if [[ -z $init_s ]]; then
-		E2E_WHY="$release did not reach /init (qemu status $vm_rc after $vm_s s$( ((vm_rc == 124)) && echo ": the timeout")); the console's last lines: $(tail -n 3 "$tmp/console.txt" | tr '\n' ' ')"
+		E2E_WHY="$release did not reach /init (qemu status $vm_rc after $vm_s s$( ((vm_rc == 124)) && echo ": the timeout")); the console's last lines: $(tail -n 3 "$tmp/console.txt" | tr '\n' ' ')$(grep -q . "$tmp/qemu.out" && echo "; qemu: $(tail -n 2 "$tmp/qemu.out" | tr '\n' ' ')")"
 		return 1
 	fi
 	echo "$release ($(package_version "$pkg")): /init after $init_s s"
 	if [[ -z $end ]]; then
-		E2E_WHY="the check did not finish on $release (qemu status $vm_rc after $vm_s s$( ((vm_rc == 124)) && echo ": the timeout"))"
+		E2E_WHY="the check did not finish on $release (qemu status $vm_rc after $vm_s s$( ((vm_rc == 124)) && echo ": the timeout")); its last lines: $(tail -n 3 "$tmp/check.txt" | tr '\n' ' ')"
 		return 1
 	fi
 	read -r rc end_s <<<"$end"

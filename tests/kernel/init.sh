@@ -4,6 +4,8 @@
 # the kernel check needs (proc, sysfs, devtmpfs, bpffs), loads veth.ko from the same kernel
 # package, makes a veth pair, runs /kcheck with the arguments in /kcheck.args between two
 # markers the host reads, and powers off. Runs as PID 1 in the VM only, never on the host.
+# What it prints goes to the second serial line (ttyS1), which the host keeps in a file of its
+# own: the kernel's messages go to the console (ttyS0) and can land in the middle of a line.
 /bin/busybox mkdir -p /proc /sys /dev /tmp
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -11,6 +13,9 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t bpf bpf /sys/fs/bpf
+if [ -c /dev/ttyS1 ]; then
+	exec >/dev/ttyS1 2>&1
+fi
 echo "KCHECK-INIT uptime $(cut -d' ' -f1 /proc/uptime) s"
 ip link set lo up
 # busybox's ip names the peer itself (veth0).
