@@ -532,8 +532,8 @@ static void threads_and_data_path_lose_no_increment(void **state)
 	assert_true(is_banned(f, RACE_SRC));
 }
 
-/* With the limit half way, the ban fires once at limit + 1, and every later error of the
- * three threads meets the ban instead of a counter. */
+/* With the limit half way, the ban fires once, and every later error of the three threads
+ * meets the ban instead of a counter. */
 static void threads_and_data_path_ban_once(void **state)
 {
 	struct fixture *f = ready(state);
@@ -563,10 +563,13 @@ static void threads_and_data_path_ban_once(void **state)
 				 stat_packets(f, XDPBAN_STAT_DROP_BANNED),
 			 RACE_TOTAL - counted);
 	assert_int_equal(rr.events, 1);
-	assert_int_equal(rr.event_count, limit + 1);
+	/* Which crossing error stores the ban is a race too: the one that counted limit + 1
+	 * claims it unless another, counted past the limit just after, claims first. So the ban
+	 * carries the count of one error over the limit, the same in the event and the table. */
+	assert_in_range(rr.event_count, limit + 1, counted);
 	assert_int_equal(dp_key(RACE_SRC, 64, &key), 0);
 	assert_int_equal(dp_ban(&f->dp, &key, &ban), 0);
-	assert_int_equal(ban.count, limit + 1);
+	assert_int_equal(ban.count, rr.event_count);
 }
 
 #define API_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
