@@ -98,7 +98,7 @@ static void source(uint32_t i, char *text, size_t len, struct xdpban_key *key)
 		snprintf(text, len, "2001:db8:f1:%x::/64", i);
 	if (xb_prefix_parse(text, &p, err, sizeof(err)))
 		abort(); /* the texts above always parse */
-	xb_key_from_addr(&p, 64, key);
+	xb_key_from_addr(NULL, &p, 64, key);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -254,7 +254,7 @@ static void burst_key(uint32_t i, struct xdpban_key *key)
 	struct burst b = { 0 };
 
 	burst_entry(&b, i, &e);
-	xb_key_from_addr(&e.who, 64, key);
+	xb_key_from_addr(NULL, &e.who, 64, key);
 }
 
 /* Appends the XADD of entry i. */

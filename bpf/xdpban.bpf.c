@@ -9,6 +9,7 @@
 #include "classify.h"
 #include "count.h"
 #include "exempt.h"
+#include "narrow.h"
 #include "parse.h"
 #include "policy.h"
 #include "stats.h"
@@ -65,7 +66,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 		stat_classes(classes, 1, p.bytes);
 		return error_verdict(cfg, classes);
 	}
-	xdpban_key_make(&key, p.family, p.saddr, cfg->v6_prefix);
+	source_key(&key, p.family, p.saddr, cfg->v6_prefix);
 	seed = table_seed();
 	if (classes)
 		counter_warm(&key, seed); /* stage 6 will read it: start the miss now */
@@ -142,7 +143,7 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 	case XDPBAN_POLICY_NOT_ALLOWED: /* its packets are dropped: nothing to count */
 		return XDPBAN_REPORT_DENIED;
 	}
-	xdpban_key_make(&key, req->family, saddr, cfg->v6_prefix);
+	source_key(&key, req->family, saddr, cfg->v6_prefix);
 	seed = table_seed();
 	if (ban_check(&key, seed, 0))
 		return XDPBAN_REPORT_ALREADY_BANNED;

@@ -17,6 +17,7 @@
 #include "xdpban_config.h"
 #include "xdpban_event.h"
 #include "xdpban_flat.h"
+#include "xdpban_narrow.h"
 #include "xdpban_policy.h"
 #include "xdpban_ports.h"
 #include "xdpban_state.h"
@@ -106,7 +107,12 @@
 	  XDPBAN_FLAT_SLOTS(XDPBAN_DEFAULT_FLAT6X_MAX))                                            \
 	/* IPv6 hosts past the lines: a permanent /128's code (enum xdpban_flat_code). */          \
 	X(xdpban_host6, host6, GROWN_HASH, struct xdpban_host6_key, __u32,                         \
-	  XDPBAN_DEFAULT_FLAT6X_MAX)
+	  XDPBAN_DEFAULT_FLAT6X_MAX)                                                               \
+	/* IPv6 networks whose sources are keyed past ipv6-prefix (xdpban_narrow.h). */           \
+	X(xdpban_narrow6, narrow6, LPM_TRIE, struct xdpban_lpm6_key, struct xdpban_narrow,        \
+	  XDPBAN_DEFAULT_NARROW_MAX)                                                               \
+	/* Its gate: a bit per hash of a source's top 32 bits that an entry may hold. */          \
+	X(xdpban_narrow6_gate, narrow6_gate, MMAP_ARRAY, __u32, __u64, XDPBAN_NARROW_GATE_WORDS)
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value

@@ -37,7 +37,7 @@ $XBD_PY -c 'import libtorrent' 2>/dev/null || xbd_skip_all "python3-libtorrent i
 tag=tr$$
 NS_T=xbd-$tag-t NS_C=xbd-$tag-c IF_T=xbd${tag}t IF_C=xbd${tag}c
 TRACKER=192.0.2.1 SEEDER=192.0.2.11 LEECHER=192.0.2.12 JUNK=192.0.2.66
-TRACKER6=2001:db8:69::1 JUNK6=2001:db8:69::66 JUNK6_PEER=2001:db8:69::77 JUNK6_NET=2001:db8:69::/64
+TRACKER6=2001:db8:69::1 JUNK6=2001:db8:6a::66 JUNK6_PEER=2001:db8:6a::77 JUNK6_NET=2001:db8:6a::/64
 PORT=6969 TORRENTS=16 ROUNDS=2
 SEEDER_PID='' SEEN=0 PROTO=0
 
@@ -52,7 +52,8 @@ setup() {
 	XBD_BIN=$XBD_TMP
 	e2e_netns_add "$NS_T" && e2e_netns_add "$NS_C" || return 1
 	# IPv6 on the veth only, without autoconfiguration: the data path sees our frames and
-	# neighbour discovery, nothing else.
+	# neighbour discovery, nothing else. The junk comes from a /64 of its own, reached over
+	# the link by a route: one on the tracker's own link would be keyed per address.
 	local ns
 	for ns in "$NS_T" "$NS_C"; do
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.autoconf=0 \
@@ -64,7 +65,9 @@ setup() {
 		ip -n "$NS_C" addr add "$SEEDER/24" dev "$IF_C" &&
 		ip -n "$NS_C" addr add "$LEECHER/24" dev "$IF_C" &&
 		ip -n "$NS_C" addr add "$JUNK/24" dev "$IF_C" &&
-		ip -n "$NS_C" addr add "$JUNK6/64" dev "$IF_C" nodad
+		ip -n "$NS_C" addr add "$JUNK6/64" dev "$IF_C" nodad &&
+		ip -n "$NS_T" route add "$JUNK6_NET" dev "$IF_T" &&
+		ip -n "$NS_C" route add 2001:db8:69::/64 dev "$IF_C"
 }
 
 write_conf() {

@@ -211,19 +211,19 @@ static void key_masks_ipv6_to_the_prefix(void **state)
 	struct xdpban_key key;
 	char text[64];
 
-	xb_key_from_addr(&a, 64, &key);
+	xb_key_from_addr(NULL, &a, 64, &key);
 	assert_int_equal(key.prefixlen, 64);
 	assert_int_equal(xb_key_format(&key, text, sizeof(text)), 0);
 	assert_string_equal(text, "2001:db8:1:2::/64");
-	xb_key_from_addr(&a, 48, &key);
+	xb_key_from_addr(NULL, &a, 48, &key);
 	xb_key_format(&key, text, sizeof(text));
 	assert_string_equal(text, "2001:db8:1::/48");
-	xb_key_from_addr(&a, 128, &key);
+	xb_key_from_addr(NULL, &a, 128, &key);
 	xb_key_format(&key, text, sizeof(text));
 	assert_string_equal(text, "2001:db8:1:2:3:4:5:6");
 
 	a = P("192.0.2.9");
-	xb_key_from_addr(&a, 48, &key); /* IPv4 ignores the IPv6 prefix */
+	xb_key_from_addr(NULL, &a, 48, &key); /* IPv4 ignores the IPv6 prefix */
 	assert_int_equal(key.prefixlen, 32);
 	xb_key_format(&key, text, sizeof(text));
 	assert_string_equal(text, "192.0.2.9");

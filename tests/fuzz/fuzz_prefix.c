@@ -62,7 +62,7 @@ static void check_accepted(const struct xb_prefix *p, const char *input)
 	if (!xb_prefix_is_addr(p))
 		return;
 	/* An address becomes a data-path key and back, at the default IPv6 granularity. */
-	xb_key_from_addr(p, XDPBAN_DEFAULT_V6_PREFIX, &key);
+	xb_key_from_addr(NULL, p, XDPBAN_DEFAULT_V6_PREFIX, &key);
 	xb_key_to_prefix(&key, &back);
 	fz_check(xb_prefix_contains(&back, p), "'%s': its key does not contain it", input);
 }

@@ -489,7 +489,7 @@ int dp_key(const char *text, __u8 v6_prefix, struct xdpban_key *key)
 	int err = dp_prefix(text, &addr);
 
 	if (!err)
-		xb_key_from_addr(&addr, v6_prefix, key);
+		xb_key_from_addr(NULL, &addr, v6_prefix, key);
 	return err;
 }
 

@@ -6,7 +6,8 @@
       must hold), so the kernel resolves the neighbour (ARP or NDP) from SRC like a real client.
   xb_send.py synfin IFACE DSTMAC SRC[,SRC...] DST COUNT [TTL]
       COUNT TCP segments with SYN and FIN set (malformed for xdpban) from each SRC, built with
-      scapy and sent as raw Ethernet frames on IFACE to DSTMAC; no SRC need be held. TTL (or
+      scapy and sent as raw Ethernet frames on IFACE to DSTMAC; no SRC need be held. @FILE in
+      place of the list reads the sources from FILE, comma-separated or one a line. TTL (or
       the IPv6 hop limit; default 64) is what the frames leave with: a forger who does not
       know a host's distance picks one that the host's own packets do not arrive with.
   xb_send.py spray IFACE DSTMAC DST PORT STOPFILE OUT SRC[,SRC...]
@@ -41,6 +42,17 @@ def send_udp(src, dst, port, count):
         s.bind((str(src), 0))
         for _ in range(count):
             s.sendto(PAYLOAD, (str(dst), port))
+
+
+def read_srcs(arg):
+    """The sources of a SRC[,SRC...] argument, or of the file it names as @FILE."""
+    if arg.startswith("@"):
+        try:
+            with open(arg[1:], encoding="ascii") as f:
+                arg = f.read()
+        except (OSError, ValueError) as e:
+            raise BadArgs(f"cannot read the sources in {arg[1:]}: {e}") from e
+    return [src for src in arg.replace("\n", ",").split(",") if src]
 
 
 def send_synfin(iface, dstmac, srcs, dst, count, ttl):
@@ -121,7 +133,7 @@ def main(argv):
     elif len(argv) in (7, 8) and argv[1] == "synfin":
         check_mac(argv[3])
         check_iface(argv[2])
-        pairs = [parse_pair(src, argv[5]) for src in argv[4].split(",")]
+        pairs = [parse_pair(src, argv[5]) for src in read_srcs(argv[4])]
         ttl = parse_int(argv[7], "TTL", 1, 255) if len(argv) == 8 else 64
         send_synfin(argv[2], argv[3], [src for src, _ in pairs], pairs[0][1],
                     parse_int(argv[6], "COUNT", 1, 100000), ttl)

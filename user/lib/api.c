@@ -231,7 +231,7 @@ static int key_banned(const struct xdpban_handle *h, const struct xb_prefix *p, 
 		ret = xb_config_read(&h->maps, &cfg);
 	if (ret)
 		return ret;
-	xb_key_from_addr(p, cfg.v6_prefix, &key);
+	xb_key_from_addr(&h->maps, p, cfg.v6_prefix, &key);
 	ret = xb_bans_get(&h->bans, &key, &ban);
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
+#include "narrow.h"
 #include "policy.h"
 #include "table.h"
 #include "xdpban_time.h"
@@ -214,6 +215,33 @@ static int check_exempt(const struct xb_maps *m, const struct xb_prefix *p, cons
 	return -EPERM;
 }
 
+/* An IPv6 prefix wider than the key its addresses get here (narrow.h): its network holds a
+ * protected address or lies on a protected link, so its sources are banned one by one. The
+ * lookup of its first address finds every such network: one longer than ipv6-prefix is a link,
+ * which holds a host address, whose /ipv6-prefix is an entry too. */
+static int check_narrow(const struct xb_maps *m, const struct xb_prefix *p, const char *text,
+			char *err, size_t errlen)
+{
+	if (p->family != XDPBAN_FAMILY_INET6 || p->plen >= 128 ||
+	    xb_narrow_key_plen(m, p->addr, p->plen) <= p->plen)
+		return 0;
+	snprintf(err, errlen, "refusing to ban %s: its addresses are banned one by one here (it "
+		 "holds a protected address, or a protected interface's link); ban the offender's "
+		 "address", text);
+	return -EPERM;
+}
+
+int xb_ban_check(const struct xb_maps *m, const struct xb_prefix *p, char *err, size_t errlen)
+{
+	char text[64];
+	int ret;
+
+	if (xb_prefix_format(p, text, sizeof(text)))
+		snprintf(text, sizeof(text), "(bad prefix)");
+	ret = check_exempt(m, p, text, err, errlen);
+	return ret ? ret : check_narrow(m, p, text, err, errlen);
+}
+
 static int ban_in_table(const struct xb_maps *m, const struct xb_prefix *p, __u64 now,
 			__u64 expires, const char *text, char *err, size_t errlen)
 {
@@ -317,7 +345,9 @@ int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, ch
 	if (ret)
 		goto out;
 	if (at_key_granularity(p, cfg.v6_prefix)) {
-		ret = ban_in_table(m, p, now, s.expires, text, err, errlen);
+		ret = check_narrow(m, p, text, err, errlen);
+		if (!ret)
+			ret = ban_in_table(m, p, now, s.expires, text, err, errlen);
 		goto out;
 	}
 	ret = check_redundant(&s, text, err, errlen);
@@ -362,7 +392,7 @@ static int unban_covering(const struct xb_maps *m, const struct xb_prefix *p, co
 			 strerror(-ret));
 		return ret;
 	}
-	xb_key_from_addr(p, cfg.v6_prefix, &key);
+	xb_key_from_addr(m, p, cfg.v6_prefix, &key);
 	if (key.prefixlen != p->plen) {
 		ret = xb_bans_of(&b, m, err, errlen);
 		if (ret)

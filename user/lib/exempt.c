@@ -240,7 +240,11 @@ int xb_exempt_set_add(struct xb_exempt_set *s, const struct xb_prefix *p, __u32 
 
 static int set_add_entry(struct xb_exempt_set *s, const struct xb_exempt_entry *e)
 {
-	return xb_exempt_set_add(s, &e->prefix, e->val.origin, e->val.ifindex);
+	int ret = xb_exempt_set_add(s, &e->prefix, e->val.origin, e->val.ifindex);
+
+	if (!ret)
+		s->v[s->n - 1].link_plen = e->link_plen;
+	return ret;
 }
 
 int xb_exempt_set_add_all(struct xb_exempt_set *s, const struct xb_exempt_set *src)

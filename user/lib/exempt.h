@@ -78,7 +78,8 @@ int xb_exempt_sync(const struct xb_maps *m, const struct xb_exempt_set *want,
 
 /* The exempt entries one rtnetlink address message stands for (RTM_NEWADDR, as a dump or an
  * event delivers it), when its interface is one of ifindexes[0..n): the host address (IFA_LOCAL,
- * else IFA_ADDRESS) with origin XDPBAN_EXEMPT_HOST, and for IPv4 the broadcast addresses: the
+ * else IFA_ADDRESS) with origin XDPBAN_EXEMPT_HOST (an IPv6 one with its subnet's length in
+ * link_plen), and for IPv4 the broadcast addresses: the
  * one configured (IFA_BROADCAST) and, for prefixes of /30 and shorter, the subnet's, which the
  * kernel treats as broadcast too. Any other message or interface adds nothing. 0, -EINVAL for a
  * message cut short, or -ENOMEM. */

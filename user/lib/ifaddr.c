@@ -97,6 +97,8 @@ int xb_ifaddr_parse(const struct nlmsghdr *nh, const int *ifindexes, int n,
 	if (!local)
 		return 0;
 	ret = add_addr(out, family, local, alen, (int)ifa->ifa_index);
+	if (!ret && family == XDPBAN_FAMILY_INET6)
+		out->v[out->n - 1].link_plen = ifa->ifa_prefixlen;
 	if (!ret && a.broadcast && family == XDPBAN_FAMILY_INET)
 		ret = add_addr(out, family, a.broadcast, alen, (int)ifa->ifa_index);
 	if (!ret && family == XDPBAN_FAMILY_INET && ifa->ifa_prefixlen <= 30)

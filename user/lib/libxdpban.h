@@ -107,8 +107,10 @@ unsigned int xb_family_bits(__u8 family);
  * key, which a spoofed IPv6 packet can earn a ban under with ipv6-prefix 96 or more. */
 int xb_prefix_parse_saved(const char *text, struct xb_prefix *out, char *err, size_t errlen);
 int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len);
-/* The data path's key for an address, at the given IPv6 prefix length. */
-void xb_key_from_addr(const struct xb_prefix *addr, __u8 v6_prefix, struct xdpban_key *key);
+/* The data path's key for an address, at the given IPv6 prefix length, narrowed as the data
+ * path narrows it (xdpban_narrow.h) when m is not NULL. */
+void xb_key_from_addr(const struct xb_maps *m, const struct xb_prefix *addr, __u8 v6_prefix,
+		      struct xdpban_key *key);
 int xb_key_format(const struct xdpban_key *key, char *buf, size_t len); /* "ADDR" or "ADDR/LEN" */
 void xb_key_to_prefix(const struct xdpban_key *key, struct xb_prefix *p);
 bool xb_prefix_is_addr(const struct xb_prefix *p); /* a /32 or /128 */
@@ -166,6 +168,11 @@ int xb_learn_format(__u8 shift, char *buf, size_t len); /* 0, -EINVAL or -ENOSPC
  * seconds 0 = permanent. Refuses (-EPERM, message) a ban overlapping a trusted entry. */
 int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, char *err,
 	   size_t errlen);
+/* Whether p may be banned here, as xb_ban checks it: 0, or -EPERM with the reason in err (it
+ * is or holds an exempt address, or is an IPv6 network whose addresses are keyed one by one,
+ * xdpban_narrow.h); -errno when the tries cannot be read. For bans that come from elsewhere: a
+ * restored state. */
+int xb_ban_check(const struct xb_maps *m, const struct xb_prefix *p, char *err, size_t errlen);
 /* Lifts the ban of p exactly as it was banned; for an address, also the ban of its source key
  * (its /v6_prefix), the ban that stops it. *lifted: what was lifted. -ENOENT with a message
  * when there is none, naming the manual prefix ban the address lies in, if one does. */
@@ -200,6 +207,8 @@ struct xb_exempt_entry {
 	struct xb_prefix prefix;
 	struct xdpban_exempt val; /* origin (enum xdpban_exempt_origin, or XB_EXEMPT_BUILTIN) and
 				   * ifindex (XDPBAN_EXEMPT_HOST) */
+	__u8 link_plen; /* an IPv6 host address read from rtnetlink: the length of its subnet
+			 * (the neighbours on its link); 0 otherwise, and in what a trie holds */
 };
 /* "built-in", "never-ban", "host" ("?" otherwise): the names `query` and `lists` use. */
 const char *xb_exempt_origin_name(__u32 origin);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "libxdpban.h"
+#include "narrow.h"
 
 #define PREFIX_TEXT_MAX (INET6_ADDRSTRLEN + 4) /* "ADDR/128" */
 #define QUOTED_MAX (4 * PREFIX_TEXT_MAX + 5)   /* xb_quote() of any text that may be one */
@@ -219,8 +220,11 @@ int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len)
 	return format_addr_len(p->family, p->addr, p->plen, buf, len);
 }
 
-void xb_key_from_addr(const struct xb_prefix *addr, __u8 v6_prefix, struct xdpban_key *key)
+void xb_key_from_addr(const struct xb_maps *m, const struct xb_prefix *addr, __u8 v6_prefix,
+		      struct xdpban_key *key)
 {
+	if (m && addr->family == XDPBAN_FAMILY_INET6)
+		v6_prefix = xb_narrow_key_plen(m, addr->addr, v6_prefix);
 	xdpban_key_make(key, addr->family, addr->addr, v6_prefix);
 }
 

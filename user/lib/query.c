@@ -140,7 +140,7 @@ int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_qu
 	ret = xb_config_read(m, &cfg);
 	if (ret)
 		return ret;
-	xb_key_from_addr(addr, cfg.v6_prefix, &key);
+	xb_key_from_addr(m, addr, cfg.v6_prefix, &key);
 	xb_key_format(&key, out->key, sizeof(out->key));
 	ret = query_counter(m, &key, &cfg, now_ns, out);
 	if (!ret)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "exemptions.h"
 #include "log.h"
+#include "narrow.h"
 
 int xbd_exemptions_fd(const struct xbd_exemptions *x)
 {
@@ -20,9 +21,42 @@ const char *xbd_exemptions_ifname(const struct xbd_exemptions *x, __u32 ifindex)
 	return NULL;
 }
 
-/* Writes never_ban and host together. 0 or -errno with one line in err. */
-static int write_union(const struct xb_maps *m, const struct xb_exempt_set *never_ban,
-		       const struct xb_exempt_set *host, char *err, size_t errlen)
+/* Keys at /128 the networks that hold an entry of all (narrow.h), under the ipv6-prefix in
+ * force, which it keeps in *v6_prefix. 0 or -errno with one line in err. */
+static int write_narrow(const struct xb_maps *m, const struct xb_exempt_set *all,
+			__u8 *v6_prefix, char *err, size_t errlen)
+{
+	struct xb_narrow_set want = {};
+	struct xdpban_config cfg;
+	int ret = xb_config_read(m, &cfg);
+
+	if (ret) {
+		snprintf(err, errlen, "cannot read %s: %s", XDPBAN_MAP_NAME(xdpban_config),
+			 strerror(-ret));
+		return ret;
+	}
+	ret = xb_narrow_plan(all, cfg.v6_prefix, &want);
+	if (ret) {
+		snprintf(err, errlen, "out of memory for the networks of %zu exempt entries",
+			 all->n);
+		return ret;
+	}
+	ret = xb_narrow_sync(m, &want, err, errlen);
+	if (!ret && *v6_prefix != cfg.v6_prefix)
+		pr_debug("narrow: %zu networks keyed per address under ipv6-prefix %u", want.n,
+			 cfg.v6_prefix);
+	if (!ret)
+		*v6_prefix = cfg.v6_prefix;
+	xb_narrow_set_free(&want);
+	return ret;
+}
+
+/* Writes never_ban and host together, the networks they make keyed per address first (so that
+ * no source is keyed wider than its network allows while an entry comes). 0 or -errno with one
+ * line in err. */
+static int write_union(struct xbd_exemptions *x, const struct xb_maps *m,
+		       const struct xb_exempt_set *never_ban, const struct xb_exempt_set *host,
+		       char *err, size_t errlen)
 {
 	struct xb_exempt_sync_result res;
 	struct xb_exempt_set all = {};
@@ -34,7 +68,9 @@ static int write_union(const struct xb_maps *m, const struct xb_exempt_set *neve
 		snprintf(err, errlen, "out of memory for %zu exempt entries", never_ban->n + host->n);
 	} else {
 		xb_exempt_set_finish(&all);
-		ret = xb_exempt_sync(m, &all, &res, err, errlen);
+		ret = write_narrow(m, &all, &x->narrow_prefix, err, errlen);
+		if (!ret)
+			ret = xb_exempt_sync(m, &all, &res, err, errlen);
 	}
 	if (!ret && (res.put || res.removed))
 		pr_debug("exempt tries: %zu entries written, %zu removed", res.put, res.removed);
@@ -93,7 +129,7 @@ int xbd_exemptions_start(struct xbd_exemptions *x, const struct xb_maps *m,
 	if (!ret)
 		ret = xbd_hostaddr_read(x->ifindex, x->n_ifaces, &x->host, err, errlen);
 	if (!ret)
-		ret = write_union(m, never_ban, &x->host, err, errlen);
+		ret = write_union(x, m, never_ban, &x->host, err, errlen);
 	if (ret) {
 		xbd_exemptions_close(x);
 		return ret;
@@ -110,7 +146,7 @@ int xbd_exemptions_swap(struct xbd_exemptions *x, const struct xb_maps *m,
 			struct xb_exempt_set *never_ban, char *err, size_t errlen)
 {
 	struct xb_exempt_set old = x->never_ban;
-	int ret = write_union(m, never_ban, &x->host, err, errlen);
+	int ret = write_union(x, m, never_ban, &x->host, err, errlen);
 
 	if (ret)
 		return ret;
@@ -119,15 +155,29 @@ int xbd_exemptions_swap(struct xbd_exemptions *x, const struct xb_maps *m,
 	return 0;
 }
 
+/* After a `set ipv6-prefix` on the control socket: the networks again, under the new length. */
+static void refresh_narrow(struct xbd_exemptions *x, const struct xb_maps *m)
+{
+	struct xdpban_config cfg;
+	char err[XB_ERRLEN];
+
+	if (xb_config_read(m, &cfg) || cfg.v6_prefix == x->narrow_prefix)
+		return;
+	if (write_union(x, m, &x->never_ban, &x->host, err, sizeof(err)))
+		pr_err("exempt: %s (trying again in a few seconds)", err);
+}
+
 void xbd_exemptions_refresh(struct xbd_exemptions *x, const struct xb_maps *m)
 {
 	struct xb_exempt_set host;
 	char err[XB_ERRLEN];
 
-	if (!xbd_hostaddr_changed(&x->events) && !x->stale)
+	if (!xbd_hostaddr_changed(&x->events) && !x->stale) {
+		refresh_narrow(x, m);
 		return;
+	}
 	x->stale = xbd_hostaddr_read(x->ifindex, x->n_ifaces, &host, err, sizeof(err)) ||
-		   write_union(m, &x->never_ban, &host, err, sizeof(err));
+		   write_union(x, m, &x->never_ban, &host, err, sizeof(err));
 	if (x->stale) {
 		pr_err("exempt: %s; the exempt tries keep the host addresses they had (trying again in a few seconds)",
 		       err);

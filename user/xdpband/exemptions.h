@@ -1,7 +1,8 @@
 /* exemptions.h - what xdpband keeps in the exempt tries (docs/datapath.md, section 8): the
  * never-ban entries of the lists in force and the addresses of the protected interfaces, read
  * at start and again whenever rtnetlink says an address changed, written together through the
- * library's one writer (user/lib/exempt.h), which adds before it deletes. One log line per host
+ * library's one writer (user/lib/exempt.h), which adds before it deletes; and the networks
+ * that holding them keys per address (user/lib/narrow.h), written first. One log line per host
  * address that comes or goes. Never touches the policy, the counters or the bans. */
 #ifndef XDPBAND_EXEMPTIONS_H
 #define XDPBAND_EXEMPTIONS_H
@@ -22,6 +23,7 @@ struct xbd_exemptions {
 	struct xb_exempt_set never_ban; /* in force: the lists' entries, finished */
 	struct xb_exempt_set host;      /* in force: the host's addresses, finished */
 	bool stale;                     /* the last refresh failed: the next one reads anyway */
+	__u8 narrow_prefix;             /* the ipv6-prefix xdpban_narrow6 was written under */
 };
 
 /* Subscribes to address events, reads the addresses of the interfaces and writes them with
@@ -39,7 +41,8 @@ int xbd_exemptions_swap(struct xbd_exemptions *x, const struct xb_maps *m,
 int xbd_exemptions_fd(const struct xbd_exemptions *x);
 /* When the fd was readable and an address changed, or the last refresh failed: reads them all
  * again and writes what changed, with a log line each. A failure is logged and keeps what the
- * tries hold; the next call tries again (the daemon calls it at every sweep too). */
+ * tries hold; the next call tries again (the daemon calls it at every sweep too). When the
+ * ipv6-prefix in force is not the one xdpban_narrow6 was written under, writes it again. */
 void xbd_exemptions_refresh(struct xbd_exemptions *x, const struct xb_maps *m);
 /* The interface's name, for an ifindex of x; NULL for another. */
 const char *xbd_exemptions_ifname(const struct xbd_exemptions *x, __u32 ifindex);

@@ -128,7 +128,7 @@ static __s64 local_left(const struct xbd_fleet *f, const struct xb_prefix *who)
 	__s64 left;
 
 	addr.plen = xb_family_bits(who->family); /* the key's first address */
-	xb_key_from_addr(&addr, who->family == XDPBAN_FAMILY_INET6 ? who->plen : 0, &key);
+	xb_key_from_addr(NULL, &addr, who->family == XDPBAN_FAMILY_INET6 ? who->plen : 0, &key);
 	left = xb_bans_get_in(f->maps, &key, &ban) ? 0 : left_of(ban.expires_ns, now);
 	if (left)
 		return left;

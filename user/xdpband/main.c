@@ -468,6 +468,8 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 	else
 		pr_info("state kept in the pinned maps; %zu offences restored from %s", c.offences,
 			d->conf.state_file);
+	if (c.refused)
+		pr_warn("state: %zu saved bans refused, the first: %s", c.refused, c.refused_why);
 	return 0;
 }
 

@@ -502,18 +502,36 @@ static __u64 boot_ns_of(time_t wall)
 	return wall > booted ? xb_wall_to_boot(wall) : 1;
 }
 
+/* A saved ban that may not hold here (xb_ban_check): the exemptions or the networks keyed one
+ * by one may have changed since it was saved. Counted, and the first reason kept. */
+static bool restore_refused(const struct xb_maps *run, const struct xb_prefix *p,
+			    struct xbd_state_counts *c)
+{
+	char why[XB_ERRLEN];
+
+	if (xb_ban_check(run, p, why, sizeof(why)) != -EPERM)
+		return false;
+	if (!c->refused++)
+		snprintf(c->refused_why, sizeof(c->refused_why), "%s", why);
+	return true;
+}
+
 /* Through table.h, the one userspace writer of the ban table. */
 static int restore_bans(const struct saved_state *s, const struct xb_maps *m, time_t now,
 			struct xbd_state_counts *c)
 {
+	struct xb_maps run = *m; /* the checks read the tries once (xb_ban_run_begin) */
 	char why[XB_ERRLEN];
 	struct xb_bans bans;
 	int ret = xb_bans_of(&bans, m, why, sizeof(why));
 
 	if (ret)
 		return ret;
+	run.ban_run = NULL;
+	xb_ban_run_begin(&run);
 	for (size_t i = 0; i < s->n_bans; i++) {
 		const struct saved_ban *b = &s->bans[i];
+		struct xb_prefix p;
 		struct xdpban_ban ban = {
 			.start_ns = boot_ns_of(b->start < now ? b->start : now),
 			.expires_ns = b->expires ? boot_ns_of(b->expires) : 0,
@@ -522,13 +540,17 @@ static int restore_bans(const struct saved_state *s, const struct xb_maps *m, ti
 			.classes = b->classes,
 		};
 
+		xb_key_to_prefix(&b->key, &p);
 		if (b->expires && b->expires <= now)
 			c->expired++;
+		else if (restore_refused(&run, &p, c))
+			continue;
 		else if (xb_bans_put(&bans, &b->key, &ban, BPF_NOEXIST))
 			c->failed++; /* banned again meanwhile, or the table is full */
 		else
 			c->bans++;
 	}
+	xb_ban_run_end(&run);
 	xb_bans_close(&bans);
 	return 0;
 }
@@ -548,6 +570,8 @@ static void restore_prefixes(const struct saved_state *s, const struct xb_maps *
 
 		if (p->expires && p->expires <= now)
 			c->expired++;
+		else if (restore_refused(m, &p->prefix, c))
+			continue;
 		else if (xb_policy_put(m, &p->prefix, &val, BPF_NOEXIST))
 			c->failed++; /* a list holds that prefix now, or the trie is full */
 		else

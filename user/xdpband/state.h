@@ -19,6 +19,8 @@ struct xbd_state_counts {
 	size_t bans, prefixes, offences; /* saved, or restored */
 	size_t expired;                  /* skipped at restore: already over */
 	size_t failed;                   /* not restored: table full, or already present */
+	size_t refused;                  /* not restored: exempt, or keyed one by one here */
+	char refused_why[XB_ERRLEN];     /* the first refusal's reason */
 };
 
 /* What fleet sharing keeps in the file (fleet.h): the last stream entry applied, and the node
