@@ -1,9 +1,10 @@
 /* allow.h - what allow-only mode lets through although its source is in no allow list
- * (docs/datapath.md, "Allow-only mode"): a source no real host has (the built-in set), and a
- * segment or datagram of a connection of this host: one the host opened (the answers to its
- * own queries, updates, backups) or accepted before the mode came on (the operator's SSH
- * session). Asked only on the not-allowed drop path, so it costs nothing elsewhere. Never
- * writes a map. NDP and non-IP frames never reach the policy at all. */
+ * (docs/datapath.md, "Allow-only mode"): a segment or datagram of a connection of this host:
+ * one the host opened (the answers to its own queries, updates, backups) or accepted before the
+ * mode came on (the operator's SSH session). A source no real host has (the built-in set: ::,
+ * 0.0.0.0, broadcast, multicast) is no connection of it and is dropped like any other. Asked
+ * only on the not-allowed drop path, so it costs nothing elsewhere. Never writes a map. NDP and
+ * non-IP frames never reach the policy at all. */
 #ifndef XDPBAN_BPF_ALLOW_H
 #define XDPBAN_BPF_ALLOW_H
 
@@ -48,8 +49,8 @@ __attribute__((noinline)) int udp_socket_state(struct xdp_md *ctx, const struct 
 	return state;
 }
 
-/* 1 when the not-allowed packet may go on: a built-in source, a TCP segment that a socket of
- * this host other than a listener takes (a connection in any state, a connect() awaiting its
+/* 1 when the not-allowed packet may go on: a TCP segment that a socket of this host other
+ * than a listener takes (a connection in any state, a connect() awaiting its
  * SYN-ACK), or a UDP datagram that a connected UDP socket takes. A listener or an unconnected
  * UDP socket is a service, which the allow lists are for. A SYN without ACK opens a
  * connection, so it is never one of the host's and costs no lookup: a SYN flood from outside
@@ -58,8 +59,6 @@ static __always_inline int allow_exempt(struct xdp_md *ctx, const struct pkt *p)
 {
 	int state;
 
-	if (xdpban_builtin_exempt(p->family, p->saddr))
-		return 1;
 	if (p->is_tcp) {
 		if ((p->tcp_flags & (TCP_FLAG_SYN_ | TCP_FLAG_ACK_)) == TCP_FLAG_SYN_)
 			return 0;
