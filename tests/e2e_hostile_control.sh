@@ -5,7 +5,9 @@
 # with 0660 and the group nogroup, a member doing the same gets at most its share and cannot
 # keep root out; root's own 2000 idle connections do not keep a new root client out; and a
 # connection that sends nothing is closed after the idle timeout. In every case root's
-# `xdpban status` must answer within 2 s, again and again, while the flood goes on.
+# `xdpban status` must answer within 2 s, again and again, while the flood goes on. And eight
+# slow HTTP clients of nobody's, each trickling a header line a second, keep no scrape of
+# /metrics from being answered within 5 s (each must send its whole request within 3 s).
 # Shares the helpers of tests/e2e_daemon.sh; every namespace, daemon, pin, process and file it
 # makes is removed by the cleanup of tests/e2e_lib.sh, also on failure.
 #
@@ -17,7 +19,8 @@ source "$(dirname "$0")/e2e_lib.sh"
 source "$(dirname "$0")/e2e_daemon.sh"
 
 CASES=(refused_peers_take_no_slot member_cannot_keep_root_out
-	root_idle_connections_do_not_keep_root_out idle_connection_times_out)
+	root_idle_connections_do_not_keep_root_out idle_connection_times_out
+	slow_scrapers_do_not_starve_metrics)
 xbd_begin k "${CASES[@]}"
 XBD_HOLD=$XBD_TMP/hold # where the flooding user writes its counts
 mkdir -p "$XBD_HOLD" && chown nobody:nogroup "$XBD_HOLD"
@@ -134,12 +137,48 @@ print(f"{time.monotonic() - t0:.1f} {line}")' "$XBD_SOCK" 2>&1)
 	fi
 }
 
+# --- eight slow HTTP clients of nobody's, one header line a second: a scrape still answers ---
+case_slow_scrapers() {
+	local i t0 ms out
+	xbd_stop TERM
+	XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = 127.0.0.1:$METRICS_PORT"
+	xbd_start || { xbd_fail slow_scrapers_do_not_starve_metrics "xdpband did not start with metrics"; return; }
+	install -m 644 "$(dirname "$0")/tools/slow_http.py" "$XBD_TMP/"
+	nsenter --net="/run/netns/$XBD_NS_R" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$XBD_PY" "$XBD_TMP/slow_http.py" 127.0.0.1 "$METRICS_PORT" 8 1 "$XBD_HOLD/slow.json" \
+		2>>"$XBD_TMP/hold.err" &
+	XBD_FLOOD_PID=$!
+	e2e_defer kill "$XBD_FLOOD_PID"
+	sleep 1.5
+	for ((i = 0; i < 5; i++)); do
+		t0=$(date +%s%N)
+		out=$(nsenter --net="/run/netns/$XBD_NS_R" curl -s --max-time 10 \
+			-o /dev/null -w '%{http_code}' "http://127.0.0.1:$METRICS_PORT/metrics")
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		if [[ $out != 200 ]] || ((ms > 5000)); then
+			xbd_fail slow_scrapers_do_not_starve_metrics "scrape $((i + 1)) of 5: HTTP '$out' after $ms ms behind 8 slow clients"
+			xbd_flood_stop
+			return
+		fi
+	done
+	xbd_flood_stop
+	if (($(xbd_flood_stat slow 'd["closed"]') < 8)); then
+		xbd_fail slow_scrapers_do_not_starve_metrics "the slow clients were not closed: $(cat "$XBD_HOLD/slow.json")"
+	elif ! xbd_wait_until xbd_log_has "sent no whole request within 3000 ms"; then
+		xbd_fail slow_scrapers_do_not_starve_metrics "no log line about the slow clients"
+	else
+		xbd_pass slow_scrapers_do_not_starve_metrics
+	fi
+}
+
+METRICS_PORT=$((20000 + $$ % 20000))
 XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = off"
 if xbd_start; then
 	case_refused
 	case_member
 	case_root_idle
 	case_idle_timeout
+	case_slow_scrapers
 else
 	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done
 fi

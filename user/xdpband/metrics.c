@@ -4,14 +4,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/socket.h>
 #include <microhttpd.h>
 #include "log.h"
 #include "metrics.h"
 #include "table.h"
 #include "xdpban_time.h"
 
-#define METRICS_CONN_LIMIT 8
+/* libmicrohttpd's own idle timeout: only a backstop behind XBD_METRICS_REQUEST_MS. */
 #define METRICS_CONN_TIMEOUT_S 10
+#define METRICS_SLOW_LOG_MS 60000 /* at most one line a minute about slow clients */
 
 static void counter_header(FILE *out, const char *name, const char *help)
 {
@@ -187,16 +190,89 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 	return body ? reply(conn, status, body, strlen(body), "text/plain") : MHD_NO;
 }
 
+static __u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
+static struct xbd_metrics_conn *conn_slot(struct xbd_metrics *mt,
+					  const struct MHD_Connection *conn)
+{
+	for (size_t i = 0; i < XBD_METRICS_CONN_LIMIT; i++)
+		if (mt->conns[i].conn == conn)
+			return &mt->conns[i];
+	return NULL;
+}
+
+/* A connection opened (its request deadline starts) or closed (its slot frees). One that finds
+ * no slot is past the limit, which libmicrohttpd refuses anyway. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct xbd_metrics *mt = cls;
+	struct xbd_metrics_conn *slot;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		slot = conn_slot(mt, NULL);
+		if (slot)
+			*slot = (struct xbd_metrics_conn){ .conn = conn, .since_ms = now_ms() };
+	} else if ((slot = conn_slot(mt, conn))) {
+		*slot = (struct xbd_metrics_conn){ 0 };
+	}
+}
+
+/* An answer went out (or failed): a kept-alive connection waits for its next request anew. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_ctx,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct xbd_metrics_conn *slot = conn_slot(cls, conn);
+
+	if (slot) {
+		slot->answering = false;
+		slot->since_ms = now_ms();
+	}
+}
+
+/* Shuts down every connection whose request is overdue; libmicrohttpd then sees it closed and
+ * frees it. Logged at most once a minute, with how many. */
+static void close_overdue(struct xbd_metrics *mt, __u64 now)
+{
+	for (size_t i = 0; i < XBD_METRICS_CONN_LIMIT; i++) {
+		struct xbd_metrics_conn *c = &mt->conns[i];
+		const union MHD_ConnectionInfo *info;
+
+		if (!c->conn || c->answering || now - c->since_ms < XBD_METRICS_REQUEST_MS)
+			continue;
+		info = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (info)
+			shutdown(info->connect_fd, SHUT_RDWR);
+		c->answering = true; /* shut: not again */
+		mt->slow_closed++;
+	}
+	if (mt->slow_closed && now - mt->slow_logged_ms >= METRICS_SLOW_LOG_MS) {
+		pr_warn("metrics: %zu connection%s closed that sent no whole request within %d ms",
+			mt->slow_closed, mt->slow_closed == 1 ? "" : "s", XBD_METRICS_REQUEST_MS);
+		mt->slow_closed = 0;
+		mt->slow_logged_ms = now;
+	}
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **req_ctx)
 {
-	const struct xbd_metrics *mt = cls;
+	struct xbd_metrics *mt = cls;
+	struct xbd_metrics_conn *slot = conn_slot(mt, conn);
 	char *body = NULL;
 	size_t len = 0;
 	FILE *out;
 	int ret;
 
+	if (slot)
+		slot->answering = true;
 	if (strcmp(method, MHD_HTTP_METHOD_GET))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
 	if (strcmp(url, "/metrics"))
@@ -229,6 +305,7 @@ int xbd_metrics_start(struct xbd_metrics *mt, const struct xbd_conf *conf,
 	unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 
 	*mt = (struct xbd_metrics){ .maps = maps, .history = history };
+	/* MHD's callbacks get mt itself: the caller's struct must not move after this. */
 	if (!conf->metrics_listen)
 		return 0;
 	if (conf->metrics_addr.ss_family == AF_INET6)
@@ -236,8 +313,10 @@ int xbd_metrics_start(struct xbd_metrics *mt, const struct xbd_conf *conf,
 	mt->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, mt,
 				   MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first: see its doc */
 				   MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&conf->metrics_addr,
-				   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONN_LIMIT,
+				   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)XBD_METRICS_CONN_LIMIT,
 				   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_CONN_TIMEOUT_S,
+				   MHD_OPTION_NOTIFY_CONNECTION, on_connection, mt,
+				   MHD_OPTION_NOTIFY_COMPLETED, on_completed, mt,
 				   MHD_OPTION_END);
 	if (!mt->mhd) {
 		snprintf(err, errlen, "metrics: cannot listen on %s", conf->metrics_listen);
@@ -259,17 +338,29 @@ int xbd_metrics_fd(const struct xbd_metrics *mt)
 
 int xbd_metrics_timeout_ms(const struct xbd_metrics *mt)
 {
-	MHD_UNSIGNED_LONG_LONG ms;
+	MHD_UNSIGNED_LONG_LONG ms = 1000;
+	__u64 now = now_ms();
 
-	if (!mt->mhd || MHD_get_timeout(mt->mhd, &ms) != MHD_YES)
+	if (!mt->mhd)
 		return -1;
-	return ms > 1000 ? 1000 : (int)ms;
+	if (MHD_get_timeout(mt->mhd, &ms) != MHD_YES || ms > 1000)
+		ms = 1000;
+	for (size_t i = 0; i < XBD_METRICS_CONN_LIMIT; i++) {
+		const struct xbd_metrics_conn *c = &mt->conns[i];
+		__u64 due = c->since_ms + XBD_METRICS_REQUEST_MS;
+
+		if (c->conn && !c->answering)
+			ms = due <= now ? 0 : (due - now < ms ? due - now : ms);
+	}
+	return (int)ms;
 }
 
 void xbd_metrics_run(struct xbd_metrics *mt)
 {
-	if (mt->mhd)
-		MHD_run(mt->mhd);
+	if (!mt->mhd)
+		return;
+	close_overdue(mt, now_ms());
+	MHD_run(mt->mhd);
 }
 
 void xbd_metrics_stop(struct xbd_metrics *mt)

@@ -5,6 +5,7 @@
 #ifndef XDPBAND_METRICS_H
 #define XDPBAND_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
@@ -13,9 +14,25 @@
 #include "sweep.h"
 
 struct MHD_Daemon;
+struct MHD_Connection;
+
+/* At most this many connections at once; each must send a whole request within
+ * XBD_METRICS_REQUEST_MS of its start or of its last answer, or it is closed: a slow client
+ * holds a slot for that long at most, never as long as it keeps trickling bytes. */
+#define XBD_METRICS_CONN_LIMIT 8
+#define XBD_METRICS_REQUEST_MS 3000
+
+struct xbd_metrics_conn {
+	struct MHD_Connection *conn; /* NULL: a free slot */
+	__u64 since_ms;              /* monotonic: when it began waiting for a request */
+	bool answering;              /* its request is in, its answer on the way */
+};
 
 struct xbd_metrics {
 	struct MHD_Daemon *mhd; /* NULL when metrics are off */
+	struct xbd_metrics_conn conns[XBD_METRICS_CONN_LIMIT];
+	size_t slow_closed;     /* connections closed at the deadline since the last log line */
+	__u64 slow_logged_ms;   /* when that line was written */
 	const struct xb_maps *maps;
 	const struct xbd_history *history;
 	void (*extra)(FILE *out, void *ctx); /* more metrics after ours (the fleet's); NULL */
