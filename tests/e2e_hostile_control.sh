@@ -7,7 +7,9 @@
 # connection that sends nothing is closed after the idle timeout. In every case root's
 # `xdpban status` must answer within 2 s, again and again, while the flood goes on. And eight
 # slow HTTP clients of nobody's, each trickling a header line a second, keep no scrape of
-# /metrics from being answered within 5 s (each must send its whole request within 3 s).
+# /metrics from being answered within 5 s (each must send its whole request within 3 s). A
+# member with group-access = full loads list files with its own rights: a root-only file is
+# refused without a word of it, with ignore_errors too.
 # Shares the helpers of tests/e2e_daemon.sh; every namespace, daemon, pin, process and file it
 # makes is removed by the cleanup of tests/e2e_lib.sh, also on failure.
 #
@@ -20,7 +22,7 @@ source "$(dirname "$0")/e2e_daemon.sh"
 
 CASES=(refused_peers_take_no_slot member_cannot_keep_root_out
 	root_idle_connections_do_not_keep_root_out idle_connection_times_out
-	slow_scrapers_do_not_starve_metrics)
+	member_reads_only_its_own_files slow_scrapers_do_not_starve_metrics)
 xbd_begin k "${CASES[@]}"
 XBD_HOLD=$XBD_TMP/hold # where the flooding user writes its counts
 mkdir -p "$XBD_HOLD" && chown nobody:nogroup "$XBD_HOLD"
@@ -171,6 +173,42 @@ case_slow_scrapers() {
 	fi
 }
 
+# --- a member with full access loads lists with its own rights, never the daemon's ---
+# xbd_member_load FILE [IGNORE]: lists_load of FILE into the deny layer, sent as nobody.
+xbd_member_load() {
+	local req="{\"cmd\":\"lists_load\",\"layer\":\"deny\",\"files\":[\"$1\"]${2:+,\"ignore_errors\":true}}"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline().strip())' "$XBD_SOCK" "$req"
+}
+
+case_member_files() {
+	local secret=$XBD_TMP/secret.list open=$XBD_TMP/open.list out ign
+	xbd_stop TERM
+	xbd_write_conf "[metrics]" "listen = off"
+	sed -i "s/^socket-mode = .*/socket-mode = 0660\ngroup = nogroup\ngroup-access = full/" "$XBD_CONF"
+	xbd_start || { xbd_fail member_reads_only_its_own_files "xdpband did not start with group-access full"; return; }
+	printf 'Redis-S3cret-Pa55\n' >"$secret" && chmod 600 "$secret"
+	printf '203.0.113.0/24\n' >"$open" && chmod 644 "$open"
+	out=$(xbd_member_load "$secret")
+	ign=$(xbd_member_load "$secret" yes)
+	if [[ $out == *S3cret* || $ign == *S3cret* ]]; then
+		xbd_fail member_reads_only_its_own_files "a line of a root-only file came back: '$out' '$ign'"
+	elif [[ $out != *"cannot read list $secret: Permission denied"* || $ign != *"Permission denied"* ]]; then
+		xbd_fail member_reads_only_its_own_files "no refusal: '$out' '$ign'"
+	elif [[ $(xbd_member_load "$open") != *'"ok":true'* ]]; then
+		xbd_fail member_reads_only_its_own_files "nobody could not load a file it can read: $(xbd_member_load "$open")"
+	elif ! xbd_cli lists --json | grep -qF "$open"; then
+		xbd_fail member_reads_only_its_own_files "the readable file is not in force"
+	else
+		xbd_pass member_reads_only_its_own_files
+	fi
+}
+
 METRICS_PORT=$((20000 + $$ % 20000))
 XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = off"
 if xbd_start; then
@@ -178,6 +216,7 @@ if xbd_start; then
 	case_member
 	case_root_idle
 	case_idle_timeout
+	case_member_files
 	case_slow_scrapers
 else
 	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done

@@ -8,7 +8,8 @@
 # nothing; a list that needs more IPv6 lines and hosts than policy-lines6-max says what to
 # raise it to, on the CLI and in the log. The acceptance case loads zmap's shipped blocklist
 # unedited as a deny list with a trusted hole in 203.0.113.0/24 and checks the verdicts on the
-# wire (a UDP socket in the receiver namespace, and `xdpban stats`) and in `query`.
+# wire (a UDP socket in the receiver namespace, and `xdpban stats`) and in `query`. With the
+# 64 runtime lists in force, a 65th is refused before it is opened (a FIFO: never read).
 #
 # Everything it makes is removed on any exit (tests/e2e_daemon.sh's cleanup). Needs root.
 # shellcheck disable=SC2317 # the case functions are called through e2e_case
@@ -19,7 +20,8 @@ source tests/e2e_lib.sh
 source tests/e2e_daemon.sh
 
 CASES=(load_with_daemon show_values restart_and_sighup_keep_them clear_drops_them
-	small_lines_say_so corrupt_store_set_aside bad_inputs_change_nothing load_without_daemon zmap_blocklist_on_the_wire)
+	small_lines_say_so corrupt_store_set_aside bad_inputs_change_nothing load_without_daemon zmap_blocklist_on_the_wire
+	limit_checked_before_reading)
 XBD_NS_TAG=lists-
 xbd_begin R "${CASES[@]}"
 readonly D=$XBD_TMP/lists
@@ -233,6 +235,23 @@ case_zmap() {
 			"$(show | xbd_json '[f["entries"] for f in d["layers"][1]["files"] if f["file"] == "'"$ZMAP"'"][0]')"
 }
 
+case_limit() {
+	local i files=() out layer
+	for layer in deny trusted; do
+		xbd_cli lists clear "$layer" >/dev/null 2>&1
+	done
+	for ((i = 0; i < 64; i++)); do
+		printf '192.0.2.%d\n' "$i" >"$D/many$i.txt"
+		files+=("$D/many$i.txt")
+	done
+	out=$(xbd_cli lists load --deny "${files[@]}" 2>&1) || { E2E_WHY="64 lists: $out"; return 1; }
+	mkfifo "$D/fifo.txt" || return 1
+	out=$(timeout 10 "$XBD_BIN/xdpban" --socket "$XBD_SOCK" --pin-dir "$XBD_PIN" lists load \
+		--trusted "$D/fifo.txt" 2>&1)
+	e2e_expect "the 65th list" "xdpban: at most 64 runtime lists at once: clear a layer first" "$out" &&
+		e2e_run xbd_cli lists clear deny
+}
+
 if ! setup_files || ! xbd_start; then
 	for c in "${CASES[@]}"; do xbd_fail "$c" "xdpband did not start"; done
 	e2e_finish
@@ -246,5 +265,6 @@ e2e_case corrupt_store_set_aside case_corrupt
 e2e_case bad_inputs_change_nothing case_bad
 e2e_case load_without_daemon case_direct
 e2e_case zmap_blocklist_on_the_wire case_zmap
+e2e_case limit_checked_before_reading case_limit
 ((XBD_FAILED == 0)) || E2E_FAILED=$((E2E_FAILED + XBD_FAILED))
 e2e_finish

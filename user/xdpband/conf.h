@@ -13,6 +13,8 @@
 #include "ports.h"
 #include "xdpban_config.h"
 
+struct xbd_creds; /* files.h */
+
 #define XBD_CONF_DEFAULT "/etc/xdpban/xdpban.conf"
 #define XBD_STATE_FILE_DEFAULT "/var/lib/xdpban/state"
 #define XBD_METRICS_DEFAULT "127.0.0.1:9433"
@@ -87,6 +89,9 @@ struct xbd_conf {
 	bool lists_ignore_errors; /* skip (and count) bad lines instead of refusing the file */
 	struct xbd_list_conf lists[XBD_MAX_LISTS];
 	int n_lists;
+	/* Not of the file: whose rights the list files are opened with, for a client's runtime
+	 * load (files.h); NULL, the daemon's own. */
+	const struct xbd_creds *lists_open_as;
 	/* [control] */
 	char *socket_path;
 	mode_t socket_mode;

@@ -331,6 +331,9 @@ static int do_lists_cmd(struct xbd *d, const char *cmd, struct json_object *requ
 	}
 	if (!strcmp(cmd, "lists_clear"))
 		return xbd_lists_ctx_clear(&ctx, verdict, reply, err, errlen);
+	/* A member's files are opened with its own rights: the daemon never reads for it what
+	 * it could not read itself. */
+	ctx.open_as = xbd_server_serving_creds(&d->server);
 	ret = xbd_lists_ctx_load(&ctx, verdict, files, n, ignore, reply, err, errlen);
 	return ret == -ENOENT ? -EIO : ret; /* a missing file, not an unknown command */
 }

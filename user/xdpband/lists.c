@@ -422,8 +422,8 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 	off_t size = 0;
 	char *line;
 	size_t len;
-	int fd, ret = xbd_open_regular(lc->path, "list", XBD_LIST_FILE_MAX, &fd, r->err,
-				       r->errlen);
+	int fd, ret = xbd_open_regular_as(r->conf->lists_open_as, lc->path, "list",
+					  XBD_LIST_FILE_MAX, &fd, r->err, r->errlen);
 
 	if (ret)
 		return ret;

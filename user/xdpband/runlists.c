@@ -316,6 +316,7 @@ static int read_files(const struct xbd_lists_ctx *c, __u32 verdict, const char *
 							 .id = (__u32)i + 1 };
 	conf->n_lists = (int)n;
 	conf->lists_ignore_errors = ignore_errors;
+	conf->lists_open_as = c->open_as;
 	ret = xbd_list_caps_of(c->maps, &caps, err, errlen);
 	if (!ret)
 		ret = xbd_lists_read(conf, &caps, out, NULL, err, errlen);
@@ -365,9 +366,7 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = read_files(c, verdict, files, n, ignore_errors, &read, err, errlen);
-	if (ret)
-		goto out;
+	/* The limits first: a load that cannot be kept reads nothing. */
 	for (size_t i = 0; i < c->rt->n; i++) {
 		for (size_t j = 0; j < n && !replaced[i]; j++)
 			replaced[i] = c->rt->v[i].verdict == verdict &&
@@ -381,6 +380,9 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 		ret = -ENOSPC;
 		goto out;
 	}
+	ret = read_files(c, verdict, files, n, ignore_errors, &read, err, errlen);
+	if (ret)
+		goto out;
 	next->n = kept;
 	for (size_t j = 0; j < n && !ret; j++) {
 		struct xbd_rt_list *l = &next->v[next->n++];

@@ -49,6 +49,7 @@ struct xbd_lists_ctx {
 	const struct xbd_lists *config; /* what they held when read */
 	struct xbd_runtime *rt;
 	const char *store;            /* STATE.lists; NULL: [state] file = off, kept in memory */
+	const struct xbd_creds *open_as; /* whose rights a load opens files with; NULL: ours */
 };
 
 /* The store's path for a state file (malloc'ed), or NULL when there is no state file. */

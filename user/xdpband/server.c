@@ -16,7 +16,6 @@
 #include "log.h"
 #include "server.h"
 
-#define MAX_PEER_GROUPS 256
 
 __u64 xbd_now_ms(void)
 {
@@ -252,17 +251,25 @@ static void log_refusals_counted(struct xbd_server *s, __u64 now)
 	s->refusals_logged_ms = now;
 }
 
-static bool peer_in_group(int fd, gid_t primary, gid_t group)
+/* The peer's credentials for opening files: its uid and gid, and its groups (none when the
+ * kernel cannot say: fewer rights, never more). */
+static void peer_creds(int fd, const struct ucred *cred, struct xbd_creds *out)
 {
-	gid_t groups[MAX_PEER_GROUPS];
-	socklen_t len = sizeof(groups);
+	socklen_t len = sizeof(out->groups);
 
-	if (primary == group)
+	out->uid = cred->uid;
+	out->gid = cred->gid;
+	out->n_groups = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, out->groups, &len)
+				? 0
+				: (int)(len / sizeof(gid_t));
+}
+
+static bool peer_in_group(const struct xbd_creds *c, gid_t group)
+{
+	if (c->gid == group)
 		return true;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
-		return false;
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == group)
+	for (int i = 0; i < c->n_groups; i++)
+		if (c->groups[i] == group)
 			return true;
 	return false;
 }
@@ -271,7 +278,8 @@ enum peer_class { PEER_REFUSED, PEER_MEMBER, PEER_PRIVILEGED };
 
 /* Root and the socket's owner may do everything; the configured group may read, or
  * everything with group-access = full; anyone else nothing. */
-static enum peer_class classify(const struct xbd_server *s, int fd, struct ucred *cred)
+static enum peer_class classify(const struct xbd_server *s, int fd, struct ucred *cred,
+				struct xbd_creds *creds)
 {
 	socklen_t len = sizeof(*cred);
 
@@ -281,7 +289,8 @@ static enum peer_class classify(const struct xbd_server *s, int fd, struct ucred
 	}
 	if (cred->uid == 0 || cred->uid == s->owner)
 		return PEER_PRIVILEGED;
-	if (s->has_group && peer_in_group(fd, cred->gid, s->group))
+	peer_creds(fd, cred, creds);
+	if (s->has_group && peer_in_group(creds, s->group))
 		return PEER_MEMBER;
 	return PEER_REFUSED;
 }
@@ -384,8 +393,9 @@ static struct xbd_client *find_slot(struct xbd_server *s, enum peer_class cls, u
  * another connection, is answered and closed at once. */
 static void admit(struct xbd_server *s, int fd)
 {
+	struct xbd_creds creds = { 0 };
 	struct ucred cred;
-	enum peer_class cls = classify(s, fd, &cred);
+	enum peer_class cls = classify(s, fd, &cred, &creds);
 	struct xbd_client *c = NULL;
 	char why[160];
 
@@ -402,6 +412,7 @@ static void admit(struct xbd_server *s, int fd)
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->uid = cred.uid;
+	c->creds = creds;
 	c->privileged = cls == PEER_PRIVILEGED;
 	c->read_only = cls == PEER_MEMBER && !s->group_full;
 	c->turn = s->turn;
@@ -601,6 +612,11 @@ int xbd_server_timeout_ms(const struct xbd_server *s)
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= now ? 0 : (int)(next - now);
+}
+
+const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s)
+{
+	return s->serving && !s->serving->privileged ? &s->serving->creds : NULL;
 }
 
 void xbd_server_hold(struct xbd_server *s)

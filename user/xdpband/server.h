@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "conf.h"
 #include "control.h"
+#include "files.h"
 
 /* The limits of the socket (xdpband(8), docs/control.md), so that no peer can keep another
  * out: a peer that may not connect is refused before it takes a slot; the last
@@ -37,6 +38,7 @@
 struct xbd_client {
 	int fd; /* -1 = free slot */
 	uid_t uid;
+	struct xbd_creds creds; /* a member's: what it may open (files.h) */
 	bool privileged;   /* root or the daemon's user: may use the reserved slots */
 	bool read_only;
 	bool closing;      /* close once the reply is out */
@@ -83,6 +85,9 @@ int xbd_server_timeout_ms(const struct xbd_server *s);
 /* Called from a hook while a request is handled: its reply is not sent; the connection waits
  * (reading no further request) for xbd_server_release(), at most XBD_HELD_TIMEOUT_MS. */
 void xbd_server_hold(struct xbd_server *s);
+/* Whose rights a file named in the request being handled is opened with: a group member's own
+ * credentials, or NULL for root and the daemon's user (and outside a request). */
+const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s);
 /* Called from a hook while a request is handled: after its reply, the connection takes every
  * line xbd_server_broadcast() sends, and no further request. */
 void xbd_server_subscribe(struct xbd_server *s);
