@@ -697,8 +697,10 @@ void model_key(const struct model *m, __u8 family, const __u8 *addr, struct xdpb
 		memcpy(key->addr, addr, 4);
 		return;
 	}
-	key->prefixlen = cfg.v6_prefix;
-	for (__u32 bit = 0; bit < cfg.v6_prefix; bit++)
+	/* A link-local source is always a neighbour, keyed alone (docs/datapath.md, section 8);
+	 * the model's host protects no other network. */
+	key->prefixlen = addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80 ? 128 : cfg.v6_prefix;
+	for (__u32 bit = 0; bit < key->prefixlen; bit++)
 		key->addr[bit / 8] |= addr[bit / 8] & (0x80 >> (bit % 8));
 }
 
@@ -915,10 +917,8 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 		set_verdict(v, XDPBAN_STAT_DROP_DENY);
 		return 0;
 	}
-	/* Allow-only mode: the model's host has no sockets, so only a built-in source is let
-	 * through; it goes on like an allowed one. */
-	if (verdict == XDPBAN_POLICY_NOT_ALLOWED &&
-	    !builtin_exempt(v->parsed.family, v->parsed.src)) {
+	/* Allow-only mode: the model's host has no sockets, so nothing is let through. */
+	if (verdict == XDPBAN_POLICY_NOT_ALLOWED) {
 		set_verdict(v, XDPBAN_STAT_DROP_NOT_ALLOWED);
 		return 0;
 	}
