@@ -111,7 +111,7 @@ deps:
 # include (libelf, zlib and zstd are linked only: their headers stand for their -dev packages).
 BUILD_TOOLS   := $(CLANG) $(BPFTOOL) $(firstword $(CC)) pkg-config
 BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h zstd.h ini.h json-c/json.h microhttpd.h \
-		 cmocka.h hiredis/hiredis.h
+		 cmocka.h hiredis/hiredis.h openssl/hmac.h
 check-deps:
 	$(Q)missing=; \
 	for t in $(BUILD_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
@@ -144,8 +144,11 @@ $(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) 
 	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS)
 endef
 $(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
-# Fleet sharing talks to Redis with hiredis (Debian's libhiredis-dev).
-$(BUILD)/xdpband: USER_LIBS += $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
+# Fleet sharing talks to Redis with hiredis (Debian's libhiredis-dev) and signs its entries
+# with OpenSSL's HMAC (libssl-dev).
+FLEET_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis) \
+	$(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
+$(BUILD)/xdpband: USER_LIBS += $(FLEET_LIBS)
 # `xdpban top` draws with curses (Debian's libncurses-dev).
 $(BUILD)/xdpban: USER_LIBS += $(shell pkg-config --libs ncurses 2>/dev/null || echo -lncurses)
 
@@ -193,6 +196,7 @@ $(BUILD)/tests/test_allow: $(TEST_ALLOW_OBJS)
 $(BUILD)/tests/test_fleet: TEST_OBJS := $(BUILD)/user/xdpband/fleet_entry.o
 $(BUILD)/tests/test_fleet: CFLAGS += -Iuser/xdpband
 $(BUILD)/tests/test_fleet: $(BUILD)/user/xdpband/fleet_entry.o
+$(BUILD)/tests/test_fleet: USER_LIBS += $(FLEET_LIBS)
 TEST_RUNLISTS_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,runlists runlists_show lists files)
 $(BUILD)/tests/test_runlists: TEST_OBJS := $(TEST_RUNLISTS_OBJS)
 $(BUILD)/tests/test_runlists: CFLAGS += -Iuser/xdpband
@@ -218,8 +222,7 @@ $(BUILD)/kernel/kcheck.static: $(KCHECK_OBJS) $(BUILD)/kernel/libxb.a
 # The fleet's bench publishes entries as the nodes write them (fleet_entry.c), with hiredis.
 $(BUILD)/bench/fleet: $(BUILD)/user/xdpband/fleet_entry.o
 $(BUILD)/bench/fleet: CFLAGS += -Iuser/xdpband
-$(BUILD)/bench/fleet: USER_LIBS += $(BUILD)/user/xdpband/fleet_entry.o \
-	$(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
+$(BUILD)/bench/fleet: USER_LIBS += $(BUILD)/user/xdpband/fleet_entry.o $(FLEET_LIBS)
 
 $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
@@ -244,7 +247,7 @@ $(BUILD)/fuzz/obj/support.o: tests/fuzz/support.c tests/fuzz/support.h | $(BUILD
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) tests/fuzz/support.h $(U_HDRS)
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(USER_LIBS)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(USER_LIBS) $(FLEET_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 	@:

@@ -227,6 +227,7 @@ out:
 
 struct burst {
 	redisContext *c;
+	struct xbd_fleet_secret key;
 	const char *stream, *maxlen;
 	uint32_t n;
 	__s64 expires;
@@ -257,6 +258,27 @@ static void burst_key(uint32_t i, struct xdpban_key *key)
 	xb_key_from_addr(NULL, &e.who, 64, key);
 }
 
+/* The fleet's signing key, as the nodes read it ([fleet] key-file). 0 or 1, said on stderr. */
+static int read_key(const char *path, struct xbd_fleet_secret *key)
+{
+	unsigned char buf[XBD_FLEET_SECRET_MAX];
+	char why[XB_ERRLEN];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		fprintf(stderr, "fleet: key file %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (xbd_fleet_secret_parse(buf, (size_t)n, key, why, sizeof(why))) {
+		fprintf(stderr, "fleet: key file %s: %s\n", path, why);
+		return 1;
+	}
+	return 0;
+}
+
 /* Appends the XADD of entry i. */
 static int append_xadd(struct burst *b, uint32_t i)
 {
@@ -267,7 +289,7 @@ static int append_xadd(struct burst *b, uint32_t i)
 	int argc = 6;
 
 	burst_entry(b, i, &e);
-	if (xbd_fleet_encode(&e, &f))
+	if (xbd_fleet_encode(&e, &b->key, &f))
 		return -EINVAL;
 	for (size_t k = 0; k < f.n; k++) {
 		argv[argc++] = f.names[k];
@@ -394,14 +416,14 @@ static int cmd_burst(int argc, char **argv)
 	pthread_t t;
 	int ret;
 
-	if (argc != 8 || bench_parse_u64(argv[0], 1, 1000000, &n) ||
+	if (argc != 9 || bench_parse_u64(argv[0], 1, 1000000, &n) ||
 	    bench_parse_u64(argv[2], 1, 65535, &port)) {
-		fprintf(stderr, "usage: fleet burst N HOST PORT USER PASSWORD_FILE STREAM MAXLEN PIN\n");
+		fprintf(stderr, "usage: fleet burst N HOST PORT USER PASSWORD_FILE KEY_FILE STREAM MAXLEN PIN\n");
 		return 2;
 	}
-	b = (struct burst){ .n = (uint32_t)n, .stream = argv[5], .maxlen = argv[6],
+	b = (struct burst){ .n = (uint32_t)n, .stream = argv[6], .maxlen = argv[7],
 			    .expires = time(NULL) + BAN_SECONDS };
-	if (node_open(&node, argv[7]))
+	if (read_key(argv[5], &b.key) || node_open(&node, argv[8]))
 		return 1;
 	b.c = burst_connect(argv[1], (int)port, argv[3], argv[4]);
 	if (!b.c) {
@@ -430,7 +452,7 @@ static int cmd_burst(int argc, char **argv)
 static int usage(void)
 {
 	fprintf(stderr, "usage: fleet latency N SOCK_A PIN_A PIN_B PIN_C\n"
-			"       fleet burst N HOST PORT USER PASSWORD_FILE STREAM MAXLEN PIN\n");
+			"       fleet burst N HOST PORT USER PASSWORD_FILE KEY_FILE STREAM MAXLEN PIN\n");
 	return 2;
 }
 

@@ -82,7 +82,7 @@ node_stop a && node_stop c || fail "nodes A and C did not stop cleanly"
 applied=$(fleet b applied)
 echo "fleet: a burst of $burst entries into node B" >&2
 nsenter --net="/run/netns/${FLEET_NS}r" "$BUILD/bench/fleet" burst "$burst" "$REDIS_ADDR" 6379 \
-	"$REDIS_USER" "$TMP/redis.pass" "$STREAM" "$MAXLEN" "${PIN[b]}" >"$TMP/burst.md" ||
+	"$REDIS_USER" "$TMP/redis.pass" "$TMP/fleet.key" "$STREAM" "$MAXLEN" "${PIN[b]}" >"$TMP/burst.md" ||
 	fail "the burst run failed"
 e2e_wait 100 eval '[[ $(fleet b applied) == $((applied + burst)) ]]' ||
 	fail "node B's applied counter grew by $(($(fleet b applied) - applied)), not $burst"

@@ -13,8 +13,8 @@ set -euo pipefail
 # zmap: its shipped blocklist (/etc/zmap/blacklist.conf), loaded unedited by
 # tests/e2e_lists_runtime.sh.
 # libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e_top.sh.
-# libhiredis-dev: xdpband's Redis client ([fleet]); redis-server: the real Redis of
-# tests/e2e_fleet.sh.
+# libhiredis-dev: xdpband's Redis client ([fleet]); libssl-dev: the HMAC that signs its
+# entries; redis-server: the real Redis of tests/e2e_fleet.sh.
 # libzstd-dev: the last of the static libraries build/kernel/kcheck.static links; qemu-system-x86,
 # busybox-static, cpio: the VM of Debian 12's kernel that tests/e2e_kernels.sh boots (its kernel
 # package comes from Debian's archive at the first run, with apt-get download).
@@ -23,7 +23,7 @@ PKGS=(
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
 	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus libncurses-dev tmux zmap
-	libhiredis-dev redis-server libzstd-dev qemu-system-x86 busybox-static cpio
+	libhiredis-dev libssl-dev redis-server libzstd-dev qemu-system-x86 busybox-static cpio
 )
 
 missing=()

@@ -11,12 +11,15 @@
 #   - Redis stopped: A still bans (by hand and for errors) and answers; when Redis is back,
 #     B and C get A's bans;
 #   - a trusted source on B stays trusted although A banned it;
-#   - junk stream entries (XADD by redis-cli) are refused and counted by every node;
+#   - stream entries not signed with the fleet's key (XADD by redis-cli: junk, a permanent
+#     /16, an unban in a node's name) change nothing and are counted by every node; signed
+#     junk is refused and counted as junk;
 #   - expired bans are pruned from the snapshot hash, active ones kept;
 #   - entries queued at a clean stop are published (Redis paused, then back within the flush's
 #     2 s), and those Redis never took are counted in the log;
 #   - a rotated password is read again at reconnection, and at SIGHUP;
-#   - a password file others can read, or a user without one, is refused by xdpband -t.
+#   - a password file others can read, or a user without one, is refused by xdpband -t; so
+#     are a key file others can read, a short key, and a fleet without a key file.
 #
 # The bed (namespaces, Redis, the nodes' configs) is tests/fleet_lib.sh, which bench/fleet.sh
 # shares. Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
@@ -217,24 +220,38 @@ case_trusted() {
 }
 
 case_junk() {
-	local n malformed=() expired=() i=0
-	for n in "${NODES[@]}"; do
-		malformed+=("$(fleet "$n" refused_malformed)") expired+=("$(fleet "$n" refused_expired)")
+	local n unsigned=() malformed=() expired=() i=0
+	e2e_run cli a ban 203.0.113.62 --for 1h || return 1
+	for n in b c; do
+		e2e_wait 100 banned "$n" 203.0.113.62 || { E2E_WHY="203.0.113.62 did not reach $n"; return 1; }
 	done
-	rcli XADD "$STREAM" '*' foo bar >/dev/null &&
-		rcli XADD "$STREAM" '*' v 1 origin evil kind ban key 0.0.0.0/0 reason manual \
-			classes none count 0 expires 0 >/dev/null &&
-		rcli XADD "$STREAM" '*' v 1 origin evil kind ban key 203.0.113.61 reason manual \
-			classes none count 0 expires 1 >/dev/null ||
-		{ E2E_WHY="redis-cli XADD failed"; return 1; }
 	for n in "${NODES[@]}"; do
-		e2e_wait 100 eval '[[ $(fleet '"$n"' refused_malformed) == $((malformed[i] + 2)) ]]' ||
-			{ E2E_WHY="node $n: refused_malformed $(fleet "$n" refused_malformed), was ${malformed[i]}"; return 1; }
-		e2e_expect "node $n's refused_expired" "$((expired[i] + 1))" "$(fleet "$n" refused_expired)" ||
-			return 1
+		unsigned+=("$(fleet "$n" refused_unsigned)") malformed+=("$(fleet "$n" refused_malformed)")
+		expired+=("$(fleet "$n" refused_expired)")
+	done
+	# Whoever can write the stream but holds no key: junk, a permanent /16 for every node, and
+	# an unban in node-a's name of the ban node-a holds.
+	rcli XADD "$STREAM" '*' foo bar >/dev/null &&
+		rcli XADD "$STREAM" '*' v 1 origin evil kind ban key 198.51.0.0/16 reason manual \
+			classes none count 0 expires 0 >/dev/null &&
+		rcli XADD "$STREAM" '*' v 1 origin node-a kind unban key 203.0.113.62 >/dev/null ||
+		{ E2E_WHY="redis-cli XADD failed"; return 1; }
+	# Signed with the key, but wrong: a broken or newer writer's.
+	signed_xadd v 2 origin node-x kind ban key 203.0.113.63 >/dev/null &&
+		signed_xadd v 1 origin node-x kind ban key 203.0.113.61 reason manual classes none \
+			count 0 expires 1 >/dev/null || { E2E_WHY="signed XADD failed"; return 1; }
+	for n in "${NODES[@]}"; do
+		e2e_wait 100 eval '[[ $(fleet '"$n"' refused_expired) == $((expired[i] + 1)) ]]' ||
+			{ E2E_WHY="node $n: refused_expired $(fleet "$n" refused_expired), was ${expired[i]}"; return 1; }
+		e2e_expect "node $n's refused_unsigned" "$((unsigned[i] + 3))" "$(fleet "$n" refused_unsigned)" &&
+			e2e_expect "node $n's refused_malformed" "$((malformed[i] + 1))" \
+				"$(fleet "$n" refused_malformed)" || return 1
 		not_banned "$n" 203.0.113.61 || { E2E_WHY="node $n applied an expired ban"; return 1; }
-		grep -q 'refused: no field "v"' "$TMP/$n.log" ||
-			{ E2E_WHY="no refusal line in node $n's log"; return 1; }
+		not_banned "$n" 198.51.0.9 || { E2E_WHY="node $n applied an unsigned /16"; return 1; }
+		banned "$n" 203.0.113.62 || { E2E_WHY="node $n applied an unsigned unban"; return 1; }
+		grep -q 'refused: no field "mac": not signed' "$TMP/$n.log" &&
+			grep -q 'refused: field "v" = "2": not version 1' "$TMP/$n.log" ||
+			{ E2E_WHY="no refusal lines in node $n's log"; return 1; }
 		i=$((i + 1))
 	done
 }
@@ -246,6 +263,8 @@ case_metrics() {
 		e2e_expect "applied on B" "$(fleet b applied)" "$(metric b xdpban_fleet_applied_total)" &&
 		e2e_expect "malformed on C" "$(fleet c refused_malformed)" \
 			"$(metric c 'xdpban_fleet_refused_total{why="malformed"}')" &&
+		e2e_expect "unsigned on C" "$(fleet c refused_unsigned)" \
+			"$(metric c 'xdpban_fleet_refused_total{why="unsigned"}')" &&
 		e2e_expect "published by A" "$(fleet a published)" "$(metric a xdpban_fleet_published_total)" &&
 		e2e_expect "queued on A" 0 "$(metric a xdpban_fleet_queued)" || return 1
 	cli b status | grep -q "^fleet: *node node-b, redis $REDIS_ADDR:6379, stream $STREAM: connected$" ||
@@ -263,6 +282,20 @@ case_bad_config() {
 	out=$(nsenter --net="/run/netns/${NS[a]}" "$TMP/xdpband" -t -c "$TMP/bad.conf" 2>&1)
 	[[ $? == 1 && $out == *"[fleet] user = '$REDIS_USER' needs a password-file" ]] ||
 		{ E2E_WHY="user without a password file: '$out'"; return 1; }
+	cp "$TMP/fleet.key" "$TMP/open.key" && chmod 644 "$TMP/open.key"
+	sed "s|^key-file = .*|key-file = $TMP/open.key|" "$TMP/a.conf" >"$TMP/bad.conf"
+	out=$(nsenter --net="/run/netns/${NS[a]}" "$TMP/xdpband" -t -c "$TMP/bad.conf" 2>&1)
+	[[ $? == 1 && $out != *$'\n'* && $out == *"[fleet] key-file = '$TMP/open.key': mode 0644"* ]] ||
+		{ E2E_WHY="open key file: '$out'"; return 1; }
+	printf 'short\n' >"$TMP/short.key" && chmod 600 "$TMP/short.key"
+	sed "s|^key-file = .*|key-file = $TMP/short.key|" "$TMP/a.conf" >"$TMP/bad.conf"
+	out=$(nsenter --net="/run/netns/${NS[a]}" "$TMP/xdpband" -t -c "$TMP/bad.conf" 2>&1)
+	[[ $? == 1 && $out == *"[fleet] key-file = '$TMP/short.key': 6 bytes: a key is 32 to 255 bytes"* ]] ||
+		{ E2E_WHY="short key file: '$out'"; return 1; }
+	grep -v '^key-file' "$TMP/a.conf" >"$TMP/bad.conf"
+	out=$(nsenter --net="/run/netns/${NS[a]}" "$TMP/xdpband" -t -c "$TMP/bad.conf" 2>&1)
+	[[ $? == 1 && $out == *"needs a key-file: every entry is signed with it"* ]] ||
+		{ E2E_WHY="no key file: '$out'"; return 1; }
 }
 
 case_prune() {

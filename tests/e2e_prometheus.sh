@@ -375,7 +375,10 @@ case_table_fill_matches_maps() {
 # that is not there (no host has 192.0.2.99 in the namespace), so that the fleet's metrics,
 # exported only with [fleet], are scraped and checked against the man page too.
 setup() {
-	xbd_write_conf "[metrics]" "listen = $METRICS" "[fleet]" "redis = 192.0.2.99:6379"
+	head -c 48 /dev/urandom | base64 >"$XBD_TMP/fleet.key" && chmod 600 "$XBD_TMP/fleet.key" ||
+		return 1
+	xbd_write_conf "[metrics]" "listen = $METRICS" "[fleet]" "redis = 192.0.2.99:6379" \
+		"key-file = $XBD_TMP/fleet.key"
 	xbd_start || { E2E_WHY="xdpband did not start: $(tail -n 1 "$XBD_LOG")"; return 1; }
 	mkdir -p "$XBD_TMP/prometheus/data" || return 1
 	cat >"$XBD_TMP/prometheus/prometheus.yml" <<EOF

@@ -82,7 +82,8 @@ appendfsync ${FLEET_APPENDFSYNC:-always}
 save ""
 logfile ""
 EOF2
-	printf '%s\n' "$REDIS_PASS" >"$TMP/redis.pass" && chmod 600 "$TMP/redis.pass"
+	printf '%s\n' "$REDIS_PASS" >"$TMP/redis.pass" && chmod 600 "$TMP/redis.pass" &&
+		head -c 48 /dev/urandom | base64 >"$TMP/fleet.key" && chmod 600 "$TMP/fleet.key"
 }
 REDIS_PID=
 redis_start() {
@@ -95,6 +96,23 @@ redis_stop() { kill "$REDIS_PID" && wait "$REDIS_PID"; }
 rcli() {
 	ip netns exec "$FLEET_NS"r redis-cli -h "$REDIS_ADDR" --user "$REDIS_USER" \
 		--pass "$(head -1 "$TMP/redis.pass")" --no-auth-warning "$@"
+}
+# signed_xadd FIELD VALUE...: an entry signed with the fleet's key as docs/fleet.md says
+# ("Signatures"), computed here on its own, added with XADD: what any holder of the key can
+# write.
+signed_xadd() {
+	local mac
+	mac=$("$PY" - "$TMP/fleet.key" "$@" <<'EOF2'
+import hashlib, hmac, sys
+key = open(sys.argv[1], "rb").read()
+key = key[:-1] if key.endswith(b"\n") else key
+pairs = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+order = ["v", "origin", "kind", "key", "reason", "classes", "count", "expires"]
+msg = "xdpban-fleet-entry\n" + "".join(f"{k}={pairs[k]}\n" for k in order if k in pairs)
+print(hmac.new(key, msg.encode(), hashlib.sha256).hexdigest())
+EOF2
+	) || return 1
+	rcli XADD "$STREAM" '*' "$@" mac "$mac"
 }
 radmin() {
 	ip netns exec "$FLEET_NS"r redis-cli -h "$REDIS_ADDR" --user admin --pass "$REDIS_ADMIN_PASS" \
@@ -130,6 +148,7 @@ write_conf() {
 		echo "node = node-$n"
 		echo "user = $REDIS_USER"
 		echo "password-file = $TMP/redis.pass"
+		echo "key-file = $TMP/fleet.key"
 		for line in "$@"; do echo "$line"; done
 	} >"$TMP/$n.conf"
 }

@@ -2,8 +2,11 @@
  * or unban encoded into the fields of an XADD decodes back to the same entry; what a broken or
  * hostile writer may put in the stream (missing, repeated, unknown or junk fields, a bad or too
  * wide prefix, a wrong version, an expiry in the past or past the longest ban) is refused with
- * one phrase naming the field; the snapshot hash's values and the stream ids. Pure functions:
- * no root, no maps, no Redis.
+ * one phrase naming the field; an entry or snapshot value not signed with the fleet's key (no
+ * mac, another key's, a field changed after signing) is refused before anything in it is
+ * believed, and the signature is the HMAC-SHA256 docs/fleet.md describes, computed here on its
+ * own; the snapshot hash's values and the stream ids. Pure functions: no root, no maps, no
+ * Redis.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,10 +14,49 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include "fleet_entry.h"
 
 #define NOW 1796197954 /* a fixed "now" for the expiry checks */
+
+static const struct xbd_fleet_secret KEY = { "this fleet's key: 32 bytes or more", 34 };
+static const struct xbd_fleet_secret OTHER_KEY = { "a forger's own key of 32 bytes or more", 38 };
+
+/* HMAC-SHA256 of msg under key in hex, as docs/fleet.md says, without fleet_entry.c. */
+static void hmac_hex(const struct xbd_fleet_secret *key, const char *msg, char out[65])
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+
+	assert_non_null(HMAC(EVP_sha256(), key->bytes, (int)key->len, (const unsigned char *)msg,
+			     strlen(msg), mac, &len));
+	assert_int_equal(len, 32);
+	for (unsigned int i = 0; i < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+}
+
+/* The mac of NAME VALUE pairs: "xdpban-fleet-entry\n", then NAME=VALUE lines of the fields of
+ * version 1 in their order (docs/fleet.md, "Signatures"); other fields are not signed. */
+static void entry_mac_of(const struct xbd_fleet_secret *key, const struct xbd_fleet_raw *raw,
+			 size_t n, char out[65])
+{
+	static const char *const order[] = { "v",	"origin", "kind",  "key",
+					     "reason", "classes", "count", "expires" };
+	char msg[2048];
+	size_t len = (size_t)snprintf(msg, sizeof(msg), "xdpban-fleet-entry\n");
+
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+		for (size_t i = 0; i < n; i++)
+			if (raw[i].name_len == strlen(order[k]) &&
+			    !memcmp(raw[i].name, order[k], raw[i].name_len))
+				len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s=%.*s\n",
+							order[k], (int)raw[i].value_len,
+							raw[i].value);
+	hmac_hex(key, msg, out);
+}
 
 static struct xbd_fleet_entry ban_of(const char *key, __s64 expires)
 {
@@ -38,10 +80,12 @@ static size_t raw_of(const struct xbd_fleet_fields *f, struct xbd_fleet_raw *raw
 	return f->n;
 }
 
-/* Decodes NAME VALUE ... pairs given as strings (NULL-terminated). */
+/* Decodes NAME VALUE ... pairs given as strings (NULL-terminated), signed with KEY: what a
+ * node of the fleet, broken or buggy, could have written. */
 static int decode_pairs(struct xbd_fleet_entry *e, char *why, const char *first, ...)
 {
 	struct xbd_fleet_raw raw[32];
+	static char mac[65];
 	size_t n = 0;
 	va_list ap;
 
@@ -52,7 +96,9 @@ static int decode_pairs(struct xbd_fleet_entry *e, char *why, const char *first,
 		raw[n++] = (struct xbd_fleet_raw){ name, value, strlen(name), strlen(value) };
 	}
 	va_end(ap);
-	return xbd_fleet_decode(raw, n, e, why, XB_ERRLEN);
+	entry_mac_of(&KEY, raw, n, mac);
+	raw[n] = (struct xbd_fleet_raw){ "mac", mac, 3, strlen(mac) };
+	return xbd_fleet_decode(raw, n + 1, &KEY, e, why, XB_ERRLEN);
 }
 
 #define GOOD_BAN "v", "1", "origin", "node-b", "kind", "ban", "key", "198.51.100.7", \
@@ -65,12 +111,13 @@ static void ban_round_trips(void **state)
 	struct xbd_fleet_raw raw[XBD_FLEET_FIELDS];
 	char why[XB_ERRLEN] = "";
 
-	assert_int_equal(xbd_fleet_encode(&in, &f), 0);
-	assert_int_equal(f.n, 8);
+	assert_int_equal(xbd_fleet_encode(&in, &KEY, &f), 0);
+	assert_int_equal(f.n, 9);
 	assert_string_equal(f.names[3], "key");
 	assert_string_equal(f.values[3], "2001:db8:1:2::/64");
 	assert_string_equal(f.values[5], "malformed");
-	assert_int_equal(xbd_fleet_decode(raw, raw_of(&f, raw), &out, why, sizeof(why)), 0);
+	assert_string_equal(f.names[8], "mac");
+	assert_int_equal(xbd_fleet_decode(raw, raw_of(&f, raw), &KEY, &out, why, sizeof(why)), 0);
 	assert_memory_equal(&in, &out, sizeof(in));
 }
 
@@ -83,9 +130,9 @@ static void unban_round_trips(void **state)
 
 	in.kind = XBD_FLEET_UNBAN;
 	in.reason = 0, in.classes = 0, in.count = 0;
-	assert_int_equal(xbd_fleet_encode(&in, &f), 0);
-	assert_int_equal(f.n, 4); /* v origin kind key */
-	assert_int_equal(xbd_fleet_decode(raw, raw_of(&f, raw), &out, why, sizeof(why)), 0);
+	assert_int_equal(xbd_fleet_encode(&in, &KEY, &f), 0);
+	assert_int_equal(f.n, 5); /* v origin kind key mac */
+	assert_int_equal(xbd_fleet_decode(raw, raw_of(&f, raw), &KEY, &out, why, sizeof(why)), 0);
 	assert_memory_equal(&in, &out, sizeof(in));
 }
 
@@ -99,6 +146,55 @@ static void unknown_fields_ignored(void **state)
 	assert_string_equal(e.origin, "node-b");
 	assert_int_equal(e.reason, XDPBAN_REASON_MANUAL);
 	assert_int_equal(e.expires, 1796201554);
+}
+
+static void refused_as(int want, const char *what, int ret, const char *why,
+		       const char *expected)
+{
+	if (ret != want)
+		fail_msg("%s: returned %d (%s)", what, ret, why);
+	if (!strstr(why, expected))
+		fail_msg("%s: '%s' does not say '%s'", what, why, expected);
+}
+
+/* The signature is the documented HMAC; without it, or with another, or with a field changed
+ * after signing, nothing is believed. */
+static void signatures_checked(void **state)
+{
+	struct xbd_fleet_entry in = ban_of("203.0.113.5", NOW + 60), out;
+	struct xbd_fleet_raw raw[XBD_FLEET_FIELDS];
+	struct xbd_fleet_fields f;
+	char why[XB_ERRLEN] = "", mac[65];
+	size_t n;
+
+	assert_int_equal(xbd_fleet_encode(&in, &KEY, &f), 0);
+	n = raw_of(&f, raw);
+	entry_mac_of(&KEY, raw, n - 1, mac);
+	assert_string_equal(f.values[n - 1], mac);
+	refused_as(-EACCES, "no mac", xbd_fleet_decode(raw, n - 1, &KEY, &out, why, sizeof(why)),
+		   why, "no field \"mac\": not signed");
+	refused_as(-EACCES, "another key",
+		   xbd_fleet_decode(raw, n, &OTHER_KEY, &out, why, sizeof(why)), why,
+		   "field \"mac\": not signed with this fleet's key");
+	raw[3].value = "198.51.0.0/16"; /* the key changed after signing */
+	raw[3].value_len = strlen(raw[3].value);
+	refused_as(-EACCES, "changed key", xbd_fleet_decode(raw, n, &KEY, &out, why, sizeof(why)),
+		   why, "not signed with this fleet's key");
+	raw[3] = (struct xbd_fleet_raw){ "key", f.values[3], 3, strlen(f.values[3]) };
+	raw[1].value = "node-b"; /* another node's name */
+	raw[1].value_len = 6;
+	refused_as(-EACCES, "changed origin", xbd_fleet_decode(raw, n, &KEY, &out, why, sizeof(why)),
+		   why, "not signed with this fleet's key");
+	/* a forger signing with a key of its own */
+	raw[1].value = "node-a";
+	entry_mac_of(&OTHER_KEY, raw, n - 1, mac);
+	raw[n - 1].value = mac;
+	refused_as(-EACCES, "forger's key", xbd_fleet_decode(raw, n, &KEY, &out, why, sizeof(why)),
+		   why, "not signed with this fleet's key");
+	/* junk in the mac is junk before it is a signature */
+	raw[n - 1] = (struct xbd_fleet_raw){ "mac", "a b", 3, 3 };
+	refused_as(-EINVAL, "junk mac", xbd_fleet_decode(raw, n, &KEY, &out, why, sizeof(why)), why,
+		   "field \"mac\" is not short plain text");
 }
 
 static void refused(const char *what, int ret, const char *why, const char *expected)
@@ -169,7 +265,7 @@ static void bad_keys_refused(void **state)
 			{ "key", "192.0.2.1\0\x07", 3, 11 },
 		};
 
-		refused("NUL in key", xbd_fleet_decode(raw, 4, &e, why, sizeof(why)), why,
+		refused("NUL in key", xbd_fleet_decode(raw, 4, &KEY, &e, why, sizeof(why)), why,
 			"field \"key\" is not short plain text");
 	}
 }
@@ -200,24 +296,41 @@ static void expiry_checked(void **state)
 static void snapshot_round_trips(void **state)
 {
 	struct xbd_fleet_entry in = ban_of("203.0.113.9", NOW + 5), out;
-	char value[XBD_FLEET_VALUE_MAX], why[XB_ERRLEN] = "";
+	char value[XBD_SNAPSHOT_VALUE_MAX], why[XB_ERRLEN] = "", mac[65], forged[160];
 	struct xbd_fleet_raw raw = { "203.0.113.9", value, 11, 0 };
 
-	assert_int_equal(xbd_fleet_snapshot_value(&in, value, sizeof(value)), 0);
-	assert_string_equal(value, "1796197959 node-a");
+	assert_int_equal(xbd_fleet_snapshot_value(&in, &KEY, value, sizeof(value)), 0);
+	hmac_hex(&KEY, "xdpban-fleet-snapshot\n203.0.113.9\n1796197959 node-a\n", mac);
+	snprintf(forged, sizeof(forged), "1796197959 node-a %s", mac);
+	assert_string_equal(value, forged);
 	raw.value_len = strlen(value);
-	assert_int_equal(xbd_fleet_snapshot_decode(&raw, &out, why, sizeof(why)), 0);
+	assert_int_equal(xbd_fleet_snapshot_decode(&raw, &KEY, &out, why, sizeof(why)), 0);
 	assert_memory_equal(&out.who, &in.who, sizeof(in.who));
 	assert_int_equal(out.expires, NOW + 5);
 	assert_string_equal(out.origin, "node-a");
+	refused_as(-EACCES, "snapshot under another key",
+		   xbd_fleet_snapshot_decode(&raw, &OTHER_KEY, &out, why, sizeof(why)), why,
+		   "not signed with this fleet's key");
+	snprintf(forged, sizeof(forged), "0 node-a %s", mac); /* made permanent */
+	raw.value = forged;
+	raw.value_len = strlen(forged);
+	refused_as(-EACCES, "snapshot changed",
+		   xbd_fleet_snapshot_decode(&raw, &KEY, &out, why, sizeof(why)), why,
+		   "not signed with this fleet's key");
+	raw.value = "0 node-a";
+	raw.value_len = strlen(raw.value);
+	refused_as(-EACCES, "snapshot without mac",
+		   xbd_fleet_snapshot_decode(&raw, &KEY, &out, why, sizeof(why)), why,
+		   "snapshot field \"203.0.113.9\": not signed");
 	raw.value = "soon node-a";
 	raw.value_len = strlen(raw.value);
-	refused("snapshot junk", xbd_fleet_snapshot_decode(&raw, &out, why, sizeof(why)), why,
-		"not KEY = \"EXPIRES ORIGIN\"");
+	refused("snapshot junk", xbd_fleet_snapshot_decode(&raw, &KEY, &out, why, sizeof(why)), why,
+		"not KEY = \"EXPIRES ORIGIN MAC\"");
 	raw.value = "5";
 	raw.value_len = 1;
-	refused("snapshot without origin", xbd_fleet_snapshot_decode(&raw, &out, why, sizeof(why)),
-		why, "snapshot field \"203.0.113.9\"");
+	refused("snapshot without origin",
+		xbd_fleet_snapshot_decode(&raw, &KEY, &out, why, sizeof(why)), why,
+		"snapshot field \"203.0.113.9\"");
 }
 
 /* What the prune deletes from the snapshot hash: a ban whose expiry has passed, nothing else. */
@@ -260,6 +373,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ban_round_trips),
+		cmocka_unit_test(signatures_checked),
 		cmocka_unit_test(unban_round_trips),
 		cmocka_unit_test(unknown_fields_ignored),
 		cmocka_unit_test(junk_refused),

@@ -6,7 +6,10 @@
 #define XDPBAND_CONF_H
 
 #include <stdbool.h>
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -58,6 +61,35 @@ struct xbd_escalation {
 #define XBD_FLEET_QUEUE_MAX 1048576u
 #define XBD_FLEET_NAME_MAX 64   /* a node name: letters, digits, '.', '_', '-' */
 #define XBD_FLEET_KEY_MAX 128   /* a stream or hash name: those and ':', '{', '}' */
+/* The fleet's signing key (key-file): this many bytes, the file's content without a final
+ * newline. Every node holds the same one. */
+#define XBD_FLEET_SECRET_MIN 32
+#define XBD_FLEET_SECRET_MAX 256
+struct xbd_fleet_secret {
+	unsigned char bytes[XBD_FLEET_SECRET_MAX];
+	size_t len;
+};
+
+/* The signing key from the n bytes of its file (a final newline is not part of it): 0, or
+ * -EINVAL with why when it is shorter than XBD_FLEET_SECRET_MIN or the file held more than
+ * XBD_FLEET_SECRET_MAX - 1 bytes. Inline: the benchmark that signs as the nodes do reads it
+ * too, without the config's code. */
+static inline int xbd_fleet_secret_parse(const void *bytes, size_t n,
+					 struct xbd_fleet_secret *out, char *why, size_t whylen)
+{
+	size_t len = n && ((const char *)bytes)[n - 1] == '\n' ? n - 1 : n;
+
+	explicit_bzero(out, sizeof(*out));
+	if (len < XBD_FLEET_SECRET_MIN || n >= XBD_FLEET_SECRET_MAX) {
+		snprintf(why, whylen,
+			 "%zu bytes: a key is %d to %d bytes (head -c 48 /dev/urandom | base64)", n,
+			 XBD_FLEET_SECRET_MIN, XBD_FLEET_SECRET_MAX - 1);
+		return -EINVAL;
+	}
+	memcpy(out->bytes, bytes, len);
+	out->len = len;
+	return 0;
+}
 
 struct xbd_fleet_conf {
 	char *redis;       /* HOST:PORT as written; NULL: fleet sharing off */
@@ -68,6 +100,8 @@ struct xbd_fleet_conf {
 	char *node;        /* this node's name in the entries (default: the host name) */
 	char *user;        /* Redis ACL user; NULL: AUTH with the password alone, or none */
 	char *password_file; /* owned by root, mode 0600 or tighter; NULL: no AUTH */
+	char *key_file;    /* owned by root, mode 0600 or tighter; required with redis */
+	struct xbd_fleet_secret key; /* its content, read with the config */
 	__u32 maxlen;      /* XADD MAXLEN ~ this */
 	__u32 queue_size;  /* entries waiting to be published, at most */
 };

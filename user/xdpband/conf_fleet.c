@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,8 +117,8 @@ int xbd_conf_parse_fleet_key(struct conf_parse *p, const struct conf_key *k, con
 	return set_string(FIELD(p, k), value);
 }
 
-/* The password must stay root's: a regular file owned by root that neither its group nor
- * others can read or write. */
+/* A secret (the password, the signing key) must stay root's: a regular file owned by root
+ * that neither its group nor others can read or write. */
 int xbd_conf_parse_fleet_secret(struct conf_parse *p, const struct conf_key *k,
 				const char *value, char *why)
 {
@@ -134,13 +136,38 @@ int xbd_conf_parse_fleet_secret(struct conf_parse *p, const struct conf_key *k,
 		snprintf(why, WHY_LEN, "not a regular file");
 	} else if (st.st_uid != 0) {
 		ret = -EPERM;
-		snprintf(why, WHY_LEN, "owned by uid %u: the password file must be owned by root",
+		snprintf(why, WHY_LEN, "owned by uid %u: it must be owned by root",
 			 (unsigned int)st.st_uid);
 	} else if (st.st_mode & 077) {
 		ret = -EPERM;
 		snprintf(why, WHY_LEN, "mode %04o lets its group or others at it: chmod 600 it",
 			 (unsigned int)(st.st_mode & 07777));
 	}
+	return ret;
+}
+
+/* The signing key: a secret file as the password's, read whole now, XBD_FLEET_SECRET_MIN to
+ * _MAX bytes without its final newline. */
+int xbd_conf_parse_fleet_key_file(struct conf_parse *p, const struct conf_key *k,
+				  const char *value, char *why)
+{
+	unsigned char buf[XBD_FLEET_SECRET_MAX];
+	char **field = FIELD(p, k);
+	int fd, ret = xbd_conf_parse_fleet_secret(p, k, value, why);
+	ssize_t n;
+
+	if (ret)
+		return ret;
+	fd = open(*field, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+	ret = n < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		snprintf(why, WHY_LEN, "%s", strerror(-ret));
+	else
+		ret = xbd_fleet_secret_parse(buf, (size_t)n, &p->conf->fleet.key, why, WHY_LEN);
+	explicit_bzero(buf, sizeof(buf));
 	return ret;
 }
 
@@ -204,6 +231,11 @@ int xbd_conf_fleet_defaults(struct xbd_fleet_conf *f)
 /* A user needs a password. 0, or -EINVAL with why. */
 int xbd_conf_fleet_check(const struct xbd_fleet_conf *f, char *why, size_t len)
 {
+	if (f->redis && !f->key_file) {
+		snprintf(why, len, "[fleet] redis = %s needs a key-file: every entry is signed with it (docs/fleet.md)",
+			 f->redis);
+		return -EINVAL;
+	}
 	if (f->user && !f->password_file) {
 		snprintf(why, len, "[fleet] user = '%s' needs a password-file", f->user);
 		return -EINVAL;
@@ -220,5 +252,6 @@ void xbd_conf_fleet_free(struct xbd_fleet_conf *f)
 	free(f->node);
 	free(f->user);
 	free(f->password_file);
-	memset(f, 0, sizeof(*f));
+	free(f->key_file);
+	explicit_bzero(f, sizeof(*f));
 }

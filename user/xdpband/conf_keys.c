@@ -450,6 +450,7 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "fleet", "node", xbd_conf_parse_fleet_name, F(fleet.node), false },
 	{ "fleet", "user", xbd_conf_parse_fleet_name, F(fleet.user), false },
 	{ "fleet", "password-file", xbd_conf_parse_fleet_secret, F(fleet.password_file), false },
+	{ "fleet", "key-file", xbd_conf_parse_fleet_key_file, F(fleet.key_file), false },
 	{ "fleet", "maxlen", xbd_conf_parse_fleet_maxlen, 0, false },
 	{ "fleet", "queue-size", xbd_conf_parse_fleet_queue, 0, false },
 };

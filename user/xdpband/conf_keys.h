@@ -63,6 +63,8 @@ int xbd_conf_parse_fleet_name(struct conf_parse *p, const struct conf_key *k, co
 			      char *why);
 int xbd_conf_parse_fleet_key(struct conf_parse *p, const struct conf_key *k, const char *value,
 			     char *why);
+int xbd_conf_parse_fleet_key_file(struct conf_parse *p, const struct conf_key *k,
+				  const char *value, char *why);
 int xbd_conf_parse_fleet_secret(struct conf_parse *p, const struct conf_key *k,
 				const char *value, char *why);
 int xbd_conf_parse_fleet_maxlen(struct conf_parse *p, const struct conf_key *k,

@@ -235,7 +235,9 @@ static void apply_unban(struct xbd_fleet *f, const struct xbd_fleet_entry *e)
 static void apply_entry(struct xbd_fleet *f, const struct xbd_fleet_item *it)
 {
 	if (it->status) {
-		refuse(f, &f->counts.refused_malformed, it->id, it->why);
+		refuse(f, it->status == -EACCES ? &f->counts.refused_unsigned
+						: &f->counts.refused_malformed,
+		       it->id, it->why);
 		return;
 	}
 	if (!strcmp(it->e.origin, f->conf->node)) {
@@ -473,6 +475,7 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f)
 	add_u64(o, "rebuilds", ls.rebuilds);
 	add_u64(o, "pruned", ls.pruned);
 	add_u64(o, "applied", f->counts.applied);
+	add_u64(o, "refused_unsigned", f->counts.refused_unsigned);
 	add_u64(o, "refused_malformed", f->counts.refused_malformed);
 	add_u64(o, "refused_expired", f->counts.refused_expired);
 	add_u64(o, "refused_policy", f->counts.refused_policy);
@@ -515,11 +518,12 @@ void xbd_fleet_metrics(FILE *out, void *ctx)
 	fprintf(out, "xdpban_fleet_applied_total %" PRIu64 "\n", (uint64_t)c->applied);
 	metric(out, "counter", "xdpban_fleet_refused_total",
 	       "Entries not applied, by why: malformed, expired (or absurdly far ahead), policy (trusted, never-ban or a host address here).");
-	fprintf(out, "xdpban_fleet_refused_total{why=\"malformed\"} %" PRIu64 "\n"
+	fprintf(out, "xdpban_fleet_refused_total{why=\"unsigned\"} %" PRIu64 "\n"
+		     "xdpban_fleet_refused_total{why=\"malformed\"} %" PRIu64 "\n"
 		     "xdpban_fleet_refused_total{why=\"expired\"} %" PRIu64 "\n"
 		     "xdpban_fleet_refused_total{why=\"policy\"} %" PRIu64 "\n",
-		(uint64_t)c->refused_malformed, (uint64_t)c->refused_expired,
-		(uint64_t)c->refused_policy);
+		(uint64_t)c->refused_unsigned, (uint64_t)c->refused_malformed,
+		(uint64_t)c->refused_expired, (uint64_t)c->refused_policy);
 	metric(out, "counter", "xdpban_fleet_skipped_total",
 	       "Entries left alone, by why: own (this node's), local (a local ban outlasts it, or it unbans a local ban).");
 	fprintf(out, "xdpban_fleet_skipped_total{why=\"own\"} %" PRIu64 "\n"

@@ -23,6 +23,7 @@ struct json_object;
 /* What became of the entries read (the metrics' and status's counters). */
 struct xbd_fleet_counts {
 	__u64 applied;          /* bans and unbans put in force here */
+	__u64 refused_unsigned; /* no mac, or not the fleet key's signature */
 	__u64 refused_malformed; /* junk: missing, repeated or bad fields */
 	__u64 refused_expired;  /* a ban whose time is over, or absurdly far ahead */
 	__u64 refused_policy;   /* trusted, never-ban or a host address here */

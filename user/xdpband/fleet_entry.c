@@ -7,12 +7,66 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include "fleet_entry.h"
 
 static const char *const field_names[XBD_FLEET_FIELDS] = {
-	"v", "origin", "kind", "key", "reason", "classes", "count", "expires",
+	"v", "origin", "kind", "key", "reason", "classes", "count", "expires", "mac",
 };
-enum { F_V, F_ORIGIN, F_KIND, F_KEY, F_REASON, F_CLASSES, F_COUNT, F_EXPIRES };
+enum { F_V, F_ORIGIN, F_KIND, F_KEY, F_REASON, F_CLASSES, F_COUNT, F_EXPIRES, F_MAC };
+
+/* ---- signatures ---- */
+
+/* HMAC-SHA256 of msg under key, as 64 lowercase hex digits and a NUL. */
+static int mac_hex(const struct xbd_fleet_secret *key, const char *msg, size_t len,
+		   char out[XBD_FLEET_MAC_HEX + 1])
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int mac_len = 0;
+
+	if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, (const unsigned char *)msg, len, mac,
+		  &mac_len) ||
+	    mac_len * 2 != XBD_FLEET_MAC_HEX)
+		return -EINVAL;
+	for (unsigned int i = 0; i < mac_len; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+	return 0;
+}
+
+/* What an entry's mac signs: a tag, then "NAME=VALUE\n" for each field it has but the mac, in
+ * the order of field_names. A value is plain text (no '=', no newline can make two messages
+ * one), so the same fields always give the same bytes. */
+static int entry_mac(const struct xbd_fleet_secret *key, char text[][XBD_FLEET_VALUE_MAX],
+		     const bool *seen, char out[XBD_FLEET_MAC_HEX + 1])
+{
+	char msg[32 + XBD_FLEET_FIELDS * (16 + XBD_FLEET_VALUE_MAX)];
+	size_t len = (size_t)snprintf(msg, sizeof(msg), "xdpban-fleet-entry\n");
+
+	for (int k = 0; k < F_MAC; k++)
+		if (seen[k])
+			len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s=%s\n",
+						field_names[k], text[k]);
+	return mac_hex(key, msg, len, out);
+}
+
+/* What a snapshot value's mac signs: the key and the rest of the value. */
+static int snapshot_mac(const struct xbd_fleet_secret *key, const char *who, __s64 expires,
+			const char *origin, char out[XBD_FLEET_MAC_HEX + 1])
+{
+	char msg[64 + 2 * XBD_FLEET_VALUE_MAX];
+	int len = snprintf(msg, sizeof(msg), "xdpban-fleet-snapshot\n%s\n%lld %s\n", who,
+			   (long long)expires, origin);
+
+	return mac_hex(key, msg, (size_t)len, out);
+}
+
+static bool mac_equal(const char *a, const char *b)
+{
+	return strlen(a) == XBD_FLEET_MAC_HEX && strlen(b) == XBD_FLEET_MAC_HEX &&
+	       CRYPTO_memcmp(a, b, XBD_FLEET_MAC_HEX) == 0;
+}
 
 static void put(struct xbd_fleet_fields *out, int field, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -27,9 +81,24 @@ static void put(struct xbd_fleet_fields *out, int field, const char *fmt, ...)
 	out->n++;
 }
 
-int xbd_fleet_encode(const struct xbd_fleet_entry *e, struct xbd_fleet_fields *out)
+/* The fields of out as entry_mac reads them. */
+static void fields_text(const struct xbd_fleet_fields *out, char text[][XBD_FLEET_VALUE_MAX],
+			bool *seen)
 {
-	char key[XBD_FLEET_VALUE_MAX], classes[XB_CLASSES_TEXT_MAX];
+	for (size_t i = 0; i < out->n; i++)
+		for (int k = 0; k < XBD_FLEET_FIELDS; k++)
+			if (out->names[i] == field_names[k]) {
+				memcpy(text[k], out->values[i], XBD_FLEET_VALUE_MAX);
+				seen[k] = true;
+			}
+}
+
+int xbd_fleet_encode(const struct xbd_fleet_entry *e, const struct xbd_fleet_secret *secret,
+		     struct xbd_fleet_fields *out)
+{
+	char key[XBD_FLEET_VALUE_MAX], classes[XB_CLASSES_TEXT_MAX], mac[XBD_FLEET_MAC_HEX + 1];
+	char text[XBD_FLEET_FIELDS][XBD_FLEET_VALUE_MAX];
+	bool seen[XBD_FLEET_FIELDS] = {};
 
 	out->n = 0;
 	if (xb_prefix_format(&e->who, key, sizeof(key)) ||
@@ -39,12 +108,16 @@ int xbd_fleet_encode(const struct xbd_fleet_entry *e, struct xbd_fleet_fields *o
 	put(out, F_ORIGIN, "%s", e->origin);
 	put(out, F_KIND, "%s", e->kind == XBD_FLEET_BAN ? "ban" : "unban");
 	put(out, F_KEY, "%s", key);
-	if (e->kind == XBD_FLEET_UNBAN)
-		return 0;
-	put(out, F_REASON, "%s", xb_reason_name(e->reason));
-	put(out, F_CLASSES, "%s", classes);
-	put(out, F_COUNT, "%" PRIu32, e->count);
-	put(out, F_EXPIRES, "%lld", (long long)e->expires);
+	if (e->kind == XBD_FLEET_BAN) {
+		put(out, F_REASON, "%s", xb_reason_name(e->reason));
+		put(out, F_CLASSES, "%s", classes);
+		put(out, F_COUNT, "%" PRIu32, e->count);
+		put(out, F_EXPIRES, "%lld", (long long)e->expires);
+	}
+	fields_text(out, text, seen);
+	if (entry_mac(secret, text, seen, mac))
+		return -EINVAL;
+	put(out, F_MAC, "%s", mac);
 	return 0;
 }
 
@@ -172,14 +245,34 @@ static int decode_ban(field_text text, const bool *seen, struct xbd_fleet_entry 
 	return 0;
 }
 
-int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n, struct xbd_fleet_entry *e,
+/* The entry's mac is the key's signature of its fields: 0, or -EACCES with why. */
+static int check_mac(const struct xbd_fleet_secret *secret, field_text text, const bool *seen,
 		     char *why, size_t whylen)
+{
+	char want[XBD_FLEET_MAC_HEX + 1];
+
+	if (!seen[F_MAC]) {
+		snprintf(why, whylen, "no field \"mac\": not signed");
+		return -EACCES;
+	}
+	if (entry_mac(secret, text, seen, want) || !mac_equal(text[F_MAC], want)) {
+		snprintf(why, whylen, "field \"mac\": not signed with this fleet's key");
+		return -EACCES;
+	}
+	return 0;
+}
+
+int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n,
+		     const struct xbd_fleet_secret *secret, struct xbd_fleet_entry *e, char *why,
+		     size_t whylen)
 {
 	field_text text = {};
 	bool seen[XBD_FLEET_FIELDS] = {};
 	int ret = collect(f, n, text, seen, why, whylen);
 
 	memset(e, 0, sizeof(*e));
+	if (!ret)
+		ret = check_mac(secret, text, seen, why, whylen);
 	if (ret)
 		return ret;
 	for (int k = F_V; k <= F_KEY; k++)
@@ -191,7 +284,7 @@ int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n, struct xbd_fleet_e
 		return bad(why, whylen, F_V, text[F_V], "not version " XBD_FLEET_VERSION);
 	if (!xbd_fleet_name_valid(text[F_ORIGIN]))
 		return bad(why, whylen, F_ORIGIN, text[F_ORIGIN], "not a node name");
-	snprintf(e->origin, sizeof(e->origin), "%s", text[F_ORIGIN]);
+	memcpy(e->origin, text[F_ORIGIN], strlen(text[F_ORIGIN]) + 1); /* valid: it fits */
 	if (!strcmp(text[F_KIND], "ban"))
 		e->kind = XBD_FLEET_BAN;
 	else if (!strcmp(text[F_KIND], "unban"))
@@ -227,22 +320,31 @@ int xbd_fleet_seconds_left(const struct xbd_fleet_entry *e, time_t now, __u32 *s
 
 /* ---- the snapshot hash ---- */
 
-int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e, char *buf, size_t len)
+int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e,
+			     const struct xbd_fleet_secret *secret, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%lld %s", (long long)e->expires, e->origin);
+	char who[XBD_FLEET_VALUE_MAX], mac[XBD_FLEET_MAC_HEX + 1];
+	int n;
 
+	if (xb_prefix_format(&e->who, who, sizeof(who)) ||
+	    snapshot_mac(secret, who, e->expires, e->origin, mac))
+		return -EINVAL;
+	n = snprintf(buf, len, "%lld %s %s", (long long)e->expires, e->origin, mac);
 	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
-int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_entry *e,
-			      char *why, size_t whylen)
+/* The parts of a snapshot field: its key, and its value's expiry, origin and mac (NULL when
+ * there is none). 0, or -EINVAL with why. */
+static int snapshot_parts(const struct xbd_fleet_raw *f, struct xbd_fleet_entry *e,
+			  char key[XBD_FLEET_VALUE_MAX], char value[XBD_SNAPSHOT_VALUE_MAX],
+			  char **mac, char *why, size_t whylen)
 {
-	char key[XBD_FLEET_VALUE_MAX], value[XBD_FLEET_VALUE_MAX], *space;
+	char quoted[XBD_FLEET_VALUE_MAX], *space;
 	__u64 expires;
 	int ret;
 
 	memset(e, 0, sizeof(*e));
-	if (f->name_len >= sizeof(key) || f->value_len >= sizeof(value) ||
+	if (f->name_len >= XBD_FLEET_VALUE_MAX || f->value_len >= XBD_SNAPSHOT_VALUE_MAX ||
 	    !plain_text(f->name, f->name_len)) {
 		snprintf(why, whylen, "a snapshot field that is not short plain text");
 		return -EINVAL;
@@ -253,10 +355,13 @@ int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_en
 	value[f->value_len] = '\0';
 	ret = parse_key(key, &e->who);
 	space = strchr(value, ' ');
+	*mac = space ? strchr(space + 1, ' ') : NULL;
+	if (*mac)
+		*(*mac)++ = '\0';
 	if (ret || !space || (*space = '\0', !digits_u64(value, INT64_MAX, &expires)) ||
 	    !xbd_fleet_name_valid(space + 1)) {
-		snprintf(why, whylen, "snapshot field \"%s\": not KEY = \"EXPIRES ORIGIN\"",
-			 xb_quote(key, value, sizeof(value)));
+		snprintf(why, whylen, "snapshot field \"%s\": not KEY = \"EXPIRES ORIGIN MAC\"",
+			 xb_quote(key, quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
 	e->kind = XBD_FLEET_BAN;
@@ -266,12 +371,32 @@ int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_en
 	return 0;
 }
 
+int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f,
+			      const struct xbd_fleet_secret *secret, struct xbd_fleet_entry *e,
+			      char *why, size_t whylen)
+{
+	char key[XBD_FLEET_VALUE_MAX], value[XBD_SNAPSHOT_VALUE_MAX], want[XBD_FLEET_MAC_HEX + 1];
+	char quoted[XBD_FLEET_VALUE_MAX], *mac;
+	int ret = snapshot_parts(f, e, key, value, &mac, why, whylen);
+
+	if (ret)
+		return ret;
+	if (!mac || snapshot_mac(secret, key, e->expires, e->origin, want) ||
+	    !mac_equal(mac, want)) {
+		snprintf(why, whylen, "snapshot field \"%s\": not signed with this fleet's key",
+			 xb_quote(key, quoted, sizeof(quoted)));
+		memset(e, 0, sizeof(*e));
+		return -EACCES;
+	}
+	return 0;
+}
+
 bool xbd_fleet_snapshot_expired(const struct xbd_fleet_raw *f, time_t now)
 {
+	char key[XBD_FLEET_VALUE_MAX], value[XBD_SNAPSHOT_VALUE_MAX], why[XB_ERRLEN], *mac;
 	struct xbd_fleet_entry e;
-	char why[XB_ERRLEN];
 
-	return !xbd_fleet_snapshot_decode(f, &e, why, sizeof(why)) && e.expires &&
+	return !snapshot_parts(f, &e, key, value, &mac, why, sizeof(why)) && e.expires &&
 	       e.expires <= now;
 }
 

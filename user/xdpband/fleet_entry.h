@@ -12,8 +12,11 @@
 #include "libxdpban.h"
 
 #define XBD_FLEET_VERSION "1"
-#define XBD_FLEET_FIELDS 8        /* v origin kind key reason classes count expires */
-#define XBD_FLEET_VALUE_MAX 64    /* bytes of one value, its NUL included */
+#define XBD_FLEET_FIELDS 9        /* v origin kind key reason classes count expires mac */
+#define XBD_FLEET_VALUE_MAX 80    /* bytes of one value, its NUL included */
+#define XBD_FLEET_MAC_HEX 64      /* an HMAC-SHA256 in hex digits */
+/* A snapshot value, "EXPIRES ORIGIN MAC", its NUL included. */
+#define XBD_SNAPSHOT_VALUE_MAX (24 + XBD_FLEET_NAME_MAX + XBD_FLEET_MAC_HEX)
 #define XBD_FLEET_ID_MAX 48       /* a stream id "MS-SEQ" and its NUL */
 /* A remote prefix ban wider than these is refused: one node's mistake must not cut the whole
  * fleet off from half the Internet. */
@@ -39,28 +42,38 @@ struct xbd_fleet_fields {
 	size_t n;
 };
 
-/* 0, or -EINVAL when e cannot be written (a prefix that does not format). */
-int xbd_fleet_encode(const struct xbd_fleet_entry *e, struct xbd_fleet_fields *out);
+/* The fields of e, the last of them "mac": the HMAC-SHA256 under the fleet's key of the
+ * others (docs/fleet.md, "Signatures"). 0, or -EINVAL when e cannot be written (a prefix that
+ * does not format). */
+int xbd_fleet_encode(const struct xbd_fleet_entry *e, const struct xbd_fleet_secret *secret,
+		     struct xbd_fleet_fields *out);
 
 /* One field as XREAD returns it: bytes and their length, not NUL-terminated. */
 struct xbd_fleet_raw {
 	const char *name, *value;
 	size_t name_len, value_len;
 };
-/* Decodes and checks the n pairs of one entry. 0, or -EINVAL with why (one phrase, the field
- * quoted) when a field is missing, repeated, not text, or wrong. Unknown fields are ignored
- * (a newer writer may add some); the version field must be XBD_FLEET_VERSION. */
-int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n, struct xbd_fleet_entry *e,
-		     char *why, size_t whylen);
+/* Decodes and checks the n pairs of one entry. 0; -EACCES with why when its mac is missing or
+ * is not the fleet key's signature of its fields (checked before anything else is believed);
+ * -EINVAL with why (one phrase, the field quoted) when a field is missing, repeated, not text,
+ * or wrong. Unknown fields are ignored (a newer writer may add some); the version field must
+ * be XBD_FLEET_VERSION. */
+int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n,
+		     const struct xbd_fleet_secret *secret, struct xbd_fleet_entry *e, char *why,
+		     size_t whylen);
 /* The seconds a decoded ban has left at now (0: permanent), or -ERANGE with why when its time
  * is over or lies further ahead than the longest ban (XDPBAN_TIME_MAX_S). */
 int xbd_fleet_seconds_left(const struct xbd_fleet_entry *e, time_t now, __u32 *seconds,
 			   char *why, size_t whylen);
 
-/* The snapshot hash: field = the key as text, value = "EXPIRES ORIGIN". */
-int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e, char *buf, size_t len);
-/* A ban from one field and value of the hash (reason manual, no count): 0 or -EINVAL, why. */
-int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f, struct xbd_fleet_entry *e,
+/* The snapshot hash: field = the key as text, value = "EXPIRES ORIGIN MAC", MAC the
+ * HMAC-SHA256 under the fleet's key of the key and the rest of the value. */
+int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e,
+			     const struct xbd_fleet_secret *secret, char *buf, size_t len);
+/* A ban from one field and value of the hash (reason manual, no count): 0, -EINVAL with why,
+ * or -EACCES with why when it is not signed with the fleet's key. */
+int xbd_fleet_snapshot_decode(const struct xbd_fleet_raw *f,
+			      const struct xbd_fleet_secret *secret, struct xbd_fleet_entry *e,
 			      char *why, size_t whylen);
 
 /* True when a field of the hash holds a ban whose expiry has passed at now, which the fleet

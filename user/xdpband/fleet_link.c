@@ -51,7 +51,8 @@ static bool is_string(const redisReply *r)
 }
 
 /* One element of an XREAD reply: [ID, [FIELD, VALUE, ...]]. */
-static void decode_entry(const redisReply *r, struct xbd_fleet_item *it)
+static void decode_entry(const redisReply *r, const struct xbd_fleet_secret *key,
+			 struct xbd_fleet_item *it)
 {
 	struct xbd_fleet_raw raw[32];
 	const redisReply *kv;
@@ -82,7 +83,7 @@ static void decode_entry(const redisReply *r, struct xbd_fleet_item *it)
 		raw[n] = (struct xbd_fleet_raw){ kv->element[i]->str, kv->element[i + 1]->str,
 						 kv->element[i]->len, kv->element[i + 1]->len };
 	}
-	it->status = xbd_fleet_decode(raw, n, &it->e, it->why, sizeof(it->why));
+	it->status = xbd_fleet_decode(raw, n, key, &it->e, it->why, sizeof(it->why));
 }
 
 /* The value of name in a flat [name, value, ...] reply (XINFO STREAM), or NULL. */
@@ -104,7 +105,8 @@ static int hand_snapshot_page(struct xbd_fleet_link *l, const redisReply *kv)
 
 		if (!is_string(kv->element[i]) || !is_string(kv->element[i + 1]))
 			continue;
-		it.status = xbd_fleet_snapshot_decode(&raw, &it.e, it.why, sizeof(it.why));
+		it.status = xbd_fleet_snapshot_decode(&raw, &l->conf.key, &it.e, it.why,
+						      sizeof(it.why));
 		if (!hand_over(l, &it))
 			return -ECANCELED;
 	}
@@ -208,7 +210,7 @@ static int read_once(struct xbd_fleet_link *l, redisContext *c, char *from)
 	for (size_t i = 0; i < entries->elements; i++) {
 		struct xbd_fleet_item it;
 
-		decode_entry(entries->element[i], &it);
+		decode_entry(entries->element[i], &l->conf.key, &it);
 		if (!xbd_fleet_id_valid(it.id))
 			continue; /* without an id it cannot be read past either */
 		snprintf(from, XBD_FLEET_ID_MAX, "%s", it.id);
@@ -288,7 +290,7 @@ static int dup_field(char **to, const char *from)
 static int conf_copy(struct xbd_fleet_conf *to, const struct xbd_fleet_conf *from)
 {
 	*to = (struct xbd_fleet_conf){ .redis_port = from->redis_port, .maxlen = from->maxlen,
-				       .queue_size = from->queue_size };
+				       .queue_size = from->queue_size, .key = from->key };
 	if (dup_field(&to->redis, from->redis) || dup_field(&to->redis_host, from->redis_host) ||
 	    dup_field(&to->stream, from->stream) || dup_field(&to->snapshot, from->snapshot) ||
 	    dup_field(&to->node, from->node) || dup_field(&to->user, from->user) ||

@@ -16,11 +16,11 @@ static int append_entry(redisContext *c, const struct xbd_fleet_conf *f,
 {
 	const char *argv[6 + 2 * XBD_FLEET_FIELDS];
 	struct xbd_fleet_fields fields;
-	char maxlen[16], key[XBD_FLEET_VALUE_MAX], snap[XBD_FLEET_VALUE_MAX + 16];
+	char maxlen[16], key[XBD_FLEET_VALUE_MAX], snap[XBD_SNAPSHOT_VALUE_MAX];
 	int argc = 0;
 
-	if (xbd_fleet_encode(e, &fields) || xb_prefix_format(&e->who, key, sizeof(key)) ||
-	    xbd_fleet_snapshot_value(e, snap, sizeof(snap)))
+	if (xbd_fleet_encode(e, &f->key, &fields) || xb_prefix_format(&e->who, key, sizeof(key)) ||
+	    xbd_fleet_snapshot_value(e, &f->key, snap, sizeof(snap)))
 		return -EINVAL;
 	snprintf(maxlen, sizeof(maxlen), "%u", f->maxlen);
 	redisAppendCommand(c, "MULTI");
