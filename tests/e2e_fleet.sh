@@ -19,7 +19,9 @@
 #     2 s), and those Redis never took are counted in the log;
 #   - a rotated password is read again at reconnection, and at SIGHUP;
 #   - a password file others can read, or a user without one, is refused by xdpband -t; so
-#     are a key file others can read, a short key, and a fleet without a key file.
+#     are a key file others can read, a short key, and a fleet without a key file;
+#   - a ban Redis refuses to add (a stream at the largest id) is counted in status and the
+#     metrics, with Redis's reason, and logged at once.
 #
 # The bed (namespaces, Redis, the nodes' configs) is tests/fleet_lib.sh, which bench/fleet.sh
 # shares. Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
@@ -33,7 +35,8 @@ source tests/e2e_lib.sh
 CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_from_snapshot
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
 	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
-	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused)
+	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused
+	publish_refusal_said)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -398,6 +401,23 @@ case_sighup() {
 	e2e_wait 100 banned b 203.0.113.93 || { E2E_WHY="B did not get A's ban"; return 1; }
 }
 
+# Last, as it leaves the stream unusable: an entry with the largest id makes Redis refuse every
+# later XADD. A's refused ban is counted, said in status and in the log, at once.
+case_publish_refused() {
+	local failed
+	failed=$(fleet a publish_failed)
+	rcli XADD "$STREAM" 18446744073709551615-18446744073709551615 foo bar >/dev/null ||
+		{ E2E_WHY="XADD of the largest id failed"; return 1; }
+	e2e_run cli a ban 203.0.113.94 --for 1h || return 1
+	e2e_wait 100 eval '[[ $(fleet a publish_failed) == $((failed + 1)) ]]' ||
+		{ E2E_WHY="A's publish_failed $(fleet a publish_failed), was $failed"; return 1; }
+	[[ $(fleet a publish_error) == *"exhausted the last possible ID"* ]] ||
+		{ E2E_WHY="A's publish_error: '$(fleet a publish_error)'"; return 1; }
+	e2e_expect "A's metric" "$(fleet a publish_failed)" "$(metric a xdpban_fleet_publish_failed_total)" &&
+		grep -q "fleet: publisher: Redis refused 1 entry, which are not shared: ERR" "$TMP/a.log" ||
+		{ E2E_WHY="${E2E_WHY:-no log line on A}"; return 1; }
+}
+
 # After each case, with XBF_KEEP: the stream and the snapshot, for a post-mortem.
 dump() { [[ -z ${XBF_KEEP:-} ]] || { rcli XRANGE "$STREAM" - +; rcli HGETALL "$SNAPSHOT"; } >"$TMP/redis.$1" 2>&1; }
 e2e_case errors_ban_reaches_every_node case_errors_ban
@@ -426,4 +446,6 @@ e2e_case password_reread_on_sighup case_sighup
 dump password_reread_on_sighup
 e2e_case bad_fleet_config_refused case_bad_config
 dump bad_fleet_config_refused
+e2e_case publish_refusal_said case_publish_refused
+dump publish_refusal_said
 e2e_finish

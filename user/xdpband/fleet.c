@@ -470,6 +470,9 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f)
 	add_u64(o, "remote_bans", f->n_origins);
 	add_u64(o, "published", ls.published);
 	add_u64(o, "publish_failed", ls.publish_failed);
+	json_object_object_add(o, "publish_error", ls.publish_error[0]
+							   ? json_object_new_string(ls.publish_error)
+							   : NULL);
 	add_u64(o, "queued", ls.queued);
 	add_u64(o, "overflowed", ls.overflowed);
 	add_u64(o, "rebuilds", ls.rebuilds);
@@ -513,6 +516,9 @@ void xbd_fleet_metrics(FILE *out, void *ctx)
 	metric(out, "counter", "xdpban_fleet_published_total",
 	       "This node's bans and unbans added to the stream.");
 	fprintf(out, "xdpban_fleet_published_total %" PRIu64 "\n", (uint64_t)ls.published);
+	metric(out, "counter", "xdpban_fleet_publish_failed_total",
+	       "This node's bans and unbans Redis refused: not shared (the log says why).");
+	fprintf(out, "xdpban_fleet_publish_failed_total %" PRIu64 "\n", (uint64_t)ls.publish_failed);
 	metric(out, "counter", "xdpban_fleet_applied_total",
 	       "Other nodes' bans and unbans put in force here.");
 	fprintf(out, "xdpban_fleet_applied_total %" PRIu64 "\n", (uint64_t)c->applied);

@@ -399,6 +399,7 @@ void xbd_fleet_link_stats(struct xbd_fleet_link *l, struct xbd_fleet_link_stats 
 		.publish_failed = l->publish_failed, .rebuilds = l->rebuilds, .pruned = l->pruned,
 	};
 	snprintf(out->error, sizeof(out->error), "%s", l->error);
+	snprintf(out->publish_error, sizeof(out->publish_error), "%s", l->publish_error);
 	pthread_mutex_unlock(&l->lock);
 }
 

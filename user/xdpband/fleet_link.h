@@ -65,6 +65,8 @@ struct xbd_fleet_link {
 	bool publisher_up, reader_up;
 	__u64 published, overflowed, publish_failed, rebuilds, pruned;
 	char error[XBD_FLEET_WHY_MAX]; /* the last connection problem, "" none */
+	char publish_error[XBD_FLEET_WHY_MAX]; /* why Redis refused the last refused entry; ""
+						* once an entry is taken again */
 };
 
 /* The first line of a password file, which must be a regular file owned by root that its
@@ -85,6 +87,7 @@ struct xbd_fleet_link_stats {
 	size_t queued;
 	__u64 published, overflowed, publish_failed, rebuilds, pruned;
 	char error[XBD_FLEET_WHY_MAX];
+	char publish_error[XBD_FLEET_WHY_MAX];
 };
 void xbd_fleet_link_stats(struct xbd_fleet_link *l, struct xbd_fleet_link_stats *out);
 /* Reads the password file again (SIGHUP); when the password changed, both connections are

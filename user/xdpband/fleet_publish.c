@@ -9,6 +9,8 @@
 #include "fleet_prune.h"
 #include "log.h"
 
+#define REFUSED_LOG_MS 60000
+
 
 /* MULTI, XADD, HSET or HDEL, EXEC: appended, not sent. */
 static int append_entry(redisContext *c, const struct xbd_fleet_conf *f,
@@ -43,10 +45,22 @@ static int append_entry(redisContext *c, const struct xbd_fleet_conf *f,
 	return 0;
 }
 
-/* Sends n entries in one pipeline. The number Redis refused (not to be sent again), or
- * -EIO when the connection failed (all of them stay queued). */
+/* What Redis said against an EXEC's commands (an error reply), into why; "" when nothing. */
+static void refusal_text(const redisReply *r, char *why, size_t len)
+{
+	for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+		if (r->element[i] && r->element[i]->type == REDIS_REPLY_ERROR) {
+			snprintf(why, len, "%s", r->element[i]->str);
+			return;
+		}
+	if (r && r->type == REDIS_REPLY_ERROR)
+		snprintf(why, len, "%s", r->str);
+}
+
+/* Sends n entries in one pipeline. The number Redis refused (not to be sent again), the
+ * reason of the first in why, or -EIO when the connection failed (all of them stay queued). */
 static int send_batch(redisContext *c, const struct xbd_fleet_conf *f,
-		      const struct xbd_fleet_entry *batch, size_t n)
+		      const struct xbd_fleet_entry *batch, size_t n, char *why, size_t whylen)
 {
 	int refused = 0, sent[PUBLISH_BATCH];
 
@@ -57,15 +71,19 @@ static int send_batch(redisContext *c, const struct xbd_fleet_conf *f,
 		bool ok = true;
 
 		if (!sent[i]) {
-			refused++;
+			if (!refused++)
+				snprintf(why, whylen, "an entry that does not encode");
 			continue;
 		}
 		for (int k = 0; k < 4; k++) { /* MULTI, XADD, HSET/HDEL, EXEC */
 			if (redisGetReply(c, (void **)&r) != REDIS_OK)
 				return -EIO;
-			if (k == 3)
+			if (k == 3) {
 				ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 				     !xbd_fleet_reply_failed(r->element[0]) && !xbd_fleet_reply_failed(r->element[1]);
+				if (!ok && !refused)
+					refusal_text(r, why, whylen);
+			}
 			freeReplyObject(r);
 		}
 		refused += !ok;
@@ -188,11 +206,33 @@ static void publisher_exit(struct xbd_fleet_link *l, struct publisher *p)
 		redisFree(p->c);
 }
 
+/* Entries Redis refused (a stream whose last id is the largest, a wrong type at the key, an
+ * ACL that lost a command): logged at once, then at most once a minute with how many more. */
+struct refused_log {
+	__u64 last_ms;
+	size_t unlogged;
+};
+
+static void log_refused(struct refused_log *rl, int refused, const char *why)
+{
+	__u64 now = xbd_fleet_mono_ms();
+
+	rl->unlogged += (size_t)refused;
+	if (rl->last_ms && now - rl->last_ms < REFUSED_LOG_MS)
+		return;
+	pr_err("fleet: publisher: Redis refused %zu entr%s, which are not shared: %s",
+	       rl->unlogged, rl->unlogged == 1 ? "y" : "ies", why[0] ? why : "no reason given");
+	rl->unlogged = 0;
+	rl->last_ms = now;
+}
+
 void *xbd_fleet_publisher_main(void *arg)
 {
 	struct xbd_fleet_link *l = arg;
 	struct xbd_fleet_entry batch[PUBLISH_BATCH];
 	struct publisher p = { .cursor = "0" };
+	struct refused_log refused_log = { 0 };
+	char why[XBD_FLEET_WHY_MAX];
 	int backoff = BACKOFF_MIN_MS;
 	bool stop = false;
 	size_t n;
@@ -210,7 +250,9 @@ void *xbd_fleet_publisher_main(void *arg)
 		n = peek_batch(l, batch, &stop);
 		if (stop)
 			break;
-		refused = n ? send_batch(p.c, &l->conf, batch, n) : idle_work(l, &p);
+		why[0] = '\0';
+		refused = n ? send_batch(p.c, &l->conf, batch, n, why, sizeof(why))
+			    : idle_work(l, &p);
 		if (refused < 0) {
 			xbd_fleet_drop(l, &p.c, &l->publisher_up, "publisher");
 			if (xbd_fleet_stopping(l))
@@ -224,7 +266,14 @@ void *xbd_fleet_publisher_main(void *arg)
 		l->queue_n -= n;
 		l->published += n - refused;
 		l->publish_failed += refused;
+		if (refused > 0)
+			snprintf(l->publish_error, sizeof(l->publish_error), "%s",
+				 why[0] ? why : "refused by Redis");
+		else if (n)
+			l->publish_error[0] = '\0';
 		pthread_mutex_unlock(&l->lock);
+		if (refused > 0)
+			log_refused(&refused_log, refused, why);
 	}
 	publisher_exit(l, &p);
 	return NULL;
