@@ -45,6 +45,7 @@ struct xdpban_policy {
 enum xdpban_exempt_origin {
 	XDPBAN_EXEMPT_LIST = 1, /* the operator's never-ban list */
 	XDPBAN_EXEMPT_HOST = 2, /* an address of the host on a protected interface */
+	XDPBAN_EXEMPT_FLEET = 3, /* the fleet's Redis server: banning it would cut the node off */
 };
 
 struct xdpban_exempt {

@@ -20,6 +20,8 @@
 #   - a rotated password is read again at reconnection, and at SIGHUP;
 #   - a password file others can read, or a user without one, is refused by xdpband -t; so
 #     are a key file others can read, a short key, and a fleet without a key file;
+#   - the Redis server's address is exempt on every node: a ban of it, by hand or signed in
+#     the stream, is refused;
 #   - a ban Redis refuses to add (a stream at the largest id) is counted in status and the
 #     metrics, with Redis's reason, and logged at once.
 #
@@ -36,7 +38,7 @@ CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_fr
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
 	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
 	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused
-	publish_refusal_said)
+	redis_server_never_banned publish_refusal_said)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -401,6 +403,27 @@ case_sighup() {
 	e2e_wait 100 banned b 203.0.113.93 || { E2E_WHY="B did not get A's ban"; return 1; }
 }
 
+# The Redis server's address is exempt on every node: no local ban, no signed fleet entry.
+case_redis_exempt() {
+	local n out policy=() i=0
+	for n in "${NODES[@]}"; do policy+=("$(fleet "$n" refused_policy)"); done
+	out=$(cli a ban "$REDIS_ADDR" 2>&1)
+	e2e_expect "a ban of Redis on A" \
+		"xdpban: refusing to ban $REDIS_ADDR: it is never banned (the fleet's Redis server $REDIS_ADDR)" \
+		"$out" || return 1
+	signed_xadd v 1 origin node-x kind ban key "$REDIS_ADDR" reason manual classes none count 0 \
+		expires 0 >/dev/null || { E2E_WHY="signed XADD failed"; return 1; }
+	for n in "${NODES[@]}"; do
+		e2e_wait 100 eval '[[ $(fleet '"$n"' refused_policy) == $((policy[i] + 1)) ]]' ||
+			{ E2E_WHY="node $n: refused_policy $(fleet "$n" refused_policy), was ${policy[i]}"; return 1; }
+		e2e_expect "node $n's query of Redis" "True fleet False" \
+			"$(cli "$n" query "$REDIS_ADDR" --json |
+				json 'str(d["exempt"]) + " " + d["exempt_why"] + " " + str(d["banned"])')" ||
+			return 1
+		i=$((i + 1))
+	done
+}
+
 # Last, as it leaves the stream unusable: an entry with the largest id makes Redis refuse every
 # later XADD. A's refused ban is counted, said in status and in the log, at once.
 case_publish_refused() {
@@ -446,6 +469,8 @@ e2e_case password_reread_on_sighup case_sighup
 dump password_reread_on_sighup
 e2e_case bad_fleet_config_refused case_bad_config
 dump bad_fleet_config_refused
+e2e_case redis_server_never_banned case_redis_exempt
+dump redis_server_never_banned
 e2e_case publish_refusal_said case_publish_refused
 dump publish_refusal_said
 e2e_finish

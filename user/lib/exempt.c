@@ -21,6 +21,8 @@ const char *xb_exempt_origin_name(__u32 origin)
 		return "never-ban";
 	case XDPBAN_EXEMPT_HOST:
 		return "host";
+	case XDPBAN_EXEMPT_FLEET:
+		return "fleet";
 	}
 	return "?";
 }
@@ -190,6 +192,9 @@ void xb_exempt_describe(const struct xb_exempt_entry *e, const struct xb_prefix 
 			snprintf(buf, len, "host address of %s", name);
 		else
 			snprintf(buf, len, "host address of ifindex %u", e->val.ifindex);
+		break;
+	case XDPBAN_EXEMPT_FLEET:
+		snprintf(buf, len, "the fleet's Redis server %s", text);
 		break;
 	default:
 		snprintf(buf, len, "never-ban list%s%s", wider ? " " : "", wider ? text : "");

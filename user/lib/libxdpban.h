@@ -210,7 +210,7 @@ struct xb_exempt_entry {
 	__u8 link_plen; /* an IPv6 host address read from rtnetlink: the length of its subnet
 			 * (the neighbours on its link); 0 otherwise, and in what a trie holds */
 };
-/* "built-in", "never-ban", "host" ("?" otherwise): the names `query` and `lists` use. */
+/* "built-in", "never-ban", "host", "fleet" ("?" otherwise): the names `query` and `lists` use. */
 const char *xb_exempt_origin_name(__u32 origin);
 /* The built-in prefix that holds all of p (an address or a prefix): true and *match, or false. */
 bool xb_exempt_builtin(const struct xb_prefix *p, struct xb_prefix *match);

@@ -1,5 +1,6 @@
 /* fleet.c - see fleet.h. */
 #include <errno.h>
+#include <netdb.h>
 #include <inttypes.h>
 #include <search.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include <bpf/bpf.h>
+#include <arpa/inet.h>
 #include "fleet.h"
 #include "log.h"
 #include "table.h"
@@ -345,6 +347,39 @@ void xbd_fleet_run(struct xbd_fleet *f)
 }
 
 /* ---- start and stop ---- */
+
+int xbd_fleet_endpoint_exempt(const struct xbd_fleet_conf *conf, struct xb_exempt_set *out)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int ret = 0, gai;
+
+	if (!conf->redis || !conf->redis_host)
+		return 0;
+	gai = getaddrinfo(conf->redis_host, NULL, &hints, &res);
+	if (gai) {
+		pr_warn("fleet: %s does not resolve now (%s): its address is not exempt",
+			conf->redis_host, gai_strerror(gai));
+		return 0;
+	}
+	for (const struct addrinfo *a = res; a && !ret; a = a->ai_next) {
+		struct xb_prefix p = { 0 };
+
+		if (a->ai_family == AF_INET) {
+			p.family = XDPBAN_FAMILY_INET;
+			p.plen = 32;
+			memcpy(p.addr, &((const struct sockaddr_in *)a->ai_addr)->sin_addr, 4);
+		} else if (a->ai_family == AF_INET6) {
+			p.family = XDPBAN_FAMILY_INET6;
+			p.plen = 128;
+			memcpy(p.addr, &((const struct sockaddr_in6 *)a->ai_addr)->sin6_addr, 16);
+		} else {
+			continue;
+		}
+		ret = xb_exempt_set_add(out, &p, XDPBAN_EXEMPT_FLEET, 0);
+	}
+	freeaddrinfo(res);
+	return ret;
+}
 
 int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
 		    struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "evstream.h"
+#include "exempt.h"
 #include "fleet_link.h"
 #include "state.h"
 
@@ -53,6 +54,11 @@ struct xbd_fleet {
 int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
 		    struct xb_maps *maps, struct xbd_evstream *evs, bool *dirty,
 		    struct xbd_state_fleet *saved, char *err, size_t errlen);
+/* Adds the addresses of the fleet's Redis server (conf->redis_host, resolved when it is a
+ * name) to out as exempt (XDPBAN_EXEMPT_FLEET): a ban of it, local or from a forged entry,
+ * would cut the node off the fleet. Nothing when the fleet is off; a name that does not
+ * resolve now is logged and skipped. 0 or -ENOMEM. */
+int xbd_fleet_endpoint_exempt(const struct xbd_fleet_conf *conf, struct xb_exempt_set *out);
 /* The fd to poll for input, or -1. */
 int xbd_fleet_fd(const struct xbd_fleet *f);
 /* Applies what the reader handed over. */
