@@ -264,7 +264,7 @@ static void longest_prefix_wins_between_trusted_and_deny(void **state)
 }
 
 /* Allow-only mode as the tries hold it: the /0 default not allowed, allow, deny inside it;
- * a timed ban that ran out leaves its prefix to the default; built-in sources go on. */
+ * a timed ban that ran out leaves its prefix to the default; built-in sources are dropped. */
 static void allow_only_layers(void **state)
 {
 	struct fuzz_frame f;
@@ -288,8 +288,8 @@ static void allow_only_layers(void **state)
 	tcp_frame(&f, "198.51.100.65", TCP_ACK);
 	assert_int_equal(run(&m, &f, T0 + 9).reason, XDPBAN_STAT_DROP_DENY);
 	assert_int_equal(run(&m, &f, T0 + 10).reason, XDPBAN_STAT_DROP_NOT_ALLOWED);
-	tcp_frame(&f, "0.0.0.1", TCP_ACK); /* built-in: not cut off */
-	assert_int_equal(run(&m, &f, T0).reason, XDPBAN_STAT_PASSED);
+	tcp_frame(&f, "0.0.0.1", TCP_ACK); /* built-in: no remote host's, not allowed either */
+	assert_int_equal(run(&m, &f, T0).reason, XDPBAN_STAT_DROP_NOT_ALLOWED);
 	assert_int_equal(m.stats[XDPBAN_STAT_ERRORS].packets, 1);
 	model_free(&m);
 }
