@@ -20,6 +20,8 @@
 #   - a rotated password is read again at reconnection, and at SIGHUP;
 #   - a password file others can read, or a user without one, is refused by xdpband -t; so
 #     are a key file others can read, a short key, and a fleet without a key file;
+#   - 1,000 signed remote bans fill each node's remote share (1% of its ban table) and no
+#     more, said once in the log; local bans, by hand and for errors, still go in;
 #   - the Redis server's address is exempt on every node: a ban of it, by hand or signed in
 #     the stream, is refused;
 #   - a ban Redis refuses to add (a stream at the largest id) is counted in status and the
@@ -38,7 +40,7 @@ CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_fr
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
 	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
 	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused
-	redis_server_never_banned publish_refusal_said)
+	redis_server_never_banned remote_quota_kept publish_refusal_said)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -92,7 +94,9 @@ EOF
 
 for n in "${NODES[@]}"; do
 	extra=()
-	[[ $n == b ]] && extra=("[lists]" "trusted = $TMP/trusted.list")
+	# 1% of the default ban table: room for 655 remote bans, which remote_quota_kept fills.
+	extra=("remote-share = 1%")
+	[[ $n == b ]] && extra+=("[lists]" "trusted = $TMP/trusted.list")
 	write_conf "$n" "${extra[@]}"
 	node_start "$n" || fail_all "node $n did not start or connect: $(tail -3 "$TMP/$n.log")"
 	counter_start "$n" || fail_all "the counting socket of node $n did not start"
@@ -403,6 +407,30 @@ case_sighup() {
 	e2e_wait 100 banned b 203.0.113.93 || { E2E_WHY="B did not get A's ban"; return 1; }
 }
 
+# 1,000 signed remote bans: each node takes them up to its remote-share and no further, says so
+# once, and still bans for itself, by hand and for errors.
+case_quota() {
+	local n max before=() refused=() i=0
+	for n in "${NODES[@]}"; do
+		before+=("$(fleet "$n" remote_bans)") refused+=("$(fleet "$n" refused_quota)")
+	done
+	max=$(fleet b remote_bans_max)
+	e2e_expect "B's remote_bans_max" 655 "$max" || return 1
+	signed_flood 1000 || { E2E_WHY="the flood's XADDs failed"; return 1; }
+	for n in "${NODES[@]}"; do
+		e2e_wait 200 eval '[[ $(fleet '"$n"' remote_bans) == '"$max"' ]]' ||
+			{ E2E_WHY="node $n: remote_bans $(fleet "$n" remote_bans) of $max"; return 1; }
+		e2e_wait 100 eval '[[ $(fleet '"$n"' refused_quota) == $((refused[i] + before[i] + 1000 - max)) ]]' ||
+			{ E2E_WHY="node $n: refused_quota $(fleet "$n" refused_quota), was ${refused[i]}"; return 1; }
+		[[ $(grep -c "remote bans refused: remote bans hold their share of the ban table ($max, remote-share 1%)" "$TMP/$n.log") == 1 ]] ||
+			{ E2E_WHY="node $n did not say it once"; return 1; }
+		i=$((i + 1))
+	done
+	e2e_run cli b ban 203.0.113.96 --for 1h || return 1
+	send b synfin 203.0.113.97 4
+	e2e_wait 100 banned b 203.0.113.97 || { E2E_WHY="B did not ban for errors beside the fleet's bans"; return 1; }
+}
+
 # The Redis server's address is exempt on every node: no local ban, no signed fleet entry.
 case_redis_exempt() {
 	local n out policy=() i=0
@@ -471,6 +499,8 @@ e2e_case bad_fleet_config_refused case_bad_config
 dump bad_fleet_config_refused
 e2e_case redis_server_never_banned case_redis_exempt
 dump redis_server_never_banned
+e2e_case remote_quota_kept case_quota
+dump remote_quota_kept
 e2e_case publish_refusal_said case_publish_refused
 dump publish_refusal_said
 e2e_finish

@@ -114,6 +114,42 @@ EOF2
 	) || return 1
 	rcli XADD "$STREAM" '*' "$@" mac "$mac"
 }
+# signed_flood COUNT: COUNT signed bans of distinct /64s (2001:db8:f0:N::/64) from node-x, an
+# hour long, XADDed in one pipeline: what a fleet's node gone mad, or a key thief, can write.
+signed_flood() {
+	ip netns exec "$FLEET_NS"r "$PY" - "$REDIS_ADDR" "$REDIS_USER" "$TMP/redis.pass" \
+		"$TMP/fleet.key" "$STREAM" "$1" <<'EOF2'
+import hashlib, hmac, socket, sys, time
+addr, user, passfile, keyfile, stream, count = sys.argv[1:7]
+key = open(keyfile, "rb").read().rstrip(b"\n")
+password = open(passfile).readline().strip()
+def cmd(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a.encode() if isinstance(a, str) else a
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+expires = str(int(time.time()) + 3600)
+buf = [cmd("AUTH", user, password)]
+for i in range(int(count)):
+    f = {"v": "1", "origin": "node-x", "kind": "ban", "key": "2001:db8:f0:%x::/64" % i,
+         "reason": "manual", "classes": "none", "count": "0", "expires": expires}
+    msg = "xdpban-fleet-entry\n" + "".join(f"{k}={v}\n" for k, v in f.items())
+    f["mac"] = hmac.new(key, msg.encode(), hashlib.sha256).hexdigest()
+    buf.append(cmd("XADD", stream, "*", *[x for kv in f.items() for x in kv]))
+s = socket.create_connection((addr, 6379))
+s.sendall(b"".join(buf))
+s.settimeout(30)
+got = b""
+while got.count(b"\r\n") < 2 * int(count) + 1:  # +OK, then an id ($LEN and the id) each
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    got += chunk
+errors = got.count(b"\r\n-")
+sys.exit(1 if errors or not got.startswith(b"+OK") else 0)
+EOF2
+}
 radmin() {
 	ip netns exec "$FLEET_NS"r redis-cli -h "$REDIS_ADDR" --user admin --pass "$REDIS_ADMIN_PASS" \
 		--no-auth-warning "$@"

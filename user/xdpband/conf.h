@@ -59,6 +59,10 @@ struct xbd_escalation {
 #define XBD_FLEET_QUEUE_DEFAULT 4096u
 #define XBD_FLEET_QUEUE_MIN 1u
 #define XBD_FLEET_QUEUE_MAX 1048576u
+/* The share of the ban table remote bans may hold, in percent (remote-share). */
+#define XBD_FLEET_REMOTE_SHARE_DEFAULT 50u
+#define XBD_FLEET_REMOTE_SHARE_MIN 1u
+#define XBD_FLEET_REMOTE_SHARE_MAX 100u
 #define XBD_FLEET_NAME_MAX 64   /* a node name: letters, digits, '.', '_', '-' */
 #define XBD_FLEET_KEY_MAX 128   /* a stream or hash name: those and ':', '{', '}' */
 /* The fleet's signing key (key-file): this many bytes, the file's content without a final
@@ -104,6 +108,7 @@ struct xbd_fleet_conf {
 	struct xbd_fleet_secret key; /* its content, read with the config */
 	__u32 maxlen;      /* XADD MAXLEN ~ this */
 	__u32 queue_size;  /* entries waiting to be published, at most */
+	__u32 remote_share; /* percent of the ban table remote bans may hold */
 };
 
 struct xbd_conf {

@@ -200,6 +200,31 @@ int xbd_conf_parse_fleet_queue(struct conf_parse *p, const struct conf_key *k,
 			   &p->conf->fleet.queue_size, why);
 }
 
+/* "50%" (or "50"): a share of the ban table, 1 to 100 percent. */
+int xbd_conf_parse_fleet_share(struct conf_parse *p, const struct conf_key *k,
+			       const char *value, char *why)
+{
+	char digits[16];
+	size_t len = strlen(value);
+
+	if (len && value[len - 1] == '%')
+		len--;
+	if (!len || len >= sizeof(digits)) {
+		snprintf(why, WHY_LEN, "not a share from %u%% to %u%%", XBD_FLEET_REMOTE_SHARE_MIN,
+			 XBD_FLEET_REMOTE_SHARE_MAX);
+		return -EINVAL;
+	}
+	memcpy(digits, value, len);
+	digits[len] = '\0';
+	if (parse_count(digits, XBD_FLEET_REMOTE_SHARE_MIN, XBD_FLEET_REMOTE_SHARE_MAX,
+			&p->conf->fleet.remote_share, why)) {
+		snprintf(why, WHY_LEN, "not a share from %u%% to %u%%", XBD_FLEET_REMOTE_SHARE_MIN,
+			 XBD_FLEET_REMOTE_SHARE_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The host name up to its first '.', cut to a valid node name; "xdpban" when there is none. */
 static void default_node(char *buf, size_t len)
 {
@@ -221,7 +246,8 @@ int xbd_conf_fleet_defaults(struct xbd_fleet_conf *f)
 
 	default_node(node, sizeof(node));
 	*f = (struct xbd_fleet_conf){ .maxlen = XBD_FLEET_MAXLEN_DEFAULT,
-				      .queue_size = XBD_FLEET_QUEUE_DEFAULT };
+				      .queue_size = XBD_FLEET_QUEUE_DEFAULT,
+				      .remote_share = XBD_FLEET_REMOTE_SHARE_DEFAULT };
 	f->stream = strdup(XBD_FLEET_STREAM_DEFAULT);
 	f->snapshot = strdup(XBD_FLEET_SNAPSHOT_DEFAULT);
 	f->node = strdup(node);

@@ -453,6 +453,7 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "fleet", "key-file", xbd_conf_parse_fleet_key_file, F(fleet.key_file), false },
 	{ "fleet", "maxlen", xbd_conf_parse_fleet_maxlen, 0, false },
 	{ "fleet", "queue-size", xbd_conf_parse_fleet_queue, 0, false },
+	{ "fleet", "remote-share", xbd_conf_parse_fleet_share, 0, false },
 };
 #undef F
 #define N_KEYS (sizeof(xbd_conf_keys) / sizeof(xbd_conf_keys[0]))

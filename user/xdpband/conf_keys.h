@@ -71,6 +71,8 @@ int xbd_conf_parse_fleet_maxlen(struct conf_parse *p, const struct conf_key *k,
 				const char *value, char *why);
 int xbd_conf_parse_fleet_queue(struct conf_parse *p, const struct conf_key *k,
 			       const char *value, char *why);
+int xbd_conf_parse_fleet_share(struct conf_parse *p, const struct conf_key *k,
+			       const char *value, char *why);
 int xbd_conf_fleet_defaults(struct xbd_fleet_conf *f);
 /* What the keys say together (a user needs a password file). 0, or -EINVAL with why. */
 int xbd_conf_fleet_check(const struct xbd_fleet_conf *f, char *why, size_t len);

@@ -80,9 +80,11 @@ void xbd_fleet_tap(const struct xbd_event *e, void *ctx)
 	struct xbd_fleet_entry out = { .who = e->who };
 	char who[64] = "?";
 
-	if (!f->on || f->link.wake_fd < 0 || e->origin || e->kind == XBD_EVENT_EXPIRE)
-		return; /* a remote one, or an expiry every node sees for itself */
-	origin_forget(f, &e->who); /* banned or lifted here: no longer the fleet's */
+	if (!f->on || f->link.wake_fd < 0 || e->origin)
+		return; /* a remote one */
+	origin_forget(f, &e->who); /* banned, lifted or over here: no longer the fleet's */
+	if (e->kind == XBD_EVENT_EXPIRE)
+		return; /* an expiry every node sees for itself */
 	snprintf(out.origin, sizeof(out.origin), "%s", f->conf->node);
 	if (e->kind == XBD_EVENT_BAN) {
 		out.kind = XBD_FLEET_BAN;
@@ -166,6 +168,26 @@ static void tell(struct xbd_fleet *f, const struct xbd_fleet_entry *e, __u32 sec
 	*f->dirty = true;
 }
 
+/* A new remote ban when remote bans hold their share of the ban table already: refused, so
+ * that the fleet never crowds out this node's own bans; counted, and logged at most once a
+ * minute. A ban of a key the fleet banned here already only renews it. */
+static bool over_quota(struct xbd_fleet *f, const struct xb_prefix *who)
+{
+	__u64 now = xb_boot_ns() / 1000000;
+
+	if (f->n_origins < f->remote_max || origin_find(f, who))
+		return false;
+	f->counts.refused_quota++;
+	f->quota_unlogged++;
+	if (!f->quota_logged_ms || now - f->quota_logged_ms >= XBD_FLEET_QUOTA_LOG_MS) {
+		pr_warn("fleet: %zu remote bans refused: remote bans hold their share of the ban table (%zu, remote-share %u%%)",
+			f->quota_unlogged, f->remote_max, f->conf->remote_share);
+		f->quota_unlogged = 0;
+		f->quota_logged_ms = now;
+	}
+	return true;
+}
+
 static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, const char *id)
 {
 	char why[XB_ERRLEN], who[64] = "?", line[XB_ERRLEN + 80];
@@ -185,6 +207,8 @@ static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, cons
 		f->counts.skipped_local++;
 		return;
 	}
+	if (over_quota(f, &e->who))
+		return;
 	ret = xb_ban(f->maps, &e->who, seconds, why, sizeof(why));
 	if (ret == -EPERM) { /* trusted, never-ban, a host address: kept as it is */
 		snprintf(line, sizeof(line), "from %s: %s", e->origin, why);
@@ -348,6 +372,18 @@ void xbd_fleet_run(struct xbd_fleet *f)
 
 /* ---- start and stop ---- */
 
+/* Remote bans this node takes at most: remote-share of what its ban table holds. */
+static size_t remote_max_of(const struct xbd_fleet_conf *conf, const struct xb_maps *maps)
+{
+	__u32 groups = 0;
+	size_t bans;
+
+	if (xb_map_capacity(maps->bans, &groups))
+		groups = XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX);
+	bans = (size_t)groups * XDPBAN_GROUP_SLOTS / 2; /* the table keeps half its slots free */
+	return bans * conf->remote_share / 100 ? bans * conf->remote_share / 100 : 1;
+}
+
 int xbd_fleet_endpoint_exempt(const struct xbd_fleet_conf *conf, struct xb_exempt_set *out)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
@@ -399,6 +435,7 @@ int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
 			return ret;
 	}
 	*f = (struct xbd_fleet){ .conf = conf, .maps = maps, .evs = evs, .dirty = dirty };
+	f->remote_max = remote_max_of(conf, maps);
 	f->on = true; /* before the origins: origin_put needs nothing more */
 	snprintf(f->last_id, sizeof(f->last_id), "%s", saved->last_id);
 	for (size_t i = 0; i < saved->n_origins; i++)
@@ -517,6 +554,8 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f)
 	add_u64(o, "refused_malformed", f->counts.refused_malformed);
 	add_u64(o, "refused_expired", f->counts.refused_expired);
 	add_u64(o, "refused_policy", f->counts.refused_policy);
+	add_u64(o, "refused_quota", f->counts.refused_quota);
+	add_u64(o, "remote_bans_max", f->remote_max);
 	add_u64(o, "skipped_own", f->counts.skipped_own);
 	add_u64(o, "skipped_local", f->counts.skipped_local);
 	return o;
@@ -562,9 +601,11 @@ void xbd_fleet_metrics(FILE *out, void *ctx)
 	fprintf(out, "xdpban_fleet_refused_total{why=\"unsigned\"} %" PRIu64 "\n"
 		     "xdpban_fleet_refused_total{why=\"malformed\"} %" PRIu64 "\n"
 		     "xdpban_fleet_refused_total{why=\"expired\"} %" PRIu64 "\n"
-		     "xdpban_fleet_refused_total{why=\"policy\"} %" PRIu64 "\n",
+		     "xdpban_fleet_refused_total{why=\"policy\"} %" PRIu64 "\n"
+		     "xdpban_fleet_refused_total{why=\"quota\"} %" PRIu64 "\n",
 		(uint64_t)c->refused_unsigned, (uint64_t)c->refused_malformed,
-		(uint64_t)c->refused_expired, (uint64_t)c->refused_policy);
+		(uint64_t)c->refused_expired, (uint64_t)c->refused_policy,
+		(uint64_t)c->refused_quota);
 	metric(out, "counter", "xdpban_fleet_skipped_total",
 	       "Entries left alone, by why: own (this node's), local (a local ban outlasts it, or it unbans a local ban).");
 	fprintf(out, "xdpban_fleet_skipped_total{why=\"own\"} %" PRIu64 "\n"

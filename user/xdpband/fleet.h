@@ -16,6 +16,7 @@
 #include "state.h"
 
 #define XBD_FLEET_TAKE 256 /* items applied per turn of the loop */
+#define XBD_FLEET_QUOTA_LOG_MS 60000 /* at most one line a minute about the remote quota */
 #define XBD_FLEET_LOGGED 16 /* applied bans and unbans logged one by one per turn; the rest
 			      * in one line (a burst of 100,000 would be as many lines) */
 
@@ -28,6 +29,7 @@ struct xbd_fleet_counts {
 	__u64 refused_malformed; /* junk: missing, repeated or bad fields */
 	__u64 refused_expired;  /* a ban whose time is over, or absurdly far ahead */
 	__u64 refused_policy;   /* trusted, never-ban or a host address here */
+	__u64 refused_quota;    /* remote bans already hold their share of the ban table */
 	__u64 skipped_own;      /* this node's own entries */
 	__u64 skipped_local;    /* a local ban here outlasts it, or an unban of a local ban */
 };
@@ -46,6 +48,9 @@ struct xbd_fleet {
 	__s64 lag_ms;                /* from Redis adding the last entry to its handling here */
 	size_t turn_applied;         /* bans and unbans applied in this turn of the loop */
 	struct xbd_fleet_counts counts;
+	size_t remote_max;           /* remote bans in force here, at most (remote-share) */
+	__u64 quota_logged_ms;       /* the last log line about the quota */
+	size_t quota_unlogged;       /* remote bans refused since then */
 	struct xbd_fleet_item items[XBD_FLEET_TAKE];
 };
 

@@ -290,7 +290,8 @@ static int dup_field(char **to, const char *from)
 static int conf_copy(struct xbd_fleet_conf *to, const struct xbd_fleet_conf *from)
 {
 	*to = (struct xbd_fleet_conf){ .redis_port = from->redis_port, .maxlen = from->maxlen,
-				       .queue_size = from->queue_size, .key = from->key };
+				       .queue_size = from->queue_size,
+				       .remote_share = from->remote_share, .key = from->key };
 	if (dup_field(&to->redis, from->redis) || dup_field(&to->redis_host, from->redis_host) ||
 	    dup_field(&to->stream, from->stream) || dup_field(&to->snapshot, from->snapshot) ||
 	    dup_field(&to->node, from->node) || dup_field(&to->user, from->user) ||
