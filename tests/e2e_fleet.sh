@@ -22,6 +22,7 @@
 #     are a key file others can read, a short key, and a fleet without a key file;
 #   - 1,000 signed remote bans fill each node's remote share (1% of its ban table) and no
 #     more, said once in the log; local bans, by hand and for errors, still go in;
+#   - a restart with redis = off keeps the origins of remote bans in the state file;
 #   - the Redis server's address is exempt on every node: a ban of it, by hand or signed in
 #     the stream, is refused;
 #   - a ban Redis refuses to add (a stream at the largest id) is counted in status and the
@@ -40,7 +41,7 @@ CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_fr
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
 	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
 	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused
-	redis_server_never_banned remote_quota_kept publish_refusal_said)
+	redis_server_never_banned remote_quota_kept origins_kept_with_fleet_off publish_refusal_said)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -431,6 +432,26 @@ case_quota() {
 	e2e_wait 100 banned b 203.0.113.97 || { E2E_WHY="B did not ban for errors beside the fleet's bans"; return 1; }
 }
 
+# A restart with redis = off keeps the origins of the remote bans in the state file: back on
+# the fleet, they are remote again, not local and permanent.
+case_origins_off() {
+	local before after
+	node_stop b || { E2E_WHY="B did not stop"; return 1; }
+	before=$(grep -c '^origin ' "$TMP/b.state")
+	((before > 0)) || { E2E_WHY="no origin in B's state file to keep"; return 1; }
+	sed -i 's/^redis = .*/redis = off/' "$TMP/b.conf"
+	nsenter --net="/run/netns/${NS[b]}" "$TMP/xdpband" -c "$TMP/b.conf" >>"$TMP/b.log" 2>&1 &
+	PID[b]=$!
+	e2e_defer e2e__kill "${PID[b]}"
+	e2e_wait 200 answers b || { E2E_WHY="B did not start with redis = off"; return 1; }
+	node_stop b || { E2E_WHY="B did not stop"; return 1; }
+	after=$(grep -c '^origin ' "$TMP/b.state")
+	sed -i "s/^redis = .*/redis = $REDIS_ADDR:6379/" "$TMP/b.conf"
+	node_start b || { E2E_WHY="B did not start on the fleet again"; return 1; }
+	e2e_expect "origins in B's state file after a run with redis = off" "$before" "$after" &&
+		e2e_expect "B's remote bans back on the fleet" "$before" "$(fleet b remote_bans)"
+}
+
 # The Redis server's address is exempt on every node: no local ban, no signed fleet entry.
 case_redis_exempt() {
 	local n out policy=() i=0
@@ -501,6 +522,8 @@ e2e_case redis_server_never_banned case_redis_exempt
 dump redis_server_never_banned
 e2e_case remote_quota_kept case_quota
 dump remote_quota_kept
+e2e_case origins_kept_with_fleet_off case_origins_off
+dump origins_kept_with_fleet_off
 e2e_case publish_refusal_said case_publish_refused
 dump publish_refusal_said
 e2e_finish

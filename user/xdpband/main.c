@@ -431,15 +431,18 @@ static int apply_settings(struct xbd *d, char *err, size_t errlen)
 
 int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 {
-	struct xbd_state_fleet fleet;
+	struct xbd_state_fleet fleet = { 0 };
 	struct xbd_state_counts c;
 	int ret;
 
 	if (!d->conf.state_file)
 		return 0;
-	if (xbd_fleet_state(&d->fleet, &fleet))
+	/* With the fleet off, what the file held of it is written back as it was: the remote
+	 * bans stay remote, for the day the fleet is on again. */
+	if (d->fleet.on && xbd_fleet_state(&d->fleet, &fleet))
 		pr_warn("out of memory: the origins of remote bans are not saved");
-	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history, &fleet, &c, err, errlen);
+	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history,
+			     d->fleet.on ? &fleet : &d->fleet_saved, &c, err, errlen);
 	xbd_state_fleet_free(&fleet);
 	if (!ret) {
 		d->state_dirty = false;
@@ -531,7 +534,8 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 	if (!ret)
 		ret = xbd_fleet_start(&d->fleet, &d->conf.fleet, &d->maps, &d->evs, &d->state_dirty,
 				      &d->fleet_saved, err, errlen);
-	xbd_state_fleet_free(&d->fleet_saved);
+	if (d->fleet.on) /* else kept, to be saved again (xbd_save_state) */
+		xbd_state_fleet_free(&d->fleet_saved);
 	d->evs.tap = xbd_fleet_tap;
 	d->evs.tap_ctx = &d->fleet;
 	d->metrics.extra = xbd_fleet_metrics;
@@ -600,6 +604,7 @@ static int start(struct xbd *d, const struct xbd_lists *lists, struct xb_progres
 detach:
 	stop_services(d);
 	xbd_fleet_free(&d->fleet);
+	xbd_state_fleet_free(&d->fleet_saved);
 	xbd_attach_close(&d->att, true);
 unload:
 	xbd_exemptions_close(&d->exempt);
@@ -624,6 +629,7 @@ static void stop(struct xbd *d)
 	else if (d->conf.state_file)
 		pr_info("state saved to %s", d->conf.state_file);
 	xbd_fleet_free(&d->fleet);
+	xbd_state_fleet_free(&d->fleet_saved);
 	xbd_attach_close(&d->att, detach);
 	if (detach)
 		xbd_load_unpin(&d->ld);
