@@ -26,7 +26,8 @@
 #   - the Redis server's address is exempt on every node: a ban of it, by hand or signed in
 #     the stream, is refused;
 #   - a ban Redis refuses to add (a stream at the largest id) is counted in status and the
-#     metrics, with Redis's reason, and logged at once.
+#     metrics, with Redis's reason, and logged at once; with that stream deleted, every
+#     reader finds its place again and applies the next ban.
 #
 # The bed (namespaces, Redis, the nodes' configs) is tests/fleet_lib.sh, which bench/fleet.sh
 # shares. Everything it makes (namespaces, daemons, Redis, pins, files) is removed on any exit.
@@ -41,7 +42,8 @@ CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_fr
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
 	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
 	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused
-	redis_server_never_banned remote_quota_kept origins_kept_with_fleet_off publish_refusal_said)
+	redis_server_never_banned publish_refusal_said deleted_stream_recovered remote_quota_kept
+	origins_kept_with_fleet_off)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -473,8 +475,8 @@ case_redis_exempt() {
 	done
 }
 
-# Last, as it leaves the stream unusable: an entry with the largest id makes Redis refuse every
-# later XADD. A's refused ban is counted, said in status and in the log, at once.
+# An entry with the largest id makes Redis refuse every later XADD (deleted_stream_recovered,
+# next, repairs the stream). A's refused ban is counted, said in status and in the log, at once.
 case_publish_refused() {
 	local failed
 	failed=$(fleet a publish_failed)
@@ -488,6 +490,20 @@ case_publish_refused() {
 	e2e_expect "A's metric" "$(fleet a publish_failed)" "$(metric a xdpban_fleet_publish_failed_total)" &&
 		grep -q "fleet: publisher: Redis refused 1 entry, which are not shared: ERR" "$TMP/a.log" ||
 		{ E2E_WHY="${E2E_WHY:-no log line on A}"; return 1; }
+}
+
+# After the largest id, the stream deleted (what an operator does to repair it): every reader,
+# left at that id, finds its place again and applies the next ban.
+case_stream_deleted() {
+	local n
+	radmin DEL "$STREAM" >/dev/null || { E2E_WHY="DEL failed"; return 1; }
+	e2e_run cli a ban 203.0.113.98 --for 1h || return 1
+	for n in b c; do
+		e2e_wait 200 banned "$n" 203.0.113.98 ||
+			{ E2E_WHY="node $n did not get the ban after the stream was deleted (last_id $(fleet "$n" last_id))"; return 1; }
+	done
+	grep -q "the stream is older than the last entry applied (Redis lost it): rebuilding from snapshot" "$TMP/b.log" ||
+		{ E2E_WHY="no rebuild line in B's log"; return 1; }
 }
 
 # After each case, with XBF_KEEP: the stream and the snapshot, for a post-mortem.
@@ -520,10 +536,12 @@ e2e_case bad_fleet_config_refused case_bad_config
 dump bad_fleet_config_refused
 e2e_case redis_server_never_banned case_redis_exempt
 dump redis_server_never_banned
+e2e_case publish_refusal_said case_publish_refused
+dump publish_refusal_said
+e2e_case deleted_stream_recovered case_stream_deleted
+dump deleted_stream_recovered
 e2e_case remote_quota_kept case_quota
 dump remote_quota_kept
 e2e_case origins_kept_with_fleet_off case_origins_off
 dump origins_kept_with_fleet_off
-e2e_case publish_refusal_said case_publish_refused
-dump publish_refusal_said
 e2e_finish

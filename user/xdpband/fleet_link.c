@@ -189,7 +189,8 @@ static int position(struct xbd_fleet_link *l, redisContext *c, char *from)
 	return ret;
 }
 
-/* One XREAD: hands over what came and moves from. -EIO when Redis failed. */
+/* One XREAD: hands over what came and moves from. 0, 1 when nothing came within BLOCK_MS, or
+ * -EIO when Redis failed. */
 static int read_once(struct xbd_fleet_link *l, redisContext *c, char *from)
 {
 	redisReply *r = redisCommand(c, "XREAD COUNT %d BLOCK %d STREAMS %s %s", READ_COUNT,
@@ -204,7 +205,7 @@ static int read_once(struct xbd_fleet_link *l, redisContext *c, char *from)
 	    r->element[0]->type != REDIS_REPLY_ARRAY || r->element[0]->elements != 2 ||
 	    r->element[0]->element[1]->type != REDIS_REPLY_ARRAY) {
 		freeReplyObject(r); /* nil: nothing came within BLOCK_MS */
-		return 0;
+		return 1;
 	}
 	entries = r->element[0]->element[1];
 	for (size_t i = 0; i < entries->elements; i++) {
@@ -239,6 +240,7 @@ static void *reader_main(void *arg)
 	int backoff = BACKOFF_MIN_MS;
 	bool positioned = false;
 	unsigned int gen = 0;
+	int ret;
 
 	pthread_mutex_lock(&l->lock);
 	snprintf(from, sizeof(from), "%s", l->read_from);
@@ -264,14 +266,20 @@ static void *reader_main(void *arg)
 			xbd_fleet_set_up(l, &l->reader_up, true, "reader");
 			positioned = false; /* Redis may have lost or trimmed the stream meanwhile */
 		}
-		if ((!positioned && position(l, c, from)) || read_once(l, c, from)) {
+		ret = positioned ? 0 : position(l, c, from);
+		if (!ret)
+			ret = read_once(l, c, from);
+		if (ret < 0) {
 			if (!xbd_fleet_stopping(l)) {
 				xbd_fleet_drop(l, &c, &l->reader_up, "reader");
 				xbd_fleet_backoff(l, &l->inbox_cond, &backoff);
 			}
 			continue;
 		}
-		positioned = true;
+		/* A quiet stream may be one that went back under this reader: deleted and made
+		 * anew, or added to at an id past every other (it would wait there for ever).
+		 * Its place is checked again before the next read. */
+		positioned = ret == 0;
 		backoff = BACKOFF_MIN_MS;
 	}
 	if (c)
