@@ -3,7 +3,8 @@
 # restart keep every ban, counter, setting and the attachment; SIGHUP applies a changed
 # config (a new limit, a new deny list, port rules) without losing a ban, and refuses a bad
 # one whole; a full stop and start restores the bans from the state file; a corrupt state
-# file is set aside; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
+# file is set aside; a state file with more bans than the table holds restores what fits and
+# says how many it left out and what bans-max would take them all; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
 # attached; a configured group may read but not change; a pinned flat table of another
 # version's size is refused by name. Shares the helpers (and the cleanup trap) of tests/e2e_daemon.sh.
 #
@@ -14,7 +15,7 @@ source "$(dirname "$0")/e2e_daemon.sh"
 
 CASES=(sigkill_restart_keeps_state sighup_applies_new_config sighup_keeps_old_on_bad_config
 	sighup_applies_port_rules socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
-	corrupt_state_set_aside detach_on_exit_no_keeps_attachment group_is_read_only
+	corrupt_state_set_aside oversized_state_says_why detach_on_exit_no_keeps_attachment group_is_read_only
 	old_flat_table_pin_refused)
 xbd_require "${CASES[@]}"
 if ! xbd_setup b; then
@@ -285,6 +286,39 @@ case_old_flat_pin() {
 	fi
 }
 
+# --- a state file with more bans than the table holds: what fits is restored, the rest said ---
+case_oversized_state() {
+	local now i line restored
+	xbd_stop TERM
+	cp "$XBD_STATE" "$XBD_TMP/state.kept" # put back after, for the cases that follow
+	now=$(date +%s)
+	{
+		echo "xdpban-state 1"
+		for ((i = 1; i <= 100; i++)); do
+			echo "ban 203.0.113.$i start=$now expires=0 count=11 reason=errors classes=1"
+		done
+		echo "end 100"
+	} >"$XBD_STATE"
+	sed -i 's/^\[bans\]$/[bans]\nbans-max = 16/' "$XBD_CONF"
+	if ! xbd_start; then
+		xbd_fail oversized_state_says_why "xdpband did not start with bans-max 16"
+		return
+	fi
+	line=$(grep -F "saved bans not restored: the ban table is full" "$XBD_LOG" | tail -1)
+	restored=$(xbd_cli bans --json | xbd_json 'len(d["bans"])')
+	if [[ $line != *"state: $((100 - restored)) saved bans not restored: the ban table is full ([bans] bans-max = 16); raise bans-max to at least 100 to restore them all" ]]; then
+		xbd_fail oversized_state_says_why "restored $restored of 100; log: '$line'"
+	elif ((restored < 1 || restored >= 100)); then
+		xbd_fail oversized_state_says_why "restored $restored of 100 into a table of 16"
+	else
+		xbd_pass oversized_state_says_why
+	fi
+	xbd_stop TERM
+	sed -i '/^bans-max = 16$/d' "$XBD_CONF"
+	cp "$XBD_TMP/state.kept" "$XBD_STATE"
+	xbd_start || echo "# xdpband did not start again after oversized_state_says_why"
+}
+
 # Each case needs the daemon that the cases before it left running.
 xbd_run() {
 	if xbd_alive; then "$2"; else xbd_fail "$1" "the daemon is not running"; fi
@@ -299,6 +333,7 @@ xbd_run socket_mode_refuses_non_root case_socket_mode
 xbd_run escalated_second_ban case_escalation
 xbd_run full_stop_start_restores_bans case_full_stop
 xbd_run corrupt_state_set_aside case_corrupt_state
+xbd_run oversized_state_says_why case_oversized_state
 xbd_run detach_on_exit_no_keeps_attachment case_no_detach
 xbd_run group_is_read_only case_group
 xbd_run old_flat_table_pin_refused case_old_flat_pin

@@ -470,12 +470,16 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 		pr_info("no state file %s yet: starting with no saved bans", d->conf.state_file);
 	else if (d->ld.maps_created)
 		pr_info("restored from %s: %zu bans, %zu prefix bans, %zu offences (%zu expired, %zu not restored)",
-			d->conf.state_file, c.bans, c.prefixes, c.offences, c.expired, c.failed);
+			d->conf.state_file, c.bans, c.prefixes, c.offences, c.expired,
+			c.failed + c.full + c.refused);
 	else
 		pr_info("state kept in the pinned maps; %zu offences restored from %s", c.offences,
 			d->conf.state_file);
 	if (c.refused)
 		pr_warn("state: %zu saved bans refused, the first: %s", c.refused, c.refused_why);
+	if (c.full)
+		pr_err("state: %zu saved bans not restored: the ban table is full ([bans] bans-max = %u); raise bans-max to at least %zu to restore them all",
+		       c.full, d->conf.bans_max, c.bans + c.full);
 	return 0;
 }
 

@@ -545,8 +545,10 @@ static int restore_bans(const struct saved_state *s, const struct xb_maps *m, ti
 			c->expired++;
 		else if (restore_refused(&run, &p, c))
 			continue;
-		else if (xb_bans_put(&bans, &b->key, &ban, BPF_NOEXIST))
-			c->failed++; /* banned again meanwhile, or the table is full */
+		else if ((ret = xb_bans_put(&bans, &b->key, &ban, BPF_NOEXIST)) == -ENOSPC)
+			c->full++;
+		else if (ret)
+			c->failed++; /* banned again meanwhile */
 		else
 			c->bans++;
 	}

@@ -18,7 +18,8 @@ struct xbd_state_counts {
 	bool present;                    /* at load: the file existed */
 	size_t bans, prefixes, offences; /* saved, or restored */
 	size_t expired;                  /* skipped at restore: already over */
-	size_t failed;                   /* not restored: table full, or already present */
+	size_t failed;                   /* not restored: already present */
+	size_t full;                     /* not restored: the ban table had no room */
 	size_t refused;                  /* not restored: exempt, or keyed one by one here */
 	char refused_why[XB_ERRLEN];     /* the first refusal's reason */
 };
