@@ -531,7 +531,7 @@ static inline void bench_frame_udp(struct udphdr *udp, uint32_t payload, enum be
 	udp->check = 0; /* no checksum: allowed for IPv4, and xdpban never checks it */
 }
 
-/* A valid announce (REFERENCE.md section 2): connection_id, action 1, a transaction, hashes,
+/* A valid announce (BEP 15): connection_id, action 1, a transaction, hashes,
  * event 2 (started), port 6881. */
 static inline void bench_announce(uint8_t *p)
 {

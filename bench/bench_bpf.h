@@ -254,7 +254,7 @@ static inline uint32_t bench_packets_for(double ns_per_packet, uint32_t count, u
 
 /* Batch updates, retried where the kernel runs short: an LPM trie allocates its nodes from a
  * cache refilled in the background, so a large batch into a fresh trie can fail with ENOMEM
- * half way (REFERENCE.md section 4). *retries counts the ENOMEM retries. */
+ * half way. *retries counts the ENOMEM retries. */
 #define BENCH_BATCH 65536
 #define BENCH_ENOMEM_TRIES 2000
 

@@ -1,4 +1,4 @@
-/* bench_live.h - the wire sender (REFERENCE.md section 6): frames pushed into a device the way
+/* bench_live.h - the wire sender: frames pushed into a device the way
  * a NIC driver delivers them, as XDP frames from one BPF_PROG_TEST_RUN call with
  * BPF_F_TEST_XDP_LIVE_FRAMES of srcdrv_redirect (bench/bpf/srcdrv.bpf.c), each with the next
  * source of a table. Used by bench/wire.c and bench/flood.c.

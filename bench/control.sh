@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# control.sh - issue 4, workload 5: the control plane.
+# control.sh - the control plane.
 #   - loading the same N prefixes (1M in quick and full mode) into xdpban (the policy compile
 #     xdpband's list loader uses, and the bare trie in batches), with `nft -f` (a netdev
 #     interval set) and with `ipset restore` (hash:net), in a namespace of its own; and N IPv6
-#     prefixes of real-looking lengths through the same compile (issue 11, item 6);
+#     prefixes of real-looking lengths through the same compile;
 #   - the memory the kernel reports for tables of 1M tracked sources, 1M bans and 1M prefixes;
 #   - with the CLI (build/xdpban), dumping 1M bans as JSON, and how long `xdpban set limit`
 #     takes to reach the data path.
@@ -182,7 +182,7 @@ print_loads() {
 	local trie ipset_mem f m
 	trie=$(awk '{print $3}' "$work/xdpban-trie.samples" 2>/dev/null | head -1)
 	ipset_mem=$(awk '{print $2}' "$work/ipset.samples" 2>/dev/null | head -1)
-	echo "## The control plane (issue 4, workload 5)"
+	echo "## The control plane"
 	echo
 	echo "### Loading $prefixes prefixes"
 	echo
@@ -219,7 +219,7 @@ print_loads() {
 target_load() {
 	local s b m
 	[[ $mode == smoke ]] && return 0
-	# issue 11: either family's 1M loaded, from the text file, in at most 2 s
+	# either family's 1M loaded, from the text file, in at most 2 s
 	for m in compile:IPv4 compile6:IPv6; do
 		[[ -s $work/xdpban-${m%:*}.samples ]] || continue
 		awk -v s="$(median "$work/xdpban-${m%:*}.samples" 1 1)" -v f="${m#*:}" 'BEGIN {

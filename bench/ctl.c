@@ -1,11 +1,11 @@
-/* ctl.c - the xdpban side of issue 4, workload 5 (the control plane), driven by
+/* ctl.c - the xdpban side of the control-plane workload, driven by
  * bench/control.sh:
  *
  *   ctl load PREFIXES_FILE compile|trie
  *       reads the IPv4 prefixes and loads them as deny entries into a fresh, unpinned xdpban
  *       (timed from the text file, as nft -f and ipset restore are): through the policy
  *       compile xdpband runs (user/lib/policy.h), or into the bare trie in batches (retrying
- *       where the trie runs short, REFERENCE.md section 4); checks through the data path that
+ *       where the trie runs short); checks through the data path that
  *       sources inside the prefixes are denied and others pass; prints
  *       "load N seconds S retries R memory_bytes M free_seconds F";
  *   ctl gen6 COUNT FILE

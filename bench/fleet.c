@@ -1,4 +1,4 @@
-/* fleet.c - issue 13, item 5: the fleet's two figures, on the daemons bench/fleet.sh starts
+/* fleet.c - the fleet's two figures, on the daemons bench/fleet.sh starts
  * (the bed of tests/fleet_lib.sh: three xdpband nodes and redis-server, each in a namespace).
  *
  *   fleet latency N SOCK_A PIN_A PIN_B PIN_C

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fleet.sh - issue 13, item 5: fleet sharing of bans through Redis, measured on real daemons.
+# fleet.sh - fleet sharing of bans through Redis, measured on real daemons.
 # The bed is the one tests/e2e_fleet.sh runs on (tests/fleet_lib.sh): redis-server with an ACL
 # user in a namespace of its own, and three xdpband nodes a, b and c, each protecting its own
 # veth in its own namespace. Then bench/fleet.c measures:
@@ -89,7 +89,7 @@ e2e_wait 100 eval '[[ $(fleet b applied) == $((applied + burst)) ]]' ||
 [[ $(refused b) == 0 ]] || fail "node B refused $(refused b) entries"
 load_after=$(loadavg)
 
-echo "## Fleet sharing through Redis (issue 13)"
+echo "## Fleet sharing through Redis"
 echo
 echo "bench/fleet.sh: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
 	"(ACL user, appendonly, appendfsync everysec) and three xdpband daemons, each in its own" \

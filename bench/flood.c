@@ -1,6 +1,6 @@
-/* flood.c - the programs behind the flood workload (bench/flood.sh; issue 7 item 4, issue 8
- * item 7): a spoofed flood of malformed frames from millions of distinct sources, with a banned
- * offender, a forged victim and a clean source inside it.
+/* flood.c - the programs behind the flood workload (bench/flood.sh): a spoofed flood of
+ * malformed frames from millions of distinct sources, with a banned offender, a forged victim
+ * and a clean source inside it.
  *
  *   flood gen DIR --sources N --offenders K --offender A --victim A --clean A [--seed S]
  *       writes the tables, from the seed: DIR/flood.src, one pass of the flood (at least N

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# flood.sh - issue 7 item 4 and issue 8 item 7: a spoofed flood on the wire. The sender of the
+# flood.sh - a spoofed flood on the wire. The sender of the
 # wire workload (bench_live.h: live XDP frames of srcdrv_redirect into a veth) sends one pass of
 # malformed frames from millions of distinct random sources (build/bench/flood gen) into the
 # receiving namespace, where the real daemon, xdpband, protects the veth. Mixed into the flood,
@@ -377,7 +377,7 @@ complete() {
 
 print_table() {
 	local x=$work/xdpban.samples f=$work/floor.samples
-	echo "## A spoofed flood on the wire (issue 7 item 4, issue 8 item 7)"
+	echo "## A spoofed flood on the wire"
 	echo
 	echo "Method: namespaces $NS_TX and $NS_RX joined by a veth pair; xdpband (the real daemon," \
 		"defaults: limit 10, spoof defence hop) protects the receiving veth in native mode. The" \

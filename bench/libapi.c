@@ -1,4 +1,4 @@
-/* libapi.c - issue 10, item 3: what a call of the application library (include/xdpban.h) costs
+/* libapi.c - what a call of the application library (include/xdpban.h) costs
  * an application. The data path is loaded, its maps pinned in a directory of this process's
  * own, and a handle opened on them as a service would; then each call is timed one by one
  * (CLOCK_MONOTONIC around the call) over many calls, and the median and the 99th percentile

@@ -1,4 +1,4 @@
-/* matrix.c - issue 4, workload 1: the ban-service matrix of REFERENCE.md section 1 (limit 10;
+/* matrix.c - the ban-service matrix of the Torrust tracker's benchmark (limit 10;
  * 10,000 repeated error increments from one source; 10,000 increments from distinct sources;
  * lookups of a source with 9, 10 and 11 errors among 10, 1,000 and 10,000 tracked sources;
  * IPv4 and IPv6), run on xdpban's data path through BPF_PROG_TEST_RUN, beside a bare XDP_DROP
@@ -359,7 +359,7 @@ static void run_lookups(struct mx *m, int family, uint32_t tracked)
 
 static void print_header(struct mx *m)
 {
-	printf("## The ban-service matrix (issue 4, workload 1)\n\n");
+	printf("## The ban-service matrix\n\n");
 	printf("Method: each operation is one packet through the real xdpban program "
 	       "(BPF_PROG_TEST_RUN, unpinned, default config unless stated): an increment is a "
 	       "malformed UDP datagram (an error, counted and dropped), a lookup is a valid one "
@@ -371,8 +371,8 @@ static void print_header(struct mx *m)
 	       "statuses that made the probes). Medians of %d samples (min-max); ratio per "
 	       "sample.\n\n",
 	       *bench_call_cost_ns() / 1e3, m->target_ns / 1e6, m->runs);
-	printf("The reference column is the Torrust tracker's user-space benchmark (REFERENCE.md "
-	       "section 1: Criterion on a Ryzen 9 7950X), **measured elsewhere**, on another CPU "
+	printf("The reference column is the Torrust tracker's user-space benchmark (Criterion "
+	       "on a Ryzen 9 7950X), **measured elsewhere**, on another CPU "
 	       "and for a function call on a map, not a packet through XDP; it is context, not a "
 	       "same-run comparison. The same-run comparison is the ratio to bare_drop.\n\n");
 	printf("| operation | family | tracked | xdpban ns/op | bare_drop ns/pkt | ratio | "

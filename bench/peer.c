@@ -1,4 +1,4 @@
-/* peer.c - issue 4, workload 3: a peer XDP filter. xdp-filter (Debian xdp-tools), loaded by
+/* peer.c - a peer XDP filter. xdp-filter (Debian xdp-tools), loaded by
  * bench/xdp_filter.sh on a veth in a namespace of its own, holds a list of exact source
  * addresses to drop; xdpban holds the same list as /32 and /128 deny prefixes. Its program
  * (found by id) and xdpban's full pipeline run over the same random sources in the same
@@ -325,7 +325,7 @@ static void run_families(struct peer *p, struct bench_result res[2])
 
 static void print_table(struct peer *p, const struct bench_result res[2])
 {
-	printf("## A peer XDP filter: xdp-filter (issue 4, workload 3)\n\n");
+	printf("## A peer XDP filter: xdp-filter\n\n");
 	printf("Method: bench/xdp_filter.sh loads xdp-filter (Debian xdp-tools; program %s, id %u, "
 	       "attached natively to a veth in a namespace of its own, no libxdp dispatcher) and "
 	       "lists %u random addresses per family in its pinned filter maps (exact match, "

@@ -1,4 +1,4 @@
-/* pipeline.c - issue 2 item 6: what xdpban's full pipeline costs per packet beside a bare
+/* pipeline.c - what xdpban's full pipeline costs per packet beside a bare
  * XDP_DROP, measured in the same run, with a realistic state loaded: a million tracked
  * sources, tens of thousands of bans and a million-prefix deny list, and random sources drawn
  * from a fixed seed over the tracked, untracked, banned and denied sets.
@@ -148,8 +148,8 @@ static const struct pipe_case cases[] = {
 	  BENCH_FRAME_MALFORMED, true, true, pick_new_errors },
 };
 
-/* A case under one setting: what the spoof defence costs in each mode (issue 8, item 1) and
- * what the protocol guard costs (issue 10), measured beside the bare drop in the same run.
+/* A case under one setting: what the spoof defence costs in each mode and
+ * what the protocol guard costs, measured beside the bare drop in the same run.
  * Every error row raises the limit, as the main table's do. */
 struct setting_case {
 	struct pipe_case c;
@@ -412,7 +412,7 @@ static void print_settings(const struct setting_case *cases, size_t n,
 
 static void print_spoof(const struct bench_result *rows)
 {
-	printf("### What the spoof defence costs (issue 8, item 1)\n\n");
+	printf("### What the spoof defence costs\n\n");
 	printf("The same state, driver and method as above, each row under one setting of the "
 	       "spoof defence (docs/datapath.md, section 8). The tracked sources' counters hold a "
 	       "first-error reference and none is verified. A looked-at TCP segment of no "
@@ -425,7 +425,7 @@ static void print_spoof(const struct bench_result *rows)
 
 static void print_guard(const struct bench_result *rows)
 {
-	printf("### What the port rules cost (issue 10)\n\n");
+	printf("### What the port rules cost\n\n");
 	printf("The same state, driver and method, on valid BEP 15 announces (98-byte payloads, "
 	       "140-byte frames) to port %d, with no port rules and with the port guarded by the "
 	       "bep15 profile (docs/datapath.md, section 9): the difference is what checking a "
@@ -469,8 +469,8 @@ static double measure_hot(struct pipe *p, int fd, const struct bench_frame *f, u
 	return bench_ns_per_packet(&t);
 }
 
-/* The classic single-frame figure (one hot source, no driver), for comparison with
- * REFERENCE.md section 6. */
+/* The classic single-frame figure (one hot source, no driver), as published XDP
+ * benchmarks give it. */
 static void run_hot(struct pipe *p, struct bench_result *r)
 {
 	struct bench_frame_addrs a = { .saddr4 = random_untracked(p) };
@@ -501,7 +501,7 @@ static void print_header(struct pipe *p)
 {
 	long long lpm = bench_map_memory(bpf_map__fd(p->dp.skel->maps.xdpban_policy4));
 
-	printf("## Pipeline against a bare XDP_DROP (issue 2, item 6)\n\n");
+	printf("## Pipeline against a bare XDP_DROP\n\n");
 	printf("State loaded: %u random disjoint deny prefixes compiled into the policy "
 	       "(user/lib/policy.h: the trie, %.0f MiB reported, and the flat table in front of it, "
 	       "which answers %u of 65,536 /16 regions, %u of 4,194,304 /22 regions (the middle "
@@ -517,7 +517,8 @@ static void print_header(struct pipe *p)
 	       "over the sources, sized to about %.0f ms; ns/packet = the thread's CPU time for "
 	       "the call, less the fixed cost of a call (%.0f us, measured), / packets. Both "
 	       "columns include the driver and the tail call; the first row runs one frame with "
-	       "no driver, as in REFERENCE.md section 6. Every call checks xdpban_stats against "
+	       "no driver, as published XDP benchmarks measure it. Every call checks "
+	       "xdpban_stats against "
 	       "the verdict each source must get. Medians of %d samples (min-max); the ratio is "
 	       "taken per sample, bare_drop and xdpban alternating.\n\n",
 	       p->sz.sources, p->target_ns / 1e6, *bench_call_cost_ns() / 1e3, p->runs);
@@ -532,10 +533,10 @@ static double floors_k(const struct bench_result *r)
 	return mem > b ? (bench_median(&r->xdpban) - b) / (mem - b) : -1;
 }
 
-/* Every row again as "a bare drop plus k memory floors" (issue 7, item 1). */
+/* Every row again as "a bare drop plus k memory floors". */
 static void print_floors(struct pipe *p, const struct bench_result *rows)
 {
-	printf("### Against the memory floors (issue 7, item 1)\n\n");
+	printf("### Against the memory floors\n\n");
 	printf("The floors run behind the same driver in the same samples (bench/bpf/floor.bpf.c): "
 	       "each parses the source, hashes it to an index and makes one dependent load from a "
 	       "BPF array of %u MiB (the L2 floor: a table that fits the cache) or %u MiB (the "
@@ -563,10 +564,10 @@ static void print_floors(struct pipe *p, const struct bench_result *rows)
 	printf("\n");
 }
 
-/* What each stage adds (issue 7, item 2): the cut builds, cumulative, and the step. */
+/* What each stage adds: the cut builds, cumulative, and the step. */
 static void print_breakdown(const struct bench_result *rows)
 {
-	printf("### Where the time goes (issue 7, item 2)\n\n");
+	printf("### Where the time goes\n\n");
 	printf("The data path built again with XDPBAN_BENCH_CUT (bpf/xdpban.bpf.c), each copy "
 	       "stopping right after one stage and skipping the statistics, on xdpban's own maps "
 	       "and state, in the same samples. Cells: ns/packet of the program cut there "
@@ -619,7 +620,7 @@ static void report_floor_target(struct pipe *p, const char *what, const struct b
 		bench_median(&r->extra[EXTRA_MEM]), k >= 0 && k <= k_max ? "met" : "not met");
 }
 
-/* Issue 7's target for clean traffic with the full state loaded (issue 4 had asked 1.5x). */
+/* The target for clean traffic with the full state loaded. */
 static void report_target(struct pipe *p, const struct bench_result *clean)
 {
 	double ratio = bench_median(&clean->ratio);

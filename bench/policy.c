@@ -1,4 +1,4 @@
-/* policy.c - issue 4, workload 2: policy scaling. With 16, 10K, 100K and 1M random prefixes
+/* policy.c - policy scaling. With 16, 10K, 100K and 1M random prefixes
  * (and none, as a floor), random sources go through xdpban's full pipeline and through a plain
  * kernel LPM trie program over the same prefixes (bench/bpf/lpm_only.bpf.c), in the same run.
  *
@@ -22,7 +22,7 @@ static const struct sizes sizes_by_mode[] = {
 
 static const uint32_t prefix_counts[] = { 0, 16, 10000, 100000, 1000000 };
 
-/* REFERENCE.md section 4: random-key LPM lookups on an AMD EPYC 9684X (xdp-project bench02),
+/* xdp-project's bench02: random-key LPM lookups on an AMD EPYC 9684X,
  * measured elsewhere; 0 where that table has no entry. */
 static double reference_lpm_ns(uint32_t prefixes)
 {
@@ -177,7 +177,7 @@ static void run_table(struct policy_bench *pb, uint32_t prefixes)
 
 static void print_header(struct policy_bench *pb)
 {
-	printf("## Policy scaling (issue 4, workload 2)\n\n");
+	printf("## Policy scaling\n\n");
 	printf("Method: for each size, random disjoint deny prefixes (half /32, 30%% /24, the rest "
 	       "/20 to /31; fixed seed) are compiled into the policy of a fresh, unpinned xdpban "
 	       "(user/lib/policy.h: its LPM trie and the flat table in front of it) and loaded into "
@@ -195,7 +195,7 @@ static void print_header(struct policy_bench *pb)
 	       "are checked against a reference lookup of every source. Medians of %d samples "
 	       "(min-max); ratio per sample.\n\n",
 	       pb->sz.sources, pb->target_ns / 1e6, *bench_call_cost_ns() / 1e3, pb->runs);
-	printf("The last column is REFERENCE.md section 4 (xdp-project bench02, AMD EPYC 9684X, "
+	printf("The last column is xdp-project's bench02 (AMD EPYC 9684X, "
 	       "random keys), **measured elsewhere**: context only.\n\n");
 	printf("| prefixes | sources denied | /22s answered flat | /24s answered flat | "
 	       "/24 lines (level 3) | xdpban ns/pkt | lpm_only ns/pkt | ratio | "

@@ -1,4 +1,4 @@
-/* policy6.c - issue 11, item 6: IPv6 policy scaling. With 16, 10K, 100K and 1M IPv6 deny
+/* policy6.c - IPv6 policy scaling. With 16, 10K, 100K and 1M IPv6 deny
  * prefixes of real-looking lengths (/32 to /64, some /128) in 2001::/16, IPv6 sources go
  * through xdpban's full pipeline and through a plain kernel LPM trie program over the same
  * prefixes (bench/bpf/lpm_only.bpf.c, lpm_only6), in the same run. Every source lies in
@@ -322,7 +322,7 @@ static void run_table(struct policy6_bench *pb, uint32_t prefixes)
 
 static void print_header(struct policy6_bench *pb)
 {
-	printf("## IPv6 policy scaling (issue 11, item 6)\n\n");
+	printf("## IPv6 policy scaling\n\n");
 	printf("Method: for each size, random distinct IPv6 deny prefixes in 2001::/16 (lengths as "
 	       "real lists hold them: /48 most, then /56, /64, /32, /40, /44 and some /128; fixed "
 	       "seed; they may nest, and all deny) are compiled into the policy of a fresh, "

@@ -1,4 +1,4 @@
-/* reload.c - issue 11, item 6: a reload of 1M prefixes while traffic flows, wrong verdicts
+/* reload.c - a reload of 1M prefixes while traffic flows, wrong verdicts
  * counted. For each family, a fresh unpinned xdpban in allow-only mode compiles set A
  * (user/lib/policy.h, as xdpband's list loader does: allow, deny and trusted entries over the
  * /0 not-allowed default entry of user/xdpband/lists.c), then set B, then A again, while
@@ -640,7 +640,7 @@ int main(int argc, char **argv)
 	r.sources = BENCH_BY_MODE(&r.o, 4096u, 65536u, 262144u);
 	r.settle_ns = BENCH_BY_MODE(&r.o, 50000000ull, 300000000ull, 500000000ull);
 	bench_rng_init(&r.rng, r.o.seed);
-	printf("## Reloading %u prefixes under traffic (issue 11, item 6)\n\n", r.entries);
+	printf("## Reloading %u prefixes under traffic\n\n", r.entries);
 	printf("Method: a fresh, unpinned xdpban in allow-only mode compiles set A (user/lib/policy.h"
 	       ", the compile xdpband's list loader runs: deny, allow and trusted entries over the /0 "
 	       "not-allowed default), then B, then A again, while %d threads run single frames from "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh - runs the xdpban benchmarks (issue 4) and writes their report.
+# run.sh - runs the xdpban benchmarks and writes their report.
 #
 #   bench/run.sh BUILD quick    `make bench`: every workload, a few minutes; writes bench/RESULTS.md
 #   bench/run.sh BUILD full     `make bench-full`: more sources, samples and frames; same report
@@ -178,7 +178,7 @@ write_results() {
 		done
 		echo
 		if grep -qs '^bench-target: ' "$work"/*.log; then
-			echo "## Targets (issue 4: goals the benchmark reports, not tests)"
+			echo "## Targets (goals the benchmark reports, not tests)"
 			echo
 			echo "| target | measured | verdict |"
 			echo "|---|---|---|"

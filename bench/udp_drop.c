@@ -1,4 +1,4 @@
-/* udp_drop.c - issue 4, workload 4: the application-level ban. A UDP receiver that reads
+/* udp_drop.c - the application-level ban. A UDP receiver that reads
  * datagrams with recvmmsg() and drops those whose source is banned after a hash lookup, which
  * is what a tracker that bans in user space pays for every datagram of a banned client.
  *

@@ -1,4 +1,4 @@
-/* wire.c - the programs behind issue 4, workload 4 (the wire), driven by bench/wire.sh:
+/* wire.c - the programs behind the wire workload, driven by bench/wire.sh:
  *
  *   wire gen DIR --prefixes N --sources S [--seed N]
  *       writes the deny list and the sources that will be sent: DIR/prefixes.txt (CIDR),

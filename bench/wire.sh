@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# wire.sh - issue 4, workload 4: the wire. Two namespaces joined by a veth pair; a sender
+# wire.sh - the wire. Two namespaces joined by a veth pair; a sender
 # built on BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES redirects 60-byte UDP frames
 # from denied sources into the veth, so they reach the receiving side as XDP frames, the way a
-# NIC driver delivers them (REFERENCE.md section 6). Receivers, each dropping every frame:
+# NIC driver delivers them. Receivers, each dropping every frame:
 #   xdpban            the real program, the deny list in its policy trie;
 #   nftables          XDP_PASS, then a netdev ingress chain matching an interval set;
 #   iptables + ipset  XDP_PASS, then the raw table matching an ipset hash:net;
@@ -266,7 +266,7 @@ print_table() {
 	local variant delivered
 	variant=$(cat "$work/ipt.variant" 2>/dev/null)
 	delivered=$(awk '{r += $1; d += $2; c += $3; s += $4} END {if (NR && r && s) printf "%.0f%% of the frames reached the application (it read %.0f datagrams/s and spent %.0f ns of its own CPU on each), %.0f%% overflowed its 8 MiB socket buffer", 100 * r / (r + d), r * 1e9 / s, c / r, 100 * d / (r + d)}' "$work/app.delivered" 2>/dev/null)
-	echo "## The wire (issue 4, workload 4)"
+	echo "## The wire"
 	echo
 	echo "Method: namespaces $NS_TX and $NS_RX joined by a veth pair. The sender ($build/bench/wire send)" \
 		"is one BPF_PROG_TEST_RUN call with BPF_F_TEST_XDP_LIVE_FRAMES (batch 64) of srcdrv_redirect," \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# xdp_filter.sh - issue 4, workload 3: puts xdp-filter (Debian xdp-tools) on a veth in a
+# xdp_filter.sh - puts xdp-filter (Debian xdp-tools) on a veth in a
 # namespace of its own, then runs build/bench/peer, which measures its program against
 # xdpban's in the BPF_PROG_TEST_RUN harness. Usage: bench/xdp_filter.sh BUILD MODE
 #

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* floor.bpf.c - the bench's memory floors (issue 7, item 1): what one dependent random load
+/* floor.bpf.c - the bench's memory floors: what one dependent random load
  * costs behind the same driver as xdpban, so that every pipeline row can be read as "a bare
  * drop plus k loads" (bench/pipeline.c), and what a table of a million IPv6 prefixes costs
  * past the cache (bench/policy6.c). Each program parses Ethernet and the IP source exactly as
