@@ -29,38 +29,50 @@ const char *xbd_file_kind(mode_t mode)
 	return "a special file";
 }
 
-/* O_NONBLOCK keeps the open from waiting on a FIFO; it changes nothing for a regular file. A
- * socket cannot be opened at all: its kind comes from stat. */
-int xbd_open_regular(const char *path, const char *what, off_t max_size, int *fd, char *err,
-		     size_t errlen)
+/* The verdict on what an open gave (fd, or -1 and the open's errno): a regular file of at most
+ * max_size bytes, or one line in err. A failed open is described by a stat of the path only
+ * when may_stat (it tells a FIFO or a socket from a missing file): never for an open made with
+ * a client's rights, whose answer must be the open's own. 0 and *out, or -errno. */
+static int open_checked(const char *path, const char *what, off_t max_size, int fd,
+			int open_errno, bool may_stat, int *out, char *err, size_t errlen)
 {
 	struct stat st;
-	int ret, open_errno;
+	int ret;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	open_errno = errno;
-	if (*fd >= 0 ? fstat(*fd, &st) : stat(path, &st))
+	if (fd < 0 && !may_stat)
+		ret = -open_errno;
+	else if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
 		ret = -errno;
 	else if (!S_ISREG(st.st_mode))
 		ret = -EINVAL;
-	else if (*fd < 0)
+	else if (fd < 0)
 		ret = -open_errno;
 	else if (max_size && st.st_size > max_size)
 		ret = -EFBIG;
 	else
-		return 0;
+		ret = 0;
 	if (ret == -EINVAL)
 		snprintf(err, errlen, "%s %s is %s, not a regular file", what, path,
 			 xbd_file_kind(st.st_mode));
 	else if (ret == -EFBIG)
 		snprintf(err, errlen, "%s %s is %lld bytes, more than the limit of %lld", what, path,
 			 (long long)st.st_size, (long long)max_size);
-	else
+	else if (ret)
 		snprintf(err, errlen, "cannot read %s %s: %s", what, path, strerror(-ret));
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
+	if (ret && fd >= 0)
+		close(fd);
+	*out = ret ? -1 : fd;
 	return ret;
+}
+
+/* O_NONBLOCK keeps the open from waiting on a FIFO; it changes nothing for a regular file. A
+ * socket cannot be opened at all: its kind comes from stat. */
+int xbd_open_regular(const char *path, const char *what, off_t max_size, int *fd, char *err,
+		     size_t errlen)
+{
+	int opened = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	return open_checked(path, what, max_size, opened, errno, true, fd, err, errlen);
 }
 
 struct open_job {
@@ -95,34 +107,17 @@ int xbd_open_regular_as(const struct xbd_creds *creds, const char *path, const c
 			off_t max_size, int *fd, char *err, size_t errlen)
 {
 	struct open_job j = { .creds = creds, .path = path, .fd = -1, .err = 0 };
-	struct stat st;
 	pthread_t t;
 	int ret;
 
 	if (!creds)
 		return xbd_open_regular(path, what, max_size, fd, err, errlen);
-	ret = -pthread_create(&t, NULL, open_job_run, &j);
+	ret = pthread_create(&t, NULL, open_job_run, &j);
 	if (!ret)
-		ret = -pthread_join(t, NULL);
-	if (!ret && j.fd < 0)
-		ret = -j.err;
-	if (!ret && fstat(j.fd, &st))
-		ret = -errno;
-	if (ret) {
-		snprintf(err, errlen, "cannot read %s %s: %s", what, path, strerror(-ret));
-	} else if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s %s is %s, not a regular file", what, path,
-			 xbd_file_kind(st.st_mode));
-		ret = -EINVAL;
-	} else if (max_size && st.st_size > max_size) {
-		snprintf(err, errlen, "%s %s is %lld bytes, more than the limit of %lld", what, path,
-			 (long long)st.st_size, (long long)max_size);
-		ret = -EFBIG;
-	}
-	if (ret && j.fd >= 0)
-		close(j.fd);
-	*fd = ret ? -1 : j.fd;
-	return ret;
+		ret = pthread_join(t, NULL);
+	if (ret)
+		j = (struct open_job){ .fd = -1, .err = ret };
+	return open_checked(path, what, max_size, j.fd, j.err, false, fd, err, errlen);
 }
 
 bool xbd_byte_not_text(unsigned char c)
