@@ -197,6 +197,10 @@ $(BUILD)/tests/test_fleet: TEST_OBJS := $(BUILD)/user/xdpband/fleet_entry.o
 $(BUILD)/tests/test_fleet: CFLAGS += -Iuser/xdpband
 $(BUILD)/tests/test_fleet: $(BUILD)/user/xdpband/fleet_entry.o
 $(BUILD)/tests/test_fleet: USER_LIBS += $(FLEET_LIBS)
+# test_evring checks the ring of the event stream (evring.c).
+$(BUILD)/tests/test_evring: TEST_OBJS := $(BUILD)/user/xdpband/evring.o
+$(BUILD)/tests/test_evring: CFLAGS += -Iuser/xdpband
+$(BUILD)/tests/test_evring: $(BUILD)/user/xdpband/evring.o
 TEST_RUNLISTS_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,runlists runlists_show lists files)
 $(BUILD)/tests/test_runlists: TEST_OBJS := $(TEST_RUNLISTS_OBJS)
 $(BUILD)/tests/test_runlists: CFLAGS += -Iuser/xdpband

@@ -10,6 +10,12 @@
       place of the list reads the sources from FILE, comma-separated or one a line. TTL (or
       the IPv6 hop limit; default 64) is what the frames leave with: a forger who does not
       know a host's distance picks one that the host's own packets do not arrive with.
+  xb_send.py burst IFACE DSTMAC FIRST COUNT
+      one TCP segment with SYN and FIN from each of COUNT sources, numbers FIRST to
+      FIRST+COUNT-1, source N being 2001:db8:e000::1 plus N << 64 (2001:db8:e000:N::1 below
+      65536; each its own /64, all in 2001:db8::/32), to 2001:db8::1, as raw Ethernet frames
+      on IFACE to DSTMAC. The frames are built from bytes, without scapy:
+      a burst of thousands of bans goes out in well under a second.
   xb_send.py spray IFACE DSTMAC DST PORT STOPFILE OUT SRC[,SRC...]
       valid UDP datagrams to DST:PORT from each SRC in turn, round after round (about 1 ms
       apart), as raw Ethernet frames on IFACE to DSTMAC, until the file STOPFILE exists; then
@@ -23,14 +29,16 @@
 Test support only: it must never be pointed at an interface the test did not create. Bad
 arguments get one line on stderr and exit status 2.
 """
+import ipaddress
 import re
 import socket
+import struct
 
 from xb_args import BadArgs, parse_int, parse_pair, run
 from xb_tcp_flow import round_trip
 
 USAGE = ("usage: xb_send.py udp SRC DST PORT COUNT | "
-         "synfin IFACE DSTMAC SRC[,SRC...] DST COUNT [TTL] | "
+         "synfin IFACE DSTMAC SRC[,SRC...] DST COUNT [TTL] | burst IFACE DSTMAC FIRST COUNT | "
          "spray IFACE DSTMAC DST PORT STOPFILE OUT SRC[,SRC...] | tcp SRC DST PORT COUNT")
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 PAYLOAD = b"xdpban-e2e"
@@ -70,6 +78,33 @@ def send_synfin(iface, dstmac, srcs, dst, count, ttl):
     frames = [Ether(dst=dstmac) / l3(src) / TCP(sport=40000 + i, dport=7, flags="SF")
               for src in srcs for i in range(count)]
     sendp(frames, iface=iface, verbose=False)
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def burst_frame(dstmac, src, dst):
+    tcp = struct.pack("!HHIIBBHHH", 40000, 7, 0, 0, 5 << 4, 0x03, 1024, 0, 0)  # SYN|FIN
+    pseudo = src + dst + struct.pack("!IxxxB", len(tcp), socket.IPPROTO_TCP)
+    tcp = tcp[:16] + struct.pack("!H", checksum(pseudo + tcp)) + tcp[18:]
+    ip6 = struct.pack("!IHBB", 6 << 28, len(tcp), socket.IPPROTO_TCP, 64) + src + dst
+    eth = bytes.fromhex(dstmac.replace(":", "")) + bytes.fromhex("020000000002") + b"\x86\xdd"
+    return eth + ip6 + tcp
+
+
+def send_burst(iface, dstmac, first, count):
+    base = ipaddress.IPv6Address("2001:db8:e000::1")
+    dst = ipaddress.IPv6Address("2001:db8::1").packed
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
+        s.bind((iface, 0))
+        for n in range(first, first + count):
+            s.send(burst_frame(dstmac, (base + (n << 64)).packed, dst))
 
 
 def send_spray(iface, dstmac, dst, port, stopfile, out, srcs):
@@ -130,6 +165,11 @@ def main(argv):
         pairs = [parse_pair(src, argv[4]) for src in argv[8].split(",")]
         send_spray(argv[2], argv[3], pairs[0][1], parse_int(argv[5], "PORT", 1, 65535),
                    argv[6], argv[7], [src for src, _ in pairs])
+    elif len(argv) == 6 and argv[1] == "burst":
+        check_mac(argv[3])
+        check_iface(argv[2])
+        send_burst(argv[2], argv[3], parse_int(argv[4], "FIRST", 0, 2**32 - 1),
+                   parse_int(argv[5], "COUNT", 1, 2**20))
     elif len(argv) in (7, 8) and argv[1] == "synfin":
         check_mac(argv[3])
         check_iface(argv[2])

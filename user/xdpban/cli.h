@@ -43,6 +43,13 @@ enum param_type {
 	P_DURATION, /* seconds, or with s/m/h/d/w (xb_duration_parse); 1 s..10 years (__u32) */
 	P_COUNT,    /* 1..1000000000 (__u32) */
 	P_FILES,    /* the rest of the positionals (struct cli_files), at least one if required */
+	P_SEQ,      /* an event's sequence number, 0..INT64_MAX (struct cli_seq) */
+};
+
+/* A sequence number, and whether it was given at all (0 is one). */
+struct cli_seq {
+	__u64 v;
+	bool set;
 };
 
 #define CLI_FILES_MAX 64 /* files in one `lists load`: a [lists] section's worth */
@@ -132,6 +139,7 @@ const char *render_duration(int64_t s, char *buf, size_t len);
 struct events_args {
 	bool json;
 	bool follow;
+	struct cli_seq since; /* resume after this event */
 };
 extern const struct param events_params[];
 int do_events(const struct cli *cli, const void *args);

@@ -1,5 +1,6 @@
 /* events.c - `xdpban events`: the daemon's backlog of ban events and, with --follow, its
- * stream (docs/control.md, "events"). Only the daemon has events: without it this fails. */
+ * stream, from the start or after a given event (docs/control.md, "events"). Only the daemon
+ * has events: without it this fails. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@ const struct param events_params[] = {
 	  "go on printing each event as it happens, until interrupted" },
 	{ "--json", 0, P_FLAG, false, offsetof(struct events_args, json), NULL,
 	  "print each event as one JSON object a line" },
+	{ "--since", 0, P_SEQ, false, offsetof(struct events_args, since), "SEQ",
+	  "with --follow: no backlog; every event after event SEQ, then follow" },
 	{ NULL },
 };
 
@@ -89,11 +92,24 @@ static int print_backlog(const char *line, bool json)
 	return EXIT_OK;
 }
 
-/* Every later line is one event, until the daemon ends the stream. */
+/* The daemon's last line to a follower it drops: its error, and the event to resume after. */
+static int follow_dropped(struct json_object *e)
+{
+	struct json_object *since;
+
+	if (json_object_object_get_ex(e, "since", &since))
+		pr_warn("%s: resume with --since %lld", str(e, "error"), num(e, "since"));
+	else
+		pr_warn("%s", str(e, "error"));
+	return EXIT_FAIL;
+}
+
+/* Every later line is one event (events have no "ok"), until the daemon ends the stream. */
 static int follow(struct xb_control_stream *st, bool json)
 {
 	char err[XB_ERRLEN];
 	const char *line;
+	int ret;
 
 	while (!xb_control_next_line(st, -1, &line, err, sizeof(err))) {
 		struct json_object *e = json_tokener_parse(line);
@@ -102,6 +118,11 @@ static int follow(struct xb_control_stream *st, bool json)
 			pr_warn("malformed event from the daemon: %.80s", line);
 			json_object_put(e);
 			return EXIT_FAIL;
+		}
+		if (json_object_object_get_ex(e, "ok", NULL)) {
+			ret = follow_dropped(e);
+			json_object_put(e);
+			return ret;
 		}
 		print_event(e, json);
 		json_object_put(e);
@@ -119,12 +140,19 @@ int do_events(const struct cli *cli, const void *args)
 	const char *line;
 	int fd, ret;
 
+	if (a->since.set && !a->follow) {
+		pr_warn("events: --since needs --follow");
+		json_object_put(req);
+		return EXIT_USAGE;
+	}
 	if (!req) {
 		pr_warn("out of memory");
 		return EXIT_FAIL;
 	}
 	json_object_object_add(req, "cmd", json_object_new_string("events"));
 	json_object_object_add(req, "follow", json_object_new_boolean(a->follow));
+	if (a->since.set)
+		json_object_object_add(req, "since", json_object_new_int64((int64_t)a->since.v));
 	fd = xb_control_connect(cli->socket_path, err, sizeof(err));
 	if (fd < 0) {
 		pr_warn("events come from the daemon, and it does not answer: %s", err);

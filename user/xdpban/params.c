@@ -3,7 +3,9 @@
  * same rows. A bad argument gets one line on stderr and EXIT_USAGE, before anything is done.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "conf.h"
@@ -31,6 +33,27 @@ static const struct param global_params[] = {
 static bool is_positional(const struct param *p)
 {
 	return strncmp(p->name, "--", 2) != 0;
+}
+
+/* A sequence number as JSON carries it: digits only, at most INT64_MAX. 0 or -EINVAL. */
+static int parse_seq(const char *what, const char *text, struct cli_seq *out, char *err,
+		     size_t errlen)
+{
+	char quoted[XB_ERRLEN];
+	size_t len = strlen(text);
+	unsigned long long v = 0;
+
+	errno = 0;
+	if (len && strspn(text, "0123456789") == len)
+		v = strtoull(text, NULL, 10);
+	if (!len || strspn(text, "0123456789") != len || errno || v > INT64_MAX) {
+		snprintf(err, errlen, "bad %s '%s': expected a sequence number, a whole number 0..%lld",
+			 what, xb_quote(text, quoted, sizeof(quoted)), (long long)INT64_MAX);
+		return -EINVAL;
+	}
+	out->v = v;
+	out->set = true;
+	return 0;
 }
 
 /* Converts text to the param's type and stores it; 0, or EXIT_USAGE after one line. */
@@ -67,6 +90,9 @@ static int store_value(const struct param *p, const char *text, void *dst)
 		break;
 	case P_COUNT:
 		ret = xb_u32_parse(what, text, 1, XDPBAN_LIMIT_MAX, dst, err, sizeof(err));
+		break;
+	case P_SEQ:
+		ret = parse_seq(what, text, dst, err, sizeof(err));
 		break;
 	case P_FILES: {
 		struct cli_files *f = dst;

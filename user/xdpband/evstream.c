@@ -6,7 +6,6 @@
 #include <json-c/json.h>
 #include "evstream.h"
 #include "log.h"
-#include "server.h"
 #include "xdpban_time.h"
 
 /* A timed ban the stream has told of, until its expiry is told of or it is lifted. */
@@ -55,10 +54,10 @@ static void told_put(struct xbd_evstream *es, const struct xb_prefix *who, __u64
 	es->told_n++;
 }
 
-void xbd_evstream_init(struct xbd_evstream *es, struct xbd_server *server)
+int xbd_evstream_init(struct xbd_evstream *es)
 {
 	memset(es, 0, sizeof(*es));
-	es->server = server;
+	return xbd_evring_init(&es->ring);
 }
 
 static const char *kind_name(enum xbd_event_kind k)
@@ -108,30 +107,18 @@ static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 
 void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e)
 {
-	struct json_object *o = event_json(e, es->seq + 1);
-	unsigned int at;
+	struct json_object *o = event_json(e, es->ring.last + 1);
+	int ret = o ? xbd_evring_push(&es->ring, xb_json_line(o)) : -ENOMEM;
 
+	json_object_put(o);
 	if (e->kind == XBD_EVENT_BAN && e->length_ns)
 		told_put(es, &e->who, e->time_ns + e->length_ns);
 	else
 		told_forget(es, &e->who); /* unbanned, expired, or banned for ever */
 	if (es->tap)
 		es->tap(e, es->tap_ctx);
-	if (!o) {
+	if (ret) /* subscribers are sent it from the ring as their sockets drain (server.h) */
 		pr_warn("out of memory: a ban event is not in the event stream");
-		return;
-	}
-	es->seq++;
-	if (xbd_server_subscribers(es->server)) /* else the text is made if one asks for it */
-		xbd_server_broadcast(es->server, xb_json_line(o));
-	at = (es->head + es->n) % XBD_EVENTS_BACKLOG;
-	if (es->n == XBD_EVENTS_BACKLOG) {
-		json_object_put(es->backlog[es->head]);
-		es->head = (es->head + 1) % XBD_EVENTS_BACKLOG;
-	} else {
-		es->n++;
-	}
-	es->backlog[at] = o;
 }
 
 struct due {
@@ -185,20 +172,30 @@ int xbd_evstream_seed(struct xbd_evstream *es, const struct xb_maps *m)
 	return xb_ban_foreach(m, seed_ban, es);
 }
 
+/* The lines were made from JSON objects: reading them back costs a few hundred parses, once
+ * per `events` request, instead of keeping an object per event. */
 struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es)
 {
 	struct json_object *arr = json_object_new_array();
+	__u64 seq = xbd_evring_oldest(&es->ring);
 
-	for (unsigned int i = 0; arr && i < es->n; i++)
-		json_object_array_add(arr,
-				      json_object_get(es->backlog[(es->head + i) % XBD_EVENTS_BACKLOG]));
+	if (es->ring.last - seq + 1 > XBD_EVENTS_BACKLOG)
+		seq = es->ring.last - XBD_EVENTS_BACKLOG + 1;
+	for (; arr && seq <= es->ring.last; seq++) {
+		struct json_object *o = json_tokener_parse(xbd_evring_get(&es->ring, seq)->text);
+
+		if (!o || json_object_array_add(arr, o)) {
+			json_object_put(o);
+			json_object_put(arr);
+			return NULL;
+		}
+	}
 	return arr;
 }
 
 void xbd_evstream_free(struct xbd_evstream *es)
 {
-	for (unsigned int i = 0; i < es->n; i++)
-		json_object_put(es->backlog[(es->head + i) % XBD_EVENTS_BACKLOG]);
+	xbd_evring_free(&es->ring);
 	tdestroy(es->told, free);
 	memset(es, 0, sizeof(*es));
 }

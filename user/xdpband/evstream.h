@@ -1,19 +1,20 @@
 /* evstream.h - the daemon's stream of ban events for subscribers of the control socket
  * (docs/control.md, "events"): every ban (errors, reports, manual, with its escalation),
- * unban and expiry as one JSON object, kept in a backlog of the last XBD_EVENTS_BACKLOG and
- * sent to every subscribed connection as it happens (server.h). Expiries are found by the
- * sweep from the bans the stream has told of, so a ban the data path lifted itself is told of
- * too. Never changes a ban. */
+ * unban and expiry as one JSON line, numbered and kept in the ring of recent events
+ * (evring.h), from which every subscribed connection is sent it as its socket drains
+ * (server.h). Expiries are found by the sweep from the bans the stream has told of, so a ban
+ * the data path lifted itself is told of too. Never changes a ban. */
 #ifndef XDPBAND_EVSTREAM_H
 #define XDPBAND_EVSTREAM_H
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include "evring.h"
 #include "libxdpban.h"
 
 struct json_object;
-struct xbd_server;
 
+/* The events of the reply to `events` without "since": the last ones of the ring. */
 #define XBD_EVENTS_BACKLOG 256
 
 enum xbd_event_kind { XBD_EVENT_BAN, XBD_EVENT_UNBAN, XBD_EVENT_EXPIRE };
@@ -36,24 +37,23 @@ struct xbd_event {
 typedef void (*xbd_evstream_tap)(const struct xbd_event *e, void *ctx);
 
 struct xbd_evstream {
-	struct xbd_server *server;
-	struct json_object *backlog[XBD_EVENTS_BACKLOG]; /* a ring, oldest at head */
-	unsigned int head, n;
-	__u64 seq;      /* of the last event */
+	struct xbd_evring ring; /* ring.last: the sequence number of the last event */
 	void *told;     /* tsearch tree of the timed bans told of: prefix and expiry */
 	unsigned long told_n;
 	xbd_evstream_tap tap;  /* NULL: none */
 	void *tap_ctx;
 };
 
-void xbd_evstream_init(struct xbd_evstream *es, struct xbd_server *server);
+/* 0 or -ENOMEM. */
+int xbd_evstream_init(struct xbd_evstream *es);
 /* Learns the bans in force (at start, so that their expiry is told of). 0 or -errno. */
 int xbd_evstream_seed(struct xbd_evstream *es, const struct xb_maps *m);
-/* Adds the event to the backlog and sends it to every subscriber. */
+/* Numbers the event and adds it to the ring, for every subscriber. */
 void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e);
 /* Tells of every ban told of whose time has run out by now (CLOCK_BOOTTIME ns). */
 void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns);
-/* The backlog, oldest first, as a new JSON array (NULL: out of memory). */
+/* The last XBD_EVENTS_BACKLOG events, oldest first, as a new JSON array (NULL: out of
+ * memory). */
 struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es);
 void xbd_evstream_free(struct xbd_evstream *es);
 

@@ -115,7 +115,7 @@ static struct json_object *events_json(const struct xbd *d)
 
 	if (!o)
 		return NULL;
-	json_object_object_add(o, "seq", json_object_new_int64((__s64)d->evs.seq));
+	json_object_object_add(o, "seq", json_object_new_int64((__s64)d->evs.ring.last));
 	json_object_object_add(o, "subscribers",
 			       json_object_new_int(xbd_server_subscribers(&d->server)));
 	json_object_object_add(o, "subscribers_dropped",
@@ -393,17 +393,53 @@ static int do_save(struct xbd *d, struct json_object *reply, char *err, size_t e
 	return ret;
 }
 
-/* {"cmd": "events", "follow": BOOL}: the backlog, and with follow every later event on the
- * same connection (docs/control.md). Read access is enough. */
-static int do_events(struct xbd *d, struct json_object *request, struct json_object *reply,
-		     char *err, size_t errlen)
+/* "since" of `events`: a sequence number no later than the last event's. 0 or -EINVAL. */
+static int events_since(const struct xbd *d, struct json_object *val, __u64 *since, char *err,
+			size_t errlen)
 {
-	bool follow = false;
-	struct json_object *backlog;
+	__s64 v = json_object_get_int64(val);
 
+	if (!json_object_is_type(val, json_type_int) || v < 0) {
+		snprintf(err, errlen, "field \"since\" must be a sequence number (a whole number, 0 or more)");
+		return -EINVAL;
+	}
+	if ((__u64)v > d->evs.ring.last) {
+		snprintf(err, errlen, "field \"since\" is %lld, after the last event (%llu)",
+			 (long long)v, (unsigned long long)d->evs.ring.last);
+		return -EINVAL;
+	}
+	*since = (__u64)v;
+	return 0;
+}
+
+/* A resume the ring can no longer make whole is refused, never silently shortened: the
+ * follower learns how many events it lost and where it may go on from. 0 or -ERANGE. */
+static int events_held(const struct xbd *d, __u64 since, char *err, size_t errlen)
+{
+	__u64 oldest = xbd_evring_oldest(&d->evs.ring);
+
+	if (since + 1 >= oldest)
+		return 0;
+	snprintf(err, errlen,
+		 "%llu events after %llu are no longer held; the oldest held is %llu: resume after %llu to follow from there without them",
+		 (unsigned long long)(oldest - since - 1), (unsigned long long)since,
+		 (unsigned long long)oldest, (unsigned long long)(oldest - 1));
+	return -ERANGE;
+}
+
+/* The fields of `events`: "follow" (a boolean) and "since" (with follow only). */
+static int events_fields(const struct xbd *d, struct json_object *request, bool *follow,
+			 __u64 *since, bool *resume, char *err, size_t errlen)
+{
 	json_object_object_foreach(request, key, val) {
 		if (!strcmp(key, "cmd"))
 			continue;
+		if (!strcmp(key, "since")) {
+			if (events_since(d, val, since, err, errlen))
+				return -EINVAL;
+			*resume = true;
+			continue;
+		}
 		if (strcmp(key, "follow")) {
 			snprintf(err, errlen, "unknown field \"%.40s\" for events", key);
 			return -EINVAL;
@@ -412,17 +448,40 @@ static int do_events(struct xbd *d, struct json_object *request, struct json_obj
 			snprintf(err, errlen, "field \"follow\" must be true or false");
 			return -EINVAL;
 		}
-		follow = json_object_get_boolean(val);
+		*follow = json_object_get_boolean(val);
 	}
-	backlog = xbd_evstream_backlog(&d->evs);
+	if (*resume && !*follow) {
+		snprintf(err, errlen, "field \"since\" needs \"follow\": true");
+		return -EINVAL;
+	}
+	return *resume ? events_held(d, *since, err, errlen) : 0;
+}
+
+/* {"cmd": "events", "follow": BOOL, "since": SEQ}: the backlog, and with follow every later
+ * event on the same connection; with since, no backlog, and the stream starts after event
+ * SEQ (docs/control.md). Read access is enough. */
+static int do_events(struct xbd *d, struct json_object *request, struct json_object *reply,
+		     char *err, size_t errlen)
+{
+	bool follow = false, resume = false;
+	struct json_object *backlog;
+	__u64 since = 0;
+	int ret = events_fields(d, request, &follow, &since, &resume, err, errlen);
+
+	if (ret)
+		return ret;
+	backlog = resume ? json_object_new_array() : xbd_evstream_backlog(&d->evs);
 	if (!backlog) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	json_object_object_add(reply, "events", backlog);
 	json_object_object_add(reply, "follow", json_object_new_boolean(follow));
+	if (resume)
+		json_object_object_add(reply, "since", json_object_new_int64((__s64)since));
 	if (follow)
-		xbd_server_subscribe(&d->server);
+		xbd_server_subscribe(&d->server, &d->evs.ring,
+				     (resume ? since : d->evs.ring.last) + 1);
 	return 0;
 }
 

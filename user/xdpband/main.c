@@ -515,7 +515,11 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 	struct xb_control_ctx ctx = { .maps = &d->maps, .hooks = &d->hooks, .user = d };
 	int ret;
 
-	xbd_evstream_init(&d->evs, &d->server);
+	ret = xbd_evstream_init(&d->evs);
+	if (ret) {
+		snprintf(err, errlen, "cannot make the event stream's ring: %s", strerror(-ret));
+		return ret;
+	}
 	ret = xbd_evstream_seed(&d->evs, &d->maps);
 	if (ret)
 		pr_warn("cannot read the bans in force: their expiry will not be in the event stream: %s",

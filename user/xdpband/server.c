@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <json-c/json.h>
 #include "log.h"
 #include "server.h"
 
@@ -164,11 +165,133 @@ static void client_free(struct xbd_client *c)
 	c->fd = -1;
 }
 
+/* Appends line and its '\n' after what still waits to be sent to c. 0 or -ENOMEM. */
+static int out_append(struct xbd_client *c, const char *line)
+{
+	size_t pending = c->out ? c->out_len - c->out_off : 0, len = strlen(line);
+	char *grown;
+
+	if (c->out && c->out_off)
+		memmove(c->out, c->out + c->out_off, pending);
+	c->out_len = pending;
+	c->out_off = 0;
+	grown = realloc(c->out, pending + len + 2);
+	if (!grown)
+		return -ENOMEM;
+	memcpy(grown + pending, line, len);
+	grown[pending + len] = '\n';
+	grown[pending + len + 1] = '\0';
+	c->out = grown;
+	c->out_len = pending + len + 1;
+	return 0;
+}
+
+/* {"ok":false,"error":"dropped from the event stream: WHY ...","since":N}: N is the last
+ * event the subscriber was sent, for a follower to resume after (docs/control.md). */
+static char *drop_line(const char *why, __u64 since)
+{
+	struct json_object *o = json_object_new_object();
+	char msg[XB_ERRLEN], *line;
+
+	if (!o)
+		return NULL;
+	snprintf(msg, sizeof(msg),
+		 "dropped from the event stream: %s; the last event sent was %llu", why,
+		 (unsigned long long)since);
+	json_object_object_add(o, "ok", json_object_new_boolean(false));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "since", json_object_new_int64((__s64)since));
+	line = strdup(xb_json_line(o));
+	json_object_put(o);
+	return line;
+}
+
+/* Ends a subscription: the lines it was already given, then one line that says why and which
+ * event to resume after, then the close (once it took them, or after XBD_CLIENT_TIMEOUT_MS). */
 static void subscriber_drop(struct xbd_server *s, struct xbd_client *c, const char *why)
 {
-	pr_warn("control: dropped the event subscriber of uid %u: %s", c->uid, why);
+	__u64 since = c->next_seq - 1;
+	char *line = drop_line(why, since);
+
+	pr_warn("control: dropped the event subscriber of uid %u: %s (the last event sent was %llu)",
+		c->uid, why, (unsigned long long)since);
 	s->subscribers_dropped++;
-	client_free(c);
+	c->subscribed = false;
+	c->closing = true;
+	c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
+	if (!line || out_append(c, line)) {
+		free(line);
+		client_free(c);
+		return;
+	}
+	free(line);
+}
+
+/* Whether subscriber c has something to take: lines in out, or events of the ring after them. */
+static bool subscriber_due(const struct xbd_server *s, const struct xbd_client *c)
+{
+	return c->out || (s->ring && c->next_seq <= s->ring->last);
+}
+
+/* Copies whole lines from the ring, from c's next event on, into its empty out: at most
+ * about XBD_SUBSCRIBER_CHUNK, the only copy a subscriber costs. 0 (out may stay empty),
+ * -ERANGE when its next event is no longer held, or -ENOMEM. */
+static int subscriber_fill(const struct xbd_server *s, struct xbd_client *c)
+{
+	const struct xbd_evline *l;
+	size_t len = 0;
+	__u64 seq;
+
+	if (!s->ring)
+		return 0;
+	if (c->next_seq < xbd_evring_oldest(s->ring))
+		return -ERANGE;
+	for (seq = c->next_seq; len < XBD_SUBSCRIBER_CHUNK && (l = xbd_evring_get(s->ring, seq)); seq++)
+		len += l->len;
+	if (!len)
+		return 0;
+	c->out = malloc(len + 1);
+	if (!c->out)
+		return -ENOMEM;
+	c->out_len = c->out_off = 0;
+	for (; c->next_seq < seq; c->next_seq++) {
+		l = xbd_evring_get(s->ring, c->next_seq);
+		memcpy(c->out + c->out_len, l->text, l->len);
+		c->out_len += l->len;
+	}
+	c->out[c->out_len] = '\0';
+	return 0;
+}
+
+/* A subscriber with nothing in out takes its next lines from the ring; one that fell behind
+ * it, or that cannot have them, is dropped (and takes its last line instead). */
+static void subscriber_refill(struct xbd_server *s, struct xbd_client *c)
+{
+	char why[64];
+	int ret;
+
+	if (!c->subscribed || c->out)
+		return;
+	ret = subscriber_fill(s, c);
+	if (ret == -ERANGE) {
+		snprintf(why, sizeof(why), "it fell more than %d events behind", XBD_EVRING_EVENTS);
+		subscriber_drop(s, c, why);
+	} else if (ret) {
+		subscriber_drop(s, c, "out of memory");
+	}
+}
+
+/* A subscriber's clock: it has XBD_CLIENT_TIMEOUT_MS to take something from when lines are
+ * first due to it (counted from a turn of the loop, so that a long burst is not held against
+ * it); none while it has taken everything. */
+static void subscriber_clock(const struct xbd_server *s, struct xbd_client *c, __u64 now)
+{
+	if (!c->subscribed)
+		return;
+	if (!subscriber_due(s, c))
+		c->deadline_ms = UINT64_MAX;
+	else if (c->deadline_ms == UINT64_MAX)
+		c->deadline_ms = now + XBD_CLIENT_TIMEOUT_MS;
 }
 
 static void queue_reply(struct xbd_client *c, char *reply)
@@ -513,25 +636,28 @@ static void client_read(struct xbd_server *s, struct xbd_client *c)
 
 static void client_write(struct xbd_server *s, struct xbd_client *c)
 {
-	ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+	ssize_t n;
 
+	subscriber_refill(s, c);
+	if (c->fd < 0 || !c->out)
+		return;
+	n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR)
 			client_free(c);
 		return;
 	}
 	c->out_off += n;
-	if (c->out_off < c->out_len) {
-		if (c->subscribed && n > 0) /* it takes what waits: give it time for the rest */
-			c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
+	if (c->subscribed && n > 0) /* it takes what waits: give it time for the rest */
+		c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
+	if (c->out_off < c->out_len)
 		return;
-	}
 	free(c->out);
 	c->out = NULL;
 	c->active_ms = xbd_now_ms();
-	c->deadline_ms = c->subscribed ? UINT64_MAX : c->active_ms + XBD_CLIENT_TIMEOUT_MS;
 	if (c->subscribed)
-		return;
+		return; /* its clock: subscriber_clock() */
+	c->deadline_ms = c->active_ms + XBD_CLIENT_TIMEOUT_MS;
 	if (c->closing)
 		shutdown(c->fd, SHUT_WR); /* then drain until the peer closes or the deadline */
 	else
@@ -566,7 +692,7 @@ void xbd_server_pollfds(const struct xbd_server *s, struct pollfd *pfds)
 
 		pfds[i + 1] = (struct pollfd){
 			.fd = c->fd, /* a negative fd is ignored by poll */
-			.events = c->subscribed ? POLLIN | (c->out ? POLLOUT : 0)
+			.events = c->subscribed ? POLLIN | (subscriber_due(s, c) ? POLLOUT : 0)
 				  : c->held	  ? 0
 				  : c->out	  ? POLLOUT
 						  : POLLIN,
@@ -596,9 +722,12 @@ void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds)
 	if (pfds[0].revents & POLLIN)
 		accept_clients(s);
 	now = xbd_now_ms();
-	for (int i = 0; i < XBD_MAX_CLIENTS; i++)
-		if (s->clients[i].fd >= 0)
-			expire(s, &s->clients[i], now);
+	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
+		if (s->clients[i].fd < 0)
+			continue;
+		subscriber_clock(s, &s->clients[i], now);
+		expire(s, &s->clients[i], now);
+	}
 	log_refusals_counted(s, now);
 }
 
@@ -625,46 +754,13 @@ void xbd_server_hold(struct xbd_server *s)
 		s->serving->held = true;
 }
 
-void xbd_server_subscribe(struct xbd_server *s)
+void xbd_server_subscribe(struct xbd_server *s, const struct xbd_evring *ring, __u64 next_seq)
 {
-	if (s->serving)
-		s->serving->subscribed = true;
-}
-
-/* Appends line and its '\n' to what waits for c: 0, or -1 when c is too far behind. */
-static int subscriber_queue(struct xbd_client *c, const char *line, size_t len)
-{
-	size_t pending = c->out ? c->out_len - c->out_off : 0;
-	char *grown;
-
-	if (pending + len + 1 > XBD_SUBSCRIBER_QUEUE_MAX)
-		return -1;
-	if (c->out && c->out_off)
-		memmove(c->out, c->out + c->out_off, pending);
-	grown = realloc(c->out, pending + len + 2);
-	if (!grown)
-		return -1;
-	if (!pending)
-		c->deadline_ms = xbd_now_ms() + XBD_CLIENT_TIMEOUT_MS;
-	memcpy(grown + pending, line, len);
-	grown[pending + len] = '\n';
-	grown[pending + len + 1] = '\0';
-	c->out = grown;
-	c->out_len = pending + len + 1;
-	c->out_off = 0;
-	return 0;
-}
-
-void xbd_server_broadcast(struct xbd_server *s, const char *line)
-{
-	size_t len = strlen(line);
-
-	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
-		struct xbd_client *c = &s->clients[i];
-
-		if (c->fd >= 0 && c->subscribed && subscriber_queue(c, line, len))
-			subscriber_drop(s, c, "more than 256 KiB of the event stream waits for it");
-	}
+	if (!s->serving)
+		return;
+	s->ring = ring;
+	s->serving->subscribed = true;
+	s->serving->next_seq = next_seq;
 }
 
 int xbd_server_subscribers(const struct xbd_server *s)

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "conf.h"
 #include "control.h"
+#include "evring.h"
 #include "files.h"
 
 /* The limits of the socket (xdpband(8), docs/control.md), so that no peer can keep another
@@ -30,10 +31,12 @@
 #define XBD_LISTEN_BACKLOG 128
 #define XBD_REFUSALS_LOG_MS 5000   /* one refusal is logged per this long; the rest counted */
 #define XBD_HELD_TIMEOUT_MS 60000  /* a held request (a reload) gets its answer within this */
-/* An event subscriber (docs/control.md, "events") is dropped when more than this much of the
- * stream waits for it, or when it takes nothing of what waits for XBD_CLIENT_TIMEOUT_MS: a
- * slow reader never holds up the daemon or the other subscribers. */
-#define XBD_SUBSCRIBER_QUEUE_MAX (256 * 1024)
+/* An event subscriber (docs/control.md, "events") holds only the sequence number of the next
+ * event it is due in the ring (evring.h); each time its socket drains, at most this much of
+ * whole lines is copied from there for it. It is dropped when it falls more than the ring
+ * behind, or when it takes nothing of what waits for XBD_CLIENT_TIMEOUT_MS: a slow reader
+ * never holds up the daemon or the other subscribers, and a burst costs it no copy. */
+#define XBD_SUBSCRIBER_CHUNK (64 * 1024)
 
 struct xbd_client {
 	int fd; /* -1 = free slot */
@@ -44,6 +47,7 @@ struct xbd_client {
 	bool closing;      /* close once the reply is out */
 	bool held;         /* its request is answered later (xbd_server_release) */
 	bool subscribed;   /* takes the event stream; reads no more requests */
+	__u64 next_seq;    /* a subscriber's: the next event of the ring it is due */
 	__u64 deadline_ms; /* CLOCK_MONOTONIC */
 	__u64 active_ms;   /* when it connected or last had a reply */
 	unsigned long turn; /* xbd_server.turn it was accepted in */
@@ -69,6 +73,7 @@ struct xbd_server {
 	unsigned long refusals_unlogged; /* refusals since then */
 	uid_t refused_uid;               /* of the last refusal */
 	unsigned long subscribers_dropped; /* for falling behind the event stream */
+	const struct xbd_evring *ring;     /* what subscribers are sent; NULL until one is */
 	struct xbd_client clients[XBD_MAX_CLIENTS];
 };
 
@@ -89,10 +94,8 @@ void xbd_server_hold(struct xbd_server *s);
  * credentials, or NULL for root and the daemon's user (and outside a request). */
 const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s);
 /* Called from a hook while a request is handled: after its reply, the connection takes every
- * line xbd_server_broadcast() sends, and no further request. */
-void xbd_server_subscribe(struct xbd_server *s);
-/* Queues line (without '\n') for every subscriber; drops those too far behind. */
-void xbd_server_broadcast(struct xbd_server *s, const char *line);
+ * line of ring from event next_seq on, as they come, and no further request. */
+void xbd_server_subscribe(struct xbd_server *s, const struct xbd_evring *ring, __u64 next_seq);
 int xbd_server_subscribers(const struct xbd_server *s);
 /* Sends reply (a line without '\n') to every held connection. */
 void xbd_server_release(struct xbd_server *s, const char *reply);
