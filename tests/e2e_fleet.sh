@@ -42,8 +42,8 @@ CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_fr
 	redis_down_local_bans_go_on trusted_stays_trusted junk_entries_refused_everywhere
 	fleet_metrics snapshot_pruned queue_flushed_at_stop unsent_logged_at_stop
 	password_rotated_on_reconnect password_reread_on_sighup bad_fleet_config_refused
-	redis_server_never_banned publish_refusal_said deleted_stream_recovered remote_quota_kept
-	origins_kept_with_fleet_off)
+	redis_server_never_banned oversized_entry_refused redis_emptied_keeps_remote_bans
+	publish_refusal_said deleted_stream_recovered remote_quota_kept origins_kept_with_fleet_off)
 e2e_require_root "${CASES[0]}"
 fail_all() {
 	local c
@@ -475,6 +475,64 @@ case_redis_exempt() {
 	done
 }
 
+# An entry of 64 MiB from whoever can write the stream: every node refuses it having read a
+# few megabytes of it at most (its peak memory grows by less than 16 MiB), and the signed ban
+# added after it is applied as soon as Redis has it (its lag, from Redis adding it to its
+# handling here, within 100 ms).
+peak_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/${PID[$1]}/status"; }
+case_oversized() {
+	local n over=() peak=() i=0 grown lag
+	for n in "${NODES[@]}"; do over+=("$(fleet "$n" refused_oversize)") peak+=("$(peak_kb "$n")"); done
+	head -c 67108864 /dev/zero | tr '\0' x >"$TMP/big" || { E2E_WHY="cannot write 64 MiB"; return 1; }
+	rcli -x XADD "$STREAM" '*' junk <"$TMP/big" >/dev/null || { E2E_WHY="XADD of 64 MiB failed"; return 1; }
+	rm -f "$TMP/big"
+	signed_xadd v 1 origin node-x kind ban key 203.0.113.120 reason manual classes none count 0 \
+		expires 0 >/dev/null || { E2E_WHY="signed XADD failed"; return 1; }
+	for n in "${NODES[@]}"; do
+		e2e_wait 200 banned "$n" 203.0.113.120 ||
+			{ E2E_WHY="node $n did not apply the ban after the 64 MiB entry"; return 1; }
+		e2e_expect "node $n's refused_oversize" "$((over[i] + 1))" "$(fleet "$n" refused_oversize)" ||
+			return 1
+		lag=$(fleet "$n" lag_ms)
+		echo "fleet: after a 64 MiB entry, node $n applied the next $lag ms after Redis added it"
+		((lag <= 100)) || { E2E_WHY="node $n applied the next entry $lag ms after Redis added it"; return 1; }
+		grown=$(($(peak_kb "$n") - peak[i]))
+		((grown < 16384)) || { E2E_WHY="node $n's peak memory grew by $grown kB"; return 1; }
+		i=$((i + 1))
+	done
+	grep -q "refused: over [0-9]* bytes of fields and values: over the 4096 allowed" "$TMP/b.log" ||
+		{ E2E_WHY="no refusal line in B's log"; return 1; }
+}
+
+# Redis restarted empty while B could not reach it and C was stopped, and A published before
+# both came back: the new stream looks like one trimmed past them, but its epoch (C's kept in
+# its state file) says it is new, so both keep the remote bans in force and take the new ones.
+case_redis_emptied() {
+	local n link=x${TAG}br
+	e2e_run cli a ban 203.0.113.110 --for 1h || return 1
+	for n in b c; do
+		e2e_wait 100 banned "$n" 203.0.113.110 || { E2E_WHY="203.0.113.110 did not reach $n"; return 1; }
+	done
+	node_stop c || { E2E_WHY="C did not stop"; return 1; }
+	grep -Eq '^fleet last=[0-9]+-[0-9]+ epoch=[0-9a-f]{32}$' "$TMP/c.state" ||
+		{ E2E_WHY="no epoch in C's state file: $(grep '^fleet' "$TMP/c.state")"; return 1; }
+	ip -n "${NS[b]}" link set "$link" down || { E2E_WHY="cannot take B's link down"; return 1; }
+	radmin ACL SAVE >/dev/null || { E2E_WHY="ACL SAVE failed"; return 1; } # the rotated password
+	redis_stop || { E2E_WHY="redis-server did not stop"; return 1; }
+	rm -rf "$TMP/redis/appendonlydir" "$TMP/redis/appendonly.aof"
+	redis_start || { E2E_WHY="redis-server did not start again: $(tail -1 "$TMP/redis.log")"; return 1; }
+	e2e_run cli a ban 203.0.113.111 --for 1h || return 1
+	e2e_wait 200 eval '[[ $(rcli XLEN "$STREAM") -ge 1 ]]' || { E2E_WHY="A did not publish after the restart"; return 1; }
+	ip -n "${NS[b]}" link set "$link" up || { E2E_WHY="cannot bring B's link up"; return 1; }
+	node_start c || { E2E_WHY="C did not start again"; return 1; }
+	for n in b c; do
+		e2e_wait 300 banned "$n" 203.0.113.111 || { E2E_WHY="node $n did not get A's ban after the restart"; return 1; }
+		banned "$n" 203.0.113.110 || { E2E_WHY="node $n lifted the remote ban 203.0.113.110"; return 1; }
+		grep -q "Redis lost its data (the snapshot's epoch changed): rebuilding from snapshot" "$TMP/$n.log" ||
+			{ E2E_WHY="no rebuild line in $n's log"; return 1; }
+	done
+}
+
 # An entry with the largest id makes Redis refuse every later XADD (deleted_stream_recovered,
 # next, repairs the stream). A's refused ban is counted, said in status and in the log, at once.
 case_publish_refused() {
@@ -536,6 +594,10 @@ e2e_case bad_fleet_config_refused case_bad_config
 dump bad_fleet_config_refused
 e2e_case redis_server_never_banned case_redis_exempt
 dump redis_server_never_banned
+e2e_case oversized_entry_refused case_oversized
+dump oversized_entry_refused
+e2e_case redis_emptied_keeps_remote_bans case_redis_emptied
+dump redis_emptied_keeps_remote_bans
 e2e_case publish_refusal_said case_publish_refused
 dump publish_refusal_said
 e2e_case deleted_stream_recovered case_stream_deleted

@@ -261,8 +261,9 @@ static void apply_unban(struct xbd_fleet *f, const struct xbd_fleet_entry *e)
 static void apply_entry(struct xbd_fleet *f, const struct xbd_fleet_item *it)
 {
 	if (it->status) {
-		refuse(f, it->status == -EACCES ? &f->counts.refused_unsigned
-						: &f->counts.refused_malformed,
+		refuse(f, it->status == -EACCES  ? &f->counts.refused_unsigned
+			  : it->status == -E2BIG ? &f->counts.refused_oversize
+						 : &f->counts.refused_malformed,
 		       it->id, it->why);
 		return;
 	}
@@ -342,6 +343,10 @@ static void handle(struct xbd_fleet *f, const struct xbd_fleet_item *it)
 		if (it->status)
 			lift_stale(f);
 		snprintf(f->last_id, sizeof(f->last_id), "%s", it->id);
+		*f->dirty = true;
+		break;
+	case XBD_FLEET_ITEM_EPOCH:
+		snprintf(f->epoch, sizeof(f->epoch), "%s", it->id);
 		*f->dirty = true;
 		break;
 	}
@@ -438,9 +443,10 @@ int xbd_fleet_start(struct xbd_fleet *f, const struct xbd_fleet_conf *conf,
 	f->remote_max = remote_max_of(conf, maps);
 	f->on = true; /* before the origins: origin_put needs nothing more */
 	snprintf(f->last_id, sizeof(f->last_id), "%s", saved->last_id);
+	snprintf(f->epoch, sizeof(f->epoch), "%s", saved->epoch);
 	for (size_t i = 0; i < saved->n_origins; i++)
 		origin_put(f, &saved->origins[i].who, saved->origins[i].node);
-	ret = xbd_fleet_link_start(&f->link, conf, password, f->last_id, err, errlen);
+	ret = xbd_fleet_link_start(&f->link, conf, password, f->last_id, f->epoch, err, errlen);
 	explicit_bzero(password, sizeof(password));
 	if (ret) {
 		tdestroy(f->origins, free);
@@ -481,6 +487,7 @@ int xbd_fleet_state(const struct xbd_fleet *f, struct xbd_state_fleet *out)
 	if (!f->on)
 		return 0;
 	snprintf(out->last_id, sizeof(out->last_id), "%s", f->last_id);
+	snprintf(out->epoch, sizeof(out->epoch), "%s", f->epoch);
 	twalk_r(f->origins, add_origin, &w);
 	return w.ret;
 }
@@ -555,6 +562,7 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f)
 	add_u64(o, "refused_expired", f->counts.refused_expired);
 	add_u64(o, "refused_policy", f->counts.refused_policy);
 	add_u64(o, "refused_quota", f->counts.refused_quota);
+	add_u64(o, "refused_oversize", f->counts.refused_oversize);
 	add_u64(o, "remote_bans_max", f->remote_max);
 	add_u64(o, "skipped_own", f->counts.skipped_own);
 	add_u64(o, "skipped_local", f->counts.skipped_local);
@@ -602,10 +610,11 @@ void xbd_fleet_metrics(FILE *out, void *ctx)
 		     "xdpban_fleet_refused_total{why=\"malformed\"} %" PRIu64 "\n"
 		     "xdpban_fleet_refused_total{why=\"expired\"} %" PRIu64 "\n"
 		     "xdpban_fleet_refused_total{why=\"policy\"} %" PRIu64 "\n"
-		     "xdpban_fleet_refused_total{why=\"quota\"} %" PRIu64 "\n",
+		     "xdpban_fleet_refused_total{why=\"quota\"} %" PRIu64 "\n"
+		     "xdpban_fleet_refused_total{why=\"oversize\"} %" PRIu64 "\n",
 		(uint64_t)c->refused_unsigned, (uint64_t)c->refused_malformed,
 		(uint64_t)c->refused_expired, (uint64_t)c->refused_policy,
-		(uint64_t)c->refused_quota);
+		(uint64_t)c->refused_quota, (uint64_t)c->refused_oversize);
 	metric(out, "counter", "xdpban_fleet_skipped_total",
 	       "Entries left alone, by why: own (this node's), local (a local ban outlasts it, or it unbans a local ban).");
 	fprintf(out, "xdpban_fleet_skipped_total{why=\"own\"} %" PRIu64 "\n"

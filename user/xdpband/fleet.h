@@ -30,6 +30,7 @@ struct xbd_fleet_counts {
 	__u64 refused_expired;  /* a ban whose time is over, or absurdly far ahead */
 	__u64 refused_policy;   /* trusted, never-ban or a host address here */
 	__u64 refused_quota;    /* remote bans already hold their share of the ban table */
+	__u64 refused_oversize; /* over XBD_FLEET_ENTRY_MAX bytes, refused before read whole */
 	__u64 skipped_own;      /* this node's own entries */
 	__u64 skipped_local;    /* a local ban here outlasts it, or an unban of a local ban */
 };
@@ -42,6 +43,7 @@ struct xbd_fleet {
 	bool *dirty;                 /* the state file is behind */
 	struct xbd_fleet_link link;
 	char last_id[XBD_FLEET_ID_MAX]; /* the last stream entry handled */
+	char epoch[XBD_FLEET_EPOCH_HEX + 1]; /* of the Redis data it was read from; "" unknown */
 	void *origins;               /* tsearch tree: remote bans in force and their node */
 	size_t n_origins;
 	unsigned int generation;     /* of the rebuild under way (origins not renewed by it go) */

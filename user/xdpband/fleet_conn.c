@@ -2,6 +2,7 @@
  * only, with timeouts on connect and on every reply, so that a thread never hangs for good. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -102,6 +103,65 @@ void xbd_fleet_backoff(struct xbd_fleet_link *l, pthread_cond_t *cond, int *back
 bool xbd_fleet_reply_failed(const redisReply *r)
 {
 	return !r || r->type == REDIS_REPLY_ERROR;
+}
+
+/* Writes what redisAppendCommand queued. 0 or -EIO. */
+static int flush_output(redisContext *c)
+{
+	int done = 0;
+
+	while (!done)
+		if (redisBufferWrite(c, &done) == REDIS_ERR)
+			return -EIO;
+	return 0;
+}
+
+/* The socket is read here, not by redisBufferRead, so that every byte is counted before the
+ * parser keeps it. */
+int xbd_fleet_command_bounded(redisContext *c, size_t max, redisReply **out, const char *fmt,
+			      ...)
+{
+	char buf[16384];
+	size_t got = 0;
+	va_list ap;
+	void *reply = NULL;
+	int ret;
+
+	*out = NULL;
+	va_start(ap, fmt);
+	ret = redisvAppendCommand(c, fmt, ap);
+	va_end(ap);
+	if (ret == REDIS_ERR || flush_output(c))
+		return -EIO;
+	for (;;) {
+		ssize_t n;
+
+		if (redisReaderGetReply(c->reader, &reply) == REDIS_ERR)
+			return -EIO;
+		if (reply) {
+			*out = reply;
+			return 0;
+		}
+		if (got > max) {
+			*out = redisReaderGetObject(c->reader);
+			snprintf(c->errstr, sizeof(c->errstr),
+				 "a reply over %zu bytes: an entry or field over the limit", max);
+			c->err = REDIS_ERR_OTHER;
+			return -E2BIG;
+		}
+		n = read(c->fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) { /* EAGAIN: the reply timeout (SO_RCVTIMEO) ran out */
+			snprintf(c->errstr, sizeof(c->errstr), "%s",
+				 n ? strerror(errno) : "Server closed the connection");
+			c->err = REDIS_ERR_IO;
+			return -EIO;
+		}
+		got += (size_t)n;
+		if (redisReaderFeed(c->reader, buf, (size_t)n) == REDIS_ERR)
+			return -EIO;
+	}
 }
 
 /* The password for a new connection: the file read now, so that a rotated one is taken up;

@@ -18,6 +18,15 @@
 /* A snapshot value, "EXPIRES ORIGIN MAC", its NUL included. */
 #define XBD_SNAPSHOT_VALUE_MAX (24 + XBD_FLEET_NAME_MAX + XBD_FLEET_MAC_HEX)
 #define XBD_FLEET_ID_MAX 48       /* a stream id "MS-SEQ" and its NUL */
+/* The bytes of an entry's field names and values, at most; one of this version is about 250.
+ * A longer entry is refused before it is read whole (fleet_conn.h), and so bounds what a
+ * hostile writer costs every reader. */
+#define XBD_FLEET_ENTRY_MAX 4096
+/* The snapshot hash's field that holds the epoch of the fleet's Redis data: random hex set by
+ * the first node to find it missing. A Redis that lost its data (restarted empty) has a new
+ * one, which tells its new stream from one trimmed past a node's position. */
+#define XBD_FLEET_EPOCH_FIELD "epoch"
+#define XBD_FLEET_EPOCH_HEX 32
 /* A remote prefix ban wider than these is refused: one node's mistake must not cut the whole
  * fleet off from half the Internet. */
 #define XBD_FLEET_MIN_PLEN4 16

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +51,24 @@ static bool is_string(const redisReply *r)
 	return r && r->type == REDIS_REPLY_STRING;
 }
 
+/* The bytes of an entry's field names and values, those read so far when kv is a part. */
+static size_t entry_bytes(const redisReply *kv)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; kv && kv->type == REDIS_REPLY_ARRAY && i < kv->elements; i++)
+		if (is_string(kv->element[i]))
+			n += kv->element[i]->len;
+	return n;
+}
+
+static void refuse_oversized(struct xbd_fleet_item *it, size_t bytes, bool whole)
+{
+	it->status = -E2BIG;
+	snprintf(it->why, sizeof(it->why), "%s%zu bytes of fields and values: over the %d allowed",
+		 whole ? "" : "over ", bytes, XBD_FLEET_ENTRY_MAX);
+}
+
 /* One element of an XREAD reply: [ID, [FIELD, VALUE, ...]]. */
 static void decode_entry(const redisReply *r, const struct xbd_fleet_secret *key,
 			 struct xbd_fleet_item *it)
@@ -68,6 +87,8 @@ static void decode_entry(const redisReply *r, const struct xbd_fleet_secret *key
 	}
 	memcpy(it->id, r->element[0]->str, r->element[0]->len);
 	kv = r->element[1];
+	if (entry_bytes(kv) > XBD_FLEET_ENTRY_MAX)
+		return refuse_oversized(it, entry_bytes(kv), true);
 	if (kv->type != REDIS_REPLY_ARRAY || kv->elements % 2 || kv->elements > 2 * 32) {
 		it->status = -EINVAL;
 		snprintf(it->why, sizeof(it->why), "%zu values: not pairs of at most 32 fields",
@@ -86,25 +107,48 @@ static void decode_entry(const redisReply *r, const struct xbd_fleet_secret *key
 	it->status = xbd_fleet_decode(raw, n, key, &it->e, it->why, sizeof(it->why));
 }
 
-/* The value of name in a flat [name, value, ...] reply (XINFO STREAM), or NULL. */
+/* The value of name in a flat [name, value, ...] reply (XINFO STREAM), or NULL; r may be a
+ * reply cut short, whose elements not read are NULL. */
 static const redisReply *info_field(const redisReply *r, const char *name)
 {
-	for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
+	for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
 		if (is_string(r->element[i]) && !strcmp(r->element[i]->str, name))
 			return r->element[i + 1];
 	return NULL;
 }
 
+/* Drops a connection whose reply was cut short (xbd_fleet_command_bounded) and makes a new
+ * one: a refusal of a hostile entry, not a fault of the link, so nothing is noted. */
+static int reconnect_after_cut(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen)
+{
+	pthread_mutex_lock(&l->lock);
+	l->reader_fd = -1;
+	pthread_mutex_unlock(&l->lock);
+	redisFree(*c);
+	*c = xbd_fleet_connect(l, "reader", gen);
+	if (!*c)
+		return -EIO;
+	pthread_mutex_lock(&l->lock);
+	l->reader_fd = (*c)->fd;
+	pthread_mutex_unlock(&l->lock);
+	return 0;
+}
+
+/* The pairs of one HSCAN page; a page cut short ends at its first field not read whole. */
 static int hand_snapshot_page(struct xbd_fleet_link *l, const redisReply *kv)
 {
 	struct xbd_fleet_item it = { .kind = XBD_FLEET_ITEM_SNAPSHOT };
 
-	for (size_t i = 0; i + 1 < kv->elements; i += 2) {
-		struct xbd_fleet_raw raw = { kv->element[i]->str, kv->element[i + 1]->str,
-					     kv->element[i]->len, kv->element[i + 1]->len };
+	for (size_t i = 0; kv && i + 1 < kv->elements; i += 2) {
+		struct xbd_fleet_raw raw;
 
-		if (!is_string(kv->element[i]) || !is_string(kv->element[i + 1]))
+		if (!kv->element[i] || !kv->element[i + 1])
+			break;
+		if (!is_string(kv->element[i]) || !is_string(kv->element[i + 1]) ||
+		    !strcmp(kv->element[i]->str, XBD_FLEET_EPOCH_FIELD))
 			continue;
+		raw = (struct xbd_fleet_raw){ kv->element[i]->str, kv->element[i + 1]->str,
+					      kv->element[i]->len, kv->element[i + 1]->len };
 		it.status = xbd_fleet_snapshot_decode(&raw, &l->conf.key, &it.e, it.why,
 						      sizeof(it.why));
 		if (!hand_over(l, &it))
@@ -113,8 +157,25 @@ static int hand_snapshot_page(struct xbd_fleet_link *l, const redisReply *kv)
 	return 0;
 }
 
+/* A page of the snapshot cut short: its pairs read whole are taken, the field that overflowed
+ * is refused, and what followed it on the page is not seen, so the rebuild must not lift the
+ * remote bans it did not find. */
+static int cut_snapshot_page(struct xbd_fleet_link *l, const redisReply *r, bool *lift)
+{
+	struct xbd_fleet_item it = { .kind = XBD_FLEET_ITEM_SNAPSHOT, .status = -E2BIG };
+
+	snprintf(it.why, sizeof(it.why),
+		 "a field of the snapshot is over %zu bytes: the rest of its page of %d is skipped "
+		 "and no remote ban is lifted by this rebuild", SCAN_BYTES_MAX, SCAN_COUNT);
+	*lift = false;
+	if (r && r->elements == 2 && r->element[1] && hand_snapshot_page(l, r->element[1]))
+		return -ECANCELED;
+	return hand_over(l, &it) ? 0 : -ECANCELED;
+}
+
 /* Every ban of the snapshot hash, between a BEGIN and an END that stands for id `upto`. */
-static int rebuild(struct xbd_fleet_link *l, redisContext *c, const char *upto, bool lift)
+static int rebuild(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen,
+		   const char *upto, bool lift)
 {
 	struct xbd_fleet_item it = { .kind = XBD_FLEET_ITEM_SNAPSHOT_BEGIN };
 	char cursor[32] = "0";
@@ -123,16 +184,25 @@ static int rebuild(struct xbd_fleet_link *l, redisContext *c, const char *upto, 
 	if (!hand_over(l, &it))
 		return -ECANCELED;
 	do {
-		redisReply *r = redisCommand(c, "HSCAN %s %s COUNT %d", l->conf.snapshot, cursor,
-					     SCAN_COUNT);
+		redisReply *r;
+		int got = xbd_fleet_command_bounded(*c, SCAN_BYTES_MAX, &r, "HSCAN %s %s COUNT %d",
+						    l->conf.snapshot, cursor, SCAN_COUNT);
 
-		if (xbd_fleet_reply_failed(r) || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-		    !is_string(r->element[0]) || r->element[1]->type != REDIS_REPLY_ARRAY) {
-			freeReplyObject(r);
+		if (got == -EIO || !r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		    !is_string(r->element[0])) {
+			if (!got)
+				freeReplyObject(r);
 			return -EIO;
 		}
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-		ret = hand_snapshot_page(l, r->element[1]);
+		if (got == -E2BIG) {
+			ret = cut_snapshot_page(l, r, &lift);
+			if (!ret)
+				ret = reconnect_after_cut(l, c, gen);
+			continue;
+		}
+		ret = r->element[1]->type == REDIS_REPLY_ARRAY ? hand_snapshot_page(l, r->element[1])
+							      : -EIO;
 		freeReplyObject(r);
 	} while (!ret && strcmp(cursor, "0"));
 	it = (struct xbd_fleet_item){ .kind = XBD_FLEET_ITEM_SNAPSHOT_END, .status = lift };
@@ -143,61 +213,190 @@ static int rebuild(struct xbd_fleet_link *l, redisContext *c, const char *upto, 
 	return ret ? ret : hand_over(l, &it) ? 0 : -ECANCELED;
 }
 
-/* Where to read from: after `from` when the stream still holds what follows it; else from
- * the snapshot, then after the stream's last id. -EIO when Redis failed. */
-static int position(struct xbd_fleet_link *l, redisContext *c, char *from)
+/* The epoch of the data in Redis now (XBD_FLEET_EPOCH_FIELD), set to a new one when missing.
+ * 0 with epoch filled, or -EIO. */
+static int read_epoch(struct xbd_fleet_link *l, redisContext *c, char *epoch)
 {
-	redisReply *r = redisCommand(c, "XINFO STREAM %s", l->conf.stream);
-	const redisReply *last, *first;
-	char last_id[XBD_FLEET_ID_MAX] = "0-0", first_id[XBD_FLEET_ID_MAX] = "";
-	bool trimmed, lost;
-	int ret;
+	unsigned char rnd[XBD_FLEET_EPOCH_HEX / 2];
+	char fresh[XBD_FLEET_EPOCH_HEX + 1];
+	redisReply *r;
+	int ret = -EIO;
 
-	if (!r)
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return -EIO;
-	if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "no such key")) {
-		freeReplyObject(r); /* no stream yet: nothing trimmed, but maybe a snapshot */
-		r = NULL;
-	} else if (r->type != REDIS_REPLY_ARRAY) {
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(fresh + 2 * i, 3, "%02x", rnd[i]);
+	r = redisCommand(c, "HSETNX %s %s %s", l->conf.snapshot, XBD_FLEET_EPOCH_FIELD, fresh);
+	if (xbd_fleet_reply_failed(r)) {
 		freeReplyObject(r);
 		return -EIO;
 	}
-	last = r ? info_field(r, "last-generated-id") : NULL;
-	first = r ? info_field(r, "first-entry") : NULL;
-	if (is_string(last) && last->len < sizeof(last_id))
-		snprintf(last_id, sizeof(last_id), "%s", last->str);
-	if (first && first->type == REDIS_REPLY_ARRAY && first->elements == 2 &&
-	    is_string(first->element[0]) && first->element[0]->len < sizeof(first_id))
-		snprintf(first_id, sizeof(first_id), "%s", first->element[0]->str);
 	freeReplyObject(r);
+	r = redisCommand(c, "HGET %s %s", l->conf.snapshot, XBD_FLEET_EPOCH_FIELD);
+	if (is_string(r) && r->len == XBD_FLEET_EPOCH_HEX) {
+		memcpy(epoch, r->str, r->len + 1);
+		ret = 0;
+	}
+	freeReplyObject(r);
+	return ret;
+}
+
+/* Tells the loop the epoch read from now on (for the state file) when it is not the one
+ * known; true when one was known and this is another: Redis lost its data since. */
+static bool epoch_changed(struct xbd_fleet_link *l, const char *epoch)
+{
+	struct xbd_fleet_item it = { .kind = XBD_FLEET_ITEM_EPOCH };
+	bool changed = l->epoch[0] && strcmp(l->epoch, epoch);
+
+	if (!strcmp(l->epoch, epoch))
+		return false;
+	snprintf(l->epoch, sizeof(l->epoch), "%s", epoch);
+	snprintf(it.id, sizeof(it.id), "%s", epoch);
+	hand_over(l, &it);
+	return changed;
+}
+
+/* What XINFO STREAM says of the stream: its last id ("0-0" when there is none) and its first
+ * entry's id ("" when empty). Read with a bound, since it holds the first and last entries
+ * whole: a cut reply still has both ids, which come before them. */
+struct stream_ends {
+	char last[XBD_FLEET_ID_MAX], first[XBD_FLEET_ID_MAX];
+};
+
+static void copy_id(char *to, const redisReply *r)
+{
+	if (is_string(r) && r->len < XBD_FLEET_ID_MAX)
+		memcpy(to, r->str, r->len + 1);
+}
+
+static int stream_ends(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen,
+		       struct stream_ends *out)
+{
+	redisReply *r;
+	const redisReply *first;
+	int got = xbd_fleet_command_bounded(*c, INFO_BYTES_MAX, &r, "XINFO STREAM %s",
+					    l->conf.stream);
+
+	snprintf(out->last, sizeof(out->last), "0-0");
+	out->first[0] = '\0';
+	if (got == -EIO)
+		return -EIO;
+	if (!got && r->type == REDIS_REPLY_ERROR && strstr(r->str, "no such key")) {
+		freeReplyObject(r); /* no stream yet: nothing trimmed, but maybe a snapshot */
+		return 0;
+	}
+	if (!r || r->type != REDIS_REPLY_ARRAY) {
+		if (!got)
+			freeReplyObject(r);
+		return -EIO;
+	}
+	copy_id(out->last, info_field(r, "last-generated-id"));
+	/* Redis 7 keeps the first id apart; before, it is only in the first entry. */
+	copy_id(out->first, info_field(r, "recorded-first-entry-id"));
+	first = info_field(r, "first-entry");
+	if (!out->first[0] && first && first->type == REDIS_REPLY_ARRAY && first->elements == 2)
+		copy_id(out->first, first->element[0]);
+	if (!strcmp(out->first, "0-0"))
+		out->first[0] = '\0'; /* Redis 7's recorded id of an empty stream */
+	if (!got)
+		freeReplyObject(r);
+	return got ? reconnect_after_cut(l, c, gen) : 0;
+}
+
+/* Where to read from: after `from` when the stream still holds what follows it; else from
+ * the snapshot, then after the stream's last id. -EIO when Redis failed. */
+static int position(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen, char *from)
+{
+	char epoch[XBD_FLEET_EPOCH_HEX + 1];
+	struct stream_ends ends;
+	bool trimmed, lost, renewed;
+	int ret;
+
+	ret = read_epoch(l, *c, epoch);
+	if (!ret)
+		ret = stream_ends(l, c, gen, &ends);
+	if (ret)
+		return ret;
+	/* A new epoch: Redis lost its data and another node's publish may already have made a
+	 * new stream and snapshot, which look like a trimmed one but hold none of the bans in
+	 * force. */
+	renewed = epoch_changed(l, epoch);
 	/* Past the last id: the stream was lost and made anew (a Redis without persistence);
 	 * the snapshot went with it, so the remote bans in force here are kept, not lifted. */
-	lost = from[0] && xbd_fleet_id_cmp(from, last_id) > 0;
+	lost = from[0] && (renewed || xbd_fleet_id_cmp(from, ends.last) > 0);
 	/* Entries came after from, and the first one left is later: some may be gone. */
-	trimmed = from[0] && xbd_fleet_id_cmp(from, last_id) < 0 &&
-		  (!first_id[0] || xbd_fleet_id_cmp(from, first_id) < 0);
+	trimmed = from[0] && !lost && xbd_fleet_id_cmp(from, ends.last) < 0 &&
+		  (!ends.first[0] || xbd_fleet_id_cmp(from, ends.first) < 0);
 	if (from[0] && !lost && !trimmed)
 		return 0;
 	pr_info("fleet: %s: rebuilding from snapshot %s, then reading after %s",
 		!from[0] ? "no entry applied yet"
+		: renewed ? "Redis lost its data (the snapshot's epoch changed)"
 		: lost	 ? "the stream is older than the last entry applied (Redis lost it)"
 			 : "the stream was trimmed past the last entry applied",
-		l->conf.snapshot, last_id);
-	ret = rebuild(l, c, last_id, trimmed);
+		l->conf.snapshot, ends.last);
+	ret = rebuild(l, c, gen, ends.last, trimmed);
 	if (!ret)
-		snprintf(from, XBD_FLEET_ID_MAX, "%s", last_id);
+		snprintf(from, XBD_FLEET_ID_MAX, "%s", ends.last);
 	return ret;
+}
+
+/* An XREAD reply cut short: the entries read whole are handed over; the one cut is refused
+ * when what was read of it already passes the limit (with the bytes still in the parser's
+ * buffer, the value being read), else it is read again after a new connection. */
+static void hand_cut_entries(struct xbd_fleet_link *l, redisContext *c, const redisReply *r,
+			     char *from)
+{
+	const redisReply *entries;
+
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 1 || !r->element[0] ||
+	    r->element[0]->type != REDIS_REPLY_ARRAY || r->element[0]->elements != 2 ||
+	    !r->element[0]->element[1])
+		return;
+	entries = r->element[0]->element[1];
+	for (size_t i = 0; i < entries->elements && entries->element[i]; i++) {
+		const redisReply *e = entries->element[i];
+		const redisReply *kv = e->elements == 2 ? e->element[1] : NULL;
+		struct xbd_fleet_item it;
+		size_t bytes;
+
+		if (kv && kv->elements && kv->element[kv->elements - 1]) {
+			decode_entry(e, &l->conf.key, &it); /* read whole */
+		} else {
+			bytes = entry_bytes(kv) + (c->reader->len - c->reader->pos);
+			if (e->elements != 2 || !is_string(e->element[0]) ||
+			    e->element[0]->len >= sizeof(it.id) || bytes <= XBD_FLEET_ENTRY_MAX)
+				return;
+			memset(&it, 0, sizeof(it));
+			it.kind = XBD_FLEET_ITEM_ENTRY;
+			memcpy(it.id, e->element[0]->str, e->element[0]->len);
+			refuse_oversized(&it, bytes, false);
+		}
+		if (!xbd_fleet_id_valid(it.id))
+			continue;
+		snprintf(from, XBD_FLEET_ID_MAX, "%s", it.id);
+		if (!hand_over(l, &it))
+			return;
+	}
 }
 
 /* One XREAD: hands over what came and moves from. 0, 1 when nothing came within BLOCK_MS, or
  * -EIO when Redis failed. */
-static int read_once(struct xbd_fleet_link *l, redisContext *c, char *from)
+static int read_once(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen, char *from)
 {
-	redisReply *r = redisCommand(c, "XREAD COUNT %d BLOCK %d STREAMS %s %s", READ_COUNT,
-				     BLOCK_MS, l->conf.stream, from);
+	redisReply *r;
 	const redisReply *entries;
+	int got = xbd_fleet_command_bounded(*c, READ_BYTES_MAX, &r,
+					    "XREAD COUNT %d BLOCK %d STREAMS %s %s", READ_COUNT,
+					    BLOCK_MS, l->conf.stream, from);
 
-	if (!r || r->type == REDIS_REPLY_ERROR) {
+	if (got == -EIO)
+		return -EIO;
+	if (got == -E2BIG) {
+		hand_cut_entries(l, *c, r, from);
+		return reconnect_after_cut(l, c, gen);
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
 		freeReplyObject(r);
 		return -EIO;
 	}
@@ -222,6 +421,21 @@ static int read_once(struct xbd_fleet_link *l, redisContext *c, char *from)
 	return 0;
 }
 
+/* After a quiet XREAD: whether the stream may have gone back under the reader (deleted and
+ * made anew, or added to at an id past every other, where it would wait for ever), so that
+ * its place must be checked again. Its length is the sign: XINFO STREAM reads the first and
+ * last entries, which a hostile writer can make large, so it is not asked every second. */
+static bool quiet_moved(redisContext *c, const char *stream, long long *quiet_len)
+{
+	redisReply *r = redisCommand(c, "XLEN %s", stream);
+	bool moved = !r || r->type != REDIS_REPLY_INTEGER || r->integer != *quiet_len;
+
+	if (r && r->type == REDIS_REPLY_INTEGER)
+		*quiet_len = r->integer;
+	freeReplyObject(r);
+	return moved;
+}
+
 static bool password_changed(struct xbd_fleet_link *l, unsigned int gen)
 {
 	bool changed;
@@ -239,6 +453,7 @@ static void *reader_main(void *arg)
 	redisContext *c = NULL;
 	int backoff = BACKOFF_MIN_MS;
 	bool positioned = false;
+	long long quiet_len = -1;
 	unsigned int gen = 0;
 	int ret;
 
@@ -266,20 +481,20 @@ static void *reader_main(void *arg)
 			xbd_fleet_set_up(l, &l->reader_up, true, "reader");
 			positioned = false; /* Redis may have lost or trimmed the stream meanwhile */
 		}
-		ret = positioned ? 0 : position(l, c, from);
+		ret = positioned ? 0 : position(l, &c, &gen, from);
 		if (!ret)
-			ret = read_once(l, c, from);
+			ret = read_once(l, &c, &gen, from);
 		if (ret < 0) {
 			if (!xbd_fleet_stopping(l)) {
-				xbd_fleet_drop(l, &c, &l->reader_up, "reader");
+				if (c)
+					xbd_fleet_drop(l, &c, &l->reader_up, "reader");
+				else /* a reconnection after a cut failed, and said why */
+					xbd_fleet_set_up(l, &l->reader_up, false, "reader");
 				xbd_fleet_backoff(l, &l->inbox_cond, &backoff);
 			}
 			continue;
 		}
-		/* A quiet stream may be one that went back under this reader: deleted and made
-		 * anew, or added to at an id past every other (it would wait there for ever).
-		 * Its place is checked again before the next read. */
-		positioned = ret == 0;
+		positioned = ret == 0 || !quiet_moved(c, l->conf.stream, &quiet_len);
 		backoff = BACKOFF_MIN_MS;
 	}
 	if (c)
@@ -311,7 +526,8 @@ static int conf_copy(struct xbd_fleet_conf *to, const struct xbd_fleet_conf *fro
 }
 
 int xbd_fleet_link_start(struct xbd_fleet_link *l, const struct xbd_fleet_conf *conf,
-			 const char *password, const char *last_id, char *err, size_t errlen)
+			 const char *password, const char *last_id, const char *epoch, char *err,
+			 size_t errlen)
 {
 	int ret;
 
@@ -326,6 +542,7 @@ int xbd_fleet_link_start(struct xbd_fleet_link *l, const struct xbd_fleet_conf *
 	}
 	snprintf(l->password, sizeof(l->password), "%s", password);
 	snprintf(l->read_from, sizeof(l->read_from), "%s", last_id);
+	snprintf(l->epoch, sizeof(l->epoch), "%s", epoch);
 	l->queue = calloc(conf->queue_size, sizeof(*l->queue));
 	l->inbox = calloc(XBD_FLEET_INBOX, sizeof(*l->inbox));
 	l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

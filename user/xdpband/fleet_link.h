@@ -28,6 +28,7 @@ enum xbd_fleet_item_kind {
 	XBD_FLEET_ITEM_SNAPSHOT_END,   /* it is over; id: the stream id it stands for; status
 					* 1: lift the remote bans it did not hold (a trimmed
 					* stream), 0: keep them (the stream was lost) */
+	XBD_FLEET_ITEM_EPOCH,          /* id: the epoch of the Redis data read from now on */
 };
 
 /* What the reader hands the loop. */
@@ -60,6 +61,7 @@ struct xbd_fleet_link {
 	struct xbd_fleet_item *inbox;  /* a ring of XBD_FLEET_INBOX */
 	size_t inbox_head, inbox_n;
 	char read_from[XBD_FLEET_ID_MAX]; /* the reader's position; "" rebuilds */
+	char epoch[XBD_FLEET_EPOCH_HEX + 1]; /* the reader's: of the data read, "" not known */
 	int reader_fd;               /* the reader's socket, to cut its XREAD at stop; -1 */
 	int publisher_fd;            /* the publisher's, to cut it at the flush's end; -1 */
 	bool publisher_up, reader_up;
@@ -73,10 +75,11 @@ struct xbd_fleet_link {
  * group and others cannot read or write. 0, or -errno with one line in err. */
 int xbd_fleet_password_read(const char *path, char *buf, size_t len, char *err, size_t errlen);
 
-/* Starts both threads; the reader continues after last_id ("" rebuilds from the snapshot).
- * 0, or -errno with one line in err. */
+/* Starts both threads; the reader continues after last_id ("" rebuilds from the snapshot),
+ * which was read under epoch ("" not known). 0, or -errno with one line in err. */
 int xbd_fleet_link_start(struct xbd_fleet_link *l, const struct xbd_fleet_conf *conf,
-			 const char *password, const char *last_id, char *err, size_t errlen);
+			 const char *password, const char *last_id, const char *epoch, char *err,
+			 size_t errlen);
 /* Queues e for publishing. 0, or -ENOBUFS when the queue is full (counted in overflowed). */
 int xbd_fleet_link_push(struct xbd_fleet_link *l, const struct xbd_fleet_entry *e);
 /* Takes up to max items of the inbox, in order. The number taken. */

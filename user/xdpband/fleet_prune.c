@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <hiredis/hiredis.h>
+#include "fleet_conn.h"
 #include "fleet_entry.h"
 #include "fleet_prune.h"
 
@@ -63,14 +64,19 @@ int xbd_fleet_prune_pass(redisContext *c, const char *snapshot, char *cursor, si
 	int ret;
 
 	*deleted = 0;
-	redisAppendCommand(c, "WATCH %s", snapshot);
-	redisAppendCommand(c, "HSCAN %s %s COUNT %d", snapshot, cursor, XBD_FLEET_PRUNE_COUNT);
-	ret = get(c, &r);
+	r = redisCommand(c, "WATCH %s", snapshot);
+	ret = r && r->type != REDIS_REPLY_ERROR ? 0 : -EIO;
 	freeReplyObject(r);
 	if (ret)
 		return ret;
-	ret = get(c, &r);
-	if (ret || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !is_string(r->element[0]) ||
+	ret = xbd_fleet_command_bounded(c, SCAN_BYTES_FOR(XBD_FLEET_PRUNE_COUNT), &r,
+					"HSCAN %s %s COUNT %d", snapshot, cursor,
+					XBD_FLEET_PRUNE_COUNT);
+	if (ret == -E2BIG && r && r->elements == 2 && is_string(r->element[0]))
+		snprintf(cursor, cursor_len, "%s", r->element[0]->str); /* past the page */
+	if (ret)
+		return ret; /* a cut reply is c's to free */
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !is_string(r->element[0]) ||
 	    r->element[1]->type != REDIS_REPLY_ARRAY) {
 		freeReplyObject(r);
 		return -EIO;

@@ -4,7 +4,7 @@
  *   ban 192.0.2.7 start=1764498000 expires=1764501600 count=11 reason=errors classes=1
  *   prefix 198.51.100.0/24 expires=0
  *   offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1
- *   fleet last=1764498000123-0
+ *   fleet last=1764498000123-0 epoch=5f0c3e9a41d27b86c0e1f3a2b4d5c6e7
  *   origin 198.51.100.9 node=web-2
  *   end 5
  *
@@ -141,7 +141,8 @@ static size_t write_fleet(FILE *f, const struct xbd_state_fleet *fleet)
 	if (!fleet)
 		return 0;
 	if (fleet->last_id[0]) {
-		fprintf(f, "fleet last=%s\n", fleet->last_id);
+		fprintf(f, "fleet last=%s%s%s\n", fleet->last_id, fleet->epoch[0] ? " epoch=" : "",
+			fleet->epoch);
 		n++;
 	}
 	for (size_t i = 0; i < fleet->n_origins; i++) {
@@ -359,13 +360,22 @@ void xbd_state_fleet_free(struct xbd_state_fleet *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* "fleet last=ID", at most once. */
+static bool epoch_valid(const char *s)
+{
+	return strlen(s) == XBD_FLEET_EPOCH_HEX && strspn(s, "0123456789abcdef") == strlen(s);
+}
+
+/* "fleet last=ID [epoch=HEX]", at most once. */
 static int parse_fleet(char **t, int n, struct saved_state *s)
 {
-	if (n != 2 || strncmp(t[1], "last=", 5) || !xbd_fleet_id_valid(t[1] + 5) ||
+	if (n < 2 || n > 3 || strncmp(t[1], "last=", 5) || !xbd_fleet_id_valid(t[1] + 5) ||
 	    s->fleet.last_id[0])
 		return -EINVAL;
+	if (n == 3 && (strncmp(t[2], "epoch=", 6) || !epoch_valid(t[2] + 6)))
+		return -EINVAL;
 	snprintf(s->fleet.last_id, sizeof(s->fleet.last_id), "%s", t[1] + 5);
+	if (n == 3)
+		snprintf(s->fleet.epoch, sizeof(s->fleet.epoch), "%s", t[2] + 6);
 	return 0;
 }
 

@@ -24,14 +24,16 @@ struct xbd_state_counts {
 	char refused_why[XB_ERRLEN];     /* the first refusal's reason */
 };
 
-/* What fleet sharing keeps in the file (fleet.h): the last stream entry applied, and the node
- * each remote ban in force came from. Records "fleet last=ID" and "origin KEY node=NAME". */
+/* What fleet sharing keeps in the file (fleet.h): the last stream entry applied and the epoch
+ * of the Redis data it was read from, and the node each remote ban in force came from.
+ * Records "fleet last=ID [epoch=HEX]" and "origin KEY node=NAME". */
 struct xbd_state_origin {
 	struct xb_prefix who;
 	char node[XBD_FLEET_NAME_MAX + 1];
 };
 struct xbd_state_fleet {
 	char last_id[XBD_FLEET_ID_MAX]; /* "" none */
+	char epoch[XBD_FLEET_EPOCH_HEX + 1]; /* "" not known */
 	struct xbd_state_origin *origins;
 	size_t n_origins, cap_origins;
 };
