@@ -15,6 +15,10 @@ set -euo pipefail
 # libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e_top.sh.
 # libhiredis-dev: xdpband's Redis client ([fleet]); libssl-dev: the HMAC that signs its
 # entries; redis-server: the real Redis of tests/e2e_fleet.sh.
+# stunnel4: the TLS that carries the fleet's Redis link (deploy/stunnel/); openssl makes the
+# run's CA and certificate, and tcpdump shows the link is TLS on the wire, in
+# tests/e2e_fleet_tls.sh. Nothing starts at install: stunnel4 runs only the configs in
+# /etc/stunnel/, which it ships empty.
 # libzstd-dev: the last of the static libraries build/kernel/kcheck.static links; qemu-system-x86,
 # busybox-static, cpio: the VM of Debian 12's kernel that tests/e2e_kernels.sh boots (its kernel
 # package comes from Debian's archive at the first run, with apt-get download).
@@ -23,7 +27,8 @@ PKGS=(
 	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
 	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
 	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus libncurses-dev tmux zmap
-	libhiredis-dev libssl-dev redis-server libzstd-dev qemu-system-x86 busybox-static cpio
+	libhiredis-dev libssl-dev redis-server stunnel4 openssl tcpdump libzstd-dev qemu-system-x86
+	busybox-static cpio
 )
 
 missing=()
