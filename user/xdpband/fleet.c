@@ -599,7 +599,7 @@ void xbd_fleet_metrics(FILE *out, void *ctx)
 	       "This node's bans and unbans added to the stream.");
 	fprintf(out, "xdpban_fleet_published_total %" PRIu64 "\n", (uint64_t)ls.published);
 	metric(out, "counter", "xdpban_fleet_publish_failed_total",
-	       "This node's bans and unbans Redis refused: not shared (the log says why).");
+	       "This node's bans and unbans Redis refused, each once: kept queued and sent again (the log says why).");
 	fprintf(out, "xdpban_fleet_publish_failed_total %" PRIu64 "\n", (uint64_t)ls.publish_failed);
 	metric(out, "counter", "xdpban_fleet_applied_total",
 	       "Other nodes' bans and unbans put in force here.");

@@ -15,6 +15,7 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define READ_COUNT 512              /* entries per XREAD */
+#define QUIET_CHECK_MS 10000        /* a quiet reader checks its place at least this often */
 #define PUBLISH_BATCH 64            /* entries per pipeline */
 #define SCAN_COUNT 1000             /* fields per HSCAN */
 /* The most the reader takes in of one reply. An entry on the wire is its fields and values

@@ -213,43 +213,49 @@ static int rebuild(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen
 	return ret ? ret : hand_over(l, &it) ? 0 : -ECANCELED;
 }
 
-/* The epoch of the data in Redis now (XBD_FLEET_EPOCH_FIELD), set to a new one when missing.
- * 0 with epoch filled, or -EIO. */
-static int read_epoch(struct xbd_fleet_link *l, redisContext *c, char *epoch)
+/* The epoch of the data in Redis now (XBD_FLEET_EPOCH_FIELD), set to a new one when missing;
+ * "" when the field holds anything but an epoch (a writer's, read with a bound). 0, or -EIO
+ * when Redis failed. */
+static int read_epoch(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen,
+		      char *epoch)
 {
 	unsigned char rnd[XBD_FLEET_EPOCH_HEX / 2];
 	char fresh[XBD_FLEET_EPOCH_HEX + 1];
 	redisReply *r;
-	int ret = -EIO;
+	int got;
 
+	epoch[0] = '\0';
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return -EIO;
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(fresh + 2 * i, 3, "%02x", rnd[i]);
-	r = redisCommand(c, "HSETNX %s %s %s", l->conf.snapshot, XBD_FLEET_EPOCH_FIELD, fresh);
-	if (xbd_fleet_reply_failed(r)) {
-		freeReplyObject(r);
-		return -EIO;
-	}
+	r = redisCommand(*c, "HSETNX %s %s %s", l->conf.snapshot, XBD_FLEET_EPOCH_FIELD, fresh);
+	got = xbd_fleet_reply_failed(r) ? -EIO : 0;
 	freeReplyObject(r);
-	r = redisCommand(c, "HGET %s %s", l->conf.snapshot, XBD_FLEET_EPOCH_FIELD);
-	if (is_string(r) && r->len == XBD_FLEET_EPOCH_HEX) {
+	if (!got)
+		got = xbd_fleet_command_bounded(*c, 256, &r, "HGET %s %s", l->conf.snapshot,
+						XBD_FLEET_EPOCH_FIELD);
+	if (got == -E2BIG)
+		return reconnect_after_cut(l, c, gen);
+	if (got)
+		return got;
+	if (is_string(r) && r->len == XBD_FLEET_EPOCH_HEX &&
+	    strspn(r->str, "0123456789abcdef") == XBD_FLEET_EPOCH_HEX)
 		memcpy(epoch, r->str, r->len + 1);
-		ret = 0;
-	}
 	freeReplyObject(r);
-	return ret;
+	return 0;
 }
 
 /* Tells the loop the epoch read from now on (for the state file) when it is not the one
- * known; true when one was known and this is another: Redis lost its data since. */
+ * known; true when one was known and this is another, or no epoch at all: Redis lost its
+ * data since, or a writer meddled with the field, and either way no remote ban is lifted. */
 static bool epoch_changed(struct xbd_fleet_link *l, const char *epoch)
 {
 	struct xbd_fleet_item it = { .kind = XBD_FLEET_ITEM_EPOCH };
 	bool changed = l->epoch[0] && strcmp(l->epoch, epoch);
 
-	if (!strcmp(l->epoch, epoch))
-		return false;
+	if (!epoch[0] || !strcmp(l->epoch, epoch))
+		return changed;
 	snprintf(l->epoch, sizeof(l->epoch), "%s", epoch);
 	snprintf(it.id, sizeof(it.id), "%s", epoch);
 	hand_over(l, &it);
@@ -312,7 +318,7 @@ static int position(struct xbd_fleet_link *l, redisContext **c, unsigned int *ge
 	bool trimmed, lost, renewed;
 	int ret;
 
-	ret = read_epoch(l, *c, epoch);
+	ret = read_epoch(l, c, gen, epoch);
 	if (!ret)
 		ret = stream_ends(l, c, gen, &ends);
 	if (ret)
@@ -423,8 +429,10 @@ static int read_once(struct xbd_fleet_link *l, redisContext **c, unsigned int *g
 
 /* After a quiet XREAD: whether the stream may have gone back under the reader (deleted and
  * made anew, or added to at an id past every other, where it would wait for ever), so that
- * its place must be checked again. Its length is the sign: XINFO STREAM reads the first and
- * last entries, which a hostile writer can make large, so it is not asked every second. */
+ * its place must be checked again. A new length is the sign; a stream made anew with the
+ * length of the old one is caught by the check every QUIET_CHECK_MS. XINFO STREAM reads the
+ * first and last entries, which a hostile writer can make large, so it is not asked every
+ * second. */
 static bool quiet_moved(redisContext *c, const char *stream, long long *quiet_len)
 {
 	redisReply *r = redisCommand(c, "XLEN %s", stream);
@@ -454,6 +462,7 @@ static void *reader_main(void *arg)
 	int backoff = BACKOFF_MIN_MS;
 	bool positioned = false;
 	long long quiet_len = -1;
+	__u64 checked_ms = 0;
 	unsigned int gen = 0;
 	int ret;
 
@@ -481,7 +490,11 @@ static void *reader_main(void *arg)
 			xbd_fleet_set_up(l, &l->reader_up, true, "reader");
 			positioned = false; /* Redis may have lost or trimmed the stream meanwhile */
 		}
-		ret = positioned ? 0 : position(l, &c, &gen, from);
+		ret = 0;
+		if (!positioned) {
+			ret = position(l, &c, &gen, from);
+			checked_ms = xbd_fleet_mono_ms();
+		}
 		if (!ret)
 			ret = read_once(l, &c, &gen, from);
 		if (ret < 0) {
@@ -494,7 +507,8 @@ static void *reader_main(void *arg)
 			}
 			continue;
 		}
-		positioned = ret == 0 || !quiet_moved(c, l->conf.stream, &quiet_len);
+		positioned = ret == 0 || (!quiet_moved(c, l->conf.stream, &quiet_len) &&
+					  xbd_fleet_mono_ms() - checked_ms < QUIET_CHECK_MS);
 		backoff = BACKOFF_MIN_MS;
 	}
 	if (c)
@@ -555,6 +569,7 @@ int xbd_fleet_link_start(struct xbd_fleet_link *l, const struct xbd_fleet_conf *
 	pthread_cond_init(&l->queue_cond, NULL);
 	pthread_cond_init(&l->inbox_cond, NULL);
 	pthread_cond_init(&l->done_cond, NULL);
+	pthread_cond_init(&l->refused_cond, NULL);
 	ret = -pthread_create(&l->publisher, NULL, xbd_fleet_publisher_main, l);
 	if (!ret) {
 		ret = -pthread_create(&l->reader, NULL, reader_main, l);
@@ -685,6 +700,7 @@ void xbd_fleet_link_stop(struct xbd_fleet_link *l)
 		shutdown(l->reader_fd, SHUT_RDWR); /* ends a waiting XREAD now */
 	pthread_cond_broadcast(&l->queue_cond);
 	pthread_cond_broadcast(&l->inbox_cond);
+	pthread_cond_broadcast(&l->refused_cond);
 	pthread_mutex_unlock(&l->lock);
 	wait_publisher(l);
 	if (l->started)
@@ -701,6 +717,7 @@ void xbd_fleet_link_stop(struct xbd_fleet_link *l)
 	pthread_cond_destroy(&l->queue_cond);
 	pthread_cond_destroy(&l->inbox_cond);
 	pthread_cond_destroy(&l->done_cond);
+	pthread_cond_destroy(&l->refused_cond);
 	explicit_bzero(l->password, sizeof(l->password));
 	xbd_conf_fleet_free(&l->conf);
 	memset(l, 0, sizeof(*l));

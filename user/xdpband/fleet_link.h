@@ -53,6 +53,8 @@ struct xbd_fleet_link {
 	pthread_cond_t queue_cond;   /* the publisher waits for entries (or a backoff) */
 	pthread_cond_t inbox_cond;   /* the reader waits for room, and backs off */
 	pthread_cond_t done_cond;    /* the publisher has ended (stop waits for it) */
+	pthread_cond_t refused_cond; /* the publisher waits to send a refused entry again (stop
+				      * wakes it; a new entry does not) */
 	bool stopping;
 	bool publisher_done;
 	__u64 flush_until_ms;        /* CLOCK_MONOTONIC: the publisher's last moment at stop */
@@ -65,10 +67,11 @@ struct xbd_fleet_link {
 	int reader_fd;               /* the reader's socket, to cut its XREAD at stop; -1 */
 	int publisher_fd;            /* the publisher's, to cut it at the flush's end; -1 */
 	bool publisher_up, reader_up;
+	bool head_refused;           /* the queue's head was refused and counted in publish_failed */
 	__u64 published, overflowed, publish_failed, rebuilds, pruned;
 	char error[XBD_FLEET_WHY_MAX]; /* the last connection problem, "" none */
-	char publish_error[XBD_FLEET_WHY_MAX]; /* why Redis refused the last refused entry; ""
-						* once an entry is taken again */
+	char publish_error[XBD_FLEET_WHY_MAX]; /* why Redis refused the last refused entry (sent
+						* again with backoff); "" once one is taken */
 };
 
 /* The first line of a password file, which must be a regular file owned by root that its
@@ -87,6 +90,7 @@ size_t xbd_fleet_link_take(struct xbd_fleet_link *l, struct xbd_fleet_item *out,
 /* The counters and states, read under the lock. */
 struct xbd_fleet_link_stats {
 	bool publisher_up, reader_up;
+	bool head_refused;           /* the queue's head was refused and counted in publish_failed */
 	size_t queued;
 	__u64 published, overflowed, publish_failed, rebuilds, pruned;
 	char error[XBD_FLEET_WHY_MAX];

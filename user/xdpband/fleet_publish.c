@@ -57,38 +57,53 @@ static void refusal_text(const redisReply *r, char *why, size_t len)
 		snprintf(why, len, "%s", r->str);
 }
 
-/* Sends n entries in one pipeline. The number Redis refused (not to be sent again), the
- * reason of the first in why, or -EIO when the connection failed (all of them stay queued). */
-static int send_batch(redisContext *c, const struct xbd_fleet_conf *f,
-		      const struct xbd_fleet_entry *batch, size_t n, char *why, size_t whylen)
-{
-	int refused = 0, sent[PUBLISH_BATCH];
+/* What became of a batch: the entries from the queue's head that are over (published, or
+ * never to be: one that does not encode), and whether Redis refused the one after them,
+ * which stays queued with all that follows it, to be sent again in order. */
+struct batch_outcome {
+	size_t done, published, unencodable;
+	bool refused;
+};
 
+/* Sends n entries in one pipeline. 0 with *out, or -EIO when the connection failed (all of
+ * them stay queued). why: the reason of a refusal. */
+static int send_batch(redisContext *c, const struct xbd_fleet_conf *f,
+		      const struct xbd_fleet_entry *batch, size_t n, struct batch_outcome *out,
+		      char *why, size_t whylen)
+{
+	int sent[PUBLISH_BATCH];
+
+	*out = (struct batch_outcome){ 0 };
 	for (size_t i = 0; i < n; i++)
 		sent[i] = append_entry(c, f, &batch[i]) == 0;
 	for (size_t i = 0; i < n; i++) {
 		redisReply *r = NULL;
 		bool ok = true;
 
-		if (!sent[i]) {
-			if (!refused++)
-				snprintf(why, whylen, "an entry that does not encode");
-			continue;
-		}
-		for (int k = 0; k < 4; k++) { /* MULTI, XADD, HSET/HDEL, EXEC */
+		for (int k = 0; sent[i] && k < 4; k++) { /* MULTI, XADD, HSET/HDEL, EXEC */
 			if (redisGetReply(c, (void **)&r) != REDIS_OK)
 				return -EIO;
 			if (k == 3) {
 				ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 				     !xbd_fleet_reply_failed(r->element[0]) && !xbd_fleet_reply_failed(r->element[1]);
-				if (!ok && !refused)
+				if (!ok && !out->refused)
 					refusal_text(r, why, whylen);
 			}
 			freeReplyObject(r);
 		}
-		refused += !ok;
+		if (out->refused)
+			continue; /* sent again after the refused one, whatever came of it */
+		if (!ok) {
+			out->refused = true;
+			continue;
+		}
+		out->done++;
+		if (sent[i])
+			out->published++;
+		else
+			out->unencodable++;
 	}
-	return refused;
+	return 0;
 }
 
 /* True when the publisher is done: the daemon stops, and the queue is empty or the flush's
@@ -207,23 +222,54 @@ static void publisher_exit(struct xbd_fleet_link *l, struct publisher *p)
 }
 
 /* Entries Redis refused (a stream whose last id is the largest, a wrong type at the key, an
- * ACL that lost a command): logged at once, then at most once a minute with how many more. */
+ * ACL that lost a command): logged at once, then at most once a minute with how many more
+ * refusals came meanwhile. */
 struct refused_log {
 	__u64 last_ms;
 	size_t unlogged;
 };
 
-static void log_refused(struct refused_log *rl, int refused, const char *why)
+static void log_refused(struct refused_log *rl, size_t queued, const char *why)
 {
 	__u64 now = xbd_fleet_mono_ms();
 
-	rl->unlogged += (size_t)refused;
+	rl->unlogged++;
 	if (rl->last_ms && now - rl->last_ms < REFUSED_LOG_MS)
 		return;
-	pr_err("fleet: publisher: Redis refused %zu entr%s, which are not shared: %s",
-	       rl->unlogged, rl->unlogged == 1 ? "y" : "ies", why[0] ? why : "no reason given");
+	pr_err("fleet: publisher: Redis refused this node's next entry (%zu time%s since the last "
+	       "line); it and the %zu after it stay queued and are sent again: %s",
+	       rl->unlogged, rl->unlogged == 1 ? "" : "s", queued ? queued - 1 : 0,
+	       why[0] ? why : "no reason given");
 	rl->unlogged = 0;
 	rl->last_ms = now;
+}
+
+/* What a batch's outcome does to the queue and the counters: the entries over leave it; a
+ * refused entry is counted once, however often it is sent again. The entries queued. */
+static size_t settle_batch(struct xbd_fleet_link *l, const struct batch_outcome *b,
+			   const char *why)
+{
+	size_t queued;
+
+	pthread_mutex_lock(&l->lock);
+	l->queue_head = (l->queue_head + b->done) % l->conf.queue_size;
+	l->queue_n -= b->done;
+	l->published += b->published;
+	l->publish_failed += b->unencodable;
+	if (b->done)
+		l->head_refused = false;
+	if (b->refused && !l->head_refused) {
+		l->publish_failed++;
+		l->head_refused = true;
+	}
+	if (b->refused || b->unencodable)
+		snprintf(l->publish_error, sizeof(l->publish_error), "%s",
+			 why[0] ? why : "refused by Redis");
+	else if (b->done)
+		l->publish_error[0] = '\0';
+	queued = l->queue_n;
+	pthread_mutex_unlock(&l->lock);
+	return queued;
 }
 
 void *xbd_fleet_publisher_main(void *arg)
@@ -238,7 +284,9 @@ void *xbd_fleet_publisher_main(void *arg)
 	size_t n;
 
 	while (!stop) {
-		int refused;
+		struct batch_outcome b = { 0 };
+		size_t queued;
+		int ret;
 
 		if (!publisher_connected(l, &p)) {
 			if (xbd_fleet_stopping(l))
@@ -251,29 +299,25 @@ void *xbd_fleet_publisher_main(void *arg)
 		if (stop)
 			break;
 		why[0] = '\0';
-		refused = n ? send_batch(p.c, &l->conf, batch, n, why, sizeof(why))
-			    : idle_work(l, &p);
-		if (refused < 0) {
+		ret = n ? send_batch(p.c, &l->conf, batch, n, &b, why, sizeof(why))
+			: idle_work(l, &p);
+		if (ret < 0) {
 			xbd_fleet_drop(l, &p.c, &l->publisher_up, "publisher");
 			if (xbd_fleet_stopping(l))
 				break;
 			xbd_fleet_backoff(l, &l->queue_cond, &backoff);
 			continue;
 		}
-		backoff = BACKOFF_MIN_MS;
-		pthread_mutex_lock(&l->lock);
-		l->queue_head = (l->queue_head + n) % l->conf.queue_size;
-		l->queue_n -= n;
-		l->published += n - refused;
-		l->publish_failed += refused;
-		if (refused > 0)
-			snprintf(l->publish_error, sizeof(l->publish_error), "%s",
-				 why[0] ? why : "refused by Redis");
-		else if (n)
-			l->publish_error[0] = '\0';
-		pthread_mutex_unlock(&l->lock);
-		if (refused > 0)
-			log_refused(&refused_log, refused, why);
+		queued = settle_batch(l, &b, why);
+		if (!b.refused) {
+			backoff = BACKOFF_MIN_MS;
+			continue;
+		}
+		/* Sent again after a pause: the operator may repair the stream meanwhile. */
+		log_refused(&refused_log, queued, why);
+		if (xbd_fleet_stopping(l))
+			break;
+		xbd_fleet_backoff(l, &l->refused_cond, &backoff);
 	}
 	publisher_exit(l, &p);
 	return NULL;
