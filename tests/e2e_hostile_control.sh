@@ -9,7 +9,9 @@
 # slow HTTP clients of nobody's, each trickling a header line a second, keep no scrape of
 # /metrics from being answered within 5 s (each must send its whole request within 3 s). A
 # member with group-access = full loads list files with its own rights: a root-only file is
-# refused without a word of it, with ignore_errors too.
+# refused without a word of it, with ignore_errors too. A load of 17 links to a gzip file of
+# 64 MiB of comment lines is read beside the loop: root's status answers within 1 s while it
+# reads, and it stops at 1 GiB read, refused whole.
 # Shares the helpers of tests/e2e_daemon.sh; every namespace, daemon, pin, process and file it
 # makes is removed by the cleanup of tests/e2e_lib.sh, also on failure.
 #
@@ -22,7 +24,7 @@ source "$(dirname "$0")/e2e_daemon.sh"
 
 CASES=(refused_peers_take_no_slot member_cannot_keep_root_out
 	root_idle_connections_do_not_keep_root_out idle_connection_times_out
-	member_reads_only_its_own_files slow_scrapers_do_not_starve_metrics)
+	member_reads_only_its_own_files load_read_beside_the_loop slow_scrapers_do_not_starve_metrics)
 xbd_begin k "${CASES[@]}"
 XBD_HOLD=$XBD_TMP/hold # where the flooding user writes its counts
 mkdir -p "$XBD_HOLD" && chown nobody:nogroup "$XBD_HOLD"
@@ -209,6 +211,44 @@ case_member_files() {
 	fi
 }
 
+# --- a load of many gigabytes of comments: status answers meanwhile, the load is bounded ---
+case_load_beside_loop() {
+	local gz=$XBD_TMP/comments.gz links=() pid i t0 ms out running=0 began
+	head -c 67108864 < <(yes '# a comment line of a long list: nothing in it to load') |
+		gzip -1 >"$gz" || { xbd_fail load_read_beside_the_loop "cannot write $gz"; return; }
+	for i in $(seq -w 1 17); do
+		ln -s "$gz" "$XBD_TMP/l$i.gz" && links+=("$XBD_TMP/l$i.gz")
+	done
+	began=$(date +%s%N)
+	xbd_cli lists load --deny "${links[@]}" >"$XBD_TMP/load.out" 2>&1 &
+	pid=$!
+	e2e_defer kill "$pid"
+	sleep 0.3
+	for ((i = 0; i < 5; i++)); do
+		kill -0 "$pid" 2>/dev/null && running=$((running + 1))
+		t0=$(date +%s%N)
+		out=$(timeout 2 "$XBD_BIN/xdpban" --socket "$XBD_SOCK" status --json 2>&1)
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		if [[ $(xbd_json 'd["daemon"]' <<<"$out" 2>/dev/null) != True ]] || ((ms > 1000)); then
+			xbd_fail load_read_beside_the_loop "status $((i + 1)) of 5 during the load: after $ms ms: '${out:0:120}'"
+			return
+		fi
+		sleep 0.2
+	done
+	wait "$pid"
+	echo "hostile: the load of 17 x 64 MiB was refused after $((($(date +%s%N) - began) / 1000000)) ms"
+	out=$(cat "$XBD_TMP/load.out")
+	if ((running < 2)); then
+		xbd_fail load_read_beside_the_loop "the load was over before the second status ($running): nothing tested"
+	elif [[ $out != *"the lists read together hold more than 1073741824 bytes of text"* ]]; then
+		xbd_fail load_read_beside_the_loop "the load was not stopped at 1 GiB: '$out'"
+	elif xbd_cli lists --json | grep -qF "$XBD_TMP/l01.gz"; then
+		xbd_fail load_read_beside_the_loop "a list of the refused load is in force"
+	else
+		xbd_pass load_read_beside_the_loop
+	fi
+}
+
 METRICS_PORT=$((20000 + $$ % 20000))
 XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = off"
 if xbd_start; then
@@ -217,6 +257,7 @@ if xbd_start; then
 	case_root_idle
 	case_idle_timeout
 	case_member_files
+	case_load_beside_loop
 	case_slow_scrapers
 else
 	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done

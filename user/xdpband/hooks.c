@@ -311,6 +311,61 @@ static int list_fields(const char *cmd, struct json_object *request, __u32 *verd
 	return 0;
 }
 
+/* A load is read beside the loop (listload.h); its answer comes when it is in force
+ * (xbd_hooks_lists_loaded). The limits are checked first: a load that cannot be kept reads
+ * nothing. */
+static int start_lists_load(struct xbd *d, const struct xbd_lists_ctx *ctx, __u32 verdict,
+			    const char *const *files, size_t n, bool ignore, char *err,
+			    size_t errlen)
+{
+	struct xbd_list_caps caps;
+	int ret = xbd_lists_ctx_load_check(ctx, verdict, files, n, err, errlen);
+
+	if (!ret)
+		ret = xbd_list_caps_of(&d->maps, &caps, err, errlen);
+	if (ret)
+		return ret;
+	/* A member's files are opened with its own rights: the daemon never reads for it what
+	 * it could not read itself. */
+	ret = xbd_list_load_start(&d->list_load, verdict, files, n, ignore, &caps,
+				  xbd_server_serving_creds(&d->server));
+	if (ret == -EBUSY)
+		snprintf(err, errlen, "another lists load is being read: try again when it is done");
+	else if (ret)
+		snprintf(err, errlen, "cannot start reading the lists: %s", strerror(-ret));
+	else
+		xbd_server_hold(&d->server, XBD_HOLD_LISTS);
+	return ret;
+}
+
+void xbd_hooks_lists_loaded(struct xbd *d)
+{
+	struct xbd_lists_ctx ctx = xbd_lists_ctx_of(d, NULL);
+	struct xbd_list_load *l = &d->list_load;
+	struct json_object *o = json_object_new_object();
+	char err[XB_ERRLEN] = "", *line = NULL;
+	int ret = xbd_list_load_finish(l);
+
+	if (ret)
+		snprintf(err, sizeof(err), "%s", l->err);
+	else if (!o)
+		ret = -ENOMEM;
+	else
+		ret = xbd_lists_ctx_load_read(&ctx, l->verdict, (const char *const *)l->files, l->n,
+					      &l->read, o, err, sizeof(err));
+	if (ret) {
+		line = xb_control_error_reply(err[0] ? err : strerror(-ret));
+	} else {
+		json_object_object_add(o, "ok", json_object_new_boolean(1));
+		line = strdup(xb_json_line(o));
+	}
+	json_object_put(o);
+	xbd_list_load_done(l);
+	xbd_server_release(&d->server, XBD_HOLD_LISTS,
+			   line ? line : "{\"ok\":false,\"error\":\"out of memory\"}");
+	free(line);
+}
+
 static int do_lists_cmd(struct xbd *d, const char *cmd, struct json_object *request,
 			struct json_object *reply, char *err, size_t errlen)
 {
@@ -331,11 +386,7 @@ static int do_lists_cmd(struct xbd *d, const char *cmd, struct json_object *requ
 	}
 	if (!strcmp(cmd, "lists_clear"))
 		return xbd_lists_ctx_clear(&ctx, verdict, reply, err, errlen);
-	/* A member's files are opened with its own rights: the daemon never reads for it what
-	 * it could not read itself. */
-	ctx.open_as = xbd_server_serving_creds(&d->server);
-	ret = xbd_lists_ctx_load(&ctx, verdict, files, n, ignore, reply, err, errlen);
-	return ret == -ENOENT ? -EIO : ret; /* a missing file, not an unknown command */
+	return start_lists_load(d, &ctx, verdict, files, n, ignore, err, errlen);
 }
 
 /* The daemon's commands take no fields but "cmd", like every command of the protocol. */
@@ -358,7 +409,7 @@ static int do_reload(struct xbd *d, struct json_object *reply, char *err, size_t
 	int ret = xbd_reload_request(d, err, errlen);
 
 	if (!ret)
-		xbd_server_hold(&d->server);
+		xbd_server_hold(&d->server, XBD_HOLD_RELOAD);
 	return ret;
 }
 
@@ -375,7 +426,8 @@ void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err)
 		line = strdup(xb_json_line(o));
 	}
 	json_object_put(o);
-	xbd_server_release(&d->server, line ? line : "{\"ok\":false,\"error\":\"out of memory\"}");
+	xbd_server_release(&d->server, XBD_HOLD_RELOAD,
+			   line ? line : "{\"ok\":false,\"error\":\"out of memory\"}");
 	free(line);
 }
 

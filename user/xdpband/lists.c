@@ -222,6 +222,7 @@ struct read_state {
 	size_t raw[XBD_MAX_LISTS + 1][2]; /* entry lines per list id and family */
 	struct xbd_lists *out;
 	struct xb_progress *progress;
+	off_t left;  /* of XBD_LISTS_READ_MAX, for the files not read yet */
 	char *err;
 	size_t errlen;
 };
@@ -361,15 +362,22 @@ static int parse_line(const char *path, char *line, size_t len, struct xbd_list_
 static void read_error(const char *path, const struct xbd_lines *lines, int ret, char *err,
 		       size_t errlen)
 {
+	/* A gzipped file is checked against the limit by what it holds, not by its size. */
+	bool all_files = ret == -EFBIG && lines->max_size < XBD_LIST_FILE_MAX;
+
 	if (ret == -EMSGSIZE)
 		snprintf(err, errlen, "%s:%u: line longer than %d bytes", path, lines->line,
 			 XBD_LIST_LINE_MAX);
 	else if (ret == -EBADMSG)
 		snprintf(err, errlen, "list %s: its gzip data is corrupt or cut short (after line %u)",
 			 path, lines->line);
+	else if (all_files)
+		snprintf(err, errlen,
+			 "list %s: the lists read together hold more than %lld bytes of text (at line %u)",
+			 path, (long long)XBD_LISTS_READ_MAX, lines->line);
 	else if (ret == -EFBIG)
-		snprintf(err, errlen, "list %s grew past the limit of %d bytes while it was read",
-			 path, XBD_LIST_FILE_MAX);
+		snprintf(err, errlen, "list %s holds more than %d bytes of text (at line %u)",
+			 path, XBD_LIST_FILE_MAX, lines->line);
 	else
 		snprintf(err, errlen, "cannot read list %s: %s", path, strerror(-ret));
 }
@@ -427,7 +435,9 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 
 	if (ret)
 		return ret;
-	ret = xbd_lines_open(&lines, fd, XBD_LIST_LINE_MAX, XBD_LIST_FILE_MAX);
+	/* At least a byte: 0 would be no limit. */
+	ret = xbd_lines_open(&lines, fd, XBD_LIST_LINE_MAX,
+			     r->left < 1 ? 1 : r->left < XBD_LIST_FILE_MAX ? r->left : XBD_LIST_FILE_MAX);
 	if (!ret)
 		ret = xbd_lines_gunzip(&lines);
 	if (r->progress && !fstat(fd, &st))
@@ -456,6 +466,7 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 	}
 	if (ret < 0 && ret != -EINVAL && ret != -ENOMEM)
 		read_error(lc->path, &lines, ret, r->err, r->errlen);
+	r->left -= lines.read;
 	xbd_lines_close(&lines);
 	close(fd);
 	return ret;
@@ -473,7 +484,8 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 					     { caps->never_ban4, caps->never_ban6 }, 0, false,
 					     &out->never_ban },
 		},
-		.out = out, .progress = progress, .err = err, .errlen = errlen,
+		.out = out, .progress = progress, .left = XBD_LISTS_READ_MAX, .err = err,
+		.errlen = errlen,
 	};
 	char count[XB_PROGRESS_NUM_MAX];
 	size_t read_entries = 0;

@@ -16,7 +16,10 @@
 
 /* Documented in xdpban.conf(5), section [lists]. */
 #define XBD_LIST_LINE_MAX 1024          /* bytes in a line, not counting its '\n' */
-#define XBD_LIST_FILE_MAX (256 << 20)   /* bytes in one list file */
+#define XBD_LIST_FILE_MAX (256 << 20)   /* bytes in one list file, decompressed */
+/* Bytes of text one reading takes in, across all its files, decompressed: a load of 64 small
+ * gzip files of comment lines would otherwise make 16 GiB to read. */
+#define XBD_LISTS_READ_MAX ((off_t)1 << 30)
 
 /* Room in each exempt trie that the never-ban lists leave for the host's own addresses. */
 #define XBD_EXEMPT_HOST_ROOM 256

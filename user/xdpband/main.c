@@ -325,7 +325,7 @@ int xbd_reload_request(struct xbd *d, char *err, size_t errlen)
 	struct xbd_list_caps caps;
 	int ret;
 
-	if (d->reading.running) {
+	if (d->reading.job.running) {
 		d->reload_again = true;
 		return 0;
 	}
@@ -535,6 +535,11 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create an eventfd for reloads: %s", strerror(-ret));
 		return ret;
 	}
+	ret = xbd_list_load_init(&d->list_load);
+	if (ret) {
+		snprintf(err, errlen, "cannot create an eventfd for list loads: %s", strerror(-ret));
+		return ret;
+	}
 	xbd_hooks_init(d);
 	ret = xbd_server_open(&d->server, &d->conf, &ctx, err, errlen);
 	if (!ret)
@@ -556,6 +561,7 @@ static void stop_services(struct xbd *d)
 	xbd_fleet_stop(&d->fleet); /* before the event stream its tap feeds on */
 	d->evs.tap = NULL;
 	xbd_reading_close(&d->reading);
+	xbd_list_load_close(&d->list_load);
 	xbd_metrics_stop(&d->metrics);
 	if (d->server.ctx.maps)
 		xbd_server_close(&d->server);
@@ -655,7 +661,7 @@ static void stop(struct xbd *d)
 
 /* ---- the loop ---- */
 
-enum { PFD_EVENTS, PFD_METRICS, PFD_RELOAD, PFD_ADDRS, PFD_FLEET, PFD_SERVER,
+enum { PFD_EVENTS, PFD_METRICS, PFD_RELOAD, PFD_LISTS, PFD_ADDRS, PFD_FLEET, PFD_SERVER,
        PFD_COUNT = PFD_SERVER + XBD_SERVER_POLLFDS };
 
 static int min_timeout(int a, int b)
@@ -722,7 +728,8 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 		run_timers(d, now);
 		pfds[PFD_EVENTS] = (struct pollfd){ .fd = xbd_events_fd(&d->events), .events = POLLIN };
 		pfds[PFD_METRICS] = (struct pollfd){ .fd = xbd_metrics_fd(&d->metrics), .events = POLLIN };
-		pfds[PFD_RELOAD] = (struct pollfd){ .fd = d->reading.fd, .events = POLLIN };
+		pfds[PFD_RELOAD] = (struct pollfd){ .fd = d->reading.job.fd, .events = POLLIN };
+		pfds[PFD_LISTS] = (struct pollfd){ .fd = d->list_load.job.fd, .events = POLLIN };
 		pfds[PFD_ADDRS] = (struct pollfd){ .fd = xbd_exemptions_fd(&d->exempt), .events = POLLIN };
 		pfds[PFD_FLEET] = (struct pollfd){ .fd = xbd_fleet_fd(&d->fleet), .events = POLLIN };
 		xbd_server_pollfds(&d->server, &pfds[PFD_SERVER]);
@@ -746,6 +753,8 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 		xbd_server_serve(&d->server, &pfds[PFD_SERVER]);
 		if (pfds[PFD_RELOAD].revents)
 			reload_finish(d);
+		if (pfds[PFD_LISTS].revents)
+			xbd_hooks_lists_loaded(d);
 	}
 	/* Bans made just before the signal still get their escalation and their log line. */
 	xbd_events_consume(&d->events);
@@ -774,7 +783,7 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	d.reading.fd = -1; /* no eventfd before start_services() */
+	d.reading.job.fd = d.list_load.job.fd = -1; /* no eventfd before start_services() */
 	d.exempt.events.fd = -1; /* no netlink socket before start_exemptions() */
 	d.fleet.link.wake_fd = -1; /* no fleet before start_services() */
 	xbd_log_init(a.verbose);

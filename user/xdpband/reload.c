@@ -1,25 +1,20 @@
 /* reload.c - see reload.h. The thread owns r->conf, r->lists and r->err from the start until
- * it writes the eventfd; the main thread reads them only after it has joined the thread. */
+ * it is done (job.h); the main thread reads them only after it has joined the thread. */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/eventfd.h>
 #include "reload.h"
 
 int xbd_reading_init(struct xbd_reading *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return r->fd < 0 ? -errno : 0;
+	return xbd_job_init(&r->job);
 }
 
 static void *reading_main(void *arg)
 {
 	struct xbd_reading *r = arg;
-	const uint64_t one = 1;
 
 	r->ret = xbd_conf_load(r->path, &r->conf, r->err, sizeof(r->err));
 	if (!r->ret) {
@@ -28,7 +23,7 @@ static void *reading_main(void *arg)
 		if (r->ret)
 			xbd_conf_free(&r->conf);
 	}
-	(void)!write(r->fd, &one, sizeof(one));
+	xbd_job_done(&r->job);
 	return NULL;
 }
 
@@ -36,7 +31,7 @@ int xbd_reading_start(struct xbd_reading *r, const char *path, const struct xbd_
 {
 	int ret;
 
-	if (r->running)
+	if (r->job.running)
 		return -EBUSY;
 	r->path = strdup(path);
 	if (!r->path)
@@ -46,26 +41,19 @@ int xbd_reading_start(struct xbd_reading *r, const char *path, const struct xbd_
 	r->err[0] = '\0';
 	xb_progress_end(&r->progress);
 	xb_progress_begin(&r->progress);
-	ret = -pthread_create(&r->thread, NULL, reading_main, r);
+	ret = xbd_job_start(&r->job, reading_main, r);
 	if (ret) {
 		free(r->path);
 		r->path = NULL;
-		return ret;
 	}
-	r->running = true;
-	return 0;
+	return ret;
 }
 
 int xbd_reading_finish(struct xbd_reading *r, struct xbd_conf *conf, struct xbd_lists *lists,
 		       char *err, size_t errlen)
 {
-	uint64_t count;
-
-	if (!r->running)
+	if (!xbd_job_finish(&r->job))
 		return -ENOENT;
-	pthread_join(r->thread, NULL);
-	(void)!read(r->fd, &count, sizeof(count));
-	r->running = false;
 	free(r->path);
 	r->path = NULL;
 	if (r->ret) {
@@ -83,12 +71,10 @@ void xbd_reading_close(struct xbd_reading *r)
 	struct xbd_lists lists;
 	char err[XB_ERRLEN];
 
-	if (r->running && !xbd_reading_finish(r, &conf, &lists, err, sizeof(err))) {
+	if (r->job.running && !xbd_reading_finish(r, &conf, &lists, err, sizeof(err))) {
 		xbd_lists_free(&lists);
 		xbd_conf_free(&conf);
 	}
 	xb_progress_end(&r->progress);
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
+	xbd_job_close(&r->job);
 }

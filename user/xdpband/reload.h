@@ -5,18 +5,16 @@
 #ifndef XDPBAND_RELOAD_H
 #define XDPBAND_RELOAD_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "conf.h"
+#include "job.h"
 #include "libxdpban.h"
 #include "lists.h"
 #include "progress.h"
 
 struct xbd_reading {
-	int fd;       /* eventfd: readable once the reading is done */
-	bool running; /* a thread reads, or has read and was not finished yet */
-	pthread_t thread;
+	struct xbd_job job; /* job.fd: readable once the reading is done */
 	char *path;
 	struct xbd_list_caps caps;
 	int ret;
@@ -33,7 +31,7 @@ int xbd_reading_init(struct xbd_reading *r);
 /* Starts reading the config at path, and its lists against caps. 0 or -errno (-EBUSY: a
  * reading runs already). */
 int xbd_reading_start(struct xbd_reading *r, const char *path, const struct xbd_list_caps *caps);
-/* The outcome of the reading, once r->fd is readable (waits for it otherwise): 0 with *conf
+/* The outcome of the reading, once r->job.fd is readable (waits for it otherwise): 0 with *conf
  * and *lists, which are the caller's to free, or -errno with one line in err. */
 int xbd_reading_finish(struct xbd_reading *r, struct xbd_conf *conf, struct xbd_lists *lists,
 		       char *err, size_t errlen);

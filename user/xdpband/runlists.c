@@ -300,13 +300,11 @@ static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, struct j
 
 /* ---- load and clear ---- */
 
-/* Reads the files with the config's reader, as one [lists] section of one layer would be. */
-static int read_files(const struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
-		      size_t n, bool ignore_errors, struct xbd_lists *out, char *err,
-		      size_t errlen)
+int xbd_lists_read_files(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
+			 __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
+			 struct xbd_lists *out, char *err, size_t errlen)
 {
 	struct xbd_conf *conf = calloc(1, sizeof(*conf));
-	struct xbd_list_caps caps;
 	int ret;
 
 	if (!conf)
@@ -316,10 +314,8 @@ static int read_files(const struct xbd_lists_ctx *c, __u32 verdict, const char *
 							 .id = (__u32)i + 1 };
 	conf->n_lists = (int)n;
 	conf->lists_ignore_errors = ignore_errors;
-	conf->lists_open_as = c->open_as;
-	ret = xbd_list_caps_of(c->maps, &caps, err, errlen);
-	if (!ret)
-		ret = xbd_lists_read(conf, &caps, out, NULL, err, errlen);
+	conf->lists_open_as = open_as;
+	ret = xbd_lists_read(conf, caps, out, NULL, err, errlen);
 	free(conf);
 	return ret;
 }
@@ -348,50 +344,75 @@ static struct json_object *skipped_json(const struct xbd_lists *read)
 	return arr;
 }
 
-int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
-		       size_t n, bool ignore_errors, struct json_object *reply, char *err,
-		       size_t errlen)
+/* The runtime lists a load of files into verdict's layer keeps, into next (shared with c->rt
+ * until the switch): all but those of the same paths and layer, which it replaces
+ * (replaced[i] for each of c->rt). Their number. */
+static size_t kept_lists(const struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
+			 size_t n, bool *replaced, struct xbd_runtime *next)
 {
-	struct xbd_runtime *next = calloc(1, sizeof(*next));
-	struct xbd_lists read = {};
-	size_t kept = 0, entries = 0, skipped = 0, added;
-	bool replaced[XBD_RUNTIME_LISTS_MAX] = {};
-	int ret = 0;
+	size_t kept = 0;
 
-	if (!next)
-		return -ENOMEM;
-	if (!n || n > XBD_MAX_LISTS) {
-		snprintf(err, errlen, n ? "at most %d files in one load" : "no files to load",
-			 XBD_MAX_LISTS);
-		ret = -EINVAL;
-		goto out;
-	}
-	/* The limits first: a load that cannot be kept reads nothing. */
 	for (size_t i = 0; i < c->rt->n; i++) {
+		replaced[i] = false;
 		for (size_t j = 0; j < n && !replaced[i]; j++)
 			replaced[i] = c->rt->v[i].verdict == verdict &&
 				      !strcmp(c->rt->v[i].path, files[j]);
 		if (!replaced[i])
-			next->v[kept++] = c->rt->v[i]; /* shared with c->rt until the switch */
+			next->v[kept++] = c->rt->v[i];
 	}
+	return kept;
+}
+
+int xbd_lists_ctx_load_check(const struct xbd_lists_ctx *c, __u32 verdict,
+			     const char *const *files, size_t n, char *err, size_t errlen)
+{
+	bool replaced[XBD_RUNTIME_LISTS_MAX];
+	struct xbd_runtime *next;
+	size_t kept;
+
+	if (!n || n > XBD_MAX_LISTS) {
+		snprintf(err, errlen, n ? "at most %d files in one load" : "no files to load",
+			 XBD_MAX_LISTS);
+		return -EINVAL;
+	}
+	next = calloc(1, sizeof(*next));
+	if (!next)
+		return -ENOMEM;
+	kept = kept_lists(c, verdict, files, n, replaced, next);
+	free(next);
 	if (kept + n > XBD_RUNTIME_LISTS_MAX) {
 		snprintf(err, errlen, "at most %d runtime lists at once: clear a layer first",
 			 XBD_RUNTIME_LISTS_MAX);
-		ret = -ENOSPC;
-		goto out;
+		return -ENOSPC;
 	}
-	ret = read_files(c, verdict, files, n, ignore_errors, &read, err, errlen);
+	return 0;
+}
+
+int xbd_lists_ctx_load_read(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
+			    size_t n, const struct xbd_lists *read, struct json_object *reply,
+			    char *err, size_t errlen)
+{
+	struct xbd_runtime *next = calloc(1, sizeof(*next));
+	size_t kept, entries = 0, skipped = 0, added;
+	bool replaced[XBD_RUNTIME_LISTS_MAX];
+	int ret = 0;
+
+	if (!next)
+		return -ENOMEM;
+	/* Checked again: what is in force may have changed while the files were read. */
+	ret = xbd_lists_ctx_load_check(c, verdict, files, n, err, errlen);
 	if (ret)
 		goto out;
+	kept = kept_lists(c, verdict, files, n, replaced, next);
 	next->n = kept;
 	for (size_t j = 0; j < n && !ret; j++) {
 		struct xbd_rt_list *l = &next->v[next->n++];
 
 		l->verdict = verdict;
-		l->skipped = read.skipped[j + 1];
+		l->skipped = read->skipped[j + 1];
 		l->path = strdup(files[j]);
-		ret = l->path ? take_list(&read, (__u32)j + 1, l) : -ENOMEM;
-		entries += read.entries[j + 1];
+		ret = l->path ? take_list(read, (__u32)j + 1, l) : -ENOMEM;
+		entries += read->entries[j + 1];
 		skipped += l->skipped;
 	}
 	if (ret)
@@ -409,14 +430,32 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 		json_object_object_add(reply, "layer", json_object_new_string(xbd_layer_name(verdict)));
 		json_object_object_add(reply, "entries", json_object_new_int64((int64_t)entries));
 		json_object_object_add(reply, "skipped", json_object_new_int64((int64_t)skipped));
-		json_object_object_add(reply, "skipped_first", skipped_json(&read));
+		json_object_object_add(reply, "skipped_first", skipped_json(read));
 	} else {
 		for (size_t i = kept; i < next->n; i++)
 			rt_list_free(&next->v[i]);
 	}
 out:
-	xbd_lists_free(&read);
 	free(next);
+	return ret;
+}
+
+int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
+		       size_t n, bool ignore_errors, struct json_object *reply, char *err,
+		       size_t errlen)
+{
+	struct xbd_lists read = {};
+	struct xbd_list_caps caps;
+	int ret = xbd_lists_ctx_load_check(c, verdict, files, n, err, errlen);
+
+	if (!ret)
+		ret = xbd_list_caps_of(c->maps, &caps, err, errlen);
+	if (!ret)
+		ret = xbd_lists_read_files(&caps, c->open_as, verdict, files, n, ignore_errors,
+					   &read, err, errlen);
+	if (!ret)
+		ret = xbd_lists_ctx_load_read(c, verdict, files, n, &read, reply, err, errlen);
+	xbd_lists_free(&read);
 	return ret;
 }
 

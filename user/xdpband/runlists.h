@@ -72,10 +72,25 @@ int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progr
 
 /* `lists load`: files (absolute paths) read into the layer, replacing runtime lists of the
  * same paths; applied and saved, or refused whole with nothing changed. Adds "loaded",
- * "entries", "skipped" and "skipped_first" to reply. 0 or -errno with one line in err. */
+ * "entries", "skipped" and "skipped_first" to reply. 0 or -errno with one line in err. The
+ * three steps it takes, for the daemon to read beside its loop: */
 int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
 		       size_t n, bool ignore_errors, struct json_object *reply, char *err,
 		       size_t errlen);
+/* 1. The limits, before any file is read: 0, -EINVAL or -ENOSPC with one line in err. */
+int xbd_lists_ctx_load_check(const struct xbd_lists_ctx *c, __u32 verdict,
+			     const char *const *files, size_t n, char *err, size_t errlen);
+/* 2. The files read with the config's reader, as one [lists] section of one layer, into out
+ * (list i + 1 is files[i]), opened with open_as's rights (NULL: ours) and held to caps.
+ * Touches nothing else: safe in a thread of its own. 0 or -errno with one line in err. */
+struct xbd_creds;
+int xbd_lists_read_files(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
+			 __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
+			 struct xbd_lists *out, char *err, size_t errlen);
+/* 3. What was read, put in force (the limits checked again) and saved. */
+int xbd_lists_ctx_load_read(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
+			    size_t n, const struct xbd_lists *read, struct json_object *reply,
+			    char *err, size_t errlen);
 /* `lists clear`: drops the runtime lists of a layer (the config's stay). Adds "cleared". */
 int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_object *reply,
 			char *err, size_t errlen);

@@ -673,7 +673,7 @@ static void expire(struct xbd_server *s, struct xbd_client *c, __u64 now)
 		return;
 	}
 	if (c->held) {
-		c->held = false;
+		c->held = XBD_HOLD_NONE;
 		queue_error(c, "the outcome did not come in time: see the daemon's log");
 		return;
 	}
@@ -748,10 +748,10 @@ const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s)
 	return s->serving && !s->serving->privileged ? &s->serving->creds : NULL;
 }
 
-void xbd_server_hold(struct xbd_server *s)
+void xbd_server_hold(struct xbd_server *s, enum xbd_hold what)
 {
 	if (s->serving)
-		s->serving->held = true;
+		s->serving->held = what;
 }
 
 void xbd_server_subscribe(struct xbd_server *s, const struct xbd_evring *ring, __u64 next_seq)
@@ -772,15 +772,15 @@ int xbd_server_subscribers(const struct xbd_server *s)
 	return n;
 }
 
-void xbd_server_release(struct xbd_server *s, const char *reply)
+void xbd_server_release(struct xbd_server *s, enum xbd_hold what, const char *reply)
 {
 	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
 		struct xbd_client *c = &s->clients[i];
 		char *line;
 
-		if (c->fd < 0 || !c->held)
+		if (c->fd < 0 || c->held != what)
 			continue;
-		c->held = false;
+		c->held = XBD_HOLD_NONE;
 		line = strdup(reply);
 		if (line)
 			queue_reply(c, line);

@@ -38,6 +38,9 @@
  * never holds up the daemon or the other subscribers, and a burst costs it no copy. */
 #define XBD_SUBSCRIBER_CHUNK (64 * 1024)
 
+/* What a held request waits for: each is answered on its own. */
+enum xbd_hold { XBD_HOLD_NONE, XBD_HOLD_RELOAD, XBD_HOLD_LISTS };
+
 struct xbd_client {
 	int fd; /* -1 = free slot */
 	uid_t uid;
@@ -45,7 +48,7 @@ struct xbd_client {
 	bool privileged;   /* root or the daemon's user: may use the reserved slots */
 	bool read_only;
 	bool closing;      /* close once the reply is out */
-	bool held;         /* its request is answered later (xbd_server_release) */
+	enum xbd_hold held; /* its request is answered later (xbd_server_release) */
 	bool subscribed;   /* takes the event stream; reads no more requests */
 	__u64 next_seq;    /* a subscriber's: the next event of the ring it is due */
 	__u64 deadline_ms; /* CLOCK_MONOTONIC */
@@ -88,8 +91,8 @@ void xbd_server_serve(struct xbd_server *s, const struct pollfd *pfds);
 /* The poll timeout the nearest client deadline allows, in ms; -1 = none. */
 int xbd_server_timeout_ms(const struct xbd_server *s);
 /* Called from a hook while a request is handled: its reply is not sent; the connection waits
- * (reading no further request) for xbd_server_release(), at most XBD_HELD_TIMEOUT_MS. */
-void xbd_server_hold(struct xbd_server *s);
+ * (reading no further request) for xbd_server_release() of what, at most XBD_HELD_TIMEOUT_MS. */
+void xbd_server_hold(struct xbd_server *s, enum xbd_hold what);
 /* Whose rights a file named in the request being handled is opened with: a group member's own
  * credentials, or NULL for root and the daemon's user (and outside a request). */
 const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s);
@@ -97,8 +100,8 @@ const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s);
  * line of ring from event next_seq on, as they come, and no further request. */
 void xbd_server_subscribe(struct xbd_server *s, const struct xbd_evring *ring, __u64 next_seq);
 int xbd_server_subscribers(const struct xbd_server *s);
-/* Sends reply (a line without '\n') to every held connection. */
-void xbd_server_release(struct xbd_server *s, const char *reply);
+/* Sends reply (a line without '\n') to every connection held for what. */
+void xbd_server_release(struct xbd_server *s, enum xbd_hold what, const char *reply);
 void xbd_server_close(struct xbd_server *s);
 __u64 xbd_now_ms(void);
 

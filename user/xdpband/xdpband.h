@@ -16,6 +16,7 @@
 #include "exemptions.h"
 #include "fleet.h"
 #include "libxdpban.h"
+#include "listload.h"
 #include "load.h"
 #include "metrics.h"
 #include "pin.h"
@@ -48,6 +49,7 @@ struct xbd {
 	struct xbd_metrics metrics;
 	struct xbd_reading reading;          /* the reading half of a reload */
 	bool reload_again;                   /* asked for while reading: read again */
+	struct xbd_list_load list_load;      /* the reading half of `lists load` */
 	struct xb_control_hooks hooks;
 	bool state_dirty;                    /* the state file is behind the maps */
 	__u64 next_sweep_ms, next_save_ms;
@@ -76,5 +78,8 @@ int xbd_start_lists(struct xbd *d, const struct xbd_lists *lists, struct xb_prog
 void xbd_hooks_init(struct xbd *d);
 /* A reload is over (ret 0, or -errno and err): answers the reload requests that wait. */
 void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err);
+/* The files of a `lists load` are read (d->list_load.job.fd is readable): puts them in force and
+ * answers the request that waits. */
+void xbd_hooks_lists_loaded(struct xbd *d);
 
 #endif /* XDPBAND_H */
