@@ -114,7 +114,7 @@ EOF2
 	) || return 1
 	rcli XADD "$STREAM" '*' "$@" mac "$mac"
 }
-# signed_flood COUNT: COUNT signed bans of distinct /64s (2001:db8:f0:N::/64) from node-x, an
+# signed_flood COUNT: COUNT signed bans of distinct /64s (2001:db8:f0:N::/64 on) from node-x, an
 # hour long, XADDed in one pipeline: what a fleet's node gone mad, or a key thief, can write.
 signed_flood() {
 	ip netns exec "$FLEET_NS"r "$PY" - "$REDIS_ADDR" "$REDIS_USER" "$TMP/redis.pass" \
@@ -132,7 +132,8 @@ def cmd(*args):
 expires = str(int(time.time()) + 3600)
 buf = [cmd("AUTH", user, password)]
 for i in range(int(count)):
-    f = {"v": "1", "origin": "node-x", "kind": "ban", "key": "2001:db8:f0:%x::/64" % i,
+    who = "2001:db8:%x:%x::/64" % (0xf0 + (i >> 16), i & 0xffff)  # f0:0:: up, 65536 per /48
+    f = {"v": "1", "origin": "node-x", "kind": "ban", "key": who,
          "reason": "manual", "classes": "none", "count": "0", "expires": expires}
     msg = "xdpban-fleet-entry\n" + "".join(f"{k}={v}\n" for k, v in f.items())
     f["mac"] = hmac.new(key, msg.encode(), hashlib.sha256).hexdigest()
