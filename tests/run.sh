@@ -36,7 +36,7 @@ APART=(
 # The longest unit tests: first, so that no worker takes them up last.
 FIRST=(asan/test_flat_kernel test_flat_kernel)
 
-passed=0 failed=0 skipped=0 broken=() durations=()
+passed=0 failed=0 skipped=0 broken=() durations=() skips=()
 
 count() { # $1 = output file, $2 = exit status, $3 = name
 	local out=$1 rc=$2 name=$3 p f s
@@ -54,6 +54,12 @@ count() { # $1 = output file, $2 = exit status, $3 = name
 		broken+=("$name")
 	fi
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	# What was skipped and why, for the closing lines: a skip is a test that did not run.
+	if ((s > 0)); then
+		mapfile -t -O "${#skips[@]}" skips < <(
+			sed -n -e "s/^SKIP: \(.*\)/  $name: \1/p" \
+				-e "s/.*\[  SKIPPED \] \([a-z_][a-z_0-9]*\).*/  $name: \1/p" "$out" | sort -u)
+	fi
 }
 
 # report NAME OUT RC SECONDS: counts a finished test and notes its time.
@@ -253,6 +259,10 @@ echo "total: $SECONDS s"
 echo
 if ((${#broken[@]})); then
 	printf 'failing: %s\n' "${broken[@]}" | sort -u
+fi
+if ((skipped > 0)); then
+	echo "WARNING: $skipped tests did not run (each one's reason, where it gave one):"
+	printf '%s\n' "${skips[@]}"
 fi
 echo "xdpban: $passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
