@@ -49,29 +49,20 @@ CASES=(errors_ban_reaches_every_node restarted_node_catches_up trimmed_stream_fr
 	redis_server_never_banned oversized_entry_refused redis_emptied_keeps_remote_bans
 	publish_refusal_said deleted_stream_recovered remote_quota_kept origins_kept_with_fleet_off)
 e2e_require_root "${CASES[0]}"
-fail_all() {
-	local c
-	for c in "${CASES[@]}"; do e2e_fail "$c" "$1"; done
-	exit 1
-}
-BUILD=$(realpath "$build")
-[[ -x $BUILD/xdpband && -x $BUILD/xdpban ]] || fail_all "$BUILD/xdpband is not built"
-for tool in redis-server redis-cli nsenter curl; do
-	command -v $tool >/dev/null || fail_all "$tool is not installed (make deps)"
-done
-/usr/bin/python3 -c 'import scapy' 2>/dev/null || fail_all "python3-scapy is not installed (make deps)"
+e2e_require_build "$build" redis-server redis-cli nsenter curl
+/usr/bin/python3 -c 'import scapy' 2>/dev/null || e2e_fail_all "python3-scapy is not installed (make deps)"
 
 readonly TAG=xbf$$ PORT=7000
 TMP=$(mktemp -d /tmp/xbf-e2e.XXXXXX) || exit 1
 # XBF_KEEP=1 keeps the logs and files in $TMP for a post-mortem (everything else goes).
 [[ -n ${XBF_KEEP:-} ]] && echo "fleet: keeping $TMP" || e2e_defer rm -rf "$TMP"
 chmod 711 "$TMP"
-install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || fail_all "cannot copy the binaries"
+install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || e2e_fail_all "cannot copy the binaries"
 source tests/fleet_lib.sh # the namespaces, Redis and the nodes, shared with bench/fleet.sh
 
-fleet_setup || fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
-fleet_redis_init || fail_all "cannot write the Redis config in $TMP"
-redis_start || fail_all "redis-server did not start: $(tail -3 "$TMP/redis.log")"
+fleet_setup || e2e_fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
+fleet_redis_init || e2e_fail_all "cannot write the Redis config in $TMP"
+redis_start || e2e_fail_all "redis-server did not start: $(tail -3 "$TMP/redis.log")"
 printf '203.0.113.51\n' >"$TMP/trusted.list"
 
 # The receiving socket of each node: every datagram that reaches it, its source on a line.
@@ -105,8 +96,8 @@ for n in "${NODES[@]}"; do
 	extra=("remote-share = 1%")
 	[[ $n == b ]] && extra+=("[lists]" "trusted = $TMP/trusted.list")
 	write_conf "$n" "${extra[@]}"
-	node_start "$n" || fail_all "node $n did not start or connect: $(tail -3 "$TMP/$n.log")"
-	counter_start "$n" || fail_all "the counting socket of node $n did not start"
+	node_start "$n" || e2e_fail_all "node $n did not start or connect: $(tail -3 "$TMP/$n.log")"
+	counter_start "$n" || e2e_fail_all "the counting socket of node $n did not start"
 done
 
 # watch ADDR NODE...: starts timing ADDR's ban on the nodes; WATCH_OUT gets "SOCK MS" lines.

@@ -30,23 +30,14 @@ source tests/e2e_lib.sh
 CASES=(ban_crosses_tls wire_is_tls redis_host_never_banned wrong_ca_no_link
 	wrong_name_no_link redis_tls_port)
 e2e_require_root "${CASES[0]}"
-fail_all() {
-	local c
-	for c in "${CASES[@]}"; do e2e_fail "$c" "$1"; done
-	exit 1
-}
-BUILD=$(realpath "$build")
-[[ -x $BUILD/xdpband && -x $BUILD/xdpban ]] || fail_all "$BUILD/xdpband is not built"
-for tool in redis-server redis-cli nsenter stunnel4 openssl tcpdump; do
-	command -v $tool >/dev/null || fail_all "$tool is not installed (make deps)"
-done
+e2e_require_build "$build" redis-server redis-cli nsenter stunnel4 openssl tcpdump
 
 readonly TAG=xbt$$ TLS_PORT=6380 TLS_PORT2=6381 SERVER_NAME=redis.example.net BANNED=203.0.113.7
 TMP=$(mktemp -d /tmp/xbt-e2e.XXXXXX) || exit 1
 # XBF_KEEP=1 keeps the logs, captures and certificates in $TMP for a post-mortem.
 [[ -n ${XBF_KEEP:-} ]] && echo "fleet-tls: keeping $TMP" || e2e_defer rm -rf "$TMP"
 chmod 711 "$TMP"
-install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || fail_all "cannot copy the binaries"
+install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || e2e_fail_all "cannot copy the binaries"
 source tests/fleet_lib.sh
 RNS=${FLEET_NS}r
 
@@ -122,14 +113,14 @@ capture_start() {
 }
 capture_stop() { kill -INT "${CAPTURE[$1]}" && wait "${CAPTURE[$1]}"; }
 
-fleet_setup || fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
-make_certs >"$TMP/openssl.log" 2>&1 || fail_all "openssl: $(tail -1 "$TMP/openssl.log")"
-fleet_redis_init || fail_all "cannot write the Redis config in $TMP"
-tls_setup || fail_all "stunnel did not start: $(tail -qn1 "$TMP"/*.stunnel.log | xargs)"
-redis_start || fail_all "redis-server did not start: $(tail -3 "$TMP/redis.log")"
+fleet_setup || e2e_fail_all "cannot create the test namespaces: ${E2E_WHY:-ip failed}"
+make_certs >"$TMP/openssl.log" 2>&1 || e2e_fail_all "openssl: $(tail -1 "$TMP/openssl.log")"
+fleet_redis_init || e2e_fail_all "cannot write the Redis config in $TMP"
+tls_setup || e2e_fail_all "stunnel did not start: $(tail -qn1 "$TMP"/*.stunnel.log | xargs)"
+redis_start || e2e_fail_all "redis-server did not start: $(tail -3 "$TMP/redis.log")"
 # From here until wire_is_tls, Redis hears only the nodes, through stunnel.
 capture_start br0 "$TLS_PORT" && capture_start lo 6379 ||
-	fail_all "tcpdump did not start: $(cat "$TMP"/*.tcpdump.log | xargs)"
+	e2e_fail_all "tcpdump did not start: $(cat "$TMP"/*.tcpdump.log | xargs)"
 
 # What docs/fleet.md asks of every node: the Redis host's real address in a never-ban list.
 # C goes without, to show what xdpband exempts by itself.
@@ -141,13 +132,13 @@ for n in "${NODES[@]}"; do
 	sed -i "s/^redis = .*/redis = 127.0.0.1:$TLS_PORT/" "$TMP/$n.conf"
 done
 for n in a b; do
-	node_start "$n" || fail_all "node $n did not start or connect: $(tail -3 "$TMP/$n.log")"
+	node_start "$n" || e2e_fail_all "node $n did not start or connect: $(tail -3 "$TMP/$n.log")"
 done
 # C's link never comes up, which node_start waits for: C is only asked to answer.
 nsenter --net="/run/netns/${NS[c]}" "$TMP/xdpband" -c "$TMP/c.conf" >>"$TMP/c.log" 2>&1 &
 PID[c]=$!
 e2e_defer e2e__kill "${PID[c]}"
-e2e_wait 200 answers c || fail_all "node C did not start: $(tail -3 "$TMP/c.log")"
+e2e_wait 200 answers c || e2e_fail_all "node C did not start: $(tail -3 "$TMP/c.log")"
 
 # ---- the cases ----
 

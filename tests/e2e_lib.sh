@@ -65,6 +65,26 @@ e2e_run() {
 	return 1
 }
 
+# e2e_fail_all WHY: one FAIL line for each of the script's CASES (the setup they all need
+# failed), then exit 1.
+e2e_fail_all() {
+	local c
+	for c in "${CASES[@]}"; do e2e_fail "$c" "$1"; done
+	exit 1
+}
+
+# e2e_require_build BUILD TOOL...: BUILD holds xdpband and xdpban, and each TOOL is installed;
+# else every case fails, saying which. Sets BUILD to its absolute path.
+e2e_require_build() {
+	local tool
+	BUILD=$(realpath "$1")
+	shift
+	[[ -x $BUILD/xdpband && -x $BUILD/xdpban ]] || e2e_fail_all "$BUILD/xdpband is not built"
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || e2e_fail_all "$tool is not installed (make deps)"
+	done
+}
+
 e2e_require_root() {
 	if [[ $(id -u) -ne 0 ]]; then
 		e2e_skip "$1" "needs root to create namespaces and load XDP programs"

@@ -117,14 +117,19 @@ static const redisReply *info_field(const redisReply *r, const char *name)
 	return NULL;
 }
 
-/* Drops a connection whose reply was cut short (xbd_fleet_command_bounded) and makes a new
- * one: a refusal of a hostile entry, not a fault of the link, so nothing is noted. */
-static int reconnect_after_cut(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen)
+/* The reader's connection, and its fd for a stop to cut: hung up without a fault noted. */
+static void reader_hang_up(struct xbd_fleet_link *l, redisContext **c)
 {
 	pthread_mutex_lock(&l->lock);
 	l->reader_fd = -1;
 	pthread_mutex_unlock(&l->lock);
 	redisFree(*c);
+	*c = NULL;
+}
+
+/* 0, or -EIO with the problem noted by xbd_fleet_connect. */
+static int reader_connect(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen)
+{
 	*c = xbd_fleet_connect(l, "reader", gen);
 	if (!*c)
 		return -EIO;
@@ -132,6 +137,14 @@ static int reconnect_after_cut(struct xbd_fleet_link *l, redisContext **c, unsig
 	l->reader_fd = (*c)->fd;
 	pthread_mutex_unlock(&l->lock);
 	return 0;
+}
+
+/* Drops a connection whose reply was cut short (xbd_fleet_command_bounded) and makes a new
+ * one: a refusal of a hostile entry, not a fault of the link, so nothing is noted. */
+static int reconnect_after_cut(struct xbd_fleet_link *l, redisContext **c, unsigned int *gen)
+{
+	reader_hang_up(l, c);
+	return reader_connect(l, c, gen);
 }
 
 /* The pairs of one HSCAN page; a page cut short ends at its first field not read whole. */
@@ -472,21 +485,13 @@ static void *reader_main(void *arg)
 	while (!xbd_fleet_stopping(l)) {
 		if (c && password_changed(l, gen)) {
 			pr_info("fleet: reader: the password changed: connecting again");
-			pthread_mutex_lock(&l->lock);
-			l->reader_fd = -1;
-			pthread_mutex_unlock(&l->lock);
-			redisFree(c);
-			c = NULL;
+			reader_hang_up(l, &c);
 		}
 		if (!c) {
-			c = xbd_fleet_connect(l, "reader", &gen);
-			if (!c) {
+			if (reader_connect(l, &c, &gen)) {
 				xbd_fleet_backoff(l, &l->inbox_cond, &backoff);
 				continue;
 			}
-			pthread_mutex_lock(&l->lock);
-			l->reader_fd = c->fd;
-			pthread_mutex_unlock(&l->lock);
 			xbd_fleet_set_up(l, &l->reader_up, true, "reader");
 			positioned = false; /* Redis may have lost or trimmed the stream meanwhile */
 		}

@@ -344,9 +344,9 @@ static struct json_object *skipped_json(const struct xbd_lists *read)
 	return arr;
 }
 
-/* The runtime lists a load of files into verdict's layer keeps, into next (shared with c->rt
- * until the switch): all but those of the same paths and layer, which it replaces
- * (replaced[i] for each of c->rt). Their number. */
+/* The runtime lists a load of files into verdict's layer keeps, into next when not NULL
+ * (shared with c->rt until the switch): all but those of the same paths and layer, which it
+ * replaces (replaced[i] for each of c->rt). Their number. */
 static size_t kept_lists(const struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
 			 size_t n, bool *replaced, struct xbd_runtime *next)
 {
@@ -357,8 +357,9 @@ static size_t kept_lists(const struct xbd_lists_ctx *c, __u32 verdict, const cha
 		for (size_t j = 0; j < n && !replaced[i]; j++)
 			replaced[i] = c->rt->v[i].verdict == verdict &&
 				      !strcmp(c->rt->v[i].path, files[j]);
-		if (!replaced[i])
-			next->v[kept++] = c->rt->v[i];
+		if (!replaced[i] && next)
+			next->v[kept] = c->rt->v[i];
+		kept += !replaced[i];
 	}
 	return kept;
 }
@@ -367,20 +368,13 @@ int xbd_lists_ctx_load_check(const struct xbd_lists_ctx *c, __u32 verdict,
 			     const char *const *files, size_t n, char *err, size_t errlen)
 {
 	bool replaced[XBD_RUNTIME_LISTS_MAX];
-	struct xbd_runtime *next;
-	size_t kept;
 
 	if (!n || n > XBD_MAX_LISTS) {
 		snprintf(err, errlen, n ? "at most %d files in one load" : "no files to load",
 			 XBD_MAX_LISTS);
 		return -EINVAL;
 	}
-	next = calloc(1, sizeof(*next));
-	if (!next)
-		return -ENOMEM;
-	kept = kept_lists(c, verdict, files, n, replaced, next);
-	free(next);
-	if (kept + n > XBD_RUNTIME_LISTS_MAX) {
+	if (kept_lists(c, verdict, files, n, replaced, NULL) + n > XBD_RUNTIME_LISTS_MAX) {
 		snprintf(err, errlen, "at most %d runtime lists at once: clear a layer first",
 			 XBD_RUNTIME_LISTS_MAX);
 		return -ENOSPC;
