@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "flat.h"
 #include "fuzz.h"
 #include "policy.h"
-#include "policy_internal.h"
 #include "pset.h"
 #include "xdpban_flat.h"
 

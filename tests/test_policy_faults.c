@@ -28,8 +28,9 @@
 #include <linux/bpf.h>
 #include "dp.h"
 #include "pkt.h"
-#include "policy_internal.h"
+#include "policy.h"
 #include "snapshot.h"
+#include "views.h"
 
 #define CAP4 256
 #define CAP6 64

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bigmem.h"
-#include "policy_internal.h"
+#include "flat.h"
+#include "policy_plan.h"
 
 #define CODES_ALL(code) ((__u64)(code) * 0x5555555555555555ull) /* the code in all 32 slots */
 

@@ -4,9 +4,10 @@
  * written out in flat_live.c (every line exact for the trie at every instant: deleted before
  * the trie changes anywhere in its region, written only after, never rewritten in place, a
  * grace period before a slot is reused; a writer that cannot reach the lines turns the IPv6
- * guard back to XDPBAN_FLAT_COMPILED first). The lines are computed in flat.c. The step that
- * deletes lines before the trie changes also deletes the host entry of a /128 (host6_live.c),
- * which the walk reaches past them.
+ * guard back to XDPBAN_FLAT_COMPILED first). The lines are computed in flat.c, the slots
+ * mapped and the grace period waited for in lines_live.c. The step that deletes lines before
+ * the trie changes also deletes the host entry of a /128 (host6_live.c), which the walk
+ * reaches past them. Never calls flat_live.c or policy.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +15,8 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "bigmem.h"
-#include "policy_internal.h"
+#include "flat6_live.h"
+#include "host6_live.h"
 
 #define DEPTH_OF(key) ((__u32)((key) & 0xff))
 #define LINES6_DELETE_DIRECT 4096u /* up to this many keys: delete by key, not by a scan */

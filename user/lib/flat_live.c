@@ -1,17 +1,19 @@
 /* flat_live.c - the flat table while the data path reads it: xdpban_flat4/6 mapped for
- * writing (xb_flat_open), the LOOKUP marks a single change sets first, and the IPv4 level-3
- * lines in xdpban_flat4x with the rules that keep every line exact at every instant (below).
- * The codes themselves are computed in flat.c; policy.c decides when each step runs. Never
- * writes a trie, and never stores a pure code that the tries do not back at that instant.
+ * writing (xb_flat_open), and the IPv4 level-3 lines in xdpban_flat4x with the rules that keep
+ * every line exact at every instant (below): the lines a single change or a compile deletes
+ * first, and the lines a compile writes after. The codes themselves are computed in flat.c,
+ * the slots mapped and the grace period waited for in lines_live.c; policy.c decides when each
+ * step runs. Never calls flat6_live.c or policy.c, never writes a trie, and never stores a pure
+ * code that the tries do not back at that instant.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
-#include "policy_internal.h"
+#include "flat_live.h"
+#include "views.h"
 
 /* ==== the live table ======================================================================= */
 
@@ -73,37 +75,6 @@ void xb_flat_close(struct xb_flat *t)
  *      line is written into it. */
 
 #define LINES_DELETE_DIRECT 4096u /* up to this many regions: delete by key, not by a scan */
-
-int xb_slots_map(struct xb_map_views *vs, int fd, size_t value_size, void **slots, __u32 *n)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	void *p;
-
-	*slots = NULL;
-	*n = 0;
-	if (fd < 0)
-		return -EBADF;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != value_size ||
-	    !(info.map_flags & BPF_F_MMAPABLE) || !info.max_entries)
-		return -EPROTO;
-	p = xb_map_view(vs, fd, (size_t)info.max_entries * value_size);
-	if (!p)
-		return -errno;
-	*slots = p;
-	*n = info.max_entries;
-	return 0;
-}
-
-void xb_slots_unmap(struct xb_map_views *vs, void **slots, __u32 *n, size_t value_size)
-{
-	if (*slots)
-		xb_map_unview(vs, *slots, (size_t)*n * value_size);
-	*slots = NULL;
-	*n = 0;
-}
 
 /* Maps xdpban_flat4x for writing: 0, or -errno (-EPROTO: not a table of line slots). */
 static int l3_map(const struct xb_maps *m, struct xb_l3_map *s)
@@ -212,35 +183,6 @@ int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, siz
 	*lines = d.v;
 	*n = d.n;
 	return 0;
-}
-
-void xb_lines_disable(struct xb_flat *t)
-{
-	if (word_load(&t->words[XDPBAN_FLAT_GUARD]) == XDPBAN_FLAT_COMPILED_L3)
-		word_store(&t->words[XDPBAN_FLAT_GUARD], XDPBAN_FLAT_COMPILED);
-}
-
-/* The kernel runs synchronize_rcu() after a userspace update
- * of a map-in-map slot (maybe_wait_bpf_programs() in kernel/bpf/syscall.c), so that it can
- * promise no program still uses the old value. Rule 4 borrows that promise. */
-int xb_rcu_wait(void)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
-	__u32 zero = 0;
-	int inner, outer, ret = 0;
-
-	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32), sizeof(__u32), 1, NULL);
-	if (inner < 0)
-		return -errno;
-	opts.inner_map_fd = inner;
-	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, sizeof(__u32), sizeof(__u32), 1,
-			       &opts);
-	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY))
-		ret = -errno;
-	if (outer >= 0)
-		close(outer);
-	close(inner);
-	return ret;
 }
 
 /* The /24 regions a prefix covers or lies in: [*first, *first + *count). */
@@ -408,25 +350,13 @@ off:
 
 /* ==== before a single change =============================================================== */
 
-int xb_flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p)
+void xb_l3_touch_live(const struct xb_maps *m, struct xb_flat *t, const struct xb_prefix *p)
 {
-	struct xb_flat t;
-	int ret = xb_flat_open(&t, m, p->family);
+	struct xb_l3_map s;
 
-	if (ret)
-		return ret;
-	xb_flat_touch(t.words, p);
-	if (p->family == XDPBAN_FAMILY_INET6)
-		xb_l6_touch_live(m, &t, p);
-	if (p->family == XDPBAN_FAMILY_INET) {
-		struct xb_l3_map s;
-
-		if (l3_map(m, &s))
-			xb_lines_disable(&t);
-		else
-			lines_forget(&s, p);
-		l3_unmap(&s);
-	}
-	xb_flat_close(&t);
-	return 0;
+	if (l3_map(m, &s))
+		xb_lines_disable(t);
+	else
+		lines_forget(&s, p);
+	l3_unmap(&s);
 }

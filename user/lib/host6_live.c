@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "policy_internal.h"
+#include "host6_live.h"
 
 static bool is_host6(const struct xb_prefix *p)
 {

@@ -254,3 +254,11 @@ __u8 xb_narrow_key_plen(const struct xb_maps *m, const __u8 *addr, __u8 v6_prefi
 		return v6_prefix;
 	return val.key_plen > 128 ? 128 : (__u8)val.key_plen;
 }
+
+void xb_key_from_addr(const struct xb_maps *m, const struct xb_prefix *addr, __u8 v6_prefix,
+		      struct xdpban_key *key)
+{
+	if (m && addr->family == XDPBAN_FAMILY_INET6)
+		v6_prefix = xb_narrow_key_plen(m, addr->addr, v6_prefix);
+	xdpban_key_make(key, addr->family, addr->addr, v6_prefix);
+}

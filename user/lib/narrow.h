@@ -1,7 +1,7 @@
 /* narrow.h - the narrowing of IPv6 keys in userspace (include/xdpban_narrow.h): which networks
  * are keyed at /128, the one writer of xdpban_narrow6 and its gate, and the key length the
- * data path gives an address, so that query, ban, unban and the library key a source as the
- * data path does.
+ * data path gives an address (and the key itself, xb_key_from_addr in libxdpban.h), so that
+ * query, ban, unban and the library key a source as the data path does.
  */
 #ifndef XB_NARROW_H
 #define XB_NARROW_H

@@ -7,7 +7,8 @@
  */
 #include <errno.h>
 #include <sys/mman.h>
-#include "policy_internal.h"
+#include "flat.h"
+#include "nodeny.h"
 
 #define NODENY_BYTES (XDPBAN_NODENY_WORDS * sizeof(__u64))
 

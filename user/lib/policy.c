@@ -1,10 +1,12 @@
 /* policy.c - the policy tries: reading them (every prefix with its verdict and list, the counts
  * per list that `xdpban lists` shows), single changes, and the compile of a whole set
- * (policy.h), which makes its plan in policy_plan.c, writes the tries here and writes the flat
- * table through flat_live.c, from codes computed in flat.c. With flat_live.c, the only place
- * that writes xdpban_policy4/6, xdpban_flat4/6 or the IPv4 level-3 lines in xdpban_flat4x:
- * lists (xdpband), manual prefix bans (bans.c), the sweep and the state file all come through
- * here. It must never store a pure code that the tries do not back at that instant (policy.h).
+ * (policy.h), which makes its plan in policy_plan.c, has policy_write.c write the tries, and
+ * writes the flat table and its lines through flat_live.c and flat6_live.c, from codes
+ * computed in flat.c. The top of the policy module: with the files below it, which never call
+ * it, the only place that writes xdpban_policy4/6, xdpban_flat4/6 or the lines in
+ * xdpban_flat4x/6x: lists (xdpband), manual prefix bans (bans.c), the sweep and the state file
+ * all come through here. It must never store a pure code that the tries do not back at that
+ * instant (policy.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,7 +18,9 @@
 #include <linux/bpf.h>
 #include "bigmem.h"
 #include "bancache.h"
-#include "policy_internal.h"
+#include "nodeny.h"
+#include "policy.h"
+#include "policy_write.h"
 
 /* ==== reading the tries ==================================================================== */
 
@@ -35,47 +39,6 @@ const char *xb_verdict_name(__u32 verdict)
 		return "not allowed";
 	}
 	return "?";
-}
-
-size_t xb_lpm_key_make(const struct xb_prefix *p, union xb_lpm_key *key)
-{
-	memset(key, 0, sizeof(*key));
-	if (p->family == XDPBAN_FAMILY_INET) {
-		key->v4.prefixlen = p->plen;
-		memcpy(key->v4.addr, p->addr, sizeof(key->v4.addr));
-		return sizeof(key->v4);
-	}
-	key->v6.prefixlen = p->plen;
-	memcpy(key->v6.addr, p->addr, sizeof(key->v6.addr));
-	return sizeof(key->v6);
-}
-
-size_t xb_lpm_key_size(__u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
-					    : sizeof(struct xdpban_lpm6_key);
-}
-
-void xb_lpm_key_to_prefix(__u8 family, const void *key, struct xb_prefix *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->family = family;
-	if (family == XDPBAN_FAMILY_INET) {
-		const struct xdpban_lpm4_key *k = key;
-
-		p->plen = k->prefixlen;
-		memcpy(p->addr, k->addr, sizeof(k->addr));
-	} else {
-		const struct xdpban_lpm6_key *k = key;
-
-		p->plen = k->prefixlen;
-		memcpy(p->addr, k->addr, sizeof(k->addr));
-	}
-}
-
-int xb_policy_fd(const struct xb_maps *m, __u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? m->policy4 : m->policy6;
 }
 
 struct policy_walk {
@@ -235,12 +198,6 @@ static const char *flat_name(__u8 family)
 					    : XDPBAN_MAP_NAME(xdpban_flat6);
 }
 
-const char *xb_policy_trie_name(__u8 family)
-{
-	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_NAME(xdpban_policy4)
-					    : XDPBAN_MAP_NAME(xdpban_policy6);
-}
-
 /* ==== single changes ======================================================================= */
 
 static int trie_update(int fd, const void *key, const void *value, __u64 flags)
@@ -254,6 +211,24 @@ static int trie_update(int fd, const void *key, const void *value, __u64 flags)
 	}
 }
 
+/* LOOKUP in every region the entry at p touches, and no line there (or no lines read at all):
+ * the step before any single change of a trie. 0 or -errno (the table not mapped). */
+static int flat_touch_live(const struct xb_maps *m, const struct xb_prefix *p)
+{
+	struct xb_flat t;
+	int ret = xb_flat_open(&t, m, p->family);
+
+	if (ret)
+		return ret;
+	xb_flat_touch(t.words, p);
+	if (p->family == XDPBAN_FAMILY_INET6)
+		xb_l6_touch_live(m, &t, p);
+	if (p->family == XDPBAN_FAMILY_INET)
+		xb_l3_touch_live(m, &t, p);
+	xb_flat_close(&t);
+	return 0;
+}
+
 int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 		  const struct xdpban_policy *val, __u64 flags)
 {
@@ -264,7 +239,7 @@ int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 
 	if (!prefix_valid(p) || val->verdict > XDPBAN_POLICY_VERDICT_MAX)
 		return -EINVAL;
-	ret = xb_flat_touch_live(m, p);
+	ret = flat_touch_live(m, p);
 	if (!ret && val->verdict == XDPBAN_POLICY_DENY)
 		ret = xb_nodeny_clear_denies(m, &one);
 	if (ret)
@@ -281,7 +256,7 @@ int xb_policy_delete(const struct xb_maps *m, const struct xb_prefix *p)
 
 	if (!prefix_valid(p))
 		return -EINVAL;
-	ret = xb_flat_touch_live(m, p);
+	ret = flat_touch_live(m, p);
 	if (ret)
 		return ret;
 	xb_lpm_key_make(p, &key);

@@ -26,84 +26,26 @@
  * XDPBAN_FLAT_COMPILED_L3 back to XDPBAN_FLAT_COMPILED before it changes the trie.
  * Writers must be serialised by the caller: while xdpband runs it is the only writer; the CLI
  * writes directly only under the pin-directory lock.
+ *
+ * The module's files call one way, each only the ones below it, and each header includes only
+ * the headers below it: prefix.c (libxdpban.h: prefixes and LPM keys) under everything; in
+ * plain memory policy_plan.c, then flat.c; the writers policy_write.c (the tries) and nodeny.c;
+ * the live tables, lines_live.c under flat_live.c and flat6_live.c, which reaches host6_live.c;
+ * policy.c on top, the one the rest of the program calls. This header is policy.c's and
+ * gathers what the module hands out.
  */
 #ifndef XB_POLICY_H
 #define XB_POLICY_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "flat.h"
+#include "flat6_live.h"
+#include "flat_live.h"
+#include "host6_live.h"
 #include "libxdpban.h"
+#include "policy_plan.h"
 #include "xdpban_flat.h"
-
-/* ---- the flat table as plain memory (no kernel needed) ---- */
-
-/* The levels of codes in words[XDPBAN_FLAT_WORDS], coarsest (read first) to finest: level 1
- * (/16), the middle level (/22), level 2 (/24). */
-#define XB_FLAT_LEVELS 3
-struct xb_flat_level {
-	unsigned int bits; /* regions are /bits */
-	__u32 base;        /* its first word */
-	__u32 words;
-};
-extern const struct xb_flat_level xb_flat_levels[XB_FLAT_LEVELS];
-
-/* Computes the exact codes of one family's entries (others in the array are skipped) into
- * words[XDPBAN_FLAT_WORDS], every level. Entries need no order. 0, -EINVAL (a prefix of length
- * 32 or less named twice) or -ENOMEM. */
-int xb_flat_build(const struct xb_policy_entry *entries, size_t n, __u8 family, __u64 *words);
-/* The code of the region holding `top` (an address's top 32 bits, host order) at the level of
- * /bits regions (XDPBAN_FLAT_L1_BITS, _MID_BITS or _L2_BITS); LOOKUP for any other bits. */
-__u32 xb_flat_code(const __u64 *words, unsigned int bits, __u32 top);
-/* The top 32 bits of a prefix's address, host order, bits past the length cleared. */
-__u32 xb_prefix_top(const struct xb_prefix *p);
-
-/* Level 3 (IPv4): the line of /32 codes of one /24 region. */
-struct xb_flat_line {
-	__u32 region; /* the /24: address >> 8, host order */
-	struct xdpban_flat_line line;
-};
-/* Computes the lines of the IPv4 entries (others skipped): one for each /24 that holds an
- * entry longer than /24 and that no timed entry covers or lies in, sorted by region.
- * *lines is malloc'ed (NULL when there are none). 0, -EINVAL (a prefix twice) or -ENOMEM. */
-int xb_flat_lines_build(const struct xb_policy_entry *entries, size_t n,
-			struct xb_flat_line **lines, size_t *count);
-/* Sorts lines by region; the order of two lines for bsearch and qsort. */
-void xb_flat_lines_sort(struct xb_flat_line *lines, size_t n);
-int xb_flat_line_cmp(const void *a, const void *b);
-/* The level-3 code of an IPv4 address (host order) in sorted lines; LOOKUP when its /24 has
- * no line. */
-__u32 xb_flat_lines_code(const struct xb_flat_line *lines, size_t count, __u32 addr);
-
-/* The IPv6 lines (xdpban_flat6x): the line of one region of depth 24, 32, 40, 48 or 56 bits. */
-struct xb_flat6_line {
-	__u64 key; /* xdpban_flat6_key: the region's first 64 bits, its depth in the low byte */
-	struct xdpban_flat_line line;
-};
-/* Computes the lines of the IPv6 entries (others skipped): one for each region of a line depth
- * that holds an entry longer than the region and that no timed entry covers or lies in, in
- * their order: by depth, coarsest first, then by region (xb_flat6_key_rank). *lines is
- * malloc'ed (NULL when there are none). 0, -EINVAL (a prefix twice) or -ENOMEM. */
-int xb_flat6_lines_build(const struct xb_policy_entry *entries, size_t n,
-			 struct xb_flat6_line **lines, size_t *count);
-/* The line with that key in sorted lines, or NULL. */
-const struct xb_flat6_line *xb_flat6_lines_find(const struct xb_flat6_line *lines, size_t n,
-						__u64 key);
-/* What the data path's walk down sorted lines gives an address whose first 64 bits are hi
- * (host order): a pure code, or LOOKUP (a line missing, or LOOKUP at /64: the trie). */
-__u32 xb_flat6_lines_code(const struct xb_flat6_line *lines, size_t n, __u64 hi);
-
-/* A flat map mmapped for writing. */
-struct xb_flat {
-	__u64 *words; /* XDPBAN_FLAT_ENTRIES words shared with the data path: the codes, then the
-		       * guard */
-	int fd;
-	struct xb_map_views *views; /* where words came from (struct xb_maps) */
-};
-/* Maps the flat table of a family after checking that fd really is one. 0 or -errno
- * (-EPROTO: not a flat table). */
-int xb_flat_open(struct xb_flat *t, const struct xb_maps *m, __u8 family);
-void xb_flat_close(struct xb_flat *t);
 
 /* ---- single changes ---- */
 
@@ -114,64 +56,7 @@ int xb_policy_put(const struct xb_maps *m, const struct xb_prefix *p,
 /* Deletes the entry at exactly p, LOOKUP first. 0, -ENOENT or -errno. */
 int xb_policy_delete(const struct xb_maps *m, const struct xb_prefix *p);
 
-/* ---- compiling a whole set ---- */
-
-struct xb_policy_set {
-	struct xb_policy_entry *v;
-	size_t n, cap;
-};
-/* Appends an entry (no check: xb_policy_compile checks the whole set). 0 or -ENOMEM. */
-int xb_policy_set_add(struct xb_policy_set *s, const struct xb_prefix *p,
-		      const struct xdpban_policy *val);
-/* Room for `more` entries, so that adding a large list does not move it as it grows. 0 or
- * -ENOMEM. */
-int xb_policy_set_reserve(struct xb_policy_set *s, size_t more);
-void xb_policy_set_free(struct xb_policy_set *s);
-
-/* Where a compile is; an observer sees each point (tests hold the data path to the tries, the
- * daemon shows progress), with the family's trie changes (writes and deletes) done so far and
- * in all. */
-enum xb_compile_step {
-	XB_COMPILE_TOUCHED,   /* LOOKUP set where the set changes anything; tries unchanged */
-	XB_COMPILE_TRIE_STEP, /* one batch of trie writes or deletes done */
-	XB_COMPILE_TRIE_DONE, /* the trie holds the new set; codes not yet written */
-	XB_COMPILE_L2_DONE,   /* level 2 exact; the middle level and level 1 not yet written */
-	XB_COMPILE_MID_DONE,  /* the middle level exact too; level 1 not yet written */
-};
-
-struct xb_compile_opts {
-	/* Entries already in the tries to keep when the set does not name their prefix (the
-	 * daemon keeps manual bans); NULL keeps none. */
-	bool (*keep)(const struct xb_policy_entry *old, void *ctx);
-	void (*observe)(__u8 family, enum xb_compile_step step, size_t done, size_t total,
-			void *ctx); /* NULL: none */
-	void *ctx;
-	__u32 batch; /* trie updates per syscall; 0: a default */
-	/* Threads writing a family's trie: 1, or 2 where the plan can be split (policy_write.c);
-	 * 0: two for a list of writes (or of removals) of at least XB_TRIE_WRITERS_MIN entries,
-	 * on two or more CPUs. The observer is called from the compile's own thread only. */
-	__u32 writers;
-};
-#define XB_TRIE_WRITERS_MIN 16384u
-
-struct xb_compile_result {
-	size_t written;   /* entries added or changed in the tries */
-	size_t removed;   /* entries deleted */
-	size_t kept;      /* entries kept by opts->keep */
-	size_t entries;   /* in the tries now, both families */
-	__u32 pure_l1[2];  /* [0] IPv4, [1] IPv6: regions answered at level 1, of 65,536 */
-	__u32 pure_mid[2]; /* ... at the middle level, of 4,194,304 */
-	__u32 pure_l2[2];  /* ... at level 2, of 16,777,216 */
-	__u32 lines4;      /* IPv4 /24 regions answered at level 3 (a line each) */
-	__u32 lines4_full; /* IPv4 /24 regions that qualified for a line but found level 3 full:
-			    * left to the trie (right, slower); never an error */
-	__u32 lines6;      /* IPv6 lines in xdpban_flat6x (all depths) */
-	__u32 lines6_full; /* IPv6 lines computed but left out for room (the trie answers) */
-	__u32 hosts6;      /* permanent IPv6 /128 entries in xdpban_host6 */
-	__u32 hosts6_full; /* ... left out, for room (the trie answers) */
-	bool removals_first; /* a trie could not hold the old and new entries at once: the
-			      * removals went first, so the compile was not atomic per source */
-};
+/* ---- compiling a whole set (the set, options and result: policy_plan.h) ---- */
 
 /* Makes the tries of both families hold exactly `set` (plus what opts->keep keeps; an entry
  * of the set wins over a kept one with the same prefix), then writes exact codes. A bad set (a
@@ -190,20 +75,5 @@ int xb_policy_compile(const struct xb_maps *m, const struct xb_policy_set *set,
  * have gone). 0 or -errno with one line in err. */
 int xb_policy_recompile(const struct xb_maps *m, struct xb_compile_result *res, char *err,
 			size_t errlen);
-
-/* Every line level 3 holds now, decoded, sorted by region, in *lines (free() it). 0 or -errno
- * (-EPROTO: m->flat4x is not an xdpban line table). */
-int xb_flat_lines_read(const struct xb_maps *m, struct xb_flat_line **lines, size_t *n);
-/* Every IPv6 line xdpban_flat6x holds now, in their order, in *lines (free() it). 0 or -errno
- * (-EPROTO: m->flat6x is not an xdpban IPv6 line table). */
-int xb_flat6_lines_read(const struct xb_maps *m, struct xb_flat6_line **lines, size_t *n);
-/* An entry of xdpban_host6: a permanent /128 and its code. */
-struct xb_h6_host {
-	struct xdpban_host6_key key;
-	__u32 code;
-};
-/* Every IPv6 host entry xdpban_host6 holds now, in the map's order, in *hosts (free() it). 0
- * or -errno. */
-int xb_h6_read(const struct xb_maps *m, struct xb_h6_host **hosts, size_t *n);
 
 #endif /* XB_POLICY_H */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bigmem.h"
-#include "policy_internal.h"
+#include "policy_plan.h"
 
 /* ==== prefixes ============================================================================= */
 

@@ -1,5 +1,7 @@
 /* policy_write.c - a compile's changes written into a family's trie (xb_plan_apply_trie,
- * policy_internal.h): in batches, by one thread, or by two where the plan splits.
+ * policy_write.h): in batches, by one thread, or by two where the plan splits; and which trie
+ * is a family's (xb_policy_fd, xb_policy_trie_name). Never calls policy.c, and never touches
+ * the flat table or its lines.
  *
  * Two writers: the kernel's trie serialises the walk under its lock, but a second thread
  * overlaps the rest of each update (the syscall, copying the batch in, the node's memory):
@@ -16,10 +18,21 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
-#include "policy_internal.h"
+#include "policy_write.h"
 
 #define DEFAULT_BATCH 4096u /* trie updates per syscall in a compile */
 #define ENOTSUPP_ERRNO 524  /* the kernel-internal ENOTSUPP */
+
+int xb_policy_fd(const struct xb_maps *m, __u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? m->policy4 : m->policy6;
+}
+
+const char *xb_policy_trie_name(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? XDPBAN_MAP_NAME(xdpban_policy4)
+					    : XDPBAN_MAP_NAME(xdpban_policy6);
+}
 
 /* One writer's share of a plan's writes (or removals): refs [from, to). */
 struct share {

@@ -1,13 +1,14 @@
-/* prefix.c - addresses, prefixes and data-path keys as the operator writes and reads them.
- * Parsing is strict: a literal address only (never a hostname, never a DNS lookup), a length
- * in range, no host bits set past the length. Never touches a map.
+/* prefix.c - addresses, prefixes and data-path keys as the operator writes and reads them, and
+ * the LPM keys of the tries (union xb_lpm_key). Parsing is strict: a literal address only
+ * (never a hostname, never a DNS lookup), a length in range, no host bits set past the length.
+ * Never touches a map, and calls nothing that does: the narrowed key of an address is
+ * narrow.c's (xb_key_from_addr).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "libxdpban.h"
-#include "narrow.h"
 
 #define PREFIX_TEXT_MAX (INET6_ADDRSTRLEN + 4) /* "ADDR/128" */
 #define QUOTED_MAX (4 * PREFIX_TEXT_MAX + 5)   /* xb_quote() of any text that may be one */
@@ -220,14 +221,6 @@ int xb_prefix_format(const struct xb_prefix *p, char *buf, size_t len)
 	return format_addr_len(p->family, p->addr, p->plen, buf, len);
 }
 
-void xb_key_from_addr(const struct xb_maps *m, const struct xb_prefix *addr, __u8 v6_prefix,
-		      struct xdpban_key *key)
-{
-	if (m && addr->family == XDPBAN_FAMILY_INET6)
-		v6_prefix = xb_narrow_key_plen(m, addr->addr, v6_prefix);
-	xdpban_key_make(key, addr->family, addr->addr, v6_prefix);
-}
-
 int xb_key_format(const struct xdpban_key *key, char *buf, size_t len)
 {
 	return format_addr_len(key->family, key->addr, key->prefixlen, buf, len);
@@ -248,4 +241,40 @@ int xb_prefix_cmp(const struct xb_prefix *a, const struct xb_prefix *b)
 	if (a->plen != b->plen)
 		return a->plen < b->plen ? -1 : 1;
 	return memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+size_t xb_lpm_key_make(const struct xb_prefix *p, union xb_lpm_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	if (p->family == XDPBAN_FAMILY_INET) {
+		key->v4.prefixlen = p->plen;
+		memcpy(key->v4.addr, p->addr, sizeof(key->v4.addr));
+		return sizeof(key->v4);
+	}
+	key->v6.prefixlen = p->plen;
+	memcpy(key->v6.addr, p->addr, sizeof(key->v6.addr));
+	return sizeof(key->v6);
+}
+
+size_t xb_lpm_key_size(__u8 family)
+{
+	return family == XDPBAN_FAMILY_INET ? sizeof(struct xdpban_lpm4_key)
+					    : sizeof(struct xdpban_lpm6_key);
+}
+
+void xb_lpm_key_to_prefix(__u8 family, const void *key, struct xb_prefix *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->family = family;
+	if (family == XDPBAN_FAMILY_INET) {
+		const struct xdpban_lpm4_key *k = key;
+
+		p->plen = k->prefixlen;
+		memcpy(p->addr, k->addr, sizeof(k->addr));
+	} else {
+		const struct xdpban_lpm6_key *k = key;
+
+		p->plen = k->prefixlen;
+		memcpy(p->addr, k->addr, sizeof(k->addr));
+	}
 }

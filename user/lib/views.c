@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
-#include "policy_internal.h"
+#include "views.h"
 
 #define VIEWS_MAX 8 /* the flat tables and line slots of both families, with room */
 
