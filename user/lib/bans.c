@@ -24,19 +24,6 @@
 #include "table.h"
 #include "xdpban_time.h"
 
-const char *xb_reason_name(__u8 reason)
-{
-	switch (reason) {
-	case XDPBAN_REASON_ERRORS:
-		return "errors";
-	case XDPBAN_REASON_MANUAL:
-		return "manual";
-	case XDPBAN_REASON_REPORTED:
-		return "reported";
-	}
-	return "?";
-}
-
 /* True when the ban belongs in xdpban_bans rather than in a policy trie. */
 static bool at_key_granularity(const struct xb_prefix *p, __u8 v6_prefix)
 {

@@ -9,6 +9,20 @@
 #include "table.h"
 #include "xdpban_time.h"
 
+/* Here, below bans.c, because a query names the reason of the ban it finds. */
+const char *xb_reason_name(__u8 reason)
+{
+	switch (reason) {
+	case XDPBAN_REASON_ERRORS:
+		return "errors";
+	case XDPBAN_REASON_MANUAL:
+		return "manual";
+	case XDPBAN_REASON_REPORTED:
+		return "reported";
+	}
+	return "?";
+}
+
 /* The longest policy entry containing the address, as the trie lookup would pick it. */
 struct longest_match {
 	struct xb_prefix addr;
