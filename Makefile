@@ -29,7 +29,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	      -Iinclude -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -g -O2
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Werror=unused-function \
-	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -D_GNU_SOURCE \
+	      -Iinclude -I$(BUILD) -Itests/harness -Iuser/lib -Iuser/common -D_GNU_SOURCE \
 	      -DXDPBAN_VERSION='"$(VERSION)"' $(SANITIZE)
 # SANITIZE: extra compile and link flags, set by `make asan` for its build of the unit tests.
 SANITIZE  ?=
@@ -40,11 +40,18 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h)
 
-# user/lib/*.c form a library shared by the daemon, the CLI, the tests and the benchmarks;
-# every other directory user/PROG/ holds the sources of one program, built as $(BUILD)/PROG.
+# Two libraries, one above the other: user/lib/*.c is the application library (libxdpban,
+# below), user/common/*.c what the programs share beyond it (the config, list files and
+# runtime lists, the control protocol, the state file, the fleet's entries), an archive that
+# calls user/lib and nothing else. Every other directory user/PROG/ holds the sources of one
+# program, built as $(BUILD)/PROG; the tests, fuzzers and benches link the two libraries and no
+# program's sources (`make layers` checks it, tests/tools/layers.py).
 ULIB_SRCS := $(wildcard user/lib/*.c)
 ULIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ULIB_SRCS))
-UPROG_DIRS:= $(sort $(filter-out user/lib,$(patsubst %/,%,$(dir $(wildcard user/*/*.c)))))
+UCOMMON_SRCS := $(wildcard user/common/*.c)
+UCOMMON_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(UCOMMON_SRCS))
+UCOMMON   := $(BUILD)/common/libxbcommon.a
+UPROG_DIRS:= $(sort $(filter-out user/lib user/common,$(patsubst %/,%,$(dir $(wildcard user/*/*.c)))))
 UPROGS    := $(sort $(patsubst user/%,$(BUILD)/%,$(UPROG_DIRS)))
 U_HDRS    := $(wildcard user/*/*.h)
 
@@ -61,7 +68,14 @@ BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/bpf/%.bpf.o,$(wild
 # The data path cut after each stage, for the bench's breakdown (bpf/xdpban.bpf.c).
 BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.o)
 
-USER_LIBS := $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null)
+# Fleet sharing talks to Redis with hiredis (Debian's libhiredis-dev) and signs its entries
+# with OpenSSL's HMAC (libssl-dev): the common library's fleet entries need the latter.
+FLEET_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis) \
+	$(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
+USER_LIBS := -Wl,--as-needed $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null) \
+	     $(FLEET_LIBS)
+# Every link writes a map beside its output: what went in, for `make layers`.
+LINK_MAP   = -Wl,-Map=$@.map
 
 # The kernel check (tests/kernel/kcheck.c): loads every program of this build's skeleton as
 # xdpband does and holds each to a budget of processed instructions (tests/e2e_verifier.sh),
@@ -77,28 +91,25 @@ KCHECK_STATIC_LIBS := -l:libxdp.a -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # Each tests/fuzz/fuzz_NAME.c is a libFuzzer harness (tests/fuzz/README.md), built by clang
-# into $(BUILD)/fuzz/fuzz_NAME with the library and the daemon modules it reaches, all with
-# the sanitizers and coverage for the fuzzer.
+# into $(BUILD)/fuzz/fuzz_NAME with the two libraries, all with the sanitizers and coverage
+# for the fuzzer.
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_XBD  := conf conf_keys conf_fleet fleet_entry files lists log state sweep
-FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/obj/%.o,$(ULIB_SRCS) \
-	       $(patsubst %,user/xdpband/%.c,$(FUZZ_XBD))) $(BUILD)/fuzz/obj/support.o
-FUZZ_CFLAGS = $(CFLAGS) -O1 $(SAN_FLAGS) -Iuser/xdpband -Itests/fuzz
+FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/obj/%.o,$(ULIB_SRCS) $(UCOMMON_SRCS)) \
+	     $(BUILD)/fuzz/obj/support.o
+FUZZ_CFLAGS = $(CFLAGS) -O1 $(SAN_FLAGS) -Itests/fuzz
 
-# The application library (include/xdpban.h, deploy/libxdpban.3): every module of user/lib but
-# the JSON and control-protocol ones (they need json-c, and no call of the library reaches
-# them), built position-independent with hidden visibility so that only the XDPBAN_API
-# functions are exported (nm -D). The archive is the same objects linked into one, with every
-# hidden symbol made local, so that no internal xb_ name can clash with an application's.
+# The application library (include/xdpban.h, deploy/libxdpban.3): every module of user/lib,
+# built position-independent with hidden visibility so that only the XDPBAN_API functions are
+# exported (nm -D). The archive is the same objects linked into one, with every hidden symbol
+# made local, so that no internal xb_ name can clash with an application's.
 LIBAPI_SONAME := libxdpban.so.1
-LIBAPI_SRCS := $(filter-out user/lib/json.c user/lib/control.c user/lib/control_client.c,$(ULIB_SRCS))
-LIBAPI_OBJS := $(patsubst user/%.c,$(BUILD)/pic/%.o,$(LIBAPI_SRCS))
+LIBAPI_OBJS := $(patsubst user/%.c,$(BUILD)/pic/%.o,$(ULIB_SRCS))
 LIBAPI    := $(BUILD)/lib/$(LIBAPI_SONAME) $(BUILD)/lib/libxdpban.so $(BUILD)/lib/libxdpban.a
 
 .PHONY: all deps check-deps test test-kernels demo bench bench-full install install-lib clean fuzz \
-	fuzz-build asan asan-tests
+	fuzz-build asan asan-tests layers
 all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(KCHECK) $(BENCHES) $(BENCH_BPF_OBJS) \
      $(BENCH_CUT_OBJS) fuzz-build asan
 
@@ -138,25 +149,18 @@ $(BUILD)/user/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
 
+$(UCOMMON): $(UCOMMON_OBJS)
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D) && rm -f $@ && $(AR) rcs $@ $^
+
 define uprog
-$(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) $(ULIB_OBJS)
+$(BUILD)/$(1): $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/$(1)/*.c)) $(UCOMMON) $(ULIB_OBJS)
 	$$(call msg,CCLD,$$@)
-	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS)
+	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(USER_LIBS) $$(LINK_MAP)
 endef
 $(foreach d,$(UPROG_DIRS),$(eval $(call uprog,$(notdir $(d)))))
-# Fleet sharing talks to Redis with hiredis (Debian's libhiredis-dev) and signs its entries
-# with OpenSSL's HMAC (libssl-dev).
-FLEET_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis) \
-	$(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
-$(BUILD)/xdpband: USER_LIBS += $(FLEET_LIBS)
 # `xdpban top` draws with curses (Debian's libncurses-dev).
 $(BUILD)/xdpban: USER_LIBS += $(shell pkg-config --libs ncurses 2>/dev/null || echo -lncurses)
-
-# The CLI reads the daemon's config for its socket with the daemon's own parser, and without a
-# daemon does its list commands with the daemon's own list code (runlists.h).
-XDPBAN_XBD_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,conf conf_keys conf_fleet files lists runlists runlists_show)
-$(BUILD)/xdpban: $(XDPBAN_XBD_OBJS)
-$(BUILD)/user/xdpban/%.o: CFLAGS += -Iuser/xdpband
 
 $(BUILD)/pic/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
 	$(call msg,CC-PIC,$@)
@@ -180,31 +184,10 @@ $(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(U_HDRS) $(SKELS) $(wil
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
+$(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
 	$(call msg,CCLD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< $(TEST_OBJS) $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lcmocka -lm
-
-# A unit test of a program's module links that module too (TEST_OBJS).
-$(BUILD)/tests/test_top: TEST_OBJS := $(BUILD)/user/xdpban/top_model.o
-$(BUILD)/tests/test_top: $(BUILD)/user/xdpban/top_model.o
-# test_allow reads list files with xdpband's reader.
-TEST_ALLOW_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,lists files log)
-$(BUILD)/tests/test_allow: TEST_OBJS := $(TEST_ALLOW_OBJS)
-$(BUILD)/tests/test_allow: CFLAGS += -Iuser/xdpband
-$(BUILD)/tests/test_allow: $(TEST_ALLOW_OBJS)
-# test_fleet checks the fleet's stream entries (fleet_entry.c).
-$(BUILD)/tests/test_fleet: TEST_OBJS := $(BUILD)/user/xdpband/fleet_entry.o
-$(BUILD)/tests/test_fleet: CFLAGS += -Iuser/xdpband
-$(BUILD)/tests/test_fleet: $(BUILD)/user/xdpband/fleet_entry.o
-$(BUILD)/tests/test_fleet: USER_LIBS += $(FLEET_LIBS)
-# test_evring checks the ring of the event stream (evring.c).
-$(BUILD)/tests/test_evring: TEST_OBJS := $(BUILD)/user/xdpband/evring.o
-$(BUILD)/tests/test_evring: CFLAGS += -Iuser/xdpband
-$(BUILD)/tests/test_evring: $(BUILD)/user/xdpband/evring.o
-TEST_RUNLISTS_OBJS := $(patsubst %,$(BUILD)/user/xdpband/%.o,runlists runlists_show lists files)
-$(BUILD)/tests/test_runlists: TEST_OBJS := $(TEST_RUNLISTS_OBJS)
-$(BUILD)/tests/test_runlists: CFLAGS += -Iuser/xdpband
-$(BUILD)/tests/test_runlists: $(TEST_RUNLISTS_OBJS)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) \
+		-o $@ $(USER_LIBS) -lcmocka -lm $(LINK_MAP)
 
 $(BUILD)/kernel/kcheck.o: tests/kernel/kcheck.c $(HARNESS_HDRS) $(U_HDRS) $(SKELS) \
 			  $(wildcard include/*.h) | $(BUILD)
@@ -213,7 +196,7 @@ $(BUILD)/kernel/kcheck.o: tests/kernel/kcheck.c $(HARNESS_HDRS) $(U_HDRS) $(SKEL
 
 $(BUILD)/kernel/kcheck: $(KCHECK_OBJS) $(ULIB_OBJS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS) $(LINK_MAP)
 
 $(BUILD)/kernel/libxb.a: $(ULIB_OBJS)
 	$(call msg,AR,$@)
@@ -223,10 +206,6 @@ $(BUILD)/kernel/kcheck.static: $(KCHECK_OBJS) $(BUILD)/kernel/libxb.a
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ -o $@ $(KCHECK_STATIC_LIBS)
 
-# The fleet's bench publishes entries as the nodes write them (fleet_entry.c), with hiredis.
-$(BUILD)/bench/fleet: $(BUILD)/user/xdpband/fleet_entry.o
-$(BUILD)/bench/fleet: CFLAGS += -Iuser/xdpband
-$(BUILD)/bench/fleet: USER_LIBS += $(BUILD)/user/xdpband/fleet_entry.o $(FLEET_LIBS)
 
 $(BUILD)/bench/bpf/%.bpf.o: bench/bpf/%.bpf.c $(BENCH_HDRS) $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
@@ -236,9 +215,10 @@ $(BUILD)/bench/bpf/xdpban_cut%.bpf.o: bpf/xdpban.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -DXDPBAN_BENCH_CUT=$* -c $< -o $@
 
-$(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(ULIB_OBJS) $(HARNESS_HDRS) $(BENCH_HDRS) $(SKELS) | $(BUILD)
+$(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) $(HARNESS_HDRS) $(BENCH_HDRS) $(SKELS) | $(BUILD)
 	$(call msg,CCLD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench $< $(HARNESS_OBJS) $(ULIB_OBJS) -o $@ $(USER_LIBS) -lm
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench $< $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) -o $@ \
+		$(USER_LIBS) -lm $(LINK_MAP)
 
 $(BUILD)/fuzz/obj/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
 	$(call msg,FUZZ-CC,$@)
@@ -251,7 +231,7 @@ $(BUILD)/fuzz/obj/support.o: tests/fuzz/support.c tests/fuzz/support.h | $(BUILD
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) tests/fuzz/support.h $(U_HDRS)
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(USER_LIBS) $(FLEET_LIBS)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(USER_LIBS) $(LINK_MAP)
 
 fuzz-build: $(FUZZ_BINS)
 	@:
@@ -263,6 +243,11 @@ asan:
 
 asan-tests: $(TESTS)
 	@:
+
+# The layering of user/ (the comment on the two libraries above), checked on what was built:
+# each binary's link map, each object's symbols, each source's includes.
+layers: $(UPROGS) $(TESTS) $(BENCHES) $(KCHECK) fuzz-build
+	$(Q)python3 tests/tools/layers.py $(BUILD)
 
 # Every compile waits for this directory, and so for check-deps.
 $(BUILD): check-deps

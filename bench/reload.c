@@ -1,7 +1,7 @@
 /* reload.c - a reload of 1M prefixes while traffic flows, wrong verdicts
  * counted. For each family, a fresh unpinned xdpban in allow-only mode compiles set A
  * (user/lib/policy.h, as xdpband's list loader does: allow, deny and trusted entries over the
- * /0 not-allowed default entry of user/xdpband/lists.c), then set B, then A again, while
+ * /0 not-allowed default entry of user/common/lists.c), then set B, then A again, while
  * worker threads run frames from sampled sources through the real program (BPF_PROG_TEST_RUN)
  * without a pause. B is A with entries removed, added and changing verdict, and above all
  * covering entries whose change must not show through the longer entries inside them (the

@@ -4,7 +4,7 @@
  * its whole prefix whatever the lengths, overlapping entries of one layer uniting.
  *
  * A rule set becomes list files of each layer (the allow layer split over two files, with
- * repeats) in a temporary directory; xdpband's reader (user/xdpband/lists.c) reads and paints
+ * repeats) in a temporary directory; xdpband's reader (user/common/lists.c) reads and paints
  * them and gives the policy set the daemon compiles (with the default layer's /0 entries); the
  * flat codes and IPv4 lines are computed from it (user/lib/flat.c). Then every address of
  * ranges of 4,096 around sampled entries, every entry's first and last address and their

@@ -1,4 +1,4 @@
-/* test_evring.c - the ring of the event stream's recent lines (user/xdpband/evring.c): events
+/* test_evring.c - the ring of the event stream's recent lines (user/common/evring.c): events
  * are numbered from 1 and each comes back with its '\n' under its own number; when the ring
  * is full the oldest goes and nothing else, so that a subscriber's number finds its event or
  * nothing, never another's; an empty ring holds nothing. Pure functions: no root, no maps.

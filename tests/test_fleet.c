@@ -1,4 +1,4 @@
-/* test_fleet.c - the fleet's stream entries (user/xdpband/fleet_entry.c, docs/fleet.md): a ban
+/* test_fleet.c - the fleet's stream entries (user/common/fleet_entry.c, docs/fleet.md): a ban
  * or unban encoded into the fields of an XADD decodes back to the same entry; what a broken or
  * hostile writer may put in the stream (missing, repeated, unknown or junk fields, a bad or too
  * wide prefix, a wrong version, an expiry in the past or past the longest ban) is refused with

@@ -1,4 +1,4 @@
-/* test_runlists.c - the pure parts of the runtime lists (user/xdpband/runlists.h): the count
+/* test_runlists.c - the pure parts of the runtime lists (user/common/runlists.h): the count
  * of the addresses each painted entry decides (its span less the entries inside it) and of
  * those no entry holds, against a brute force over IPv4 /24..32 sets and with exact IPv6
  * values up to 2^128; the decimal and "2^128" formatting; and the store: a file written by

@@ -1,4 +1,4 @@
-/* test_top.c - the pure model of `xdpban top` (user/xdpban/top_model.c): rates between two
+/* test_top.c - the pure model of `xdpban top` (user/common/top_model.c): rates between two
  * snapshots (a counter that went down reads as 0), a source's errors in the interval (the
  * difference within one window; the whole count for a new source, a new window or a counter
  * started over by a ban), the ranking in each order with its ties, the row limit, and the
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "../user/xdpban/top_model.h"
+#include "top_model.h"
 
 #define NS 1000000000ull
 

@@ -1,4 +1,4 @@
-/* fuzz_conf.c - libFuzzer harness for xbd_conf_load (user/xdpband/conf.c), the daemon's
+/* fuzz_conf.c - libFuzzer harness for xbd_conf_load (user/common/conf_load.c), the daemon's
  * config file reader, on the file's contents. No seam is needed: the loader only reads the
  * file it is given (it never touches maps, interfaces or list contents), so each input is
  * written to a memfd and its /proc/self/fd path is loaded, as `xdpband -t -c PATH` would.
@@ -15,7 +15,7 @@
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
-#include "conf.h"
+#include "conf_load.h"
 #include "libxdpban.h"
 #include "support.h"
 

@@ -1,4 +1,4 @@
-/* fuzz_control.c - libFuzzer harness for xb_control_handle (user/lib/control.c), the function
+/* fuzz_control.c - libFuzzer harness for xb_control_handle (user/common/control.c), the function
  * that turns one control-socket request line into one reply line. The daemon's server
  * (user/xdpband/server.c) only frames lines and checks peers; every byte a client sends
  * reaches this function, so this is where parsing and validation are fuzzed.

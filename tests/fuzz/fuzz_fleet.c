@@ -1,5 +1,5 @@
 /* fuzz_fleet.c - libFuzzer harness for xbd_fleet_decode and xbd_fleet_snapshot_decode
- * (user/xdpband/fleet_entry.c), the readers of what anyone who can write the fleet's Redis
+ * (user/common/fleet_entry.c), the readers of what anyone who can write the fleet's Redis
  * stream and snapshot hash puts there. No seam is needed: they are pure functions of the
  * fields XREAD and HSCAN hand over.
  *

@@ -1,4 +1,4 @@
-/* fuzz_lists.c - libFuzzer harness for xbd_lists_read (user/xdpband/lists.c), the reader of
+/* fuzz_lists.c - libFuzzer harness for xbd_lists_read (user/common/lists.c), the reader of
  * the list files, on their contents. No seam is needed: reading is a step of its own, before
  * anything reaches a map (xbd_lists_apply, and the daemon's exemptions for never-ban lists).
  * Each input is split at lines that are exactly "--" into up to four files (memfds, named by

@@ -1,4 +1,4 @@
-/* fuzz_state.c - libFuzzer harness for xbd_state_load (user/xdpband/state.c), the reader of
+/* fuzz_state.c - libFuzzer harness for xbd_state_load (user/common/state.c), the reader of
  * the state file the daemon saves at stop and reads at start, on the file's contents. The
  * seam is the function's own restore_bans flag: with it false, the file is parsed in full and
  * only the offence history is restored, so no map is needed (every fd is -1, and a map access

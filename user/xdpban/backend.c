@@ -11,7 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include "cli.h"
-#include "conf.h"
+#include "conf_load.h"
 #include "control.h"
 
 #define CLI_TIMEOUT_MS 30000 /* per read: a daemon listing a million bans needs a moment */
@@ -100,7 +100,7 @@ static int open_direct(struct backend *b, const struct backend_opts *opts)
 	return EXIT_OK;
 }
 
-/* The daemon's socket as its config says: the daemon's own parser (user/xdpband/conf.c), so
+/* The daemon's socket as its config says: the daemon's own parser (user/common/conf_load.c), so
  * that the CLI reads the file exactly as xdpband does. */
 static int socket_from_config(struct cli *cli, const char *path)
 {

@@ -1,6 +1,6 @@
 /* listcmds.c - `xdpban lists load|clear|show` and the file and line `query` names. With a
  * daemon they are requests on its socket (docs/control.md); without one this process does
- * what the daemon would, with the daemon's own code (user/xdpband/runlists.h) on the pinned
+ * what the daemon would, with the daemon's own code (user/common/runlists.h) on the pinned
  * maps, under the pin-directory lock: it reads the daemon's config (--config, else
  * XBD_CONF_DEFAULT) for its lists and its state file, beside which the runtime lists are
  * kept, so that the daemon's next start finds exactly what was loaded. */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
-#include "conf.h"
+#include "conf_load.h"
 #include "runlists.h"
 
 #define ARGS(type, field) offsetof(type, field)

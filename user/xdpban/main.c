@@ -13,30 +13,6 @@
 
 #define ARGS_MAX_SIZE 1024 /* the largest args struct of any command */
 
-void pr_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xdpban: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void pr_debug(const struct cli *cli, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!cli->verbose)
-		return;
-	fputs("xdpban: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static bool libbpf_verbose;
 
 /* libbpf's own log only with -v: without it, a failure is reported once, by the caller. */

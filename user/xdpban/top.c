@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "table.h"
 #include "top.h"
+#include "top_view.h"
 #include "xdpban_time.h"
 
 #define TOP_COUNT_DEFAULT 10

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
-#include "top.h"
+#include "top_view.h"
 
 #define TOP_LINE_LEN 256 /* wider than any line of the view */
 

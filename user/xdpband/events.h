@@ -1,6 +1,6 @@
 /* events.h - the consumer of the data path's ring buffer: one log line per new ban (address
  * or prefix, error count, reason, expiry in wall-clock time), after escalation has had its say.
- * Never changes a ban itself; sweep.h decides about escalation. */
+ * Never changes a ban itself; offences.h decides about escalation. */
 #ifndef XDPBAND_EVENTS_H
 #define XDPBAND_EVENTS_H
 
@@ -8,7 +8,7 @@
 #include "conf.h"
 #include "libxdpban.h"
 #include "evstream.h"
-#include "sweep.h"
+#include "offences.h"
 
 struct ring_buffer;
 

@@ -7,7 +7,7 @@
 
 #include <sys/time.h>
 #include <hiredis/hiredis.h>
-#include "fleet_link.h"
+#include "fleet_shared.h"
 
 #define CONNECT_TIMEOUT_MS 1000
 #define BLOCK_MS 1000               /* XREAD BLOCK: the reader looks at `stopping` this often */

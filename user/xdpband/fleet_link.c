@@ -10,7 +10,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "conf_fleet.h"
 #include "fleet_conn.h"
+#include "fleet_link.h"
 #include "log.h"
 
 /* ---- reader ---- */

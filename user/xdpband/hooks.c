@@ -1,4 +1,4 @@
-/* hooks.c - what the control handler (user/lib/control.c) may ask of the daemon: its own
+/* hooks.c - what the control handler (user/common/control.c) may ask of the daemon: its own
  * fields in `status` (with the host addresses it keeps exempt), notice of manual bans and
  * setting changes, and the daemon's commands `reload` and `save`. Each hook does one small
  * thing; none blocks for long. */

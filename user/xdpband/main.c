@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "conf_load.h"
 #include "lists.h"
 #include "log.h"
 #include "progress.h"
@@ -320,24 +321,6 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 	return ret;
 }
 
-int xbd_reload_request(struct xbd *d, char *err, size_t errlen)
-{
-	struct xbd_list_caps caps;
-	int ret;
-
-	if (d->reading.job.running) {
-		d->reload_again = true;
-		return 0;
-	}
-	err[0] = '\0';
-	ret = xbd_list_caps_of(&d->maps, &caps, err, errlen);
-	if (!ret)
-		ret = xbd_reading_start(&d->reading, d->conf.path, &caps);
-	if (ret && !err[0])
-		snprintf(err, errlen, "cannot start reading %s: %s", d->conf.path, strerror(-ret));
-	return ret;
-}
-
 /* Applies a configuration that was read and checked whole; on failure nothing changed. */
 static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *lists,
 			char *err, size_t errlen)
@@ -427,30 +410,7 @@ static int apply_settings(struct xbd *d, char *err, size_t errlen)
 	return xb_ports_write(&d->maps, d->conf.ports, err, errlen);
 }
 
-/* ---- state file ---- */
-
-int xbd_save_state(struct xbd *d, char *err, size_t errlen)
-{
-	struct xbd_state_fleet fleet = { 0 };
-	struct xbd_state_counts c;
-	int ret;
-
-	if (!d->conf.state_file)
-		return 0;
-	/* With the fleet off, what the file held of it is written back as it was: the remote
-	 * bans stay remote, for the day the fleet is on again. */
-	if (d->fleet.on && xbd_fleet_state(&d->fleet, &fleet))
-		pr_warn("out of memory: the origins of remote bans are not saved");
-	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history,
-			     d->fleet.on ? &fleet : &d->fleet_saved, &c, err, errlen);
-	xbd_state_fleet_free(&fleet);
-	if (!ret) {
-		d->state_dirty = false;
-		pr_debug("state saved to %s: %zu bans, %zu prefix bans, %zu offences",
-			 d->conf.state_file, c.bans, c.prefixes, c.offences);
-	}
-	return ret;
-}
+/* ---- state file (saving it: actions.c) ---- */
 
 static int restore_state(struct xbd *d, char *err, size_t errlen)
 {

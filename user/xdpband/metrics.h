@@ -11,7 +11,7 @@
 #include <linux/types.h>
 #include "conf.h"
 #include "libxdpban.h"
-#include "sweep.h"
+#include "offences.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "conf_load.h"
 #include "reload.h"
 
 int xbd_reading_init(struct xbd_reading *r)

@@ -23,7 +23,7 @@
 #include "reload.h"
 #include "runlists.h"
 #include "server.h"
-#include "sweep.h"
+#include "offences.h"
 
 #define XBD_SWEEP_INTERVAL_MS 5000
 
@@ -56,7 +56,7 @@ struct xbd {
 	time_t started;
 };
 
-/* Starts a reload: the config file and the lists are read in a thread (reload.h), then the
+/* actions.c. Starts a reload: the config file and the lists are read in a thread (reload.h), then the
  * loop applies what can change at run time, or nothing if any of it is wrong, and calls
  * xbd_hooks_reload_done(). A reload asked for while one reads makes that one read again.
  * 0, or -errno with one line in err when it cannot start. */

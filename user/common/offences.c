@@ -1,4 +1,4 @@
-/* sweep.c - see sweep.h. The history is a tsearch tree keyed by the ban key; offence times
+/* offences.c - see offences.h. The history is a tsearch tree keyed by the ban key; offence times
  * are wall clock so that they mean the same after a reboot, when they come back from the
  * state file. */
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "log.h"
-#include "sweep.h"
+#include "offences.h"
 #include "table.h"
 #include "xdpban_time.h"
 

@@ -1,10 +1,10 @@
-/* sweep.h - time and repeat offenders: the periodic sweep of expired bans and counters, and
+/* offences.h - time and repeat offenders: the periodic sweep of expired bans and counters, and
  * escalation in the style of fail2ban's bantime.increment: a source banned again less than
  * `period` after its previous ban ended gets ban-time x factor^repeats, at most max-ban-time. Holds the
  * offence history (key -> last ban, repeats) that the state file saves. It never creates a
  * ban and never shortens one: it only lengthens a ban the data path has just made. */
-#ifndef XDPBAND_SWEEP_H
-#define XDPBAND_SWEEP_H
+#ifndef XB_OFFENCES_H
+#define XB_OFFENCES_H
 
 #include <stddef.h>
 #include <time.h>
@@ -49,4 +49,4 @@ int xbd_escalate(struct xbd_history *h, const struct xb_maps *m,
  * Returns the number of map entries removed, or -errno. */
 int xbd_sweep(struct xbd_history *h, const struct xb_maps *m, const struct xbd_escalation *esc);
 
-#endif /* XDPBAND_SWEEP_H */
+#endif /* XB_OFFENCES_H */

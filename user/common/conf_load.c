@@ -1,4 +1,4 @@
-/* conf.c - see conf.h. Reading the file: inih reads it, a regular text file only, through our
+/* conf_load.c - see conf_load.h. Reading the file: inih reads it, a regular text file only, through our
  * reader, which counts lines (every error names its line) and refuses bytes that are not text
  * and indented keys; each key goes to its row of the table in conf_keys.c, and the first error
  * becomes one line naming file, line, key and value. Also what a reload may change. */
@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <ini.h>
+#include "conf_fleet.h"
 #include "conf_keys.h"
+#include "conf_load.h"
 #include "files.h"
 
 /* Records the first error as "FILE:LINE: ..."; returns 0, which tells inih it failed. */
@@ -285,18 +287,6 @@ void xbd_conf_free(struct xbd_conf *c)
 	free(c->ports);
 	xbd_conf_fleet_free(&c->fleet);
 	memset(c, 0, sizeof(*c));
-}
-
-const char *xbd_mode_name(enum xbd_mode mode)
-{
-	switch (mode) {
-	case XBD_MODE_NATIVE:
-		return "native";
-	case XBD_MODE_SKB:
-		return "skb";
-	default:
-		return "auto";
-	}
 }
 
 static bool str_differs(const char *a, const char *b)

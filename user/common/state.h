@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include "libxdpban.h"
 #include "fleet_entry.h"
-#include "sweep.h"
+#include "offences.h"
 
 #define XBD_STATE_MAGIC "xdpban-state"
 #define XBD_STATE_VERSION 1

@@ -1,9 +1,8 @@
-/* conf.h - the daemon's configuration file (deploy/xdpban.conf.5): parsing and validation
- * into struct xbd_conf, with one error line naming file, line, key and value for anything
- * wrong. It only reads the file: it never touches the maps, the interfaces or the lists'
- * contents, so a bad file can always be refused with everything left as it was. */
-#ifndef XDPBAND_CONF_H
-#define XDPBAND_CONF_H
+/* conf.h - the daemon's configuration (deploy/xdpban.conf.5) as it is held: struct xbd_conf,
+ * its defaults and ranges. Only structures and constants: reading a file into it is
+ * conf_load.h's. */
+#ifndef XB_CONF_H
+#define XB_CONF_H
 
 #include <stdbool.h>
 #include <errno.h>
@@ -154,19 +153,17 @@ struct xbd_conf {
 	struct xbd_fleet_conf fleet;
 };
 
-/* Fills conf from the file at path; every key not in the file keeps its default.
- * 0, or -errno with one line in err (conf is freed then). */
-int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen);
-void xbd_conf_free(struct xbd_conf *conf);
-void xbd_conf_fleet_free(struct xbd_fleet_conf *f); /* its strings, then zeroes it */
+/* The name of a mode as the config writes it. */
+static inline const char *xbd_mode_name(enum xbd_mode mode)
+{
+	switch (mode) {
+	case XBD_MODE_NATIVE:
+		return "native";
+	case XBD_MODE_SKB:
+		return "skb";
+	default:
+		return "auto";
+	}
+}
 
-const char *xbd_mode_name(enum xbd_mode mode);
-/* Names of the keys that only take effect at a restart and differ between a and b, as
- * "pin-dir, socket", or "" when none differ. */
-void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, char *buf,
-			   size_t len);
-/* Moves the restart-only settings of old into next (and next's into old, to be freed), so
- * that a reload applies the rest and keeps those. */
-void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old);
-
-#endif /* XDPBAND_CONF_H */
+#endif /* XB_CONF_H */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "conf_keys.h"
+#include "conf_fleet.h"
 
 #define FIELD(p, k) ((char **)((char *)(p)->conf + (k)->off))
 

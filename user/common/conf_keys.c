@@ -1,7 +1,7 @@
 /* conf_keys.c - every key of the config file (deploy/xdpban.conf.5): one table row per key,
  * with its section, its parser and whether it may be repeated, and the defaults. A parser
- * stores one value or says in one phrase what is wrong with it; conf.c puts the file, the line
- * and the key around it. The data path's settings go through the library's `set` parser, so
+ * stores one value or says in one phrase what is wrong with it; conf_load.c puts the file, the
+ * line and the key around it. The data path's settings go through the library's `set` parser, so
  * that the file and `xdpban set` accept the same values. */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include "conf_fleet.h"
 #include "conf_keys.h"
 #include "control.h"
 #include "xdpban_flat.h"
@@ -170,36 +171,10 @@ static int parse_mode(struct conf_parse *p, const struct conf_key *k, const char
 	return -EINVAL;
 }
 
-/* An absolute path, or one relative to the config file's directory. */
-static int resolve_path(const struct conf_parse *p, const char *value, char **out, char *why)
-{
-	char buf[PATH_MAX];
-	int n;
-
-	if (!value[0]) {
-		snprintf(why, WHY_LEN, "empty path");
-		return -EINVAL;
-	}
-	n = value[0] == '/' ? snprintf(buf, sizeof(buf), "%s", value)
-			    : snprintf(buf, sizeof(buf), "%s/%s", p->dir, value);
-	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		snprintf(why, WHY_LEN, "path too long");
-		return -ENAMETOOLONG;
-	}
-	free(*out);
-	*out = strdup(buf);
-	return *out ? 0 : -ENOMEM;
-}
-
-int xbd_conf_resolve_path(const struct conf_parse *p, const char *value, char **out, char *why)
-{
-	return resolve_path(p, value, out, why);
-}
-
 static int parse_path(struct conf_parse *p, const struct conf_key *k, const char *value,
 		      char *why)
 {
-	return resolve_path(p, value, FIELD(p, k, char *), why);
+	return xbd_conf_resolve_path(p, value, FIELD(p, k, char *), why);
 }
 
 static int parse_path_or_off(struct conf_parse *p, const struct conf_key *k, const char *value,
@@ -208,7 +183,7 @@ static int parse_path_or_off(struct conf_parse *p, const struct conf_key *k, con
 	char **field = FIELD(p, k, char *);
 
 	if (strcmp(value, "off"))
-		return resolve_path(p, value, field, why);
+		return xbd_conf_resolve_path(p, value, field, why);
 	free(*field);
 	*field = NULL;
 	return 0;
@@ -226,7 +201,7 @@ static int parse_list(struct conf_parse *p, const struct conf_key *k, const char
 		return -E2BIG;
 	}
 	l->path = NULL;
-	ret = resolve_path(p, value, &l->path, why);
+	ret = xbd_conf_resolve_path(p, value, &l->path, why);
 	if (ret)
 		return ret;
 	l->verdict = !strcmp(k->name, "trusted") ? XDPBAN_POLICY_TRUSTED
