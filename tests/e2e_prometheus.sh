@@ -8,7 +8,6 @@
 # banned sources, a manual ban and a manual prefix ban.
 #   metrics_documented       the metrics a scrape returns (name, labels, type) are exactly those
 #                            of deploy/xdpband.8, section METRICS, and each has a help text
-#   readme_lists_metrics     README's Metrics paragraph names exactly the same metrics
 #   dashboard_model          the JSON is a dashboard Grafana imports: a Prometheus datasource
 #                            variable that every panel and query uses, unique panel ids, every
 #                            panel (but rows) with queries, each only over documented metrics
@@ -36,7 +35,7 @@ source "$(dirname "$0")/e2e_lib.sh"
 source "$(dirname "$0")/e2e_daemon.sh"
 cd "$(dirname "$0")/.." || exit 1
 
-CASES=(metrics_documented readme_lists_metrics dashboard_model prometheus_scrapes instance_variable
+CASES=(metrics_documented dashboard_model prometheus_scrapes instance_variable
 	panel_queries table_fill_matches_maps)
 xbd_require "${CASES[@]}"
 command -v prometheus >/dev/null ||
@@ -189,14 +188,6 @@ case_metrics_documented() {
 	[[ -n $documented ]] || { E2E_WHY="no metric entries in $MANPAGE, section METRICS"; return 1; }
 	e2e_expect "metrics a scrape returns (<) against those xdpband.8 documents (>)" "" \
 		"$(diff <(echo "$scraped") <(echo "$documented") | grep '^[<>]' | tr '\n' ' ')"
-}
-
-case_readme_lists_metrics() {
-	local listed scraped
-	listed=$(sed -n '/^\*\*Metrics\.\*\*/,/^$/p' README.md | grep -o 'xdpban_[a-z_]*' | sort -u)
-	scraped=$(scraped_families | sed 's/[{ ].*//' | sort -u)
-	e2e_expect "metrics a scrape returns (<) against README's Metrics paragraph (>)" "" \
-		"$(diff <(echo "$scraped") <(echo "$listed") | grep '^[<>]' | tr '\n' ' ')"
 }
 
 # The model's structure: the python prints nothing when it is right, else the problems.
