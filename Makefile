@@ -58,8 +58,11 @@ U_HDRS    := $(wildcard user/*/*.h)
 HARNESS_SRCS := $(wildcard tests/harness/*.c)
 HARNESS_OBJS := $(patsubst tests/harness/%.c,$(BUILD)/harness/%.o,$(HARNESS_SRCS))
 HARNESS_HDRS := $(wildcard tests/harness/*.h)
-TEST_SRCS := $(wildcard tests/test_*.c)
-TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+# The cmocka tests by kind: tests/unit/ need nothing but memory, tests/kernel/ load the data
+# path into the running kernel (unpinned, through the harness) and skip without root. Both
+# build into $(BUILD)/tests/; the shell tests of whole programs are tests/e2e/.
+TEST_SRCS := $(wildcard tests/unit/test_*.c tests/kernel/test_*.c)
+TESTS     := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
 
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
@@ -78,9 +81,9 @@ USER_LIBS := -Wl,--as-needed $(LDLIBS) $(shell pkg-config --libs inih json-c lib
 LINK_MAP   = -Wl,-Map=$@.map
 
 # The kernel check (tests/kernel/kcheck.c): loads every program of this build's skeleton as
-# xdpband does and holds each to a budget of processed instructions (tests/e2e_verifier.sh),
+# xdpband does and holds each to a budget of processed instructions (tests/e2e/e2e_verifier.sh),
 # with the harness's loader and packets for its verdict rows. kcheck.static is the same linked
-# statically, for the initramfs of the VMs of tests/e2e_kernels.sh (`make test-kernels`): the
+# statically, for the initramfs of the VMs of tests/e2e/e2e_kernels.sh (`make test-kernels`): the
 # library's modules go into an archive so that only those it calls are linked, then Debian's
 # static libbpf, libxdp (its dispatcher embedded), libelf, zlib and zstd.
 KCHECK      := $(BUILD)/kernel/kcheck $(BUILD)/kernel/kcheck.static
@@ -184,10 +187,13 @@ $(BUILD)/harness/%.o: tests/harness/%.c $(HARNESS_HDRS) $(U_HDRS) $(SKELS) $(wil
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/%: tests/%.c $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
-	$(call msg,CCLD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) \
-		-o $@ $(USER_LIBS) -lcmocka -lm $(LINK_MAP)
+define test_rule
+$(BUILD)/tests/%: tests/$(1)/%.c $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) $(HARNESS_HDRS) $(SKELS) | $(BUILD)
+	$$(call msg,CCLD,$$@)
+	$$(Q)mkdir -p $$(@D) && $$(CC) $$(CFLAGS) $$< $$(HARNESS_OBJS) $$(UCOMMON) $$(ULIB_OBJS) \
+		-o $$@ $$(USER_LIBS) -lcmocka -lm $$(LINK_MAP)
+endef
+$(foreach k,unit kernel,$(eval $(call test_rule,$(k))))
 
 $(BUILD)/kernel/kcheck.o: tests/kernel/kcheck.c $(HARNESS_HDRS) $(U_HDRS) $(SKELS) \
 			  $(wildcard include/*.h) | $(BUILD)
@@ -261,7 +267,7 @@ test: deps
 # kernel package is downloaded once into $(BUILD)/kernels. make test runs it too.
 test-kernels: deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/kernel/kcheck.static
-	$(Q)bash tests/e2e_kernels.sh $(BUILD)
+	$(Q)bash tests/e2e/e2e_kernels.sh $(BUILD)
 
 # Runs every fuzz harness for FUZZ_TIME seconds (default 60) each; fails if one finds anything.
 fuzz: deps

@@ -1,5 +1,5 @@
 /* fleet.c - the fleet's two figures, on the daemons bench/fleet.sh starts
- * (the bed of tests/fleet_lib.sh: three xdpband nodes and redis-server, each in a namespace).
+ * (the bed of tests/e2e/fleet_lib.sh: three xdpband nodes and redis-server, each in a namespace).
  *
  *   fleet latency N SOCK_A PIN_A PIN_B PIN_C
  *     N manual bans made on node A through its control socket, one after the other. Each ban's

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fleet.sh - fleet sharing of bans through Redis, measured on real daemons.
-# The bed is the one tests/e2e_fleet.sh runs on (tests/fleet_lib.sh): redis-server with an ACL
+# The bed is the one tests/e2e/e2e_fleet.sh runs on (tests/e2e/fleet_lib.sh): redis-server with an ACL
 # user in a namespace of its own, and three xdpband nodes a, b and c, each protecting its own
 # veth in its own namespace. Then bench/fleet.c measures:
 #   - ban propagation: N manual bans on A (1,000 in quick mode), from A's ban to the last of B
@@ -40,7 +40,7 @@ for t in bench/fleet xdpband xdpban; do
 	[[ -x $BUILD/$t ]] || fail "$BUILD/$t is missing; run make first"
 done
 
-source tests/e2e_lib.sh # its cleanup stack runs on every exit
+source tests/e2e/e2e_lib.sh # its cleanup stack runs on every exit
 readonly TAG=xbfb$$
 FLEET_NS=xbbench-fleet-$$-
 FLEET_APPENDFSYNC=everysec
@@ -48,7 +48,7 @@ TMP=$(mktemp -d /tmp/xbbench-fleet.XXXXXX) || exit 1
 e2e_defer rm -rf "$TMP"
 chmod 711 "$TMP"
 install -m 755 "$BUILD/xdpband" "$BUILD/xdpban" "$TMP/" || fail "cannot copy the binaries"
-source tests/fleet_lib.sh
+source tests/e2e/fleet_lib.sh
 
 fleet_setup || fail "cannot create the namespaces: ${E2E_WHY:-ip failed}"
 fleet_redis_init || fail "cannot write the Redis config in $TMP"
@@ -93,7 +93,7 @@ echo "## Fleet sharing through Redis"
 echo
 echo "bench/fleet.sh: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
 	"(ACL user, appendonly, appendfsync everysec) and three xdpband daemons, each in its own" \
-	"namespace on its own veth, on the bed of tests/e2e_fleet.sh (tests/fleet_lib.sh). All share" \
+	"namespace on its own veth, on the bed of tests/e2e/e2e_fleet.sh (tests/e2e/fleet_lib.sh). All share" \
 	"this machine's $(nproc) cores: load average (1, 5, 15 min) $load_before before," \
 	"$load_mid after the propagation run, $load_after after the burst."
 echo

@@ -5,7 +5,7 @@
  * worker threads run frames from sampled sources through the real program (BPF_PROG_TEST_RUN)
  * without a pause. B is A with entries removed, added and changing verdict, and above all
  * covering entries whose change must not show through the longer entries inside them (the
- * /8s of tests/e2e_reload.sh): a removed inner entry whose cover takes the inner's verdict, a
+ * /8s of tests/e2e/e2e_reload.sh): a removed inner entry whose cover takes the inner's verdict, a
  * removed cover whose verdict a new inner entry takes over. Each source's verdict under A and
  * under B comes from a reference longest-prefix match in userspace (sorted entries, one
  * search per length); a packet is wrong when what the program did fits neither.

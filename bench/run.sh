@@ -3,7 +3,7 @@
 #
 #   bench/run.sh BUILD quick    `make bench`: every workload, a few minutes; writes bench/RESULTS.md
 #   bench/run.sh BUILD full     `make bench-full`: more sources, samples and frames; same report
-#   bench/run.sh BUILD smoke    a few iterations of every workload, for tests/e2e_bench_smoke.sh;
+#   bench/run.sh BUILD smoke    a few iterations of every workload, for tests/e2e/e2e_bench_smoke.sh;
 #                               writes BUILD/bench/RESULTS.smoke.md, never bench/RESULTS.md
 #   bench/run.sh BUILD MODE NAME...   only the named workloads (see WORKLOADS below)
 #   bench/run.sh --list         the workload names

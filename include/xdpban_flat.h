@@ -172,7 +172,7 @@ static inline __u32 xdpban_flat_slot_home(__u32 region, __u32 slots)
 }
 
 /* The code of an IPv4 address (host order) in the slot of its /24: x / 3 is (x * 171) >> 9
- * and x / 5 is (x * 205) >> 10 for every x below 256 (tests/test_flat.c checks all of them),
+ * and x / 5 is (x * 205) >> 10 for every x below 256 (tests/unit/test_flat.c checks all of them),
  * so the data path needs no division. */
 static inline __u32 xdpban_flat_slot_code(const struct xdpban_flat_slot *s, __u32 addr)
 {

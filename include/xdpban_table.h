@@ -66,7 +66,7 @@ struct xdpban_group {
 } __attribute__((aligned(128)));
 
 /* How many groups a table of a given capacity has: a ban table keeps its load at half its
- * slots, so that every ban finds room within its probe window (tests/test_table.c measures
+ * slots, so that every ban finds room within its probe window (tests/unit/test_table.c measures
  * it); a counter table's capacity is its slots. The cold ban data has one record per slot. */
 #define XDPBAN_BAN_GROUPS(bans_max) (((bans_max) * 2 + XDPBAN_GROUP_SLOTS - 1) / XDPBAN_GROUP_SLOTS)
 #define XDPBAN_CTR_GROUPS(counters_max)                                                        \

@@ -6,21 +6,21 @@ set -euo pipefail
 # libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (the fuzz harnesses); only
 # recommended by clang, so --no-install-recommends would leave it out.
 # opentracker, python3-libtorrent, nmap, dnsmasq-base: the real tracker, BitTorrent client,
-# scanner and DNS server of tests/e2e_tracker.sh and tests/e2e_probe.sh.
-# fail2ban: the real fail2ban that tests/e2e_fail2ban.sh drives through deploy/fail2ban/.
-# prometheus: the real Prometheus server that tests/e2e_prometheus.sh runs the queries of the
+# scanner and DNS server of tests/e2e/e2e_tracker.sh and tests/e2e/e2e_probe.sh.
+# fail2ban: the real fail2ban that tests/e2e/e2e_fail2ban.sh drives through deploy/fail2ban/.
+# prometheus: the real Prometheus server that tests/e2e/e2e_prometheus.sh runs the queries of the
 # Grafana dashboard deploy/grafana/ through.
 # zmap: its shipped blocklist (/etc/zmap/blacklist.conf), loaded unedited by
-# tests/e2e_lists_runtime.sh.
-# libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e_top.sh.
+# tests/e2e/e2e_lists_runtime.sh.
+# libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e/e2e_top.sh.
 # libhiredis-dev: xdpband's Redis client ([fleet]); libssl-dev: the HMAC that signs its
-# entries; redis-server: the real Redis of tests/e2e_fleet.sh.
+# entries; redis-server: the real Redis of tests/e2e/e2e_fleet.sh.
 # stunnel4: the TLS that carries the fleet's Redis link (deploy/stunnel/); openssl makes the
 # run's CA and certificate, and tcpdump shows the link is TLS on the wire, in
-# tests/e2e_fleet_tls.sh. Nothing starts at install: stunnel4 runs only the configs in
+# tests/e2e/e2e_fleet_tls.sh. Nothing starts at install: stunnel4 runs only the configs in
 # /etc/stunnel/, which it ships empty.
 # libzstd-dev: the last of the static libraries build/kernel/kcheck.static links; qemu-system-x86,
-# busybox-static, cpio: the VM of Debian 12's kernel that tests/e2e_kernels.sh boots (its kernel
+# busybox-static, cpio: the VM of Debian 12's kernel that tests/e2e/e2e_kernels.sh boots (its kernel
 # package comes from Debian's archive at the first run, with apt-get download).
 PKGS=(
 	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev

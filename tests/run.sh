@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh - runs every test: the cmocka binaries in BUILD/tests, the same built with ASan and
-# UBSan in BUILD/asan/tests (shown as asan/test_NAME), and the shell tests tests/e2e_*.sh (the
+# UBSan in BUILD/asan/tests (shown as asan/test_NAME), and the shell tests tests/e2e/e2e_*.sh (the
 # fuzz and bench smokes among them); prints where the time went and one closing line with the
 # totals. Exits non-zero if any failed.
 # The tests run XDPBAN_TEST_JOBS at a time (default 2, a core each), the longest unit tests
@@ -29,7 +29,7 @@ ALONE=(
 )
 # Each group shares one fixed system-wide resource: its tests never run at the same time.
 APART=(
-	# iproute2's pin directory /sys/fs/bpf/xdp/globals (E2E_IPROUTE2_PINS). tests/e2e_lib.sh's
+	# iproute2's pin directory /sys/fs/bpf/xdp/globals (E2E_IPROUTE2_PINS). tests/e2e/e2e_lib.sh's
 	# lock serialises them too; kept apart here, neither holds a worker waiting for the lock.
 	"e2e_cli.sh e2e_iplink.sh"
 )
@@ -108,8 +108,8 @@ done
 for t in "$build"/tests/test_*; do
 	[[ -x $t ]] && add "${t##*/}" "$t"
 done
-for t in tests/e2e_*.sh; do
-	[[ -f $t && $t != tests/e2e_lib.sh ]] && add "${t##*/}" bash "$t" "$build"
+for t in tests/e2e/e2e_*.sh; do
+	[[ -f $t && $t != tests/e2e/e2e_lib.sh ]] && add "${t##*/}" bash "$t" "$build"
 done
 
 listed() { # NAME WORD...: whether NAME is one of the words

@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # shellcheck shell=sh
-# init.sh - /init of the initramfs tests/e2e_kernels.sh boots another kernel with: mounts what
+# init.sh - /init of the initramfs tests/e2e/e2e_kernels.sh boots another kernel with: mounts what
 # the kernel check needs (proc, sysfs, devtmpfs, bpffs), loads veth.ko from the same kernel
 # package, makes a veth pair, runs /kcheck with the arguments in /kcheck.args between two
 # markers the host reads, and powers off. Runs as PID 1 in the VM only, never on the host.

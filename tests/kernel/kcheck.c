@@ -1,8 +1,8 @@
 /* kcheck.c - the kernel check: loads every program of the data path's object (the skeleton
  * build/xdpban.skel.h) into the running kernel the way xdpband loads it, and holds each to a
  * budget of processed instructions; optionally attaches xdpban natively to a veth, directly
- * and through libxdp, and runs verdict rows through BPF_PROG_TEST_RUN. tests/e2e_verifier.sh
- * runs it on this machine's kernel, tests/e2e_kernels.sh in a VM of another (linked
+ * and through libxdp, and runs verdict rows through BPF_PROG_TEST_RUN. tests/e2e/e2e_verifier.sh
+ * runs it on this machine's kernel, tests/e2e/e2e_kernels.sh in a VM of another (linked
  * statically, as kcheck.static).
  *
  * It prints the kernel's release, one line of counts per program, and one "PASS: name",

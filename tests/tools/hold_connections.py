@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""hold_connections.py - a hostile client of the control socket, for tests/e2e_hostile_control.sh.
+"""hold_connections.py - a hostile client of the control socket, for tests/e2e/e2e_hostile_control.sh.
 
 Usage: hold_connections.py SOCKET COUNT {hold|reconnect} OUT_FILE
 

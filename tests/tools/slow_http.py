@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""slow_http.py - a hostile client of the metrics endpoint, for tests/e2e_hostile_control.sh.
+"""slow_http.py - a hostile client of the metrics endpoint, for tests/e2e/e2e_hostile_control.sh.
 
 Usage: slow_http.py HOST PORT COUNT INTERVAL_S OUT_FILE
 

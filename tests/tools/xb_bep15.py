@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""xb_bep15.py - BitTorrent UDP tracker datagrams (BEP 15) for tests/e2e_tracker.sh, sent
+"""xb_bep15.py - BitTorrent UDP tracker datagrams (BEP 15) for tests/e2e/e2e_tracker.sh, sent
 through an ordinary UDP socket bound to SRC (which the namespace must hold), so they leave
 from an ephemeral source port like a real client's.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""xb_bittorrent.py - the real BitTorrent clients of tests/e2e_tracker.sh, on Debian's
+"""xb_bittorrent.py - the real BitTorrent clients of tests/e2e/e2e_tracker.sh, on Debian's
 python3-libtorrent (libtorrent-rasterbar), run inside a client namespace.
 
   xb_bittorrent.py make DIR TRACKER COUNT

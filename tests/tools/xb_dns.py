@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""xb_dns.py - a stub resolver for tests/e2e_probe.sh: the protected host's own DNS queries,
+"""xb_dns.py - a stub resolver for tests/e2e/e2e_probe.sh: the protected host's own DNS queries,
 whose answers come back from port 53 to an ephemeral port of the host.
 
   xb_dns.py query SRC SERVER NAME COUNT

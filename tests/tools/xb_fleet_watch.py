@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""xb_fleet_watch.py - times a ban's arrival on several xdpband daemons (tests/e2e_fleet.sh).
+"""xb_fleet_watch.py - times a ban's arrival on several xdpband daemons (tests/e2e/e2e_fleet.sh).
 
   xb_fleet_watch.py ADDR TIMEOUT READY SOCK...
 

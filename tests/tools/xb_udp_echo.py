@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """xb_udp_echo.py - a UDP conversation for the xdpban end-to-end tests: a server that answers,
 and a client asking from a connected or an unconnected socket, so a test can see which
-answers reach the host (tests/e2e_allow.sh: allow-only mode lets through only what a
+answers reach the host (tests/e2e/e2e_allow.sh: allow-only mode lets through only what a
 connected socket takes).
 
   xb_udp_echo.py server ADDR PORT READY

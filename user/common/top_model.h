@@ -1,6 +1,6 @@
 /* top_model.h - the pure part of `xdpban top`: two snapshots of the data path make one frame
  * (rates per second, table fill, the sources ranked). No maps, no clock, no terminal: top.c
- * reads the snapshots, top_view.c draws the frames, tests/test_top.c feeds it by hand.
+ * reads the snapshots, top_view.c draws the frames, tests/unit/test_top.c feeds it by hand.
  *
  * "Errors in the interval" of a source: its count now minus its count at the previous
  * snapshot when the same counting window was open then; its whole count now when it had no

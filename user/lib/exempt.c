@@ -28,7 +28,7 @@ const char *xb_exempt_origin_name(__u32 origin)
 }
 
 /* The prefixes of xdpban_builtin_exempt() (include/xdpban_policy.h), which is the rule; these
- * only name it, and tests/test_exempt.c holds the two to each other. */
+ * only name it, and tests/kernel/test_exempt.c holds the two to each other. */
 static const char *const builtin_prefixes[] = {
 	"0.0.0.0/8", "127.0.0.0/8", "224.0.0.0/4", "240.0.0.0/4",
 	"::/128",    "::1/128",     "ff00::/8",    "::ffff:0:0/96",

@@ -16,7 +16,7 @@
 #include "libxdpban.h"
 
 /* The i-th prefix of the table that names the built-in set for messages ("224.0.0.0/4"), NULL
- * past the last; tests/test_exempt.c holds the table to xdpban_builtin_exempt(). */
+ * past the last; tests/kernel/test_exempt.c holds the table to xdpban_builtin_exempt(). */
 const char *xb_exempt_builtin_prefix(size_t i);
 
 struct xb_exempt_set {

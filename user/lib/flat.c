@@ -1,7 +1,7 @@
 /* flat.c - the code computation of the flat policy table (include/xdpban_flat.h), in plain
  * memory: the exact codes of every level of a set of entries (xb_flat_build), the IPv4
  * level-3 lines of /32 codes (xb_flat_lines_build), and the LOOKUP marks a change sets first.
- * What tests/test_flat.c holds to a brute force. Never touches a map, a file descriptor or a
+ * What tests/unit/test_flat.c holds to a brute force. Never touches a map, a file descriptor or a
  * syscall: flat_live.c writes the results into the live table (policy.h).
  */
 #include <errno.h>

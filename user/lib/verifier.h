@@ -22,7 +22,7 @@ struct bpf_program;
 #define XB_VLOG_SIZE 16384
 /* The oldest kernel that loads every program of xdpban: every helper the data path calls is
  * there (bpf_loop 5.17, bpf_xdp_load_bytes 5.18), and the tests hold it under the verifier's
- * limit there (tests/e2e_kernels.sh boots Debian 12's 6.1). */
+ * limit there (tests/e2e/e2e_kernels.sh boots Debian 12's 6.1). */
 #define XB_KERNEL_MIN "6.1"
 
 /* The counts of one load; -1 for what the log does not say (kernels before 5.2 print no

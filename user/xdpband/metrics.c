@@ -105,7 +105,7 @@ static int gauges_read(const struct xb_maps *maps, struct gauges *g)
 }
 
 /* Every gauge, from this one table: deploy/xdpband.8 (METRICS) lists them, and
- * tests/e2e_prometheus.sh checks the list against what a scrape returns. */
+ * tests/e2e/e2e_prometheus.sh checks the list against what a scrape returns. */
 static void gauges_emit(FILE *out, const struct gauges *g, const struct xbd_history *history)
 {
 	const struct {

@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# e2e_daemon.sh - end-to-end tests of xdpband in a private pair of network namespaces joined by
+# two veths: a bad config is refused before anything is made, and `xdpband -t` refuses what a
+# start refuses (no or unknown interfaces, a directory, a binary file); it starts and attaches
+# to both interfaces, which share one state, and reports its start time in RFC 3339; it bans
+# through errors seen on the wire, takes `set` at once, refuses a second daemon and a non-root
+# peer, answers garbage on its control socket without dying, and its metrics match the maps.
+#
+# Its helpers (xbd_*, the daemon in two namespaces) are e2e_lib.sh's. Everything it creates
+# (namespaces, veth, pin directory, temp directory, daemons) is named xbd-* and removed by the
+# EXIT trap, also on failure. It never touches an interface it did not create.
+#
+# Usage: tests/e2e/e2e_daemon.sh BUILD_DIR
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+source tests/e2e/e2e_lib.sh
+
+CASES=(bad_config_refused_at_start check_matches_start daemon_starts_and_attaches ban_through_errors
+	interfaces_share_state set_limit_without_reload
+	second_daemon_refused control_refuses_non_root metrics_match_maps
+	malformed_control_requests daemon_commands)
+xbd_require "${CASES[@]}"
+if ! xbd_setup a; then
+	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
+	exit 1
+fi
+# socket-mode 0666: anyone may connect, so that the credential check is what refuses.
+XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = 127.0.0.1:9433"
+
+# --- bad values at start: exit 1, one line naming file, line, key and value; nothing made ---
+case_bad_config() {
+	local bad=$XBD_TMP/bad.conf list=$XBD_TMP/bad.list out1 rc1 out2 rc2
+	sed 's/^limit = 3$/limit = -1/' "$XBD_CONF" >"$bad"
+	out1=$(nsenter --net="/run/netns/$XBD_NS_R" "$XBD_BIN/xdpband" -c "$bad" 2>&1)
+	rc1=$?
+	printf '192.0.2.0/24\nhost.example   # no hostnames\n' >"$list"
+	{ cat "$XBD_CONF"; echo "[lists]"; echo "deny = $list"; } >"$bad"
+	out2=$(nsenter --net="/run/netns/$XBD_NS_R" "$XBD_BIN/xdpband" -c "$bad" 2>&1)
+	rc2=$?
+	if ((rc1 != 1)) || [[ $(wc -l <<<"$out1") != 1 || $out1 != *"$bad:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): [bans] limit = '-1'"* ]]; then
+		xbd_fail bad_config_refused_at_start "limit = -1: exit $rc1, '$out1'"
+	elif ((rc2 != 1)) || [[ $(wc -l <<<"$out2") != 1 || $out2 != *"$list:2:"*host.example* ]]; then
+		xbd_fail bad_config_refused_at_start "hostname in a list: exit $rc2, '$out2'"
+	elif [[ -e $XBD_PIN || -e $XBD_SOCK ]]; then
+		xbd_fail bad_config_refused_at_start "a refused start left pins or a socket"
+	else
+		xbd_pass bad_config_refused_at_start
+	fi
+}
+
+# --- -t makes every check a start makes before loading: what it accepts, a start accepts ---
+case_check_config() {
+	local dir=$XBD_TMP/t bad=()
+	mkdir -p "$dir" && mkfifo "$dir/fifo" || { xbd_fail check_matches_start "cannot set up"; return; }
+	grep -v '^interfaces = ' "$XBD_CONF" >"$dir/no-ifaces.conf"
+	sed "s/^interfaces = .*/interfaces = $XBD_IF_R, xbdnosuch$$/" "$XBD_CONF" >"$dir/no-such-iface.conf"
+	{ head -c 2000 "$XBD_BIN/xdpban"; cat "$XBD_CONF"; } >"$dir/binary.conf"
+	sed 's/^limit = 3$/limit = 3\x00junk/' "$XBD_CONF" >"$dir/nul.conf"
+	sed "s/^interfaces = \(.*\)/interfaces = \1   # the test veths/" "$XBD_CONF" >"$dir/hash.conf"
+	sed 's/^limit = 3$/  limit = 3/' "$XBD_CONF" >"$dir/indented.conf"
+	sed -e 's/^ban-time = .*/ban-time = 1w ; weeks, as in xdpban set/' \
+		-e 's/^max-ban-time = .*/max-ban-time = 2w/' "$XBD_CONF" >"$dir/weeks.conf"
+	xbd_check_t good 0 "configuration OK (2 interfaces" -t -c "$XBD_CONF"
+	xbd_check_t weeks 0 "configuration OK (2 interfaces" -t -c "$dir/weeks.conf"
+	xbd_check_t no-interfaces 1 "no interface to attach to" -t -c "$dir/no-ifaces.conf"
+	xbd_check_t -i-instead 0 "configuration OK (1 interface" -t -c "$dir/no-ifaces.conf" -i "$XBD_IF_R"
+	xbd_check_t no-such-interface 1 "interface xbdnosuch$$: no such interface" -t -c "$dir/no-such-iface.conf"
+	xbd_check_t no-such-i 1 "interface xbdnosuch$$: no such interface" -t -c "$XBD_CONF" -i "xbdnosuch$$"
+	xbd_check_t directory 1 "config $dir is a directory, not a regular file" -t -c "$dir"
+	xbd_check_t fifo 1 "config $dir/fifo is a FIFO, not a regular file" -t -c "$dir/fifo"
+	xbd_check_t device 1 "config /dev/null is a device, not a regular file" -t -c /dev/null
+	xbd_check_t binary 1 "$dir/binary.conf:1: byte 0x7f is not text" -t -c "$dir/binary.conf"
+	xbd_check_t nul 1 "$dir/nul.conf:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): byte 0x00 is not text" -t -c "$dir/nul.conf"
+	xbd_check_t inline-hash 1 "[xdp] interfaces = '$XBD_IF_R, $XBD_IF_R2   # the test veths': '#' starts a comment only at the start of a line" -t -c "$dir/hash.conf"
+	xbd_check_t indented 1 "$dir/indented.conf:$(grep -n '^limit' "$XBD_CONF" | cut -d: -f1): indented line" -t -c "$dir/indented.conf"
+	xbd_check_ports "$dir"
+	# A start refuses the same files, in one line, before it makes anything.
+	xbd_check_t start-on-directory 1 "config $dir is a directory, not a regular file" -c "$dir"
+	xbd_check_t start-without-interfaces 1 "no interface to attach to" -c "$dir/no-ifaces.conf"
+	xbd_checks_done check_matches_start
+}
+
+# xbd_check_ports DIR: -t takes a full [ports] section, and refuses each bad value in one line
+# naming the file, the line, the key and the bad piece (into the caller's $bad).
+xbd_check_ports() {
+	local dir=$1 n=$(($(wc -l <"$XBD_CONF") + 2)) name value want
+	{ cat "$XBD_CONF"; echo "[ports]"; echo "probe-icmp = yes"; echo "guard = 6969/bep15, 53/dns"
+		echo "open-tcp = 22,80,8000-8100"; echo "open-tcp = 443"; echo "open-udp = 53"; } >"$dir/ports.conf"
+	xbd_check_t ports-good 0 "configuration OK (2 interfaces" -t -c "$dir/ports.conf"
+	while IFS='|' read -r name value want; do
+		{ cat "$XBD_CONF"; echo "[ports]"; echo "$value"; } >"$dir/ports-$name.conf"
+		xbd_check_t "ports-$name" 1 "$dir/ports-$name.conf:$n: $want" -t -c "$dir/ports-$name.conf"
+	done <<'EOT'
+empty-piece|open-tcp = 22,,80|[ports] open-tcp = '22,,80': bad open-tcp '22,,80': piece 2 is empty
+zero|open-udp = 0|[ports] open-udp = '0': bad open-udp '0': '0' is out of range: ports are 1..65535
+too-big|open-tcp = 65536|[ports] open-tcp = '65536': bad open-tcp '65536': '65536' is out of range: ports are 1..65535
+reversed|open-tcp = 90-80|[ports] open-tcp = '90-80': bad open-tcp '90-80': range '90-80' is reversed: LO must not be above HI
+garbage|open-tcp = ssh|[ports] open-tcp = 'ssh': bad open-tcp 'ssh': 'ssh' is not a port 1..65535 or a range LO-HI
+no-profile|guard = 6969|[ports] guard = '6969': bad guard '6969': '6969' is not PORT/PROFILE (profiles: bep15, dns)
+bad-profile|guard = 6969/http|[ports] guard = '6969/http': bad guard '6969/http': 'http' is not a guard profile (known: bep15, dns)
+icmp-alone|probe-icmp = yes|[ports] probe-icmp needs open ports: without an open TCP or UDP port list nothing is a probe
+icmp-word|probe-icmp = maybe|[ports] probe-icmp = 'maybe': not yes or no
+EOT
+	# a port guarded twice with two profiles: the second line is named
+	{ cat "$XBD_CONF"; echo "[ports]"; echo "guard = 53/dns"; echo "guard = 53/bep15"; } >"$dir/ports-twice.conf"
+	xbd_check_t ports-twice 1 "$dir/ports-twice.conf:$((n + 1)): [ports] guard = '53/bep15': bad guard '53/bep15': port 53 is guarded as dns already" \
+		-t -c "$dir/ports-twice.conf"
+	{ cat "$XBD_CONF"; echo "[ports]"; echo "probe-icmp = yes"; echo "probe-icmp = no"; } >"$dir/ports-icmp-twice.conf"
+	xbd_check_t ports-icmp-twice 1 "$dir/ports-icmp-twice.conf:$((n + 1)): [ports] probe-icmp = 'no': already set on line $n" \
+		-t -c "$dir/ports-icmp-twice.conf"
+}
+
+# --- start and attach ---
+case_start() {
+	local id missing t0
+	t0=$(date +%s)
+	if ! xbd_start; then
+		xbd_fail daemon_starts_and_attaches "xdpband did not start"
+		return 1
+	fi
+	id=$(xbd_prog_id)
+	missing=$(pins=$($XBD_PY tests/tools/xb_maps.py pins "$XBD_PIN") || echo "(no list of maps)"
+		for pin in $pins; do [[ -e $pin ]] || echo "$pin"; done)
+	if [[ -z $id ]]; then
+		xbd_fail daemon_starts_and_attaches "no XDP program on $XBD_IF_R"
+	elif [[ $(xbd_cli status --json | xbd_json 'd["interfaces"][0]["program_id"]') != "$id" ]]; then
+		xbd_fail daemon_starts_and_attaches "status does not name program $id"
+	elif [[ -n $missing ]]; then
+		xbd_fail daemon_starts_and_attaches "not pinned: ${missing//$'\n'/ }"
+	elif ! xbd_log_has "$XBD_IF_R: attached in native mode"; then
+		xbd_fail daemon_starts_and_attaches "no 'attached in native mode' log line"
+	elif ! xbd_limit_is 3; then
+		xbd_fail daemon_starts_and_attaches "the config's limit 3 is not in force"
+	elif ! xbd_started_between "$t0" "$(date +%s)"; then
+		xbd_fail daemon_starts_and_attaches "xdpband.started is not RFC 3339 UTC within the start: $(xbd_cli status --json | xbd_json 'd["xdpband"]["started"]')"
+	else
+		xbd_pass daemon_starts_and_attaches
+	fi
+}
+
+# xbd_started_between T0 T1: status' xdpband.started is RFC 3339 UTC, within [T0, T1] (Unix s).
+xbd_started_between() {
+	xbd_cli status --json | "$XBD_PY" -c '
+import calendar, json, sys, time
+s = json.load(sys.stdin)["xdpband"]["started"]
+t = calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+sys.exit(0 if int(sys.argv[1]) <= t <= int(sys.argv[2]) else 1)' "$1" "$2" 2>/dev/null
+}
+
+# --- limit 3: the 4th malformed frame bans; 3 do not ---
+case_ban() {
+	xbd_send synfin 192.0.2.66 4
+	xbd_send synfin 192.0.2.67 3
+	xbd_wait_until xbd_banned 192.0.2.66
+	xbd_wait_until xbd_count_is 192.0.2.67 3
+	local ban count67 banned67
+	ban=$(xbd_ban_of 192.0.2.66)
+	count67=$(xbd_query 192.0.2.67 'd["count"]')
+	banned67=$(xbd_query 192.0.2.67 'd["banned"]')
+	if [[ $ban != "4 errors" ]]; then
+		xbd_fail ban_through_errors "bans --json has '$ban' for 192.0.2.66, not '4 errors'"
+	elif [[ $(xbd_query 192.0.2.66 'd["ban_reason"]') != errors ]]; then
+		xbd_fail ban_through_errors "query --json does not show 192.0.2.66 banned for errors"
+	elif [[ $count67 != 3 || $banned67 != False ]]; then
+		xbd_fail ban_through_errors "192.0.2.67 has count $count67, banned $banned67 after 3 errors"
+	elif ! xbd_wait_until xbd_log_has "ban 192.0.2.66 for 1h"; then
+		xbd_fail ban_through_errors "no log line for the ban of 192.0.2.66"
+	else
+		xbd_pass ban_through_errors
+	fi
+}
+
+# --- both interfaces run the program on one state: banned on the first, dropped on the second ---
+case_two_ifaces() {
+	local before
+	before=$(xbd_stat drop_banned)
+	xbd_send udp 192.0.2.66 1 "$XBD_IF_S2"
+	if [[ $(xbd_cli status --json | xbd_json 'len(d["interfaces"])') != 2 ]]; then
+		xbd_fail interfaces_share_state "status does not list two interfaces"
+	elif [[ -z $(ip -n "$XBD_NS_R" -j -d link show dev "$XBD_IF_R2" | xbd_json 'd[0]["xdp"]["prog"]["id"]') ]]; then
+		xbd_fail interfaces_share_state "no program on $XBD_IF_R2"
+	elif ! xbd_wait_until xbd_stat_is drop_banned $((before + 1)); then
+		xbd_fail interfaces_share_state "192.0.2.66, banned on $XBD_IF_R, was not dropped on $XBD_IF_R2"
+	else
+		xbd_pass interfaces_share_state
+	fi
+}
+
+# --- set limit 1 at run time: the 2nd error bans, no reload involved ---
+case_set_limit() {
+	xbd_cli set limit 1 >/dev/null
+	xbd_send synfin 192.0.2.68 2
+	if ! xbd_wait_until xbd_banned 192.0.2.68; then
+		xbd_fail set_limit_without_reload "192.0.2.68 not banned after 2 errors with limit 1"
+	elif [[ $(xbd_ban_of 192.0.2.68) != "2 errors" ]]; then
+		xbd_fail set_limit_without_reload "ban of 192.0.2.68 is '$(xbd_ban_of 192.0.2.68)'"
+	elif xbd_log_has "reloaded"; then
+		xbd_fail set_limit_without_reload "the daemon reloaded"
+	else
+		xbd_pass set_limit_without_reload
+	fi
+	xbd_cli set limit 3 >/dev/null
+}
+
+# --- a second daemon on the same pins is refused in one line ---
+case_second_daemon() {
+	local out rc
+	out=$(nsenter --net="/run/netns/$XBD_NS_R" timeout 20 "$XBD_BIN/xdpband" -c "$XBD_CONF" 2>&1)
+	rc=$?
+	if ((rc == 0 || rc == 124)); then
+		xbd_fail second_daemon_refused "second xdpband exited $rc"
+	elif [[ $(wc -l <<<"$out") != 1 || $out != *"another xdpband already runs"* ]]; then
+		xbd_fail second_daemon_refused "message was: $out"
+	elif ! xbd_alive || ! xbd_banned 192.0.2.66; then
+		xbd_fail second_daemon_refused "the first daemon or its state was disturbed"
+	else
+		xbd_pass second_daemon_refused
+	fi
+}
+
+# --- nobody may connect (mode 0666) but is refused by SO_PEERCRED; root is served ---
+case_non_root() {
+	local out rc
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_BIN/xdpban" --socket "$XBD_SOCK" ban 192.0.2.99 2>&1)
+	rc=$?
+	if ((rc == 0)); then
+		xbd_fail control_refuses_non_root "nobody's ban succeeded: $out"
+	elif [[ $out != *"uid 65534"* ]]; then
+		xbd_fail control_refuses_non_root "refusal does not name the uid: $out"
+	elif xbd_banned 192.0.2.99; then
+		xbd_fail control_refuses_non_root "192.0.2.99 got banned anyway"
+	elif ! xbd_log_has "refused a connection from uid 65534"; then
+		xbd_fail control_refuses_non_root "no log line for the refusal"
+	else
+		xbd_pass control_refuses_non_root
+	fi
+}
+
+# --- /metrics against the pinned maps, read while nothing moves ---
+case_metrics() {
+	local metrics maps
+	xbd_send udp 192.0.2.20 5
+	xbd_wait_until xbd_metric_is 'xdpban_packets_total{reason="passed"}' 5
+	metrics=$(nsenter --net="/run/netns/$XBD_NS_R" curl -sf http://127.0.0.1:9433/metrics)
+	maps=$(xbd_maps_as_metrics)
+	if [[ -z $metrics || -z $maps ]]; then
+		xbd_fail metrics_match_maps "no metrics ('$metrics') or no map dump"
+	elif ! diff <(grep -v '^#' <<<"$metrics" | grep -F -f <(cut -d' ' -f1 <<<"$maps" | sed 's/$/ /') | sort) \
+		<(sort <<<"$maps") >"$XBD_TMP/metrics.diff"; then
+		xbd_fail metrics_match_maps "differs: $(tr '\n' ' ' <"$XBD_TMP/metrics.diff")"
+	elif ! grep -q '^xdpban_banned_sources{table="bans"} 2$' <<<"$metrics" ||
+		! grep -q '^xdpban_banned_sources{table="policy"} 0$' <<<"$metrics"; then
+		xbd_fail metrics_match_maps "xdpban_banned_sources is not 2 in bans and 0 in policy"
+	else
+		xbd_pass metrics_match_maps
+	fi
+}
+
+xbd_metric_is() {
+	nsenter --net="/run/netns/$XBD_NS_R" curl -sf http://127.0.0.1:9433/metrics | grep -qxF "$1 $2"
+}
+
+# The pinned maps, summed over CPUs with bpftool, written as the metrics should read: every
+# statistic, and the live slots of the tables (no ban expires and no window ends in this test).
+xbd_maps_as_metrics() {
+	local name packets bytes verdicts=" passed passed_trusted drop_deny drop_not_allowed drop_banned drop_malformed drop_error "
+	"$XBD_PY" tests/tools/xb_maps.py stats "$XBD_PIN" | while read -r name packets bytes; do
+		if [[ $verdicts == *" $name "* ]]; then
+			echo "xdpban_packets_total{reason=\"$name\"} $packets"
+			echo "xdpban_bytes_total{reason=\"$name\"} $bytes"
+		elif [[ $name == class_* ]]; then
+			echo "xdpban_class_errors_total{class=\"${name#class_}\"} $packets"
+		else
+			echo "xdpban_${name}_total $packets"
+		fi
+	done
+	echo "xdpban_tracked_sources $("$XBD_PY" tests/tools/xb_maps.py live "$XBD_PIN" counts)"
+	echo "xdpban_banned_sources{table=\"bans\"} $("$XBD_PY" tests/tools/xb_maps.py live "$XBD_PIN" bans)"
+}
+
+# --- garbage on the control socket: error replies, and the daemon lives on ---
+case_garbage() {
+	local out
+	out=$("$XBD_PY" - "$XBD_SOCK" <<'EOF' 2>&1
+import json, socket, sys
+path = sys.argv[1]
+
+def exchange(payload, shut=False, replies=1):
+    """Sends payload; reads until the server closes, or until `replies` lines came."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(15)
+    s.connect(path)
+    s.sendall(payload)
+    if shut:
+        s.shutdown(socket.SHUT_WR)
+    data = b""
+    while shut or data.count(b"\n") < replies:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return [json.loads(line) for line in data.decode().splitlines()]
+
+def expect_error(name, payload, text, shut=False):
+    replies = exchange(payload, shut)
+    if len(replies) != 1 or replies[0].get("ok") is not False or text not in replies[0].get("error", ""):
+        sys.exit(f"{name}: got {replies}")
+
+expect_error("garbage", b"garbage\n", "")
+expect_error("binary", b"\x00\xff\xfe{\n", "")
+expect_error("unknown command", b'{"cmd":"nosuch"}\n', "unknown command")
+expect_error("not an object", b"[1,2,3]\n", "")
+expect_error("no newline", b'{"cmd":', "", shut=True)
+expect_error("oversized", b"a" * 5000, "longer than 4096")
+expect_error("oversized then more", b"b" * 4097 + b'\n{"cmd":"status"}\n', "longer than 4096")
+expect_error("4096 bytes of junk", b"c" * 4096 + b"\n", "")
+# Replies decode as strict UTF-8 (exchange() would raise otherwise): what is quoted is escaped.
+expect_error("invalid UTF-8", b'{"cmd":"\xff\xfe"}\n', 'unknown command "\\xff\\xfe"')
+expect_error("escaped NUL", b'{"cmd":"ban","prefix":"192.0.2.45\\u0000/8"}\n',
+             'field "prefix" contains a NUL character')
+both = exchange(b'{"cmd":"status"}\n{"cmd":"stats"}\n', replies=2)
+if [r.get("ok") for r in both] != [True, True] or "daemon" not in both[0] or "daemon" in both[1]:
+    sys.exit(f"two requests sent at once, not answered in order: {both}")
+EOF
+	)
+	if [[ -n $out ]]; then
+		xbd_fail malformed_control_requests "$out"
+	elif ! xbd_not_banned 192.0.2.45; then
+		xbd_fail malformed_control_requests "a prefix with an escaped NUL banned 192.0.2.45"
+	elif ! xbd_alive || ! xbd_answers; then
+		xbd_fail malformed_control_requests "the daemon stopped answering"
+	else
+		xbd_pass malformed_control_requests
+	fi
+}
+
+# --- the daemon's own commands: save writes the state file; unknown fields are refused ---
+case_daemon_commands() {
+	local save bad
+	save=$("$XBD_PY" -c '
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+for req in ({"cmd": "save"}, {"cmd": "reload", "now": 1}):
+    s.sendall((json.dumps(req) + "\n").encode())
+    print(s.makefile().readline().strip())' "$XBD_SOCK")
+	bad=$(sed -n 2p <<<"$save")
+	if [[ $(head -1 <<<"$save" | xbd_json 'd["ok"]') != True ]]; then
+		xbd_fail daemon_commands "save: $save"
+	elif ! grep -q '^ban 192.0.2.66 .*count=4 reason=errors' "$XBD_STATE"; then
+		xbd_fail daemon_commands "the state file lacks the ban of 192.0.2.66"
+	elif [[ $(xbd_json 'd["ok"]' <<<"$bad") != False ]]; then
+		xbd_fail daemon_commands "reload with an unknown field: $bad"
+	else
+		xbd_pass daemon_commands
+	fi
+}
+
+case_bad_config
+case_check_config
+if case_start; then
+	case_ban
+	case_two_ifaces
+	case_set_limit
+	case_second_daemon
+	case_non_root
+	case_metrics
+	case_garbage
+	case_daemon_commands
+else
+	for c in "${CASES[@]:3}"; do echo "FAIL: $c (the daemon did not start)"; done
+	E2E_FAILED=$((E2E_FAILED + ${#CASES[@]} - 3))
+fi
+xbd_stop TERM
+((E2E_FAILED == 0))

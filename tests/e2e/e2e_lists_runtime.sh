@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# e2e_lists_runtime.sh BUILD - `xdpban lists load|clear|show` and the file and line `query`
+# names, in a private pair of namespaces (names with "lists" in them): lists loaded at run
+# time beside a config list, with the daemon and without it (on the pinned maps); the values
+# of `lists show --json`; a restart restores exactly what was loaded (even after the file
+# changed), SIGHUP keeps it, clear drops it for good; every bad input (missing file, bad line,
+# unknown layer, no files, a load that does not fit) is one line, a non-zero exit, and changes
+# nothing; a list that needs more IPv6 lines and hosts than policy-lines6-max says what to
+# raise it to, on the CLI and in the log. The acceptance case loads zmap's shipped blocklist
+# unedited as a deny list with a trusted hole in 203.0.113.0/24 and checks the verdicts on the
+# wire (a UDP socket in the receiver namespace, and `xdpban stats`) and in `query`. With the
+# 64 runtime lists in force, a 65th is refused before it is opened (a FIFO: never read).
+#
+# Everything it makes is removed on any exit (the daemon helpers' cleanup in tests/e2e/e2e_lib.sh). Needs root.
+# shellcheck disable=SC2317 # the case functions are called through e2e_case
+set -uo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/../.." || exit 1
+source tests/e2e/e2e_lib.sh
+
+CASES=(load_with_daemon show_values restart_and_sighup_keep_them clear_drops_them
+	small_lines_say_so corrupt_store_set_aside bad_inputs_change_nothing load_without_daemon zmap_blocklist_on_the_wire
+	limit_checked_before_reading)
+XBD_NS_TAG=lists-
+xbd_begin R "${CASES[@]}"
+readonly D=$XBD_TMP/lists
+# Room for 64 IPv6 lines and hosts: small_lines_say_so fills it.
+CONF_LISTS=("[lists]" "policy-lines6-max = 64" "deny = $D/conf_deny.txt" "[metrics]" "listen = off")
+ZMAP=/etc/zmap/blocklist.conf
+[[ -f $ZMAP ]] || ZMAP=/etc/zmap/blacklist.conf # Debian 12's zmap 2.1 ships the old name
+
+q() { xbd_query "$1" "$2"; }
+source_of() { q "$1" 'd["policy"] + " " + d["policy_match"] + " " + d.get("policy_file", "-") + ":" + str(d.get("policy_line", "-")) + " " + d.get("policy_origin", "-")'; }
+show() { xbd_cli --config "$XBD_CONF" lists show --json; } # with a daemon or without
+
+setup_files() {
+	mkdir -p "$D" || return 1
+	printf '%s\n' "# config deny" 198.51.100.0/24 >"$D/conf_deny.txt"
+	printf '%s\n' "# runtime deny" 203.0.113.0/24 "2001:db8:bad::/48 ; SBL1" >"$D/rt_deny.txt"
+	printf '%s\n' 203.0.113.64/26 >"$D/hole.txt"
+	for ((i = 0; i < 100; i++)); do printf '2001:db8:%02x00::1\n' "$i"; done >"$D/hosts6.txt"
+	xbd_write_conf "${CONF_LISTS[@]}"
+}
+
+case_load() {
+	local out
+	out=$(xbd_cli lists load --deny "$D/rt_deny.txt" 2>&1) || { E2E_WHY="load: $out"; return 1; }
+	e2e_expect "load's answer" "loaded 1 file into the deny layer: 2 entries" "$out" &&
+		e2e_expect "a runtime entry" "deny 203.0.113.0/24 $D/rt_deny.txt:2 runtime" \
+			"$(source_of 203.0.113.9)" &&
+		e2e_expect "a runtime IPv6 entry" "deny 2001:db8:bad::/48 $D/rt_deny.txt:3 runtime" \
+			"$(source_of 2001:db8:bad:1::1)" &&
+		e2e_expect "the config entry" "deny 198.51.100.0/24 $D/conf_deny.txt:2 config" \
+			"$(source_of 198.51.100.7)" &&
+		e2e_expect "text query" "policy:       deny (203.0.113.0/24, $D/rt_deny.txt:2, runtime deny list)" \
+			"$(xbd_cli query 203.0.113.9 | grep '^policy:')"
+}
+
+case_show() {
+	local j
+	j=$(show) || { E2E_WHY="lists show failed"; return 1; }
+	e2e_expect "deny files" "[('$D/conf_deny.txt', 'config', 1, 256, '0'), ('$D/rt_deny.txt', 'runtime', 2, 256, '1208925819614629174706176')]" \
+		"$(xbd_json '[(f["file"], f["origin"], f["entries"], f["ipv4_addresses"], f["ipv6_addresses"]) for f in d["layers"][1]["files"]]' <<<"$j")" &&
+		e2e_expect "denied" "512 1208925819614629174706176" \
+			"$(xbd_json 'str(d["totals"]["denied"]["ipv4_addresses"]) + " " + d["totals"]["denied"]["ipv6_addresses"]' <<<"$j")" &&
+		e2e_expect "allowed" "4294966784 $(((1 << 32) - 512)) True" \
+			"$(xbd_json 'str(d["totals"]["allowed"]["ipv4_addresses"]) + " " + str(2**32 - 512) + " " + str(int(d["totals"]["allowed"]["ipv6_addresses"]) == 2**128 - 2**80)' <<<"$j")" &&
+		e2e_expect "default" "pass 4294966784" "$(xbd_json 'd["default"]["verdict"] + " " + str(d["default"]["ipv4_addresses"])' <<<"$j")" &&
+		xbd_cli lists show | grep -q "^deny     runtime          2          256 1208925819614629174706176 .*$D/rt_deny.txt$" ||
+		{ E2E_WHY="${E2E_WHY:-the text table lacks the runtime row: $(xbd_cli lists show)}"; return 1; }
+}
+
+case_restart() {
+	echo 192.0.2.200 >"$D/rt_deny.txt" # what was loaded is restored, not the file as it is now
+	xbd_stop TERM
+	xbd_start || { E2E_WHY="no restart"; return 1; }
+	e2e_expect "after a restart" "deny 203.0.113.0/24 $D/rt_deny.txt:2 runtime" \
+		"$(source_of 203.0.113.9)" &&
+		e2e_expect "the changed file is not read" "none" "$(q 192.0.2.200 'd["policy"]')" &&
+		e2e_wait 50 xbd_log_has "restoring 1 runtime list (2 entries) from $XBD_STATE.lists" &&
+		kill -HUP "$XBD_PID" && sleep 1 &&
+		e2e_expect "after SIGHUP" "deny 203.0.113.0/24 $D/rt_deny.txt:2 runtime" \
+			"$(source_of 203.0.113.9)" &&
+		e2e_expect "the config's list after SIGHUP" "deny 198.51.100.0/24 $D/conf_deny.txt:2 config" \
+			"$(source_of 198.51.100.7)"
+}
+
+case_clear() {
+	local out
+	out=$(xbd_cli lists clear deny 2>&1) || { E2E_WHY="clear: $out"; return 1; }
+	e2e_expect "clear's answer" "cleared 1 runtime list of the deny layer (the config's lists stay)" "$out" &&
+		e2e_expect "cleared" "none" "$(q 203.0.113.9 'd["policy"]')" &&
+		e2e_expect "the config's stays" "deny" "$(q 198.51.100.7 'd["policy"]')" &&
+		[[ ! -e $XBD_STATE.lists ]] || { E2E_WHY="${E2E_WHY:-the store is still there}"; return 1; }
+	xbd_stop TERM
+	xbd_start || { E2E_WHY="no restart"; return 1; }
+	e2e_expect "cleared after a restart" "none" "$(q 203.0.113.9 'd["policy"]')"
+}
+
+# A list that needs more IPv6 lines and hosts than the maps hold (100 hosts in distinct /40s:
+# a /40, /48 and /56 line each, beside the /24's and the /32's) loads, and says which key to
+# raise and to what, on the CLI and, after SIGHUP compiles it again, in the daemon's log;
+# its sources get their verdicts from the trie. Clearing it says nothing more.
+case_small_lines() {
+	local out want="302 (the trie answers those sources, right but slower; the sizes apply when the maps are created)"
+	out=$(xbd_cli lists load --deny "$D/hosts6.txt" 2>&1) || { E2E_WHY="load: $out"; return 1; }
+	e2e_expect "load's answer" "loaded 1 file into the deny layer: 100 entries
+xdpban: 238 IPv6 lines and 36 IPv6 hosts did not fit: policy-lines6-max wants at least $want" "$out" &&
+		e2e_expect "a host past the room" "deny" "$(q 2001:db8:6300::1 'd["policy"]')" &&
+		kill -HUP "$XBD_PID" &&
+		e2e_wait 50 xbd_log_has "policy lists: 238 IPv6 lines and 36 IPv6 hosts did not fit: policy-lines6-max wants at least $want" &&
+		out=$(xbd_cli lists clear deny 2>&1) &&
+		e2e_expect "clear's answer" "cleared 1 runtime list of the deny layer (the config's lists stay)" "$out" &&
+		e2e_expect "cleared" "none" "$(q 2001:db8:6300::1 'd["policy"]')"
+}
+
+# A store that does not parse is reported, moved aside, and the config's lists are enforced.
+case_corrupt() {
+	printf '%s\n' "xdpban-runtime-lists 1" "list deny 0 $D/rt_deny.txt" "203.0.113.0/24 2" >"$XBD_STATE.lists"
+	xbd_stop TERM
+	xbd_start || { E2E_WHY="no start beside a corrupt store"; return 1; }
+	e2e_wait 50 xbd_log_has "runtime lists $XBD_STATE.lists: cut short: no end line (after line 3); moved aside to $XBD_STATE.lists.corrupt-" &&
+		xbd_log_has "enforcing the config's lists only" &&
+		e2e_expect "the config's list" "deny" "$(q 198.51.100.7 'd["policy"]')" &&
+		e2e_expect "nothing of the store" "none" "$(q 203.0.113.9 'd["policy"]')" &&
+		[[ ! -e $XBD_STATE.lists ]] || { E2E_WHY="${E2E_WHY:-the log lacks the error, or the store stayed}"; return 1; }
+}
+
+# refused WHY_PATTERN EXIT CMD...: one line matching the pattern, that exit, and the same
+# `lists show` before and after.
+refused() {
+	local want=$1 code=$2 before after out rc
+	shift 2
+	before=$(show)
+	out=$(xbd_cli "$@" 2>&1)
+	rc=$?
+	after=$(show)
+	# shellcheck disable=SC2053 # the pattern is meant
+	[[ $rc == "$code" && $out == $want && $out != *$'\n'* && $before == "$after" ]] && return 0
+	E2E_WHY="$*: exit $rc, '$out'$([[ $before == "$after" ]] || echo ', state changed')"
+	return 1
+}
+
+case_bad() {
+	printf '%s\n' 192.0.2.0/24 example.com >"$D/bad.txt"
+	# One more distinct IPv6 entry than the lists may hold (the listed room where the header
+	# has one, else the trie's size).
+	local cap
+	cap=$(sed -n 's/^#define XDPBAN_LISTED6_MAX \([0-9]*\)$/\1/p' include/xdpban_maps.h)
+	[[ -n $cap ]] || cap=$(sed -n 's/^#define XDPBAN_DEFAULT_POLICY6_MAX \([0-9]*\)$/\1/p' include/xdpban_maps.h)
+	"$E2E_PY" -c 'import sys
+for i in range(int(sys.argv[1]) + 1): print("2001:db8:%x:%x::/64" % (i >> 16, i & 0xffff))' "$cap" >"$D/big6.txt"
+	xbd_cli lists load --trusted "$D/hole.txt" >/dev/null || { E2E_WHY="cannot load the hole"; return 1; }
+	refused "xdpban: cannot read list $D/missing.txt: No such file or directory" 1 \
+		lists load --deny "$D/missing.txt" &&
+		refused "xdpban: $D/bad.txt:2: *'example.com'*" 1 lists load --deny "$D/bad.txt" &&
+		refused "xdpban: lists clear: unknown layer 'bogus': allow, deny or trusted" 2 lists clear bogus &&
+		refused "xdpban: lists load: missing FILE... *" 2 lists load --deny &&
+		refused "xdpban: lists load: give one of --allow, --deny or --trusted" 2 lists load "$D/hole.txt" &&
+		refused "xdpban: $D/big6.txt: $((cap + 1)) IPv6 entries: more than the IPv6 policy table holds ($cap)" 1 \
+			lists load --deny "$D/big6.txt" &&
+		e2e_expect "the hole stays" "trusted" "$(q 203.0.113.70 'd["policy"]')" &&
+		out=$(xbd_cli lists load --deny --ignore-errors "$D/bad.txt" 2>&1) &&
+		e2e_expect "ignore-errors" "loaded 1 file into the deny layer: 1 entries, 1 bad lines skipped
+xdpban: skipped: $D/bad.txt:2: not an IPv4 or IPv6 address: 'example.com'" "$out" &&
+		xbd_cli lists clear deny >/dev/null && xbd_cli lists clear trusted >/dev/null
+}
+
+case_direct() {
+	local out
+	xbd_write_conf "${CONF_LISTS[@]}"
+	XBD_CONF_DETACH=no xbd_write_conf "${CONF_LISTS[@]}"
+	xbd_stop TERM
+	xbd_start || { E2E_WHY="no restart with detach-on-exit = no"; return 1; }
+	xbd_stop TERM
+	out=$(xbd_cli --config "$XBD_CONF" lists load --trusted "$D/hole.txt" 2>&1) ||
+		{ E2E_WHY="direct load: $out"; return 1; }
+	e2e_expect "direct load" "xdpban: note: no daemon answers on $XBD_SOCK; changed the maps in $XBD_PIN directly
+loaded 1 file into the trusted layer: 1 entries" "$out" &&
+		e2e_expect "direct query" "trusted 203.0.113.64/26 $D/hole.txt:1 runtime" \
+			"$(xbd_cli --config "$XBD_CONF" query 203.0.113.70 --json | xbd_json 'd["policy"] + " " + d["policy_match"] + " " + d["policy_file"] + ":" + str(d["policy_line"]) + " " + d["policy_origin"]')" &&
+		e2e_expect "direct show" "[1]" "$(xbd_cli --config "$XBD_CONF" lists show --json | xbd_json '[f["entries"] for f in d["layers"][2]["files"]]')" &&
+		refused "xdpban: cannot read list $D/missing.txt: No such file or directory" 1 \
+			--config "$XBD_CONF" lists load --deny "$D/missing.txt" &&
+		xbd_start && e2e_expect "the daemon finds it" "trusted 203.0.113.64/26 $D/hole.txt:1 runtime" \
+			"$(source_of 203.0.113.70)" &&
+		xbd_cli lists clear trusted >/dev/null
+}
+
+# listen: counts UDP datagrams to port 53 in the receiver namespace, by source, until a
+# second after $XBD_TMP/listen.done appears (at most 60 s).
+listen() {
+	nsenter --net="/run/netns/$XBD_NS_R" "$E2E_PY" -c '
+import collections, json, os, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 53))
+s.settimeout(0.2)
+n = collections.Counter()
+open(sys.argv[1] + ".ready", "w").close()
+end = time.time() + 60
+while time.time() < end:
+    if os.path.exists(sys.argv[1] + ".done"):
+        end = min(end, time.time() + 1)
+    try:
+        n[s.recvfrom(2048)[1][0]] += 1
+    except socket.timeout:
+        pass
+print(json.dumps(n))' "$XBD_TMP/listen" >"$XBD_TMP/listen.out"
+}
+
+case_zmap() {
+	local line deny trusted heard
+	[[ -f $ZMAP ]] || { E2E_WHY="no $ZMAP: install zmap (tests/deps.sh)"; return 1; }
+	line=$(grep -n '^203\.0\.113\.0/24' "$ZMAP" | cut -d: -f1)
+	xbd_cli lists load --deny "$ZMAP" >/dev/null && xbd_cli lists load --trusted "$D/hole.txt" >/dev/null ||
+		{ E2E_WHY="cannot load $ZMAP"; return 1; }
+	e2e_expect "query, denied" "deny 203.0.113.0/24 $ZMAP:$line runtime" "$(source_of 203.0.113.5)" &&
+		e2e_expect "query, the hole" "trusted 203.0.113.64/26 $D/hole.txt:1 runtime" \
+			"$(source_of 203.0.113.70)" || return 1
+	ip -n "$XBD_NS_R" route add 203.0.113.0/24 dev "$XBD_IF_R" 2>/dev/null
+	deny=$(xbd_stat drop_deny) trusted=$(xbd_stat passed_trusted)
+	rm -f "$XBD_TMP/listen.ready" "$XBD_TMP/listen.done"
+	listen &
+	e2e_wait 50 test -e "$XBD_TMP/listen.ready" || { E2E_WHY="no listener"; return 1; }
+	xbd_send udp 203.0.113.5 5 && xbd_send udp 203.0.113.70 4 || { E2E_WHY="cannot send"; return 1; }
+	touch "$XBD_TMP/listen.done"
+	wait $!
+	heard=$(cat "$XBD_TMP/listen.out")
+	e2e_expect "heard on the socket" "0 4" \
+		"$(xbd_json 'str(d.get("203.0.113.5", 0)) + " " + str(d.get("203.0.113.70", 0))' <<<"$heard")" &&
+		e2e_expect "drop_deny" 5 "$(xbd_stat_delta drop_deny "$deny")" &&
+		e2e_expect "passed_trusted" 4 "$(xbd_stat_delta passed_trusted "$trusted")" &&
+		e2e_expect "denied by the blocklist" "$(grep -v '^#' "$ZMAP" | grep -c '/')" \
+			"$(show | xbd_json '[f["entries"] for f in d["layers"][1]["files"] if f["file"] == "'"$ZMAP"'"][0]')"
+}
+
+case_limit() {
+	local i files=() out layer
+	for layer in deny trusted; do
+		xbd_cli lists clear "$layer" >/dev/null 2>&1
+	done
+	for ((i = 0; i < 64; i++)); do
+		printf '192.0.2.%d\n' "$i" >"$D/many$i.txt"
+		files+=("$D/many$i.txt")
+	done
+	out=$(xbd_cli lists load --deny "${files[@]}" 2>&1) || { E2E_WHY="64 lists: $out"; return 1; }
+	mkfifo "$D/fifo.txt" || return 1
+	out=$(timeout 10 "$XBD_BIN/xdpban" --socket "$XBD_SOCK" --pin-dir "$XBD_PIN" lists load \
+		--trusted "$D/fifo.txt" 2>&1)
+	e2e_expect "the 65th list" "xdpban: at most 64 runtime lists at once: clear a layer first" "$out" &&
+		e2e_run xbd_cli lists clear deny
+}
+
+if ! setup_files || ! xbd_start; then
+	for c in "${CASES[@]}"; do xbd_fail "$c" "xdpband did not start"; done
+	e2e_finish
+fi
+e2e_case load_with_daemon case_load
+e2e_case show_values case_show
+e2e_case restart_and_sighup_keep_them case_restart
+e2e_case clear_drops_them case_clear
+e2e_case small_lines_say_so case_small_lines
+e2e_case corrupt_store_set_aside case_corrupt
+e2e_case bad_inputs_change_nothing case_bad
+e2e_case load_without_daemon case_direct
+e2e_case zmap_blocklist_on_the_wire case_zmap
+e2e_case limit_checked_before_reading case_limit
+e2e_finish

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# e2e_operator.sh - what an operator reads from a running xdpband, end to end: the daemon's
+# log names error classes and writes durations in the one format (never "7200s", never a
+# hex mask); `ban` replies "for 7d"; a query shows the time left and a manual prefix ban as
+# "manual", not by its list id; `unban` of an IPv6 address lifts the ban of its /64 key (and
+# the daemon logs the prefix it lifted), and of an address inside a manual prefix ban names
+# the prefix; the text `status` shows the state file, the lists and escalation that --json
+# has; the xdpban_banned_sources gauge counts the ban table and the manual prefix bans, as
+# status does; the CLI finds the daemon through $XDPBAN_SOCKET and through the config's
+# [control] socket, and when nothing answers names the socket it tried and where it came
+# from. Uses the daemon's helpers of tests/e2e/e2e_lib.sh; every namespace, daemon, pin and file it
+# makes is removed by the cleanup of tests/e2e/e2e_lib.sh, also on failure.
+#
+# Usage: tests/e2e/e2e_operator.sh BUILD_DIR
+set -uo pipefail
+# shellcheck source=tests/e2e/e2e_lib.sh
+source "$(dirname "$0")/e2e_lib.sh"
+
+CASES=(log_names_classes_and_durations ban_and_query_in_one_format unban_lifts_key_or_names_prefix
+	status_text_complete banned_gauge_counts_prefix_bans socket_from_env_and_config)
+xbd_begin o "${CASES[@]}"
+XBD_DENY=$XBD_TMP/deny.list
+printf '192.0.2.128/25\n' >"$XBD_DENY"
+xbd_write_conf "[metrics]" "listen = 127.0.0.1:9433" "[lists]" "deny = $XBD_DENY"
+sed -i 's/^ban-time = .*/&\nwindow = 2h/' "$XBD_CONF"
+
+# run_cli ARGS...: the CLI on our daemon; sets out, err, rc.
+run_cli() {
+	xbd_cli "$@" >"$XBD_TMP/out" 2>"$XBD_TMP/err"
+	rc=$?
+	out=$(<"$XBD_TMP/out") err=$(<"$XBD_TMP/err")
+}
+
+# A duration as a person reads it: days to seconds, no zero part.
+readonly ONE_FORMAT='([1-9][0-9]*d)?([1-9][0-9]?h)?([1-9][0-9]?m)?([1-9][0-9]?s)?'
+
+case_log() {
+	local bad
+	run_cli set window 7200
+	if ((rc != 0)); then
+		xbd_fail log_names_classes_and_durations "set window 7200: $err"
+	elif ! xbd_log_has "running: limit 3 errors per 2h, ban 1h,"; then
+		xbd_fail log_names_classes_and_durations "no 'running: limit 3 errors per 2h, ban 1h,' line"
+	elif ! xbd_wait_until xbd_log_has "settings changed over the control socket: limit 3, window 2h, ban-time 1h, ipv6-prefix 64, errors malformed,reported,protocol,probe, drop malformed,"; then
+		xbd_fail log_names_classes_and_durations "the settings line lacks durations or class names: $(grep 'settings changed' "$XBD_LOG")"
+	elif bad=$(grep -E '0x[0-9a-f]+|[0-9]{3,} ?s\b' "$XBD_LOG"); then
+		xbd_fail log_names_classes_and_durations "raw values in the log: ${bad:0:200}"
+	else
+		xbd_pass log_names_classes_and_durations
+	fi
+}
+
+case_ban_query() {
+	local t0 left
+	run_cli ban 192.0.2.50 --for 604800
+	if [[ $rc != 0 || $out != "banned 192.0.2.50 for 7d" ]]; then
+		xbd_fail ban_and_query_in_one_format "ban --for 604800 replied '$out' (exit $rc, $err)"
+		return
+	fi
+	run_cli ban 203.0.113.0/24 --for 1d12h
+	[[ $rc == 0 && $out == "banned 203.0.113.0/24 for 1d12h" ]] ||
+		{ xbd_fail ban_and_query_in_one_format "ban --for 1d12h replied '$out' ($err)"; return; }
+	run_cli query 192.0.2.50
+	left=$(sed -n 's/^banned: *yes (manual, \(.*\))$/\1/p' <<<"$out")
+	if ! xbd_wait_until xbd_log_has "manual ban 192.0.2.50 for 7d"; then
+		xbd_fail ban_and_query_in_one_format "the log lacks 'manual ban 192.0.2.50 for 7d'"
+	elif [[ ! $left =~ ^(7d|6d23h$ONE_FORMAT)$ ]]; then
+		xbd_fail ban_and_query_in_one_format "query shows time left '$left': ${out:0:300}"
+	elif ! run_cli query 203.0.113.9 || ! grep -qx 'policy: *deny (203.0.113.0/24, manual)' <<<"$out" ||
+		! grep -qEx "banned: *yes \\(manual, (1d12h|1d11h$ONE_FORMAT)\\)" <<<"$out"; then
+		xbd_fail ban_and_query_in_one_format "query of an address in a manual prefix ban: $(grep -E '^(policy|banned):' <<<"$out" | tr '\n' '|')"
+	else
+		xbd_pass ban_and_query_in_one_format
+	fi
+}
+
+case_unban() {
+	local want="no ban on 203.0.113.9 itself: it lies in the prefix ban 203.0.113.0/24 (unban 203.0.113.0/24 to lift it)"
+	run_cli ban 2001:db8:77::/64 && run_cli unban 2001:db8:77::1
+	if [[ $rc != 0 || $out != "unbanned 2001:db8:77::/64 (the key of 2001:db8:77::1)" ]]; then
+		xbd_fail unban_lifts_key_or_names_prefix "unban 2001:db8:77::1: '$out' (exit $rc, $err)"
+	elif ! xbd_not_banned 2001:db8:77::1; then
+		xbd_fail unban_lifts_key_or_names_prefix "2001:db8:77::1 is still banned"
+	elif ! xbd_wait_until xbd_log_has "manual unban 2001:db8:77::/64"; then
+		xbd_fail unban_lifts_key_or_names_prefix "the log lacks 'manual unban 2001:db8:77::/64'"
+	elif run_cli unban 203.0.113.9; [[ $rc != 1 || $err != "xdpban: $want" ]]; then
+		xbd_fail unban_lifts_key_or_names_prefix "unban 203.0.113.9: exit $rc, '$err'"
+	elif ! xbd_banned 203.0.113.9; then
+		xbd_fail unban_lifts_key_or_names_prefix "unban 203.0.113.9 lifted the prefix ban"
+	else
+		xbd_pass unban_lifts_key_or_names_prefix
+	fi
+}
+
+# The text shows what --json holds of the daemon, value for value.
+case_status_text() {
+	local json pid lines=() line missing=()
+	json=$(xbd_cli status --json) || { xbd_fail status_text_complete "status --json failed"; return; }
+	pid=$(xbd_json 'd["xdpband"]["pid"]' <<<"$json")
+	run_cli status
+	lines=("daemon: *running \\(pid $pid, since [0-9T:-]+Z\\)"
+		"pin dir: *$XBD_PIN \\(detached and removed at exit\\)"
+		"state file: *$XBD_STATE"
+		"lists: *deny $XBD_DENY \\(1 entry\\)"
+		"escalation: *on: ban time x2 per repeat within 1h, at most 1d; [0-9]+ offenders, [0-9]+ bans lengthened"
+		"host addrs: .*192.0.2.1 \\($XBD_IF_R\\).*")
+	for line in "${lines[@]}"; do
+		grep -qEx "$line" <<<"$out" || missing+=("$line")
+	done
+	if ((rc != 0)); then
+		xbd_fail status_text_complete "status exited $rc: $err"
+	elif ((${#missing[@]})); then
+		xbd_fail status_text_complete "no line /${missing[0]}/ in: $(head -12 <<<"$out" | tr '\n' '|')"
+	else
+		xbd_pass status_text_complete
+	fi
+}
+
+# One ban in the ban table (192.0.2.50) and one manual prefix ban (203.0.113.0/24).
+case_gauge() {
+	local metrics json
+	metrics=$(nsenter --net="/run/netns/$XBD_NS_R" curl -sf http://127.0.0.1:9433/metrics)
+	json=$(xbd_cli status --json)
+	if ! grep -qx 'xdpban_banned_sources{table="bans"} 1' <<<"$metrics" ||
+		! grep -qx 'xdpban_banned_sources{table="policy"} 1' <<<"$metrics"; then
+		xbd_fail banned_gauge_counts_prefix_bans "gauge: $(grep '^xdpban_banned_sources' <<<"$metrics" | tr '\n' '|')"
+	elif [[ $(xbd_json '(d["banned"], d["prefix_bans"])' <<<"$json") != "(1, 1)" ]]; then
+		xbd_fail banned_gauge_counts_prefix_bans "status says $(xbd_json '(d["banned"], d["prefix_bans"])' <<<"$json")"
+	else
+		xbd_pass banned_gauge_counts_prefix_bans
+	fi
+}
+
+# cli_from ENV... -- ARGS...: the CLI with no --socket, ENV set, maps it can never find.
+cli_from() {
+	local env=()
+	while [[ $1 != -- ]]; do env+=("$1"); shift; done
+	shift
+	env -u XDPBAN_SOCKET "${env[@]}" "$XBD_BIN/xdpban" --pin-dir "$XBD_TMP/no-pins" "$@" \
+		>"$XBD_TMP/out" 2>"$XBD_TMP/err"
+	rc=$?
+	out=$(<"$XBD_TMP/out") err=$(<"$XBD_TMP/err")
+}
+
+case_socket() {
+	local other=$XBD_TMP/other.conf
+	sed "s|^socket = .*|socket = $XBD_TMP/other.sock|" "$XBD_CONF" >"$other"
+	cli_from XDPBAN_SOCKET="$XBD_SOCK" -- status --json
+	if [[ $rc != 0 || $(xbd_json 'd["daemon"]' <<<"$out") != True ]]; then
+		xbd_fail socket_from_env_and_config "\$XDPBAN_SOCKET: exit $rc, $err"
+		return
+	fi
+	cli_from -- --config "$XBD_CONF" status --json
+	if [[ $rc != 0 || $(xbd_json 'd["daemon"]' <<<"$out") != True ]]; then
+		xbd_fail socket_from_env_and_config "--config: exit $rc, $err"
+		return
+	fi
+	cli_from XDPBAN_SOCKET="$XBD_TMP/none.sock" -- status
+	if [[ $rc != 1 || $err != "xdpban: no daemon answers on $XBD_TMP/none.sock (\$XDPBAN_SOCKET), and "* ]]; then
+		xbd_fail socket_from_env_and_config "a socket from \$XDPBAN_SOCKET that does not answer: exit $rc, '$err'"
+		return
+	fi
+	cli_from -- --config "$other" status
+	if [[ $rc != 1 || $err != "xdpban: no daemon answers on $XBD_TMP/other.sock ([control] socket of $other), and "* ]]; then
+		xbd_fail socket_from_env_and_config "a socket from the config that does not answer: exit $rc, '$err'"
+		return
+	fi
+	cli_from -- --config "$XBD_TMP/no.conf" status
+	if [[ $rc != 1 || $err != "xdpban: cannot find the daemon's socket: cannot read config $XBD_TMP/no.conf: No such file or directory (give --socket or \$XDPBAN_SOCKET)" ]]; then
+		xbd_fail socket_from_env_and_config "a config that does not exist: exit $rc, '$err'"
+	else
+		xbd_pass socket_from_env_and_config
+	fi
+}
+
+if xbd_start; then
+	case_log
+	case_ban_query
+	case_unban
+	case_status_text
+	case_gauge
+	case_socket
+else
+	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done
+fi
+xbd_stop TERM
+((E2E_FAILED == 0))
