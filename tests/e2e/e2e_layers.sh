@@ -20,8 +20,8 @@ case_this_tree() {
 	[[ $rc -eq 0 ]] || { E2E_WHY="$(grep '^layers:' <<<"$out" | head -3)"; return 1; }
 	# Every program and test was seen, or the check proves nothing.
 	grep -q '^xdpband: ' <<<"$out" && grep -q '^xdpban: ' <<<"$out" &&
-		grep -q '^tests/test_lib: ' <<<"$out" ||
-		{ E2E_WHY="the link maps of xdpband, xdpban or test_lib are missing"; return 1; }
+		grep -q '^tests/test_bans: ' <<<"$out" ||
+		{ E2E_WHY="the link maps of xdpband, xdpban or test_bans are missing"; return 1; }
 }
 
 # A tree of four modules: lib/a and lib/b call each other, lib/c calls common/d (a library
