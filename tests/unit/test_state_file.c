@@ -1,0 +1,228 @@
+/* test_state_file.c - reading the state file (user/common/state.h) with restore_bans off, so
+ * that no map is needed (every fd -1, as tests/fuzz/fuzz_state.c does): a good file restores
+ * its offences into the history and the fleet's position and origins, and no bans; a missing
+ * file is no error; a directory is refused; and every kind of corrupt file (no "end N", a
+ * wrong count, a wrong magic or version, an unknown or malformed record, a record after the
+ * end, a NUL, a line too long) is moved aside with the message saying why, and nothing of it
+ * is used. Saving needs the maps (it walks the policy tries): tests/kernel/ has it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include "history.h"
+#include "state.h"
+#include "tmpdir.h"
+
+#define GOOD_FLEET "fleet last=1764498000123-0 epoch=5f0c3e9a41d27b86c0e1f3a2b4d5c6e7\n"
+
+static const struct xb_maps no_maps = { XB_MAPS_NONE, .ncpus = 1 };
+
+struct fixture {
+	struct tmpdir dir;
+	struct xbd_history h;
+	struct xbd_state_fleet fleet;
+	struct xbd_state_counts c;
+	char path[PATH_MAX];
+	char err[XB_ERRLEN];
+	bool corrupt;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	*state = f;
+	return !f || tmpdir_make(&f->dir);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	xbd_history_free(&f->h);
+	xbd_state_fleet_free(&f->fleet);
+	tmpdir_remove(&f->dir);
+	free(f);
+	return 0;
+}
+
+/* Writes text as "state" (NULL: writes nothing) and loads it: the return of xbd_state_load. */
+static int load(struct fixture *f, const char *text, size_t len)
+{
+	tmpdir_path(&f->dir, "state", f->path);
+	if (text)
+		assert_int_equal(tmpdir_write(&f->dir, "state", text, len, NULL), 0);
+	f->err[0] = '\0';
+	return xbd_state_load(f->path, &no_maps, &f->h, false, &f->fleet, &f->c, &f->corrupt,
+			      f->err, sizeof(f->err));
+}
+
+static int load_text(struct fixture *f, const char *text)
+{
+	return load(f, text, strlen(text));
+}
+
+static void good_file_restores_offences_and_the_fleet_position(void **state)
+{
+	static const char text[] =
+		"xdpban-state 1\n"
+		"# written by xdpband at 2025-11-30T10:20:00Z; times are Unix seconds, 0 = permanent\n"
+		"ban 192.0.2.7 start=1764498000 expires=0 count=11 reason=errors classes=1\n"
+		"prefix 198.51.100.0/24 expires=0\n"
+		"offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1\n"
+		"offence 2001:db8:1:2::/64 last=1764490000 until=0 repeats=3\n"
+		GOOD_FLEET
+		"origin 198.51.100.9 node=web-2\n"
+		"origin 2001:db8::/48 node=db.1\n"
+		"end 7\n";
+	struct fixture *f = *state;
+	const struct xdpban_key v4 = { .family = XDPBAN_FAMILY_INET, .prefixlen = 32,
+				       .addr = { 192, 0, 2, 7 } };
+	const struct xdpban_key v6 = { .family = XDPBAN_FAMILY_INET6, .prefixlen = 64,
+				       .addr = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2 } };
+	struct xbd_offence o;
+
+	assert_int_equal(load_text(f, text), 0);
+	assert_false(f->corrupt);
+	assert_string_equal(f->err, "");
+	assert_true(f->c.present);
+	assert_int_equal(f->c.offences, 2);
+	assert_int_equal(f->c.bans, 0); /* restore_bans off: parsed, not restored */
+	assert_int_equal(f->c.prefixes, 0);
+	assert_int_equal(f->h.n, 2);
+	assert_int_equal(history_find(&f->h, &v4, &o), 1);
+	assert_int_equal(o.last_ban, 1764498000);
+	assert_int_equal(o.last_until, 1764501600);
+	assert_int_equal(o.repeats, 1);
+	assert_int_equal(history_find(&f->h, &v6, &o), 1);
+	assert_int_equal(o.last_ban, 1764490000);
+	assert_int_equal(o.last_until, 0);
+	assert_int_equal(o.repeats, 3);
+	assert_string_equal(f->fleet.last_id, "1764498000123-0");
+	assert_string_equal(f->fleet.epoch, "5f0c3e9a41d27b86c0e1f3a2b4d5c6e7");
+	assert_int_equal(f->fleet.n_origins, 2);
+	assert_string_equal(f->fleet.origins[0].node, "web-2");
+	assert_int_equal(f->fleet.origins[1].who.plen, 48);
+	assert_string_equal(f->fleet.origins[1].node, "db.1");
+	assert_int_equal(access(f->path, F_OK), 0); /* a good file stays where it is */
+}
+
+static void missing_file_is_empty_and_a_directory_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	char want[3 * PATH_MAX];
+
+	assert_int_equal(load(f, NULL, 0), 0); /* err may say it is missing: nothing to act on */
+	assert_false(f->c.present);
+	assert_false(f->corrupt);
+	assert_int_equal(f->h.n, 0);
+
+	assert_int_equal(mkdir(f->path, 0700), 0);
+	assert_int_equal(load(f, NULL, 0), -EINVAL);
+	snprintf(want, sizeof(want), "state file %s is a directory, not a regular file", f->path);
+	assert_string_equal(f->err, want);
+	assert_int_equal(xbd_state_check(f->path, f->err, sizeof(f->err)), -EINVAL);
+	assert_string_equal(f->err, want);
+	assert_int_equal(access(f->path, F_OK), 0); /* not moved aside */
+}
+
+/* Each corrupt file, and why it is refused. */
+static const struct corrupt_row {
+	const char *text, *why;
+} corrupt_rows[] = {
+	{ "xdpban-state 1\noffence 192.0.2.7 last=1 until=2 repeats=1\n",
+	  "truncated: no end line after line 2" },
+	{ "xdpban-state 1\n", "truncated: no end line after line 1" },
+	{ "", "truncated: no end line after line 0" },
+	{ "xdpban-state 1\noffence 192.0.2.7 last=1 until=2 repeats=1\nend 2\n",
+	  "line 3: not a valid record" },
+	{ "xdpban-state 1\nend 0\noffence 192.0.2.7 last=1 until=2 repeats=1\n",
+	  "line 3: not a valid record" },
+	{ "xdpban-stat 1\nend 0\n", "line 1: not an xdpban state file of version 1" },
+	{ "xdpban-state 2\nend 0\n", "line 1: not an xdpban state file of version 1" },
+	{ "# a comment first\nxdpban-state 1\nend 0\n",
+	  "line 1: not an xdpban state file of version 1" },
+	{ "xdpban-state 1\nunban 192.0.2.7\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\n\nend 0\n", "line 2: not a valid record" },
+	/* an IPv4 offence must be a /32; a count past 32 bits; a time past 9999 */
+	{ "xdpban-state 1\noffence 192.0.2.0/24 last=1 until=2 repeats=1\nend 1\n",
+	  "line 2: not a valid record" },
+	{ "xdpban-state 1\noffence 192.0.2.7 last=1 until=2 repeats=4294967296\nend 1\n",
+	  "line 2: not a valid record" },
+	{ "xdpban-state 1\noffence 192.0.2.7 last=253402300800 until=2 repeats=1\nend 1\n",
+	  "line 2: not a valid record" },
+	{ "xdpban-state 1\nban 192.0.2.7 start=1 expires=0 count=11 reason=bored classes=1\nend 1\n",
+	  "line 2: not a valid record" },
+	{ "xdpban-state 1\n" GOOD_FLEET GOOD_FLEET "end 2\n", "line 3: not a valid record" },
+	{ "xdpban-state 1\norigin 198.51.100.9 node=a/b\nend 1\n", "line 2: not a valid record" },
+};
+
+static void corrupt_file_is_moved_aside_with_the_reason(void **state)
+{
+	struct fixture *f = *state;
+	struct xbd_offence before = { .key = { .family = XDPBAN_FAMILY_INET, .prefixlen = 32,
+					       .addr = { 203, 0, 113, 9 } }, .repeats = 4 };
+
+	assert_int_equal(xbd_history_put(&f->h, &before), 0);
+	for (size_t i = 0; i < sizeof(corrupt_rows) / sizeof(corrupt_rows[0]); i++) {
+		char want[3 * PATH_MAX];
+
+		assert_int_equal(load_text(f, corrupt_rows[i].text), 0);
+		assert_true(f->corrupt);
+		assert_true(f->c.present);
+		snprintf(want, sizeof(want), "state file %s: %s; moved aside to %s.corrupt-",
+			 f->path, corrupt_rows[i].why, f->path);
+		assert_memory_equal(f->err, want, strlen(want));
+		assert_int_equal(access(f->path, F_OK), -1);
+		/* nothing of it is used: the history is as it was, no fleet position */
+		assert_int_equal(f->h.n, 1);
+		assert_int_equal(f->c.offences, 0);
+		assert_string_equal(f->fleet.last_id, "");
+		assert_int_equal(f->fleet.n_origins, 0);
+	}
+}
+
+static void nul_byte_and_long_line_are_corrupt(void **state)
+{
+	static const char nul[] = "xdpban-state 1\noffence 192.0.2.7\0 last=1 until=2 repeats=1\nend 1\n";
+	struct fixture *f = *state;
+	char text[1200], want[3 * PATH_MAX];
+
+	assert_int_equal(load(f, nul, sizeof(nul) - 1), 0);
+	assert_true(f->corrupt);
+	snprintf(want, sizeof(want), "state file %s: line 2: not a valid record; moved aside",
+		 f->path);
+	assert_memory_equal(f->err, want, strlen(want));
+	assert_int_equal(f->h.n, 0);
+
+	snprintf(text, sizeof(text), "xdpban-state 1\n# %01100d\nend 0\n", 0);
+	assert_int_equal(load_text(f, text), 0);
+	assert_true(f->corrupt);
+	snprintf(want, sizeof(want), "state file %s: line 2: longer than 1024 bytes; moved aside",
+		 f->path);
+	assert_memory_equal(f->err, want, strlen(want));
+	assert_int_equal(f->h.n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(good_file_restores_offences_and_the_fleet_position,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_file_is_empty_and_a_directory_is_refused,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(corrupt_file_is_moved_aside_with_the_reason, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(nul_byte_and_long_line_are_corrupt, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
