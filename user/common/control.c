@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "control.h"
+#include "control_fields.h"
 
 struct request {
 	const struct xb_control_ctx *ctx;
@@ -22,9 +23,9 @@ struct request {
 typedef int (*command_fn)(struct request *r);
 
 struct command {
-	const char *name;
-	bool changes;               /* refused when ctx->read_only */
-	const char *const fields[3]; /* allowed besides "cmd" */
+	enum xb_control_cmd cmd;
+	bool changes;                    /* refused when ctx->read_only */
+	enum xb_control_field fields[3]; /* allowed besides CMD; a slot left over holds CMD */
 	command_fn run;
 };
 
@@ -119,7 +120,7 @@ static int cmd_status(struct request *r)
 
 	if (ret)
 		return fail_errno(r, "cannot read the state", ret);
-	json_object_object_add(r->reply, "daemon", json_object_new_boolean(true));
+	json_object_object_add(r->reply, XB_F(DAEMON), json_object_new_boolean(true));
 	merge_reply(r, status);
 	if (hooks && hooks->status) {
 		ret = hooks->status(r->reply, r->ctx->user);
@@ -136,7 +137,7 @@ static int cmd_stats(struct request *r)
 
 	if (ret)
 		return fail_errno(r, "cannot read " XDPBAN_MAP_NAME(xdpban_stats), ret);
-	json_object_object_add(r->reply, "stats", stats);
+	json_object_object_add(r->reply, XB_F(STATS), stats);
 	return 0;
 }
 
@@ -147,7 +148,7 @@ static int cmd_bans(struct request *r)
 
 	if (ret)
 		return fail_errno(r, "cannot list the bans", ret);
-	json_object_object_add(r->reply, "bans", bans);
+	json_object_object_add(r->reply, XB_F(BANS), bans);
 	if (r->ctx->hooks && r->ctx->hooks->listed)
 		r->ctx->hooks->listed(r->reply, r->ctx->user);
 	return 0;
@@ -163,11 +164,11 @@ static void name_lists(struct request *r, struct json_object *lists)
 		struct json_object *row = json_object_array_get_idx(lists, i), *id;
 		const char *name;
 
-		if (!json_object_object_get_ex(row, "list", &id))
+		if (!json_object_object_get_ex(row, XB_F(LIST), &id))
 			continue;
 		name = hooks->list_name((__u32)json_object_get_int64(id), r->ctx->user);
 		if (name)
-			json_object_object_add(row, "name", json_object_new_string(name));
+			json_object_object_add(row, XB_F(NAME), json_object_new_string(name));
 	}
 }
 
@@ -179,11 +180,11 @@ static int cmd_lists(struct request *r)
 	if (ret)
 		return fail_errno(r, "cannot read the policy tries", ret);
 	name_lists(r, lists);
-	json_object_object_add(r->reply, "lists", lists);
+	json_object_object_add(r->reply, XB_F(LISTS), lists);
 	ret = xb_json_exempt(r->ctx->maps, &exempt);
 	if (ret)
 		return fail_errno(r, "cannot read the exempt tries", ret);
-	json_object_object_add(r->reply, "exempt", exempt);
+	json_object_object_add(r->reply, XB_F(EXEMPT_COUNTS), exempt);
 	return 0;
 }
 
@@ -191,7 +192,7 @@ static int cmd_query(struct request *r)
 {
 	struct json_object *info;
 	struct xb_prefix addr;
-	int ret = field_prefix(r, "addr", true, &addr);
+	int ret = field_prefix(r, XB_F(ADDR), true, &addr);
 
 	if (ret)
 		return ret;
@@ -212,9 +213,9 @@ static int cmd_ban(struct request *r)
 	char text[64];
 	int ret;
 
-	ret = field_prefix(r, "prefix", false, &p);
+	ret = field_prefix(r, XB_F(PREFIX), false, &p);
 	if (!ret)
-		ret = field_u32(r, "seconds", 0, XDPBAN_TIME_MAX_S, &seconds);
+		ret = field_u32(r, XB_F(SECONDS), 0, XDPBAN_TIME_MAX_S, &seconds);
 	if (!ret)
 		ret = xb_ban(r->ctx->maps, &p, seconds, r->err, r->errlen);
 	if (ret)
@@ -222,8 +223,8 @@ static int cmd_ban(struct request *r)
 	if (hooks && hooks->banned)
 		hooks->banned(&p, seconds, r->ctx->user);
 	xb_prefix_format(&p, text, sizeof(text));
-	json_object_object_add(r->reply, "prefix", json_object_new_string(text));
-	json_object_object_add(r->reply, "seconds", json_object_new_int64(seconds));
+	json_object_object_add(r->reply, XB_F(PREFIX), json_object_new_string(text));
+	json_object_object_add(r->reply, XB_F(SECONDS), json_object_new_int64(seconds));
 	return 0;
 }
 
@@ -234,7 +235,7 @@ static int cmd_unban(struct request *r)
 	char text[64];
 	int ret;
 
-	ret = field_prefix(r, "prefix", false, &p);
+	ret = field_prefix(r, XB_F(PREFIX), false, &p);
 	if (!ret)
 		ret = xb_unban(r->ctx->maps, &p, &lifted, r->err, r->errlen);
 	if (ret)
@@ -242,7 +243,7 @@ static int cmd_unban(struct request *r)
 	if (hooks && hooks->unbanned)
 		hooks->unbanned(&lifted, r->ctx->user);
 	xb_prefix_format(&lifted, text, sizeof(text));
-	json_object_object_add(r->reply, "prefix", json_object_new_string(text));
+	json_object_object_add(r->reply, XB_F(PREFIX), json_object_new_string(text));
 	return 0;
 }
 
@@ -252,9 +253,9 @@ static int cmd_report(struct request *r)
 	struct xb_prefix addr;
 	int ret;
 
-	ret = field_prefix(r, "addr", true, &addr);
+	ret = field_prefix(r, XB_F(ADDR), true, &addr);
 	if (!ret)
-		ret = field_u32(r, "count", 1, XDPBAN_LIMIT_MAX, &count);
+		ret = field_u32(r, XB_F(COUNT), 1, XDPBAN_LIMIT_MAX, &count);
 	if (ret)
 		return ret;
 	if (r->ctx->maps->report_prog < 0) {
@@ -264,9 +265,9 @@ static int cmd_report(struct request *r)
 	ret = xb_report(r->ctx->maps, &addr, count, &status, &new_count);
 	if (ret)
 		return fail_errno(r, "cannot run the report program", ret);
-	json_object_object_add(r->reply, "result",
+	json_object_object_add(r->reply, XB_F(RESULT),
 			       json_object_new_string(xb_report_status_name(status)));
-	json_object_object_add(r->reply, "count", json_object_new_int64(new_count));
+	json_object_object_add(r->reply, XB_F(COUNT), json_object_new_int64(new_count));
 	return 0;
 }
 
@@ -275,8 +276,8 @@ static int set_value_text(struct request *r, char *buf, size_t len, const char *
 {
 	struct json_object *v;
 
-	if (!json_object_object_get_ex(r->req, "value", &v)) {
-		snprintf(r->err, r->errlen, "missing field \"value\"");
+	if (!json_object_object_get_ex(r->req, XB_F(VALUE), &v)) {
+		snprintf(r->err, r->errlen, "missing field \"%s\"", XB_F(VALUE));
 		return -EINVAL;
 	}
 	if (json_object_is_type(v, json_type_int)) {
@@ -284,7 +285,7 @@ static int set_value_text(struct request *r, char *buf, size_t len, const char *
 		*value = buf;
 		return 0;
 	}
-	return field_string(r, "value", true, value);
+	return field_string(r, XB_F(VALUE), true, value);
 }
 
 static int cmd_set(struct request *r)
@@ -296,7 +297,7 @@ static int cmd_set(struct request *r)
 	char number[32];
 	int ret;
 
-	ret = field_string(r, "key", true, &key);
+	ret = field_string(r, XB_F(KEY), true, &key);
 	if (!ret)
 		ret = set_value_text(r, number, sizeof(number), &value);
 	if (ret)
@@ -314,26 +315,29 @@ static int cmd_set(struct request *r)
 	ret = xb_json_config(r->ctx->maps, &config);
 	if (ret)
 		return fail_errno(r, "cannot read back " XDPBAN_MAP_NAME(xdpban_config), ret);
-	json_object_object_add(r->reply, "config", config);
+	json_object_object_add(r->reply, XB_F(CONFIG), config);
 	return 0;
 }
 
 static const struct command commands[] = {
-	{ "status", false, { NULL }, cmd_status },
-	{ "stats", false, { NULL }, cmd_stats },
-	{ "bans", false, { NULL }, cmd_bans },
-	{ "lists", false, { NULL }, cmd_lists },
-	{ "query", false, { "addr" }, cmd_query },
-	{ "ban", true, { "prefix", "seconds" }, cmd_ban },
-	{ "unban", true, { "prefix" }, cmd_unban },
-	{ "report", true, { "addr", "count" }, cmd_report },
-	{ "set", true, { "key", "value" }, cmd_set },
+	{ XB_CMD_STATUS, false, {}, cmd_status },
+	{ XB_CMD_STATS, false, {}, cmd_stats },
+	{ XB_CMD_BANS, false, {}, cmd_bans },
+	{ XB_CMD_LISTS, false, {}, cmd_lists },
+	{ XB_CMD_QUERY, false, { XB_FIELD_ADDR }, cmd_query },
+	{ XB_CMD_BAN, true, { XB_FIELD_PREFIX, XB_FIELD_SECONDS }, cmd_ban },
+	{ XB_CMD_UNBAN, true, { XB_FIELD_PREFIX }, cmd_unban },
+	{ XB_CMD_REPORT, true, { XB_FIELD_ADDR, XB_FIELD_COUNT }, cmd_report },
+	{ XB_CMD_SET, true, { XB_FIELD_KEY, XB_FIELD_VALUE }, cmd_set },
 };
+_Static_assert(XB_FIELD_CMD == 0, "a slot left over in a command's fields holds CMD");
 
 static const struct command *find_command(const char *name)
 {
+	int cmd = xb_control_cmd_of(name);
+
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
+		if ((int)commands[i].cmd == cmd)
 			return &commands[i];
 	return NULL;
 }
@@ -343,13 +347,14 @@ static int check_fields(struct request *r, const struct command *c)
 {
 	json_object_object_foreach(r->req, key, val)
 	{
-		bool known = !strcmp(key, "cmd");
+		bool known = !strcmp(key, XB_F(CMD));
 
 		(void)val;
 		for (size_t i = 0; !known && i < sizeof(c->fields) / sizeof(c->fields[0]); i++)
-			known = c->fields[i] && !strcmp(c->fields[i], key);
+			known = !strcmp(xb_control_fields[c->fields[i]].name, key);
 		if (!known) {
-			snprintf(r->err, r->errlen, "unknown field \"%.40s\" for \"%s\"", key, c->name);
+			snprintf(r->err, r->errlen, "unknown field \"%.40s\" for \"%s\"", key,
+				 xb_control_commands[c->cmd].name);
 			return -EINVAL;
 		}
 	}
@@ -518,7 +523,7 @@ static int dispatch(struct request *r)
 	const struct xb_control_hooks *hooks = r->ctx->hooks;
 	const struct command *c;
 	const char *name = NULL;
-	int ret = field_string(r, "cmd", true, &name);
+	int ret = field_string(r, XB_F(CMD), true, &name);
 
 	if (ret)
 		return ret;
@@ -538,7 +543,7 @@ static int dispatch(struct request *r)
 		return ret;
 	if (c->changes && r->ctx->read_only) {
 		snprintf(r->err, r->errlen, "\"%s\" changes state and this connection is read-only",
-			 c->name);
+			 xb_control_commands[c->cmd].name);
 		return -EPERM;
 	}
 	return c->run(r);
@@ -558,8 +563,8 @@ char *xb_control_error_reply(const char *message)
 	if (!obj)
 		return NULL;
 	xb_quote(message, escaped, sizeof(escaped));
-	json_object_object_add(obj, "ok", json_object_new_boolean(false));
-	json_object_object_add(obj, "error", json_object_new_string(escaped));
+	json_object_object_add(obj, XB_F(OK), json_object_new_boolean(false));
+	json_object_object_add(obj, XB_F(ERROR), json_object_new_string(escaped));
 	line = strdup(xb_json_line(obj));
 	json_object_put(obj);
 	return line;
@@ -576,7 +581,7 @@ int xb_control_handle(const struct xb_control_ctx *ctx, const char *request, siz
 	r.reply = json_object_new_object();
 	if (!r.reply)
 		return -ENOMEM;
-	json_object_object_add(r.reply, "ok", json_object_new_boolean(true));
+	json_object_object_add(r.reply, XB_F(OK), json_object_new_boolean(true));
 	ret = parse_request(request, len, &r.req, err, sizeof(err));
 	if (!ret)
 		ret = dispatch(&r);

@@ -2,7 +2,8 @@
  * Unix stream socket, one JSON reply per line. The request handler lives here so that the
  * daemon's socket server and the tests share one implementation; the client side is here too.
  * This module never accepts connections, never checks peer credentials and never prints: the
- * daemon owns the server, the caller prints.
+ * daemon owns the server, the caller prints. The names of the commands and fields are in
+ * control_fields.h, the one table both sides spell them from.
  *
  * CONTRACT between the CLI/library owner and the daemon owner: change a signature here only
  * together with every caller.

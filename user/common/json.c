@@ -1,6 +1,7 @@
 /* json.c - JSON renderings of the state with json-c, shared by the CLI's --json output and the
  * control protocol's replies so that both speak the same fields. The field names are a
- * contract (deploy/xdpban.8): add fields, never rename or retype one. Never prints on its own:
+ * contract (deploy/xdpban.8), spelt from the protocol's table (control_fields.h): add fields,
+ * never rename or retype one. Never prints on its own:
  * xb_json_bans_write writes only to the stream its caller hands it.
  */
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "control_fields.h"
 #include "libxdpban.h"
 #include "ports.h"
 
@@ -64,20 +66,20 @@ int xb_json_config(const struct xb_maps *m, struct json_object **out)
 	obj = json_object_new_object();
 	if (!obj)
 		return -ENOMEM;
-	json_object_object_add(obj, "limit", json_object_new_int64(cfg.limit));
-	json_object_object_add(obj, "window", json_object_new_int64(cfg.window_s));
-	json_object_object_add(obj, "ban_time", json_object_new_int64(cfg.ban_s));
-	json_object_object_add(obj, "ipv6_prefix", json_object_new_int(cfg.v6_prefix));
-	json_object_object_add(obj, "errors", xb_json_classes(cfg.class_mask));
-	json_object_object_add(obj, "drop", xb_json_classes(cfg.drop_mask));
-	json_object_object_add(obj, "spoof", json_object_new_string(xb_spoof_name(cfg.spoof)));
-	json_object_object_add(obj, "hop_tolerance", json_object_new_int(cfg.hop_tolerance));
+	json_object_object_add(obj, XB_F(LIMIT), json_object_new_int64(cfg.limit));
+	json_object_object_add(obj, XB_F(WINDOW), json_object_new_int64(cfg.window_s));
+	json_object_object_add(obj, XB_F(BAN_TIME), json_object_new_int64(cfg.ban_s));
+	json_object_object_add(obj, XB_F(IPV6_PREFIX), json_object_new_int(cfg.v6_prefix));
+	json_object_object_add(obj, XB_F(ERRORS), xb_json_classes(cfg.class_mask));
+	json_object_object_add(obj, XB_F(DROP), xb_json_classes(cfg.drop_mask));
+	json_object_object_add(obj, XB_F(SPOOF), json_object_new_string(xb_spoof_name(cfg.spoof)));
+	json_object_object_add(obj, XB_F(HOP_TOLERANCE), json_object_new_int(cfg.hop_tolerance));
 	if (xb_learn_format(cfg.learn_shift, learn, sizeof(learn)))
 		snprintf(learn, sizeof(learn), "?");
-	json_object_object_add(obj, "learn", json_object_new_string(learn));
-	json_object_object_add(obj, "allow_only",
+	json_object_object_add(obj, XB_F(LEARN), json_object_new_string(learn));
+	json_object_object_add(obj, XB_F(ALLOW_ONLY),
 			       json_object_new_boolean(cfg.policy & XDPBAN_CFG_ALLOW_ONLY));
-	json_object_object_add(obj, "defaults", json_object_new_boolean(defaults));
+	json_object_object_add(obj, XB_F(DEFAULTS), json_object_new_boolean(defaults));
 	return finish(obj, out);
 }
 
@@ -99,8 +101,9 @@ int xb_json_stats(const struct xb_maps *m, struct json_object **out)
 			json_object_put(obj);
 			return -ENOMEM;
 		}
-		json_object_object_add(one, "packets", json_object_new_uint64(stats[i].packets));
-		json_object_object_add(one, "bytes", json_object_new_uint64(stats[i].bytes));
+		json_object_object_add(one, XB_F(PACKETS),
+				       json_object_new_uint64(stats[i].packets));
+		json_object_object_add(one, XB_F(BYTES), json_object_new_uint64(stats[i].bytes));
 		json_object_object_add(obj, xb_stat_name(i), one);
 	}
 	return finish(obj, out);
@@ -141,10 +144,10 @@ int xb_json_ports(const struct xb_maps *m, struct json_object **out)
 	if (!ret)
 		obj = json_object_new_object();
 	if (obj) {
-		json_object_object_add(obj, "guards", runs_array(t, XDPBAN_PORT_GUARD_MASK));
-		json_object_object_add(obj, "open_tcp", runs_array(t, XDPBAN_PORT_TCP_OPEN));
-		json_object_object_add(obj, "open_udp", runs_array(t, XDPBAN_PORT_UDP_OPEN));
-		json_object_object_add(obj, "probe_icmp",
+		json_object_object_add(obj, XB_F(GUARDS), runs_array(t, XDPBAN_PORT_GUARD_MASK));
+		json_object_object_add(obj, XB_F(OPEN_TCP), runs_array(t, XDPBAN_PORT_TCP_OPEN));
+		json_object_object_add(obj, XB_F(OPEN_UDP), runs_array(t, XDPBAN_PORT_UDP_OPEN));
+		json_object_object_add(obj, XB_F(PROBE_ICMP),
 				       json_object_new_boolean(t->flags & XDPBAN_PORTS_PROBE_ICMP));
 	}
 	free(t);
@@ -197,17 +200,17 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 		json_object_put(stats);
 		return ret ? ret : -ENOMEM;
 	}
-	json_object_object_add(obj, "config", config);
-	json_object_object_add(obj, "ports", ports);
-	json_object_object_add(obj, "tracked", json_object_new_int(tracked));
-	json_object_object_add(obj, "verified", json_object_new_int(verified));
-	json_object_object_add(obj, "counters_max", json_object_new_int64(counters_max));
-	json_object_object_add(obj, "banned", json_object_new_int(banned));
-	json_object_object_add(obj, "bans_max", json_object_new_int64(bans_max));
-	json_object_object_add(obj, "prefix_bans", json_object_new_int(tally.prefix_bans));
-	json_object_object_add(obj, "policy_ipv4", json_object_new_int(tally.ipv4));
-	json_object_object_add(obj, "policy_ipv6", json_object_new_int(tally.ipv6));
-	json_object_object_add(obj, "stats", stats);
+	json_object_object_add(obj, XB_F(CONFIG), config);
+	json_object_object_add(obj, XB_F(PORTS), ports);
+	json_object_object_add(obj, XB_F(TRACKED), json_object_new_int(tracked));
+	json_object_object_add(obj, XB_F(VERIFIED_N), json_object_new_int(verified));
+	json_object_object_add(obj, XB_F(COUNTERS_MAX), json_object_new_int64(counters_max));
+	json_object_object_add(obj, XB_F(BANNED_N), json_object_new_int(banned));
+	json_object_object_add(obj, XB_F(BANS_MAX), json_object_new_int64(bans_max));
+	json_object_object_add(obj, XB_F(PREFIX_BANS), json_object_new_int(tally.prefix_bans));
+	json_object_object_add(obj, XB_F(POLICY_IPV4), json_object_new_int(tally.ipv4));
+	json_object_object_add(obj, XB_F(POLICY_IPV6), json_object_new_int(tally.ipv6));
+	json_object_object_add(obj, XB_F(STATS), stats);
 	return finish(obj, out);
 }
 
@@ -285,6 +288,22 @@ static int update_stamp(struct ban_writer *w, time_t started)
 	return 0;
 }
 
+/* ,"name": (or {"name": for the first member), the name from the protocol's table. */
+static void put_member(char **p, char before, enum xb_control_field f)
+{
+	*(*p)++ = before;
+	*(*p)++ = '"';
+	put_bytes(p, xb_control_fields[f].name, xb_control_fields[f].len);
+	PUT_LITERAL(p, "\":");
+}
+
+static void put_quoted(char **p, const char *text, size_t max)
+{
+	PUT_LITERAL(p, "\"");
+	put_str(p, text, max);
+	PUT_LITERAL(p, "\"");
+}
+
 /* One ban's object, preceded by a comma unless it is the first; returns its length. */
 static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
 			 char line[BAN_TEXT_MAX])
@@ -293,27 +312,24 @@ static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
 
 	if (w->n)
 		PUT_LITERAL(&p, ",");
-	PUT_LITERAL(&p, "{\"prefix\":\"");
-	put_str(&p, ban->prefix, sizeof(ban->prefix) - 1);
-	PUT_LITERAL(&p, "\",\"count\":");
+	put_member(&p, '{', XB_FIELD_PREFIX);
+	put_quoted(&p, ban->prefix, sizeof(ban->prefix) - 1);
+	put_member(&p, ',', XB_FIELD_COUNT);
 	put_int(&p, ban->count);
-	PUT_LITERAL(&p, ",\"reason\":\"");
-	put_str(&p, ban->reason, 16);
-	PUT_LITERAL(&p, "\",\"seconds_left\":");
+	put_member(&p, ',', XB_FIELD_REASON);
+	put_quoted(&p, ban->reason, 16);
+	put_member(&p, ',', XB_FIELD_SECONDS_LEFT);
 	put_int(&p, ban->seconds_left);
-	PUT_LITERAL(&p, ",\"started\":");
-	if (ban->started) {
-		PUT_LITERAL(&p, "\"");
-		put_bytes(&p, w->stamp, w->stamp_len);
-		PUT_LITERAL(&p, "\"");
-	} else {
+	put_member(&p, ',', XB_FIELD_STARTED);
+	if (ban->started)
+		put_quoted(&p, w->stamp, w->stamp_len);
+	else
 		PUT_LITERAL(&p, "null");
-	}
-	PUT_LITERAL(&p, ",\"classes\":");
+	put_member(&p, ',', XB_FIELD_CLASSES);
 	put_classes(&p, ban->classes);
-	PUT_LITERAL(&p, ",\"table\":\"");
-	put_str(&p, ban->table, 16);
-	PUT_LITERAL(&p, "\"}");
+	put_member(&p, ',', XB_FIELD_TABLE);
+	put_quoted(&p, ban->table, 16);
+	PUT_LITERAL(&p, "}");
 	return p - line;
 }
 
@@ -413,12 +429,13 @@ static void add_query_exempt(struct json_object *obj, const struct xb_query_info
 
 	if (q->exempt)
 		xb_prefix_format(&e->prefix, text, sizeof(text));
-	json_object_object_add(obj, "exempt", json_object_new_boolean(q->exempt));
-	json_object_object_add(obj, "exempt_why", string_or_null(q->exempt ? q->exempt_why : NULL));
-	json_object_object_add(obj, "exempt_match", string_or_null(text));
-	json_object_object_add(obj, "exempt_ifindex",
+	json_object_object_add(obj, XB_F(EXEMPT), json_object_new_boolean(q->exempt));
+	json_object_object_add(obj, XB_F(EXEMPT_WHY),
+			       string_or_null(q->exempt ? q->exempt_why : NULL));
+	json_object_object_add(obj, XB_F(EXEMPT_MATCH), string_or_null(text));
+	json_object_object_add(obj, XB_F(EXEMPT_IFINDEX),
 			       host ? json_object_new_int64(e->val.ifindex) : NULL);
-	json_object_object_add(obj, "exempt_interface",
+	json_object_object_add(obj, XB_F(EXEMPT_INTERFACE),
 			       string_or_null(host && if_indextoname(e->val.ifindex, name) ? name
 											   : NULL));
 }
@@ -428,12 +445,12 @@ static void add_query_spoof(struct json_object *obj, const struct xb_query_info 
 {
 	const char *from = !q->has_hop ? NULL : q->verified ? "verified" : "first_error";
 
-	json_object_object_add(obj, "hop", q->has_hop ? json_object_new_int(q->hop) : NULL);
-	json_object_object_add(obj, "hop_from", string_or_null(from));
-	json_object_object_add(obj, "verified", json_object_new_boolean(q->verified));
-	json_object_object_add(obj, "verified_ago_s",
+	json_object_object_add(obj, XB_F(HOP), q->has_hop ? json_object_new_int(q->hop) : NULL);
+	json_object_object_add(obj, XB_F(HOP_FROM), string_or_null(from));
+	json_object_object_add(obj, XB_F(VERIFIED), json_object_new_boolean(q->verified));
+	json_object_object_add(obj, XB_F(VERIFIED_AGO_S),
 			       q->verified ? json_object_new_int64(q->verified_ago_s) : NULL);
-	json_object_object_add(obj, "disputed", json_object_new_boolean(q->disputed));
+	json_object_object_add(obj, XB_F(DISPUTED), json_object_new_boolean(q->disputed));
 }
 
 int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
@@ -450,17 +467,19 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	if (!obj)
 		return -ENOMEM;
 	xb_prefix_format(addr, text, sizeof(text));
-	json_object_object_add(obj, "address", json_object_new_string(text));
-	json_object_object_add(obj, "key", json_object_new_string(q.key));
-	json_object_object_add(obj, "count", json_object_new_int64(q.count));
-	json_object_object_add(obj, "classes", xb_json_classes(q.classes));
-	json_object_object_add(obj, "banned", json_object_new_boolean(q.banned));
-	json_object_object_add(obj, "seconds_left", json_object_new_int64(q.seconds_left));
-	json_object_object_add(obj, "ban_reason", string_or_null(q.ban_reason));
-	json_object_object_add(obj, "ban_classes", q.banned ? xb_json_classes(q.ban_classes) : NULL);
-	json_object_object_add(obj, "policy", json_object_new_string(xb_verdict_name(q.policy)));
-	json_object_object_add(obj, "policy_match", string_or_null(q.policy_match));
-	json_object_object_add(obj, "policy_list",
+	json_object_object_add(obj, XB_F(ADDRESS), json_object_new_string(text));
+	json_object_object_add(obj, XB_F(QUERY_KEY), json_object_new_string(q.key));
+	json_object_object_add(obj, XB_F(COUNT), json_object_new_int64(q.count));
+	json_object_object_add(obj, XB_F(CLASSES), xb_json_classes(q.classes));
+	json_object_object_add(obj, XB_F(BANNED), json_object_new_boolean(q.banned));
+	json_object_object_add(obj, XB_F(SECONDS_LEFT), json_object_new_int64(q.seconds_left));
+	json_object_object_add(obj, XB_F(BAN_REASON), string_or_null(q.ban_reason));
+	json_object_object_add(obj, XB_F(BAN_CLASSES),
+			       q.banned ? xb_json_classes(q.ban_classes) : NULL);
+	json_object_object_add(obj, XB_F(POLICY),
+			       json_object_new_string(xb_verdict_name(q.policy)));
+	json_object_object_add(obj, XB_F(POLICY_MATCH), string_or_null(q.policy_match));
+	json_object_object_add(obj, XB_F(POLICY_LIST),
 			       q.policy_match[0] ? json_object_new_int64(q.policy_list) : NULL);
 	add_query_exempt(obj, &q);
 	add_query_spoof(obj, &q);
@@ -486,17 +505,17 @@ int xb_json_lists(const struct xb_maps *m, struct json_object **out)
 			arr = NULL;
 			break;
 		}
-		json_object_object_add(obj, "list", json_object_new_int64(rows[i].list_id));
-		json_object_object_add(obj, "manual",
+		json_object_object_add(obj, XB_F(LIST), json_object_new_int64(rows[i].list_id));
+		json_object_object_add(obj, XB_F(MANUAL),
 				       json_object_new_boolean(rows[i].list_id ==
 							       XDPBAN_LIST_MANUAL_BAN));
-		json_object_object_add(obj, "default",
+		json_object_object_add(obj, XB_F(DEFAULT),
 				       json_object_new_boolean(rows[i].list_id ==
 							       XDPBAN_LIST_DEFAULT));
-		json_object_object_add(obj, "verdict",
+		json_object_object_add(obj, XB_F(VERDICT),
 				       json_object_new_string(xb_verdict_name(rows[i].verdict)));
-		json_object_object_add(obj, "ipv4", json_object_new_int64(rows[i].ipv4));
-		json_object_object_add(obj, "ipv6", json_object_new_int64(rows[i].ipv6));
+		json_object_object_add(obj, XB_F(IPV4), json_object_new_int64(rows[i].ipv4));
+		json_object_object_add(obj, XB_F(IPV6), json_object_new_int64(rows[i].ipv6));
 	}
 	free(rows);
 	return finish(arr, out);
@@ -507,8 +526,8 @@ static struct json_object *family_counts(const __u32 counts[2])
 	struct json_object *obj = json_object_new_object();
 
 	if (obj) {
-		json_object_object_add(obj, "ipv4", json_object_new_int64(counts[0]));
-		json_object_object_add(obj, "ipv6", json_object_new_int64(counts[1]));
+		json_object_object_add(obj, XB_F(IPV4), json_object_new_int64(counts[0]));
+		json_object_object_add(obj, XB_F(IPV6), json_object_new_int64(counts[1]));
 	}
 	return obj;
 }
@@ -524,7 +543,7 @@ int xb_json_exempt(const struct xb_maps *m, struct json_object **out)
 	obj = json_object_new_object();
 	if (!obj)
 		return -ENOMEM;
-	json_object_object_add(obj, "never_ban", family_counts(c.never_ban));
-	json_object_object_add(obj, "host", family_counts(c.host));
+	json_object_object_add(obj, XB_F(NEVER_BAN), family_counts(c.never_ban));
+	json_object_object_add(obj, XB_F(HOST), family_counts(c.host));
 	return finish(obj, out);
 }

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "conf_load.h"
 #include "control.h"
+#include "control_fields.h"
 
 #define CLI_TIMEOUT_MS 30000 /* per read: a daemon listing a million bans needs a moment */
 
@@ -22,18 +23,18 @@ int backend_take_reply(const char *line, struct json_object **reply)
 	struct json_object *obj = json_tokener_parse(line), *ok, *error = NULL;
 
 	if (!obj || !json_object_is_type(obj, json_type_object) ||
-	    !json_object_object_get_ex(obj, "ok", &ok)) {
+	    !json_object_object_get_ex(obj, XB_F(OK), &ok)) {
 		pr_warn("malformed reply: %.80s", line);
 		json_object_put(obj);
 		return EXIT_FAIL;
 	}
 	if (!json_object_get_boolean(ok)) {
-		json_object_object_get_ex(obj, "error", &error);
+		json_object_object_get_ex(obj, XB_F(ERROR), &error);
 		pr_warn("%s", error ? json_object_get_string(error) : "request failed");
 		json_object_put(obj);
 		return EXIT_FAIL;
 	}
-	json_object_object_del(obj, "ok");
+	json_object_object_del(obj, XB_F(OK));
 	*reply = obj;
 	return EXIT_OK;
 }
@@ -41,8 +42,8 @@ int backend_take_reply(const char *line, struct json_object **reply)
 /* In direct mode the status says so, and where the maps are. */
 static int direct_status(struct json_object *reply, void *user)
 {
-	json_object_object_add(reply, "daemon", json_object_new_boolean(false));
-	json_object_object_add(reply, "pin_dir", json_object_new_string(user));
+	json_object_object_add(reply, XB_F(DAEMON), json_object_new_boolean(false));
+	json_object_object_add(reply, XB_F(PIN_DIR), json_object_new_string(user));
 	return 0;
 }
 

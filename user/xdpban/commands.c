@@ -7,6 +7,7 @@
 #include <string.h>
 #include <errno.h>
 #include "cli.h"
+#include "control_fields.h"
 #include "top.h"
 
 #define ARGS(type, field) offsetof(type, field)
@@ -62,7 +63,7 @@ static struct json_object *request_new(const char *cmd)
 	struct json_object *req = json_object_new_object();
 
 	if (req)
-		json_object_object_add(req, "cmd", json_object_new_string(cmd));
+		json_object_object_add(req, XB_F(CMD), json_object_new_string(cmd));
 	return req;
 }
 
@@ -91,14 +92,15 @@ static int do_status(const struct cli *cli, const void *args)
 {
 	const struct json_args *a = args;
 
-	return run_request(cli, request_new("status"), &reads, a->json, NULL, render_status);
+	return run_request(cli, request_new(XB_CMD(STATUS)), &reads, a->json, NULL, render_status);
 }
 
 static int do_stats(const struct cli *cli, const void *args)
 {
 	const struct json_args *a = args;
 
-	return run_request(cli, request_new("stats"), &reads, a->json, "stats", render_stats);
+	return run_request(cli, request_new(XB_CMD(STATS)), &reads, a->json, XB_F(STATS),
+			   render_stats);
 }
 
 /* What the text listing carries from row to row. */
@@ -165,7 +167,7 @@ static int do_bans(const struct cli *cli, const void *args)
 	if (backend_direct(&b)) {
 		ret = print_bans_direct(&b.maps, a->json);
 	} else {
-		request = request_new("bans");
+		request = request_new(XB_CMD(BANS));
 		ret = request ? backend_call(&b, request, &reply) : EXIT_FAIL;
 		json_object_put(request);
 	}
@@ -179,7 +181,8 @@ static int do_lists(const struct cli *cli, const void *args)
 {
 	const struct json_args *a = args;
 
-	return run_request(cli, request_new("lists"), &reads, a->json, NULL, render_lists_reply);
+	return run_request(cli, request_new(XB_CMD(LISTS)), &reads, a->json, NULL,
+			   render_lists_reply);
 }
 
 struct query_args {
@@ -198,7 +201,7 @@ static const struct param query_params[] = {
 static int do_query(const struct cli *cli, const void *args)
 {
 	const struct query_args *a = args;
-	struct json_object *req = request_new("query"), *reply = NULL;
+	struct json_object *req = request_new(XB_CMD(QUERY)), *reply = NULL;
 	struct backend b;
 	int ret = req ? backend_open(&b, cli, &reads) : EXIT_FAIL;
 
@@ -206,7 +209,7 @@ static int do_query(const struct cli *cli, const void *args)
 		json_object_put(req);
 		return ret;
 	}
-	add_prefix(req, "addr", &a->addr);
+	add_prefix(req, XB_F(ADDR), &a->addr);
 	ret = backend_call(&b, req, &reply);
 	if (!ret && backend_direct(&b))
 		lists_direct_source(cli, &b, reply);
@@ -234,12 +237,12 @@ static const struct param ban_params[] = {
 static int do_ban(const struct cli *cli, const void *args)
 {
 	const struct ban_args *a = args;
-	struct json_object *req = request_new("ban");
+	struct json_object *req = request_new(XB_CMD(BAN));
 	int ret;
 
 	if (req) {
-		add_prefix(req, "prefix", &a->prefix);
-		json_object_object_add(req, "seconds", json_object_new_int64(a->seconds));
+		add_prefix(req, XB_F(PREFIX), &a->prefix);
+		json_object_object_add(req, XB_F(SECONDS), json_object_new_int64(a->seconds));
 	}
 	ret = run_request(cli, req, &changes, false, NULL, NULL);
 	if (ret == EXIT_OK) {
@@ -275,7 +278,7 @@ static void render_unban(const struct xb_prefix *asked, struct json_object *repl
 	char text[64];
 
 	xb_prefix_format(asked, text, sizeof(text));
-	json_object_object_get_ex(reply, "prefix", &lifted);
+	json_object_object_get_ex(reply, XB_F(PREFIX), &lifted);
 	if (lifted && strcmp(json_object_get_string(lifted), text))
 		printf("unbanned %s (the key of %s)\n", json_object_get_string(lifted), text);
 	else
@@ -285,11 +288,11 @@ static void render_unban(const struct xb_prefix *asked, struct json_object *repl
 static int do_unban(const struct cli *cli, const void *args)
 {
 	const struct unban_args *a = args;
-	struct json_object *req = request_new("unban"), *reply = NULL;
+	struct json_object *req = request_new(XB_CMD(UNBAN)), *reply = NULL;
 	int ret;
 
 	if (req)
-		add_prefix(req, "prefix", &a->prefix);
+		add_prefix(req, XB_F(PREFIX), &a->prefix);
 	ret = send_request(cli, req, &changes, &reply);
 	if (ret == EXIT_OK)
 		render_unban(&a->prefix, reply);
@@ -316,8 +319,8 @@ static void render_report(struct json_object *r)
 {
 	struct json_object *result = NULL, *count = NULL;
 
-	json_object_object_get_ex(r, "result", &result);
-	json_object_object_get_ex(r, "count", &count);
+	json_object_object_get_ex(r, XB_F(RESULT), &result);
+	json_object_object_get_ex(r, XB_F(COUNT), &count);
 	printf("%s (count %lld)\n", json_object_get_string(result),
 	       (long long)json_object_get_int64(count));
 }
@@ -326,11 +329,12 @@ static int do_report(const struct cli *cli, const void *args)
 {
 	const struct report_args *a = args;
 	const struct backend_opts opts = { .changes = true, .needs_report = true };
-	struct json_object *req = request_new("report");
+	struct json_object *req = request_new(XB_CMD(REPORT));
 
 	if (req) {
-		add_prefix(req, "addr", &a->addr);
-		json_object_object_add(req, "count", json_object_new_int64(a->count ? a->count : 1));
+		add_prefix(req, XB_F(ADDR), &a->addr);
+		json_object_object_add(req, XB_F(COUNT),
+				       json_object_new_int64(a->count ? a->count : 1));
 	}
 	return run_request(cli, req, &opts, a->json, NULL, render_report);
 }
@@ -362,10 +366,10 @@ static int do_set(const struct cli *cli, const void *args)
 		pr_warn("%s", err);
 		return EXIT_USAGE;
 	}
-	req = request_new("set");
+	req = request_new(XB_CMD(SET));
 	if (req) {
-		json_object_object_add(req, "key", json_object_new_string(a->key));
-		json_object_object_add(req, "value", json_object_new_string(a->value));
+		json_object_object_add(req, XB_F(KEY), json_object_new_string(a->key));
+		json_object_object_add(req, XB_F(VALUE), json_object_new_string(a->value));
 	}
 	return run_request(cli, req, &changes, false, "config", render_config);
 }

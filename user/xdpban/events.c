@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "control.h"
+#include "control_fields.h"
 
 #define EVENTS_REPLY_TIMEOUT_MS 30000
 
@@ -39,31 +40,31 @@ static long long num(struct json_object *o, const char *name)
 static void render_event(struct json_object *e)
 {
 	char when[32] = "?", length[XB_DURATION_TEXT_MAX], classes[XB_CLASSES_TEXT_MAX] = "";
-	const char *kind = str(e, "event");
+	const char *kind = str(e, XB_F(EVENT));
 	struct json_object *arr;
 
-	xb_time_format((time_t)num(e, "time"), when, sizeof(when));
-	printf("%s %s %s", when, kind, str(e, "source"));
+	xb_time_format((time_t)num(e, XB_F(TIME)), when, sizeof(when));
+	printf("%s %s %s", when, kind, str(e, XB_F(SOURCE)));
 	if (strcmp(kind, "ban")) {
 		printf("\n");
 		return;
 	}
-	if (json_object_object_get_ex(e, "classes", &arr) && json_object_array_length(arr)) {
+	if (json_object_object_get_ex(e, XB_F(CLASSES), &arr) && json_object_array_length(arr)) {
 		size_t used = 0;
 
 		for (size_t i = 0; i < json_object_array_length(arr); i++)
 			used += snprintf(classes + used, sizeof(classes) - used, "%s%s", i ? "," : "",
 					 json_object_get_string(json_object_array_get_idx(arr, i)));
 	}
-	printf(" for %s", num(e, "seconds") ? render_duration(num(e, "seconds"), length,
+	printf(" for %s", num(e, XB_F(SECONDS)) ? render_duration(num(e, XB_F(SECONDS)), length,
 								sizeof(length))
 					    : "ever");
-	if (num(e, "count"))
-		printf(": %lld errors (%s)", num(e, "count"), classes);
-	printf(", reason %s", str(e, "reason"));
-	if (num(e, "repeat"))
-		printf("; repeat offence %lld, ban time x%g", num(e, "repeat"),
-		       json_object_get_double(json_object_object_get(e, "multiplier")));
+	if (num(e, XB_F(COUNT)))
+		printf(": %lld errors (%s)", num(e, XB_F(COUNT)), classes);
+	printf(", reason %s", str(e, XB_F(REASON)));
+	if (num(e, XB_F(REPEAT)))
+		printf("; repeat offence %lld, ban time x%g", num(e, XB_F(REPEAT)),
+		       json_object_get_double(json_object_object_get(e, XB_F(MULTIPLIER))));
 	printf("\n");
 }
 
@@ -84,7 +85,7 @@ static int print_backlog(const char *line, bool json)
 
 	if (ret)
 		return ret;
-	if (json_object_object_get_ex(reply, "events", &events) &&
+	if (json_object_object_get_ex(reply, XB_F(EVENTS), &events) &&
 	    json_object_is_type(events, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(events); i++)
 			print_event(json_object_array_get_idx(events, i), json);
@@ -97,10 +98,10 @@ static int follow_dropped(struct json_object *e)
 {
 	struct json_object *since;
 
-	if (json_object_object_get_ex(e, "since", &since))
-		pr_warn("%s: resume with --since %lld", str(e, "error"), num(e, "since"));
+	if (json_object_object_get_ex(e, XB_F(SINCE), &since))
+		pr_warn("%s: resume with --since %lld", str(e, XB_F(ERROR)), num(e, XB_F(SINCE)));
 	else
-		pr_warn("%s", str(e, "error"));
+		pr_warn("%s", str(e, XB_F(ERROR)));
 	return EXIT_FAIL;
 }
 
@@ -119,7 +120,7 @@ static int follow(struct xb_control_stream *st, bool json)
 			json_object_put(e);
 			return EXIT_FAIL;
 		}
-		if (json_object_object_get_ex(e, "ok", NULL)) {
+		if (json_object_object_get_ex(e, XB_F(OK), NULL)) {
 			ret = follow_dropped(e);
 			json_object_put(e);
 			return ret;
@@ -149,10 +150,11 @@ int do_events(const struct cli *cli, const void *args)
 		pr_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	json_object_object_add(req, "cmd", json_object_new_string("events"));
-	json_object_object_add(req, "follow", json_object_new_boolean(a->follow));
+	json_object_object_add(req, XB_F(CMD), json_object_new_string(XB_CMD(EVENTS)));
+	json_object_object_add(req, XB_F(FOLLOW), json_object_new_boolean(a->follow));
 	if (a->since.set)
-		json_object_object_add(req, "since", json_object_new_int64((int64_t)a->since.v));
+		json_object_object_add(req, XB_F(SINCE),
+				       json_object_new_int64((int64_t)a->since.v));
 	fd = xb_control_connect(cli->socket_path, err, sizeof(err));
 	if (fd < 0) {
 		pr_warn("events come from the daemon, and it does not answer: %s", err);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "conf_load.h"
+#include "control_fields.h"
 #include "runlists.h"
 
 #define ARGS(type, field) offsetof(type, field)
@@ -140,9 +141,9 @@ static struct json_object *lists_request(const char *cmd, const char *layer)
 
 	if (!req)
 		return NULL;
-	json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	json_object_object_add(req, XB_F(CMD), json_object_new_string(cmd));
 	if (layer)
-		json_object_object_add(req, "layer", json_object_new_string(layer));
+		json_object_object_add(req, XB_F(LAYER), json_object_new_string(layer));
 	return req;
 }
 
@@ -178,7 +179,7 @@ static void warn_left_out(struct json_object *reply)
 {
 	struct json_object *v;
 
-	if (json_object_object_get_ex(reply, "left_out", &v))
+	if (json_object_object_get_ex(reply, XB_F(LEFT_OUT), &v))
 		pr_warn("%s", json_object_get_string(v));
 }
 
@@ -201,7 +202,7 @@ int do_lists_load(const struct cli *cli, const void *args)
 		pr_warn("cannot find the working directory: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
-	req = lists_request("lists_load", xbd_layer_name(j.verdict));
+	req = lists_request(XB_CMD(LISTS_LOAD), xbd_layer_name(j.verdict));
 	files = json_object_new_array();
 	ret = req && files ? EXIT_OK : EXIT_FAIL;
 	for (size_t i = 0; i < a->files.n && !ret; i++) {
@@ -220,23 +221,24 @@ int do_lists_load(const struct cli *cli, const void *args)
 		json_object_put(files);
 		json_object_put(req);
 	} else {
-		json_object_object_add(req, "files", files);
+		json_object_object_add(req, XB_F(FILES), files);
 		if (a->ignore_errors)
-			json_object_object_add(req, "ignore_errors", json_object_new_boolean(1));
+			json_object_object_add(req, XB_F(IGNORE_ERRORS),
+					       json_object_new_boolean(1));
 		ret = run_lists(cli, req, true, direct_load, &j, &reply);
 	}
 	for (size_t i = 0; i < a->files.n; i++)
 		free(j.paths[i]);
 	if (ret)
 		return ret;
-	num_text(reply, "loaded", n, sizeof(n));
+	num_text(reply, XB_F(LOADED), n, sizeof(n));
 	printf("loaded %s file%s into the %s layer: %s entries", n, strcmp(n, "1") ? "s" : "",
-	       xbd_layer_name(j.verdict), num_text(reply, "entries", e, sizeof(e)));
-	if (strcmp(num_text(reply, "skipped", s, sizeof(s)), "0"))
+	       xbd_layer_name(j.verdict), num_text(reply, XB_F(ENTRIES), e, sizeof(e)));
+	if (strcmp(num_text(reply, XB_F(SKIPPED), s, sizeof(s)), "0"))
 		printf(", %s bad lines skipped", s);
 	printf("\n");
 	fflush(stdout); /* the summary, then the lines it counts */
-	if (json_object_object_get_ex(reply, "skipped_first", &first))
+	if (json_object_object_get_ex(reply, XB_F(SKIPPED_FIRST), &first))
 		for (size_t i = 0; i < json_object_array_length(first); i++)
 			pr_warn("skipped: %s",
 				json_object_get_string(json_object_array_get_idx(first, i)));
@@ -265,11 +267,11 @@ int do_lists_clear(const struct cli *cli, const void *args)
 		pr_warn("lists clear: unknown layer '%s': allow, deny or trusted", a->layer);
 		return EXIT_USAGE;
 	}
-	ret = run_lists(cli, lists_request("lists_clear", a->layer), true, direct_clear, &verdict,
-			&reply);
+	ret = run_lists(cli, lists_request(XB_CMD(LISTS_CLEAR), a->layer), true, direct_clear,
+			&verdict, &reply);
 	if (ret)
 		return ret;
-	num_text(reply, "cleared", n, sizeof(n));
+	num_text(reply, XB_F(CLEARED), n, sizeof(n));
 	printf("cleared %s runtime list%s of the %s layer (the config's lists stay)\n", n,
 	       strcmp(n, "1") ? "s" : "", a->layer);
 	warn_left_out(reply);
@@ -289,7 +291,7 @@ int do_lists_show(const struct cli *cli, const void *args)
 {
 	const bool *json = args; /* struct json_args */
 	struct json_object *reply = NULL;
-	int ret = run_lists(cli, lists_request("lists_show", NULL), false, direct_show, NULL,
+	int ret = run_lists(cli, lists_request(XB_CMD(LISTS_SHOW), NULL), false, direct_show, NULL,
 			    &reply);
 
 	if (ret)
@@ -307,7 +309,7 @@ void lists_direct_source(const struct cli *cli, struct backend *b, struct json_o
 	struct json_object *id;
 	struct direct *d;
 
-	if (!json_object_object_get_ex(reply, "policy_list", &id) ||
+	if (!json_object_object_get_ex(reply, XB_F(POLICY_LIST), &id) ||
 	    (__u32)json_object_get_int64(id) == XDPBAN_LIST_MANUAL_BAN ||
 	    (__u32)json_object_get_int64(id) == XDPBAN_LIST_DEFAULT)
 		return;

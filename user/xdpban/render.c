@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "control_fields.h"
 
 static struct json_object *member(struct json_object *obj, const char *name)
 {
@@ -82,16 +83,16 @@ void render_config(struct json_object *c)
 
 	printf("limit %" PRId64 ", window %s, ban-time %s, ipv6-prefix /%" PRId64
 	       ", errors %s, drop %s",
-	       num(c, "limit"), render_duration(num(c, "window"), win, sizeof(win)),
-	       render_duration(num(c, "ban_time"), ban, sizeof(ban)), num(c, "ipv6_prefix"),
-	       joined(member(c, "errors"), errors, sizeof(errors)),
-	       joined(member(c, "drop"), drop, sizeof(drop)));
-	if (str(c, "spoof"))
-		printf(", spoof %s, hop-tolerance %" PRId64 ", learn %s", str(c, "spoof"),
-		       num(c, "hop_tolerance"), str(c, "learn") ?: "?");
-	if (json_object_get_boolean(member(c, "allow_only")))
+	       num(c, XB_F(LIMIT)), render_duration(num(c, XB_F(WINDOW)), win, sizeof(win)),
+	       render_duration(num(c, XB_F(BAN_TIME)), ban, sizeof(ban)), num(c, XB_F(IPV6_PREFIX)),
+	       joined(member(c, XB_F(ERRORS)), errors, sizeof(errors)),
+	       joined(member(c, XB_F(DROP)), drop, sizeof(drop)));
+	if (str(c, XB_F(SPOOF)))
+		printf(", spoof %s, hop-tolerance %" PRId64 ", learn %s", str(c, XB_F(SPOOF)),
+		       num(c, XB_F(HOP_TOLERANCE)), str(c, XB_F(LEARN)) ?: "?");
+	if (json_object_get_boolean(member(c, XB_F(ALLOW_ONLY))))
 		printf(", allow-only mode");
-	printf("%s\n", json_object_get_boolean(member(c, "defaults")) ? " (defaults)" : "");
+	printf("%s\n", json_object_get_boolean(member(c, XB_F(DEFAULTS))) ? " (defaults)" : "");
 }
 
 void render_stats(struct json_object *stats)
@@ -100,8 +101,8 @@ void render_stats(struct json_object *stats)
 	json_object_object_foreach(stats, name, v)
 	{
 		printf("%-16s %16" PRIu64 " %20" PRIu64 "\n", name,
-		       json_object_get_uint64(member(v, "packets")),
-		       json_object_get_uint64(member(v, "bytes")));
+		       json_object_get_uint64(member(v, XB_F(PACKETS))),
+		       json_object_get_uint64(member(v, XB_F(BYTES))));
 	}
 }
 
@@ -110,15 +111,18 @@ void render_stats(struct json_object *stats)
 static void render_ports(struct json_object *ports)
 {
 	static const struct {
-		const char *field, *key;
-	} lists[] = { { "guards", "guard" }, { "open_tcp", "open-tcp" }, { "open_udp", "open-udp" } };
+		enum xb_control_field field;
+		const char *key;
+	} lists[] = { { XB_FIELD_GUARDS, "guard" },
+		      { XB_FIELD_OPEN_TCP, "open-tcp" },
+		      { XB_FIELD_OPEN_UDP, "open-udp" } };
 	bool any = false;
 
 	if (!ports)
 		return;
 	printf("%-13s", "ports:");
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		struct json_object *arr = member(ports, lists[i].field);
+		struct json_object *arr = member(ports, xb_control_fields[lists[i].field].name);
 		size_t n = json_object_array_length(arr);
 
 		if (!n)
@@ -129,7 +133,7 @@ static void render_ports(struct json_object *ports)
 			       json_object_get_string(json_object_array_get_idx(arr, j)));
 		any = true;
 	}
-	if (json_object_get_boolean(member(ports, "probe_icmp"))) {
+	if (json_object_get_boolean(member(ports, XB_F(PROBE_ICMP)))) {
 		printf("%sprobe-icmp yes", any ? "; " : " ");
 		any = true;
 	}
@@ -144,9 +148,9 @@ static void render_interfaces(struct json_object *ifaces)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *it = json_object_array_get_idx(ifaces, i);
 
-		struct json_object *mtu = member(it, "mtu");
+		struct json_object *mtu = member(it, XB_F(MTU));
 
-		printf(" %s (%s", str(it, "name") ?: "?", str(it, "mode") ?: "?");
+		printf(" %s (%s", str(it, XB_F(NAME)) ?: "?", str(it, XB_F(MODE)) ?: "?");
 		if (mtu)
 			printf(", MTU %" PRId64, json_object_get_int64(mtu));
 		printf(")");
@@ -164,8 +168,8 @@ static void render_daemon_lists(struct json_object *lists)
 		struct json_object *l = json_object_array_get_idx(lists, i);
 
 		printf("%s %s %s (%" PRId64 " entr%s)\n", i ? "             " : "",
-		       str(l, "verdict") ?: "?", str(l, "file") ?: "?", num(l, "entries"),
-		       num(l, "entries") == 1 ? "y" : "ies");
+		       str(l, XB_F(VERDICT)) ?: "?", str(l, XB_F(FILE)) ?: "?",
+		       num(l, XB_F(ENTRIES)), num(l, XB_F(ENTRIES)) == 1 ? "y" : "ies");
 	}
 	if (!n)
 		printf(" none\n");
@@ -175,90 +179,94 @@ static void render_escalation(struct json_object *e)
 {
 	char max[XB_DURATION_TEXT_MAX], period[XB_DURATION_TEXT_MAX];
 
-	if (!json_object_get_boolean(member(e, "enabled"))) {
+	if (!json_object_get_boolean(member(e, XB_F(ENABLED)))) {
 		printf("%-13s off\n", "escalation:");
 		return;
 	}
 	printf("%-13s on: ban time x%g per repeat within %s, at most %s; %" PRId64
 	       " offenders, %" PRId64 " bans lengthened\n",
-	       "escalation:", json_object_get_double(member(e, "factor")),
-	       render_duration(num(e, "period_s"), period, sizeof(period)),
-	       render_duration(num(e, "max_ban_time_s"), max, sizeof(max)), num(e, "offenders"),
-	       num(e, "escalated"));
+	       "escalation:", json_object_get_double(member(e, XB_F(FACTOR))),
+	       render_duration(num(e, XB_F(PERIOD_S)), period, sizeof(period)),
+	       render_duration(num(e, XB_F(MAX_BAN_TIME_S)), max, sizeof(max)),
+	       num(e, XB_F(OFFENDERS)), num(e, XB_F(ESCALATED)));
 }
 
 /* [fleet]: the link, then what became of the entries. */
 static void render_fleet(struct json_object *f)
 {
-	printf("%-13s node %s, redis %s, stream %s: %s%s%s\n", "fleet:", str(f, "node") ?: "?",
-	       str(f, "redis") ?: "?", str(f, "stream") ?: "?",
-	       json_object_get_boolean(member(f, "connected")) ? "connected" : "not connected",
-	       str(f, "error") ? " (" : "", str(f, "error") ? str(f, "error") : "");
-	if (str(f, "error"))
+	printf("%-13s node %s, redis %s, stream %s: %s%s%s\n", "fleet:", str(f, XB_F(NODE)) ?: "?",
+	       str(f, XB_F(REDIS)) ?: "?", str(f, XB_F(STREAM)) ?: "?",
+	       json_object_get_boolean(member(f, XB_F(CONNECTED))) ? "connected" : "not connected",
+	       str(f, XB_F(FLEET_ERROR)) ? " (" : "",
+	       str(f, XB_F(FLEET_ERROR)) ? str(f, XB_F(FLEET_ERROR)) : "");
+	if (str(f, XB_F(FLEET_ERROR)))
 		printf(")\n");
 	printf("%-13s %" PRId64 " published, %" PRId64 " queued, %" PRId64 " overflowed; last %s, lag %" PRId64
-	       " ms\n", "", num(f, "published"), num(f, "queued"), num(f, "overflowed"),
-	       str(f, "last_id") ?: "none", num(f, "lag_ms"));
+	       " ms\n", "", num(f, XB_F(PUBLISHED)), num(f, XB_F(QUEUED)), num(f, XB_F(OVERFLOWED)),
+	       str(f, XB_F(LAST_ID)) ?: "none", num(f, XB_F(LAG_MS)));
 	printf("%-13s %" PRId64 " applied (%" PRId64 " remote bans in force), refused %" PRId64
 	       " malformed, %" PRId64 " expired, %" PRId64 " by policy; skipped %" PRId64
-	       " own, %" PRId64 " local\n", "", num(f, "applied"), num(f, "remote_bans"),
-	       num(f, "refused_malformed"), num(f, "refused_expired"), num(f, "refused_policy"),
-	       num(f, "skipped_own"), num(f, "skipped_local"));
+	       " own, %" PRId64 " local\n",
+	       "", num(f, XB_F(APPLIED)), num(f, XB_F(REMOTE_BANS)),
+	       num(f, XB_F(REFUSED_MALFORMED)), num(f, XB_F(REFUSED_EXPIRED)),
+	       num(f, XB_F(REFUSED_POLICY)), num(f, XB_F(SKIPPED_OWN)),
+	       num(f, XB_F(SKIPPED_LOCAL)));
 }
 
 /* What the daemon reports of itself (the "xdpband" member): everything --json has. */
 static void render_daemon(struct json_object *x)
 {
-	struct json_object *hosts = member(x, "host_addresses");
+	struct json_object *hosts = member(x, XB_F(HOST_ADDRESSES));
 	size_t n = json_object_array_length(hosts);
 
-	printf("%-13s running (pid %" PRId64 ", since %s)\n", "daemon:", num(x, "pid"),
-	       str(x, "started") ?: "?");
-	printf("%-13s %s (%s at exit)\n", "pin dir:", str(x, "pin_dir") ?: "?",
-	       json_object_get_boolean(member(x, "detach_on_exit")) ? "detached and removed"
+	printf("%-13s running (pid %" PRId64 ", since %s)\n", "daemon:", num(x, XB_F(PID)),
+	       str(x, XB_F(STARTED)) ?: "?");
+	printf("%-13s %s (%s at exit)\n", "pin dir:", str(x, XB_F(PIN_DIR)) ?: "?",
+	       json_object_get_boolean(member(x, XB_F(DETACH_ON_EXIT))) ? "detached and removed"
 								   : "left attached");
-	printf("%-13s %s\n", "state file:", str(x, "state_file") ?: "off");
-	render_daemon_lists(member(x, "lists"));
+	printf("%-13s %s\n", "state file:", str(x, XB_F(STATE_FILE)) ?: "off");
+	render_daemon_lists(member(x, XB_F(DAEMON_LISTS)));
 	printf("%-13s", "host addrs:");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *h = json_object_array_get_idx(hosts, i);
 
-		printf(" %s (%s)%s", str(h, "address") ?: "?", str(h, "interface") ?: "?",
+		printf(" %s (%s)%s", str(h, XB_F(ADDRESS)) ?: "?", str(h, XB_F(INTERFACE)) ?: "?",
 		       i + 1 < n ? "," : "");
 	}
 	printf("%s\n", n ? "" : " none");
-	render_escalation(member(x, "escalation"));
-	if (member(x, "fleet"))
-		render_fleet(member(x, "fleet"));
+	render_escalation(member(x, XB_F(ESCALATION)));
+	if (member(x, XB_F(FLEET)))
+		render_fleet(member(x, XB_F(FLEET)));
 }
 
 void render_status(struct json_object *r)
 {
-	if (member(r, "xdpband"))
-		render_daemon(member(r, "xdpband"));
-	else if (json_object_get_boolean(member(r, "daemon")))
+	if (member(r, XB_F(XDPBAND)))
+		render_daemon(member(r, XB_F(XDPBAND)));
+	else if (json_object_get_boolean(member(r, XB_F(DAEMON))))
 		printf("%-13s running\n", "daemon:");
 	else
 		printf("%-13s not running (maps read directly from %s)\n", "daemon:",
-		       str(r, "pin_dir") ?: "?");
-	if (member(r, "interfaces"))
-		render_interfaces(member(r, "interfaces"));
-	if (str(r, "config_file"))
-		printf("%-13s %s\n", "config file:", str(r, "config_file"));
+		       str(r, XB_F(PIN_DIR)) ?: "?");
+	if (member(r, XB_F(INTERFACES)))
+		render_interfaces(member(r, XB_F(INTERFACES)));
+	if (str(r, XB_F(CONFIG_FILE)))
+		printf("%-13s %s\n", "config file:", str(r, XB_F(CONFIG_FILE)));
 	printf("%-13s ", "config:");
-	render_config(member(r, "config"));
-	render_ports(member(r, "ports"));
+	render_config(member(r, XB_F(CONFIG)));
+	render_ports(member(r, XB_F(PORTS)));
 	printf("%-13s %" PRId64 " sources (counter table of %" PRId64 ")\n", "tracked:",
-	       num(r, "tracked"), num(r, "counters_max"));
-	if (member(r, "verified"))
+	       num(r, XB_F(TRACKED)), num(r, XB_F(COUNTERS_MAX)));
+	if (member(r, XB_F(VERIFIED_N)))
 		printf("%-13s %" PRId64 " sources with a hop count proved by a TCP connection\n",
-		       "verified:", num(r, "verified"));
+		       "verified:", num(r, XB_F(VERIFIED_N)));
 	printf("%-13s %" PRId64 " in the ban table (of %" PRId64 "), %" PRId64 " prefix bans\n",
-	       "banned:", num(r, "banned"), num(r, "bans_max"), num(r, "prefix_bans"));
+	       "banned:", num(r, XB_F(BANNED_N)), num(r, XB_F(BANS_MAX)),
+	       num(r, XB_F(PREFIX_BANS)));
 	printf("%-13s %" PRId64 " IPv4 and %" PRId64 " IPv6 prefixes\n", "policy:",
-	       num(r, "policy_ipv4"), num(r, "policy_ipv6"));
+	       num(r, XB_F(POLICY_IPV4)), num(r, XB_F(POLICY_IPV6)));
 	printf("\n");
-	render_stats(member(r, "stats"));
+	render_stats(member(r, XB_F(STATS)));
 }
 
 /* text padded with spaces to width (at most 48), on the right (left-aligned) or on the left:
@@ -320,16 +328,19 @@ void render_ban_row(bool *header_done, const char *prefix, const char *reason, l
 
 void render_bans(struct json_object *reply)
 {
-	struct json_object *bans = member(reply, "bans"), *origins = member(reply, "origins");
+	struct json_object *bans = member(reply, XB_F(BANS)),
+			   *origins = member(reply, XB_F(ORIGINS));
 	size_t n = json_object_array_length(bans);
 	bool header_done = false;
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *b = json_object_array_get_idx(bans, i);
-		const char *origin = origins ? str(origins, str(b, "prefix") ?: "") ?: "-" : NULL;
+		const char *origin =
+			origins ? str(origins, str(b, XB_F(PREFIX)) ?: "") ?: "-" : NULL;
 
-		render_ban_row(&header_done, str(b, "prefix"), str(b, "reason"), num(b, "count"),
-			       num(b, "seconds_left"), str(b, "started"), origin);
+		render_ban_row(&header_done, str(b, XB_F(PREFIX)), str(b, XB_F(REASON)),
+			       num(b, XB_F(COUNT)), num(b, XB_F(SECONDS_LEFT)),
+			       str(b, XB_F(STARTED)), origin);
 	}
 	if (!n)
 		printf("no bans\n");
@@ -338,18 +349,20 @@ void render_bans(struct json_object *reply)
 /* Why an exempt source is never banned, in the words of a refused ban. */
 static void render_exempt(struct json_object *r)
 {
-	const char *why = str(r, "exempt_why") ?: "?", *match = str(r, "exempt_match") ?: "?";
+	const char *why = str(r, XB_F(EXEMPT_WHY)) ?: "?",
+		   *match = str(r, XB_F(EXEMPT_MATCH)) ?: "?";
 
-	if (!json_object_get_boolean(member(r, "exempt")))
+	if (!json_object_get_boolean(member(r, XB_F(EXEMPT))))
 		printf("%-13s no\n", "exempt:");
-	else if (!strcmp(why, "host") && str(r, "exempt_interface"))
-		printf("%-13s yes (host address of %s)\n", "exempt:", str(r, "exempt_interface"));
+	else if (!strcmp(why, "host") && str(r, XB_F(EXEMPT_INTERFACE)))
+		printf("%-13s yes (host address of %s)\n",
+		       "exempt:", str(r, XB_F(EXEMPT_INTERFACE)));
 	else if (!strcmp(why, "host"))
 		printf("%-13s yes (host address of ifindex %" PRId64 ")\n", "exempt:",
-		       num(r, "exempt_ifindex"));
+		       num(r, XB_F(EXEMPT_IFINDEX)));
 	else if (!strcmp(why, "built-in"))
 		printf("%-13s yes (built in: %s)\n", "exempt:", match);
-	else if (strcmp(match, str(r, "address") ?: ""))
+	else if (strcmp(match, str(r, XB_F(ADDRESS)) ?: ""))
 		printf("%-13s yes (never-ban list %s)\n", "exempt:", match);
 	else
 		printf("%-13s yes (never-ban list)\n", "exempt:");
@@ -361,15 +374,16 @@ static void render_query_spoof(struct json_object *r)
 	char ago[XB_DURATION_TEXT_MAX];
 
 	render_exempt(r);
-	if (!member(r, "hop") || json_object_is_type(member(r, "hop"), json_type_null))
+	if (!member(r, XB_F(HOP)) || json_object_is_type(member(r, XB_F(HOP)), json_type_null))
 		printf("%-13s none yet\n", "hop count:");
-	else if (json_object_get_boolean(member(r, "verified")))
-		printf("%-13s %" PRId64 ", verified by a TCP connection %s ago\n", "hop count:",
-		       num(r, "hop"), render_duration(num(r, "verified_ago_s"), ago, sizeof(ago)));
+	else if (json_object_get_boolean(member(r, XB_F(VERIFIED))))
+		printf("%-13s %" PRId64 ", verified by a TCP connection %s ago\n",
+		       "hop count:", num(r, XB_F(HOP)),
+		       render_duration(num(r, XB_F(VERIFIED_AGO_S)), ago, sizeof(ago)));
 	else
 		printf("%-13s %" PRId64 ", from the first error of the window (not verified)\n",
-		       "hop count:", num(r, "hop"));
-	if (json_object_get_boolean(member(r, "disputed")))
+		       "hop count:", num(r, XB_F(HOP)));
+	if (json_object_get_boolean(member(r, XB_F(DISPUTED))))
 		printf("%-13s yes: an error disagreed with the hop count; none is counted until the window ends\n",
 		       "disputed:");
 	else
@@ -379,63 +393,68 @@ static void render_query_spoof(struct json_object *r)
 void render_query(struct json_object *r)
 {
 	char left[XB_DURATION_TEXT_MAX], classes[64];
-	struct json_object *window = member(r, "classes"), *crossed = member(r, "ban_classes");
+	struct json_object *window = member(r, XB_F(CLASSES)),
+			   *crossed = member(r, XB_F(BAN_CLASSES));
 
-	printf("%-13s %s\n", "address:", str(r, "address"));
-	printf("%-13s %s\n", "key:", str(r, "key"));
+	printf("%-13s %s\n", "address:", str(r, XB_F(ADDRESS)));
+	printf("%-13s %s\n", "key:", str(r, XB_F(QUERY_KEY)));
 	if (window && json_object_array_length(window))
 		printf("%-13s %" PRId64 " errors in the current window (%s)\n", "count:",
-		       num(r, "count"), joined(window, classes, sizeof(classes)));
+		       num(r, XB_F(COUNT)), joined(window, classes, sizeof(classes)));
 	else
-		printf("%-13s %" PRId64 " errors in the current window\n", "count:", num(r, "count"));
-	if (json_object_get_boolean(member(r, "banned")) && crossed &&
+		printf("%-13s %" PRId64 " errors in the current window\n",
+		       "count:", num(r, XB_F(COUNT)));
+	if (json_object_get_boolean(member(r, XB_F(BANNED))) && crossed &&
 	    json_object_array_length(crossed))
-		printf("%-13s yes (%s: %s, %s)\n", "banned:", str(r, "ban_reason"),
+		printf("%-13s yes (%s: %s, %s)\n", "banned:", str(r, XB_F(BAN_REASON)),
 		       joined(crossed, classes, sizeof(classes)),
-		       render_duration(num(r, "seconds_left"), left, sizeof(left)));
-	else if (json_object_get_boolean(member(r, "banned")))
-		printf("%-13s yes (%s, %s)\n", "banned:", str(r, "ban_reason"),
-		       render_duration(num(r, "seconds_left"), left, sizeof(left)));
+		       render_duration(num(r, XB_F(SECONDS_LEFT)), left, sizeof(left)));
+	else if (json_object_get_boolean(member(r, XB_F(BANNED))))
+		printf("%-13s yes (%s, %s)\n", "banned:", str(r, XB_F(BAN_REASON)),
+		       render_duration(num(r, XB_F(SECONDS_LEFT)), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
-	if (str(r, "ban_origin"))
-		printf("%-13s fleet node %s\n", "origin:", str(r, "ban_origin"));
-	if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_DEFAULT)
+	if (str(r, XB_F(BAN_ORIGIN)))
+		printf("%-13s fleet node %s\n", "origin:", str(r, XB_F(BAN_ORIGIN)));
+	if (str(r, XB_F(POLICY_MATCH)) && (__u32)num(r, XB_F(POLICY_LIST)) == XDPBAN_LIST_DEFAULT)
 		printf("%-13s %s (allow-only mode: in no allow list)\n", "policy:",
-		       str(r, "policy"));
-	else if (str(r, "policy_match") && (__u32)num(r, "policy_list") == XDPBAN_LIST_MANUAL_BAN)
-		printf("%-13s %s (%s, manual)\n", "policy:", str(r, "policy"),
-		       str(r, "policy_match"));
-	else if (str(r, "policy_file"))
-		printf("%-13s %s (%s, %s:%" PRId64 ", %s %s list)\n", "policy:", str(r, "policy"),
-		       str(r, "policy_match"), str(r, "policy_file"), num(r, "policy_line"),
-		       str(r, "policy_origin"), str(r, "policy_layer"));
-	else if (str(r, "policy_match"))
-		printf("%-13s %s (%s, list %" PRId64 ")\n", "policy:", str(r, "policy"),
-		       str(r, "policy_match"), num(r, "policy_list"));
+		       str(r, XB_F(POLICY)));
+	else if (str(r, XB_F(POLICY_MATCH)) &&
+		 (__u32)num(r, XB_F(POLICY_LIST)) == XDPBAN_LIST_MANUAL_BAN)
+		printf("%-13s %s (%s, manual)\n", "policy:", str(r, XB_F(POLICY)),
+		       str(r, XB_F(POLICY_MATCH)));
+	else if (str(r, XB_F(POLICY_FILE)))
+		printf("%-13s %s (%s, %s:%" PRId64 ", %s %s list)\n",
+		       "policy:", str(r, XB_F(POLICY)), str(r, XB_F(POLICY_MATCH)),
+		       str(r, XB_F(POLICY_FILE)), num(r, XB_F(POLICY_LINE)),
+		       str(r, XB_F(POLICY_ORIGIN)), str(r, XB_F(POLICY_LAYER)));
+	else if (str(r, XB_F(POLICY_MATCH)))
+		printf("%-13s %s (%s, list %" PRId64 ")\n", "policy:", str(r, XB_F(POLICY)),
+		       str(r, XB_F(POLICY_MATCH)), num(r, XB_F(POLICY_LIST)));
 	else
-		printf("%-13s %s\n", "policy:", str(r, "policy"));
-	if (member(r, "exempt"))
+		printf("%-13s %s\n", "policy:", str(r, XB_F(POLICY)));
+	if (member(r, XB_F(EXEMPT)))
 		render_query_spoof(r);
 }
 
 /* The entries of the exempt tries, after the lists (a reply without them shows nothing). */
 static void render_exempt_counts(struct json_object *exempt)
 {
-	struct json_object *nb = member(exempt, "never_ban"), *host = member(exempt, "host");
+	struct json_object *nb = member(exempt, XB_F(NEVER_BAN)),
+			   *host = member(exempt, XB_F(HOST));
 
 	if (!exempt)
 		return;
 	printf("\n%-12s %" PRId64 " IPv4 and %" PRId64 " IPv6 prefixes (never counted or banned)\n",
-	       "never-ban:", num(nb, "ipv4"), num(nb, "ipv6"));
+	       "never-ban:", num(nb, XB_F(IPV4)), num(nb, XB_F(IPV6)));
 	printf("%-12s %" PRId64 " IPv4 and %" PRId64 " IPv6 addresses of the protected interfaces\n",
-	       "host:", num(host, "ipv4"), num(host, "ipv6"));
+	       "host:", num(host, XB_F(IPV4)), num(host, XB_F(IPV6)));
 }
 
 void render_lists_reply(struct json_object *r)
 {
-	render_lists(member(r, "lists"));
-	render_exempt_counts(member(r, "exempt"));
+	render_lists(member(r, XB_F(LISTS)));
+	render_exempt_counts(member(r, XB_F(EXEMPT_COUNTS)));
 }
 
 void render_lists(struct json_object *lists)
@@ -449,17 +468,17 @@ void render_lists(struct json_object *lists)
 	printf("%-12s %-11s %10s %10s  %s\n", "LIST", "VERDICT", "IPV4", "IPV6", "NAME");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(lists, i);
-		bool manual = json_object_get_boolean(member(l, "manual"));
-		bool dflt = json_object_get_boolean(member(l, "default"));
+		bool manual = json_object_get_boolean(member(l, XB_F(MANUAL)));
+		bool dflt = json_object_get_boolean(member(l, XB_F(DEFAULT)));
 		char id[16];
 
 		if (manual || dflt)
 			snprintf(id, sizeof(id), manual ? "manual" : "default");
 		else
-			snprintf(id, sizeof(id), "%" PRId64, num(l, "list"));
-		printf("%-12s %-11s %10" PRId64 " %10" PRId64 "  %s\n", id, str(l, "verdict"),
-		       num(l, "ipv4"), num(l, "ipv6"),
-		       str(l, "name") ?: manual ? "manual prefix bans"
+			snprintf(id, sizeof(id), "%" PRId64, num(l, XB_F(LIST)));
+		printf("%-12s %-11s %10" PRId64 " %10" PRId64 "  %s\n", id, str(l, XB_F(VERDICT)),
+		       num(l, XB_F(IPV4)), num(l, XB_F(IPV6)),
+		       str(l, XB_F(NAME)) ?: manual ? "manual prefix bans"
 				 : dflt	  ? "allow-only mode: every address in no allow list"
 					  : "-");
 	}
@@ -473,36 +492,40 @@ static const char *addrs(struct json_object *o, const char *name)
 
 void render_lists_show(struct json_object *r)
 {
-	struct json_object *layers = member(r, "layers"), *totals = member(r, "totals");
-	static const char *const kinds[] = { "allowed", "denied", "trusted" };
+	struct json_object *layers = member(r, XB_F(LAYERS)), *totals = member(r, XB_F(TOTALS));
+	static const enum xb_control_field kinds[] = {XB_FIELD_TOTAL_ALLOWED, XB_FIELD_TOTAL_DENIED,
+						      XB_FIELD_TOTAL_TRUSTED};
 
 	printf("%-8s %-8s %9s %12s %-40s %s\n", "LAYER", "ORIGIN", "ENTRIES", "IPV4 ADDRS",
 	       "IPV6 ADDRS", "FILE");
 	for (size_t i = 0; i < json_object_array_length(layers); i++) {
 		struct json_object *l = json_object_array_get_idx(layers, i);
-		struct json_object *files = member(l, "files");
+		struct json_object *files = member(l, XB_F(LAYER_FILES));
 
 		for (size_t j = 0; j < json_object_array_length(files); j++) {
 			struct json_object *f = json_object_array_get_idx(files, j);
 
-			printf("%-8s %-8s %9" PRId64 " %12s %-40s %s", str(l, "layer"),
-			       str(f, "origin"), num(f, "entries"), addrs(f, "ipv4_addresses"),
-			       addrs(f, "ipv6_addresses"), str(f, "file"));
-			if (num(f, "skipped"))
-				printf(" (%" PRId64 " bad lines skipped)", num(f, "skipped"));
+			printf("%-8s %-8s %9" PRId64 " %12s %-40s %s", str(l, XB_F(LAYER)),
+			       str(f, XB_F(FILE_ORIGIN)), num(f, XB_F(ENTRIES)),
+			       addrs(f, XB_F(IPV4_ADDRESSES)), addrs(f, XB_F(IPV6_ADDRESSES)),
+			       str(f, XB_F(FILE)));
+			if (num(f, XB_F(SKIPPED)))
+				printf(" (%" PRId64 " bad lines skipped)", num(f, XB_F(SKIPPED)));
 			printf("\n");
 		}
 	}
 	printf("%-8s %-8s %9s %12s %-40s %s\n", "default",
-	       json_object_get_boolean(member(r, "allow_only")) ? "dropped" : "passed", "-",
-	       addrs(member(r, "default"), "ipv4_addresses"),
-	       addrs(member(r, "default"), "ipv6_addresses"),
-	       json_object_get_boolean(member(r, "allow_only")) ? "(allow-only mode: in no allow list)"
-								 : "(in no list)");
+	       json_object_get_boolean(member(r, XB_F(ALLOW_ONLY))) ? "dropped" : "passed", "-",
+	       addrs(member(r, XB_F(DEFAULT_LAYER)), XB_F(IPV4_ADDRESSES)),
+	       addrs(member(r, XB_F(DEFAULT_LAYER)), XB_F(IPV6_ADDRESSES)),
+	       json_object_get_boolean(member(r, XB_F(ALLOW_ONLY)))
+		       ? "(allow-only mode: in no allow list)"
+		       : "(in no list)");
 	for (size_t k = 0; k < 3; k++) {
-		struct json_object *t = member(totals, kinds[k]);
+		const char *kind = xb_control_fields[kinds[k]].name;
+		struct json_object *t = member(totals, kind);
 
-		printf("%-8s IPv4 %s, IPv6 %s\n", kinds[k], addrs(t, "ipv4_addresses"),
-		       addrs(t, "ipv6_addresses"));
+		printf("%-8s IPv4 %s, IPv6 %s\n", kind, addrs(t, XB_F(IPV4_ADDRESSES)),
+		       addrs(t, XB_F(IPV6_ADDRESSES)));
 	}
 }

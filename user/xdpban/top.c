@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "control_fields.h"
 #include "table.h"
 #include "top.h"
 #include "top_view.h"
@@ -72,13 +73,13 @@ static int daemon_pin_dir(struct backend *b, char *dir, size_t len)
 		pr_warn("out of memory");
 		return EXIT_FAIL;
 	}
-	json_object_object_add(req, "cmd", json_object_new_string("status"));
+	json_object_object_add(req, XB_F(CMD), json_object_new_string(XB_CMD(STATUS)));
 	ret = backend_call(b, req, &reply);
 	json_object_put(req);
 	if (ret)
 		return ret;
-	if (!json_object_object_get_ex(reply, "xdpband", &d) ||
-	    !json_object_object_get_ex(d, "pin_dir", &p)) {
+	if (!json_object_object_get_ex(reply, XB_F(XDPBAND), &d) ||
+	    !json_object_object_get_ex(d, XB_F(PIN_DIR), &p)) {
 		pr_warn("the daemon's status does not say where its maps are pinned: use --pin-dir");
 		ret = EXIT_FAIL;
 	} else {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "control_fields.h"
 #include "evstream.h"
 #include "log.h"
 #include "xdpban_time.h"
@@ -87,21 +88,21 @@ static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 	if (!o)
 		return NULL;
 	xb_prefix_format(&e->who, who, sizeof(who));
-	add_int(o, "seq", (__s64)seq);
-	json_object_object_add(o, "event", json_object_new_string(kind_name(e->kind)));
-	add_int(o, "time", xb_boot_to_wall(e->time_ns));
-	json_object_object_add(o, "source", json_object_new_string(who));
+	add_int(o, XB_F(SEQ), (__s64)seq);
+	json_object_object_add(o, XB_F(EVENT), json_object_new_string(kind_name(e->kind)));
+	add_int(o, XB_F(TIME), xb_boot_to_wall(e->time_ns));
+	json_object_object_add(o, XB_F(SOURCE), json_object_new_string(who));
 	if (e->origin)
-		json_object_object_add(o, "origin", json_object_new_string(e->origin));
+		json_object_object_add(o, XB_F(ORIGIN), json_object_new_string(e->origin));
 	if (e->kind != XBD_EVENT_BAN)
 		return o;
-	json_object_object_add(o, "reason", json_object_new_string(xb_reason_name(e->reason)));
-	add_int(o, "count", e->count);
-	json_object_object_add(o, "classes", xb_json_classes(e->classes));
-	add_int(o, "seconds", (__s64)((e->length_ns + NS_PER_SEC - 1) / NS_PER_SEC));
-	add_int(o, "expires", e->length_ns ? xb_boot_to_wall(e->time_ns + e->length_ns) : 0);
-	add_int(o, "repeat", e->repeats);
-	json_object_object_add(o, "multiplier", json_object_new_double(e->multiplier));
+	json_object_object_add(o, XB_F(REASON), json_object_new_string(xb_reason_name(e->reason)));
+	add_int(o, XB_F(COUNT), e->count);
+	json_object_object_add(o, XB_F(CLASSES), xb_json_classes(e->classes));
+	add_int(o, XB_F(SECONDS), (__s64)((e->length_ns + NS_PER_SEC - 1) / NS_PER_SEC));
+	add_int(o, XB_F(EXPIRES), e->length_ns ? xb_boot_to_wall(e->time_ns + e->length_ns) : 0);
+	add_int(o, XB_F(REPEAT), e->repeats);
+	json_object_object_add(o, XB_F(MULTIPLIER), json_object_new_double(e->multiplier));
 	return o;
 }
 

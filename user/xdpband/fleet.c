@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <bpf/bpf.h>
 #include <arpa/inet.h>
+#include "control_fields.h"
 #include "fleet.h"
 #include "log.h"
 #include "table.h"
@@ -537,35 +538,36 @@ struct json_object *xbd_fleet_json(const struct xbd_fleet *f)
 		return NULL;
 	/* Reading the counters takes the link's lock, which is no part of the fleet's state. */
 	xbd_fleet_link_stats((struct xbd_fleet_link *)&f->link, &ls);
-	json_object_object_add(o, "node", json_object_new_string(f->conf->node));
-	json_object_object_add(o, "redis", json_object_new_string(f->conf->redis));
-	json_object_object_add(o, "stream", json_object_new_string(f->conf->stream));
-	json_object_object_add(o, "connected",
+	json_object_object_add(o, XB_F(NODE), json_object_new_string(f->conf->node));
+	json_object_object_add(o, XB_F(REDIS), json_object_new_string(f->conf->redis));
+	json_object_object_add(o, XB_F(STREAM), json_object_new_string(f->conf->stream));
+	json_object_object_add(o, XB_F(CONNECTED),
 			       json_object_new_boolean(ls.publisher_up && ls.reader_up));
-	json_object_object_add(o, "error", ls.error[0] ? json_object_new_string(ls.error) : NULL);
-	json_object_object_add(o, "last_id", f->last_id[0] ? json_object_new_string(f->last_id)
+	json_object_object_add(o, XB_F(FLEET_ERROR),
+			       ls.error[0] ? json_object_new_string(ls.error) : NULL);
+	json_object_object_add(o, XB_F(LAST_ID), f->last_id[0] ? json_object_new_string(f->last_id)
 							   : NULL);
-	json_object_object_add(o, "lag_ms", json_object_new_int64(f->lag_ms));
-	add_u64(o, "remote_bans", f->n_origins);
-	add_u64(o, "published", ls.published);
-	add_u64(o, "publish_failed", ls.publish_failed);
-	json_object_object_add(o, "publish_error", ls.publish_error[0]
+	json_object_object_add(o, XB_F(LAG_MS), json_object_new_int64(f->lag_ms));
+	add_u64(o, XB_F(REMOTE_BANS), f->n_origins);
+	add_u64(o, XB_F(PUBLISHED), ls.published);
+	add_u64(o, XB_F(PUBLISH_FAILED), ls.publish_failed);
+	json_object_object_add(o, XB_F(PUBLISH_ERROR), ls.publish_error[0]
 							   ? json_object_new_string(ls.publish_error)
 							   : NULL);
-	add_u64(o, "queued", ls.queued);
-	add_u64(o, "overflowed", ls.overflowed);
-	add_u64(o, "rebuilds", ls.rebuilds);
-	add_u64(o, "pruned", ls.pruned);
-	add_u64(o, "applied", f->counts.applied);
-	add_u64(o, "refused_unsigned", f->counts.refused_unsigned);
-	add_u64(o, "refused_malformed", f->counts.refused_malformed);
-	add_u64(o, "refused_expired", f->counts.refused_expired);
-	add_u64(o, "refused_policy", f->counts.refused_policy);
-	add_u64(o, "refused_quota", f->counts.refused_quota);
-	add_u64(o, "refused_oversize", f->counts.refused_oversize);
-	add_u64(o, "remote_bans_max", f->remote_max);
-	add_u64(o, "skipped_own", f->counts.skipped_own);
-	add_u64(o, "skipped_local", f->counts.skipped_local);
+	add_u64(o, XB_F(QUEUED), ls.queued);
+	add_u64(o, XB_F(OVERFLOWED), ls.overflowed);
+	add_u64(o, XB_F(REBUILDS), ls.rebuilds);
+	add_u64(o, XB_F(PRUNED), ls.pruned);
+	add_u64(o, XB_F(APPLIED), f->counts.applied);
+	add_u64(o, XB_F(REFUSED_UNSIGNED), f->counts.refused_unsigned);
+	add_u64(o, XB_F(REFUSED_MALFORMED), f->counts.refused_malformed);
+	add_u64(o, XB_F(REFUSED_EXPIRED), f->counts.refused_expired);
+	add_u64(o, XB_F(REFUSED_POLICY), f->counts.refused_policy);
+	add_u64(o, XB_F(REFUSED_QUOTA), f->counts.refused_quota);
+	add_u64(o, XB_F(REFUSED_OVERSIZE), f->counts.refused_oversize);
+	add_u64(o, XB_F(REMOTE_BANS_MAX), f->remote_max);
+	add_u64(o, XB_F(SKIPPED_OWN), f->counts.skipped_own);
+	add_u64(o, XB_F(SKIPPED_LOCAL), f->counts.skipped_local);
 	return o;
 }
 

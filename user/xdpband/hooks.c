@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "control_fields.h"
 #include "ifinfo.h"
 #include "log.h"
 #include "xdpband.h"
@@ -44,14 +45,14 @@ static struct json_object *interfaces_json(const struct xbd *d)
 		struct json_object *o = json_object_new_object();
 		__u32 mtu;
 
-		json_object_object_add(o, "name", json_object_new_string(ifc->name));
-		json_object_object_add(o, "ifindex", json_object_new_int(ifc->ifindex));
-		json_object_object_add(o, "mode",
+		json_object_object_add(o, XB_F(NAME), json_object_new_string(ifc->name));
+		json_object_object_add(o, XB_F(IFINDEX), json_object_new_int(ifc->ifindex));
+		json_object_object_add(o, XB_F(MODE),
 				       json_object_new_string(json_mode_name(ifc->mode)));
-		json_object_object_add(o, "program_id",
+		json_object_object_add(o, XB_F(PROGRAM_ID),
 				       json_object_new_int64(xdp_program__id(ifc->prog)));
 		if (!xbd_if_mtu(ifc->name, &mtu)) /* read now: the MTU may change after attach */
-			json_object_object_add(o, "mtu", json_object_new_int64(mtu));
+			json_object_object_add(o, XB_F(MTU), json_object_new_int64(mtu));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -65,11 +66,14 @@ static struct json_object *lists_json(const struct xbd *d)
 		const struct xbd_list_conf *l = &d->conf.lists[i];
 		struct json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "id", json_object_new_int64(l->id));
-		json_object_object_add(o, "file", json_object_new_string(l->path));
-		json_object_object_add(o, "verdict", json_object_new_string(verdict_name(l->verdict)));
-		json_object_object_add(o, "entries", json_object_new_int64(d->list_entries[l->id]));
-		json_object_object_add(o, "skipped", json_object_new_int64(d->list_skipped[l->id]));
+		json_object_object_add(o, XB_F(ID), json_object_new_int64(l->id));
+		json_object_object_add(o, XB_F(FILE), json_object_new_string(l->path));
+		json_object_object_add(o, XB_F(VERDICT),
+				       json_object_new_string(verdict_name(l->verdict)));
+		json_object_object_add(o, XB_F(ENTRIES),
+				       json_object_new_int64(d->list_entries[l->id]));
+		json_object_object_add(o, XB_F(SKIPPED),
+				       json_object_new_int64(d->list_skipped[l->id]));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -87,8 +91,9 @@ static struct json_object *host_addresses_json(const struct xbd *d)
 		char text[64] = "?";
 
 		xb_prefix_format(&host->v[i].prefix, text, sizeof(text));
-		json_object_object_add(o, "address", json_object_new_string(text));
-		json_object_object_add(o, "interface", name ? json_object_new_string(name) : NULL);
+		json_object_object_add(o, XB_F(ADDRESS), json_object_new_string(text));
+		json_object_object_add(o, XB_F(INTERFACE),
+				       name ? json_object_new_string(name) : NULL);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -99,12 +104,12 @@ static struct json_object *escalation_json(const struct xbd *d)
 	const struct xbd_escalation *e = &d->conf.esc;
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "enabled", json_object_new_boolean(e->enabled));
-	json_object_object_add(o, "factor", json_object_new_double(e->factor));
-	json_object_object_add(o, "max_ban_time_s", json_object_new_int64(e->max_ban_s));
-	json_object_object_add(o, "period_s", json_object_new_int64(e->period_s));
-	json_object_object_add(o, "offenders", json_object_new_int64(d->history.n));
-	json_object_object_add(o, "escalated", json_object_new_int64(d->history.escalated));
+	json_object_object_add(o, XB_F(ENABLED), json_object_new_boolean(e->enabled));
+	json_object_object_add(o, XB_F(FACTOR), json_object_new_double(e->factor));
+	json_object_object_add(o, XB_F(MAX_BAN_TIME_S), json_object_new_int64(e->max_ban_s));
+	json_object_object_add(o, XB_F(PERIOD_S), json_object_new_int64(e->period_s));
+	json_object_object_add(o, XB_F(OFFENDERS), json_object_new_int64(d->history.n));
+	json_object_object_add(o, XB_F(ESCALATED), json_object_new_int64(d->history.escalated));
 	return o;
 }
 
@@ -115,10 +120,10 @@ static struct json_object *events_json(const struct xbd *d)
 
 	if (!o)
 		return NULL;
-	json_object_object_add(o, "seq", json_object_new_int64((__s64)d->evs.ring.last));
-	json_object_object_add(o, "subscribers",
+	json_object_object_add(o, XB_F(SEQ), json_object_new_int64((__s64)d->evs.ring.last));
+	json_object_object_add(o, XB_F(SUBSCRIBERS),
 			       json_object_new_int(xbd_server_subscribers(&d->server)));
-	json_object_object_add(o, "subscribers_dropped",
+	json_object_object_add(o, XB_F(SUBSCRIBERS_DROPPED),
 			       json_object_new_int64((__s64)d->server.subscribers_dropped));
 	return o;
 }
@@ -135,23 +140,23 @@ static int on_status(struct json_object *reply, void *user)
 	daemon = json_object_new_object();
 	if (!daemon)
 		return -ENOMEM;
-	json_object_object_add(daemon, "pid", json_object_new_int(getpid()));
-	json_object_object_add(daemon, "started", json_object_new_string(started));
-	json_object_object_add(daemon, "pin_dir", json_object_new_string(d->ld.pin_dir));
-	json_object_object_add(daemon, "state_file", d->conf.state_file
+	json_object_object_add(daemon, XB_F(PID), json_object_new_int(getpid()));
+	json_object_object_add(daemon, XB_F(STARTED), json_object_new_string(started));
+	json_object_object_add(daemon, XB_F(PIN_DIR), json_object_new_string(d->ld.pin_dir));
+	json_object_object_add(daemon, XB_F(STATE_FILE), d->conf.state_file
 							    ? json_object_new_string(d->conf.state_file)
 							    : NULL);
-	json_object_object_add(daemon, "detach_on_exit",
+	json_object_object_add(daemon, XB_F(DETACH_ON_EXIT),
 			       json_object_new_boolean(d->conf.detach_on_exit));
-	json_object_object_add(daemon, "lists", lists_json(d));
-	json_object_object_add(daemon, "host_addresses", host_addresses_json(d));
-	json_object_object_add(daemon, "escalation", escalation_json(d));
-	json_object_object_add(daemon, "events", events_json(d));
+	json_object_object_add(daemon, XB_F(DAEMON_LISTS), lists_json(d));
+	json_object_object_add(daemon, XB_F(HOST_ADDRESSES), host_addresses_json(d));
+	json_object_object_add(daemon, XB_F(ESCALATION), escalation_json(d));
+	json_object_object_add(daemon, XB_F(DAEMON_EVENTS), events_json(d));
 	if (d->fleet.on)
-		json_object_object_add(daemon, "fleet", xbd_fleet_json(&d->fleet));
-	json_object_object_add(reply, "config_file", json_object_new_string(d->conf.path));
-	json_object_object_add(reply, "interfaces", interfaces_json(d));
-	json_object_object_add(reply, "xdpband", daemon);
+		json_object_object_add(daemon, XB_F(FLEET), xbd_fleet_json(&d->fleet));
+	json_object_object_add(reply, XB_F(CONFIG_FILE), json_object_new_string(d->conf.path));
+	json_object_object_add(reply, XB_F(INTERFACES), interfaces_json(d));
+	json_object_object_add(reply, XB_F(XDPBAND), daemon);
 	return 0;
 }
 
@@ -237,12 +242,12 @@ static void on_queried(struct json_object *reply, void *user)
 	const char *origin = NULL;
 
 	xbd_lists_ctx_source(&ctx, reply);
-	if (!d->fleet.on || !json_object_object_get_ex(reply, "banned", &banned) ||
+	if (!d->fleet.on || !json_object_object_get_ex(reply, XB_F(BANNED), &banned) ||
 	    !json_object_get_boolean(banned))
 		return;
-	origin = origin_of(d, reply, "key") ?: origin_of(d, reply, "policy_match");
+	origin = origin_of(d, reply, XB_F(QUERY_KEY)) ?: origin_of(d, reply, XB_F(POLICY_MATCH));
 	if (origin)
-		json_object_object_add(reply, "ban_origin", json_object_new_string(origin));
+		json_object_object_add(reply, XB_F(BAN_ORIGIN), json_object_new_string(origin));
 }
 
 /* "origins": {"PREFIX": "NODE"} of the remote bans, with the fleet on. */
@@ -251,7 +256,7 @@ static void on_listed(struct json_object *reply, void *user)
 	struct xbd *d = user;
 
 	if (d->fleet.on)
-		json_object_object_add(reply, "origins", xbd_fleet_origins_json(&d->fleet));
+		json_object_object_add(reply, XB_F(ORIGINS), xbd_fleet_origins_json(&d->fleet));
 }
 
 /* {"cmd": "lists_load", "layer": L, "files": [ABSOLUTE PATH, ...], "ignore_errors": BOOL},
@@ -259,37 +264,40 @@ static void on_listed(struct json_object *reply, void *user)
 static int list_fields(const char *cmd, struct json_object *request, __u32 *verdict,
 		       const char **files, size_t *n, bool *ignore, char *err, size_t errlen)
 {
-	bool load = !strcmp(cmd, "lists_load"), show = !strcmp(cmd, "lists_show");
+	bool load = !strcmp(cmd, XB_CMD(LISTS_LOAD)), show = !strcmp(cmd, XB_CMD(LISTS_SHOW));
 	struct json_object *v;
 
 	json_object_object_foreach(request, key, val) {
 		(void)val;
-		if (strcmp(key, "cmd") && (show || strcmp(key, "layer")) &&
-		    (!load || (strcmp(key, "files") && strcmp(key, "ignore_errors")))) {
+		if (strcmp(key, XB_F(CMD)) && (show || strcmp(key, XB_F(LAYER))) &&
+		    (!load || (strcmp(key, XB_F(FILES)) && strcmp(key, XB_F(IGNORE_ERRORS))))) {
 			snprintf(err, errlen, "unknown field \"%.40s\" for %s", key, cmd);
 			return -EINVAL;
 		}
 	}
 	if (show)
 		return 0;
-	if (!json_object_object_get_ex(request, "layer", &v) ||
+	if (!json_object_object_get_ex(request, XB_F(LAYER), &v) ||
 	    !json_object_is_type(v, json_type_string) ||
 	    xbd_layer_parse(json_object_get_string(v), verdict)) {
-		snprintf(err, errlen, "field \"layer\" must be \"allow\", \"deny\" or \"trusted\"");
+		snprintf(err, errlen, "field \"%s\" must be \"allow\", \"deny\" or \"trusted\"",
+			 XB_F(LAYER));
 		return -EINVAL;
 	}
 	if (!load)
 		return 0;
-	if (json_object_object_get_ex(request, "ignore_errors", &v)) {
+	if (json_object_object_get_ex(request, XB_F(IGNORE_ERRORS), &v)) {
 		if (!json_object_is_type(v, json_type_boolean)) {
-			snprintf(err, errlen, "field \"ignore_errors\" must be true or false");
+			snprintf(err, errlen, "field \"%s\" must be true or false",
+				 XB_F(IGNORE_ERRORS));
 			return -EINVAL;
 		}
 		*ignore = json_object_get_boolean(v);
 	}
-	if (!json_object_object_get_ex(request, "files", &v) ||
+	if (!json_object_object_get_ex(request, XB_F(FILES), &v) ||
 	    !json_object_is_type(v, json_type_array) || !json_object_array_length(v)) {
-		snprintf(err, errlen, "field \"files\" must be a non-empty array of paths");
+		snprintf(err, errlen, "field \"%s\" must be a non-empty array of paths",
+			 XB_F(FILES));
 		return -EINVAL;
 	}
 	if (json_object_array_length(v) > XBD_MAX_LISTS) {
@@ -304,7 +312,8 @@ static int list_fields(const char *cmd, struct json_object *request, __u32 *verd
 		if (!files[i] || files[i][0] != '/' ||
 		    strlen(files[i]) != (size_t)json_object_get_string_len(f) ||
 		    strchr(files[i], '\n')) {
-			snprintf(err, errlen, "field \"files\": each must be an absolute path");
+			snprintf(err, errlen, "field \"%s\": each must be an absolute path",
+				 XB_F(FILES));
 			return -EINVAL;
 		}
 	}
@@ -356,7 +365,7 @@ void xbd_hooks_lists_loaded(struct xbd *d)
 	if (ret) {
 		line = xb_control_error_reply(err[0] ? err : strerror(-ret));
 	} else {
-		json_object_object_add(o, "ok", json_object_new_boolean(1));
+		json_object_object_add(o, XB_F(OK), json_object_new_boolean(1));
 		line = strdup(xb_json_line(o));
 	}
 	json_object_put(o);
@@ -378,13 +387,13 @@ static int do_lists_cmd(struct xbd *d, const char *cmd, struct json_object *requ
 
 	if (ret)
 		return ret;
-	if (!strcmp(cmd, "lists_show"))
+	if (!strcmp(cmd, XB_CMD(LISTS_SHOW)))
 		return xbd_lists_ctx_show(&ctx, reply, err, errlen);
 	if (d->server.serving_read_only) {
 		snprintf(err, errlen, "permission denied: %s needs write access", cmd);
 		return -EPERM;
 	}
-	if (!strcmp(cmd, "lists_clear"))
+	if (!strcmp(cmd, XB_CMD(LISTS_CLEAR)))
 		return xbd_lists_ctx_clear(&ctx, verdict, reply, err, errlen);
 	return start_lists_load(d, &ctx, verdict, files, n, ignore, err, errlen);
 }
@@ -395,7 +404,7 @@ static int check_no_fields(const char *cmd, struct json_object *request, char *e
 {
 	json_object_object_foreach(request, key, val) {
 		(void)val;
-		if (strcmp(key, "cmd")) {
+		if (strcmp(key, XB_F(CMD))) {
 			snprintf(err, errlen, "unknown field \"%.40s\" for %s", key, cmd);
 			return -EINVAL;
 		}
@@ -421,8 +430,8 @@ void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err)
 	if (ret) {
 		line = xb_control_error_reply(err);
 	} else if (o) {
-		json_object_object_add(o, "ok", json_object_new_boolean(1));
-		json_object_object_add(o, "config_file", json_object_new_string(d->conf.path));
+		json_object_object_add(o, XB_F(OK), json_object_new_boolean(1));
+		json_object_object_add(o, XB_F(CONFIG_FILE), json_object_new_string(d->conf.path));
 		line = strdup(xb_json_line(o));
 	}
 	json_object_put(o);
@@ -441,7 +450,8 @@ static int do_save(struct xbd *d, struct json_object *reply, char *err, size_t e
 	}
 	ret = xbd_save_state(d, err, errlen);
 	if (!ret)
-		json_object_object_add(reply, "state_file", json_object_new_string(d->conf.state_file));
+		json_object_object_add(reply, XB_F(STATE_FILE),
+				       json_object_new_string(d->conf.state_file));
 	return ret;
 }
 
@@ -452,12 +462,13 @@ static int events_since(const struct xbd *d, struct json_object *val, __u64 *sin
 	__s64 v = json_object_get_int64(val);
 
 	if (!json_object_is_type(val, json_type_int) || v < 0) {
-		snprintf(err, errlen, "field \"since\" must be a sequence number (a whole number, 0 or more)");
+		snprintf(err, errlen, "field \"%s\" must be a sequence number (a whole number, 0 or more)",
+			 XB_F(SINCE));
 		return -EINVAL;
 	}
 	if ((__u64)v > d->evs.ring.last) {
-		snprintf(err, errlen, "field \"since\" is %lld, after the last event (%llu)",
-			 (long long)v, (unsigned long long)d->evs.ring.last);
+		snprintf(err, errlen, "field \"%s\" is %lld, after the last event (%llu)",
+			 XB_F(SINCE), (long long)v, (unsigned long long)d->evs.ring.last);
 		return -EINVAL;
 	}
 	*since = (__u64)v;
@@ -484,26 +495,29 @@ static int events_fields(const struct xbd *d, struct json_object *request, bool 
 			 __u64 *since, bool *resume, char *err, size_t errlen)
 {
 	json_object_object_foreach(request, key, val) {
-		if (!strcmp(key, "cmd"))
+		if (!strcmp(key, XB_F(CMD)))
 			continue;
-		if (!strcmp(key, "since")) {
+		if (!strcmp(key, XB_F(SINCE))) {
 			if (events_since(d, val, since, err, errlen))
 				return -EINVAL;
 			*resume = true;
 			continue;
 		}
-		if (strcmp(key, "follow")) {
-			snprintf(err, errlen, "unknown field \"%.40s\" for events", key);
+		if (strcmp(key, XB_F(FOLLOW))) {
+			snprintf(err, errlen, "unknown field \"%.40s\" for %s", key,
+				 XB_CMD(EVENTS));
 			return -EINVAL;
 		}
 		if (!json_object_is_type(val, json_type_boolean)) {
-			snprintf(err, errlen, "field \"follow\" must be true or false");
+			snprintf(err, errlen, "field \"%s\" must be true or false",
+				 XB_F(FOLLOW));
 			return -EINVAL;
 		}
 		*follow = json_object_get_boolean(val);
 	}
 	if (*resume && !*follow) {
-		snprintf(err, errlen, "field \"since\" needs \"follow\": true");
+		snprintf(err, errlen, "field \"%s\" needs \"%s\": true", XB_F(SINCE),
+			 XB_F(FOLLOW));
 		return -EINVAL;
 	}
 	return *resume ? events_held(d, *since, err, errlen) : 0;
@@ -527,10 +541,10 @@ static int do_events(struct xbd *d, struct json_object *request, struct json_obj
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	json_object_object_add(reply, "events", backlog);
-	json_object_object_add(reply, "follow", json_object_new_boolean(follow));
+	json_object_object_add(reply, XB_F(EVENTS), backlog);
+	json_object_object_add(reply, XB_F(FOLLOW), json_object_new_boolean(follow));
 	if (resume)
-		json_object_object_add(reply, "since", json_object_new_int64((__s64)since));
+		json_object_object_add(reply, XB_F(SINCE), json_object_new_int64((__s64)since));
 	if (follow)
 		xbd_server_subscribe(&d->server, &d->evs.ring,
 				     (resume ? since : d->evs.ring.last) + 1);
@@ -541,16 +555,13 @@ static int on_command(const char *cmd, struct json_object *request, struct json_
 		      char *err, size_t errlen, void *user)
 {
 	struct xbd *d = user;
-	bool known = !strcmp(cmd, "reload") || !strcmp(cmd, "save");
+	int id = xb_control_cmd_of(cmd), ret;
 
-	int ret;
-
-	if (!strcmp(cmd, "events"))
+	if (id == XB_CMD_EVENTS)
 		return do_events(d, request, reply, err, errlen);
-	if (!strncmp(cmd, "lists_", 6) &&
-	    (!strcmp(cmd, "lists_load") || !strcmp(cmd, "lists_clear") || !strcmp(cmd, "lists_show")))
+	if (id == XB_CMD_LISTS_LOAD || id == XB_CMD_LISTS_CLEAR || id == XB_CMD_LISTS_SHOW)
 		return do_lists_cmd(d, cmd, request, reply, err, errlen);
-	if (!known)
+	if (id != XB_CMD_RELOAD && id != XB_CMD_SAVE)
 		return -ENOENT;
 	ret = check_no_fields(cmd, request, err, errlen);
 	if (ret)
@@ -559,8 +570,8 @@ static int on_command(const char *cmd, struct json_object *request, struct json_
 		snprintf(err, errlen, "permission denied: %s needs write access", cmd);
 		return -EPERM;
 	}
-	return !strcmp(cmd, "reload") ? do_reload(d, reply, err, errlen)
-				      : do_save(d, reply, err, errlen);
+	return id == XB_CMD_RELOAD ? do_reload(d, reply, err, errlen)
+				   : do_save(d, reply, err, errlen);
 }
 
 void xbd_hooks_init(struct xbd *d)

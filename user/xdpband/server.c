@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <json-c/json.h>
+#include "control_fields.h"
 #include "log.h"
 #include "server.h"
 
@@ -198,9 +199,9 @@ static char *drop_line(const char *why, __u64 since)
 	snprintf(msg, sizeof(msg),
 		 "dropped from the event stream: %s; the last event sent was %llu", why,
 		 (unsigned long long)since);
-	json_object_object_add(o, "ok", json_object_new_boolean(false));
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	json_object_object_add(o, "since", json_object_new_int64((__s64)since));
+	json_object_object_add(o, XB_F(OK), json_object_new_boolean(false));
+	json_object_object_add(o, XB_F(ERROR), json_object_new_string(msg));
+	json_object_object_add(o, XB_F(SINCE), json_object_new_int64((__s64)since));
 	line = strdup(xb_json_line(o));
 	json_object_put(o);
 	return line;
