@@ -74,7 +74,7 @@ static void check_accepted(const struct xbd_conf *conf, const struct xbd_lists *
 	check_entries(conf, &l->policy, false, kept);
 	check_entries(conf, &l->never_ban, true, kept);
 	check_painted(&l->policy);
-	fz_check(l->allow_only == (conf->n_lists > 2), "allow-only %d with %d lists", l->allow_only,
+	fz_check(l->allow_list == (conf->n_lists > 2), "allow list %d with %d lists", l->allow_list,
 		 conf->n_lists);
 	for (int id = 1; id <= conf->n_lists; id++)
 		fz_check(l->entries[id] >= kept[id], "list %d: %zu entries read, %zu kept", id,

@@ -5,8 +5,8 @@
  *
  * A rule set becomes list files of each layer (the allow layer split over two files, with
  * repeats) in a temporary directory; xdpband's reader (user/common/lists.c) reads and paints
- * them and gives the policy set the daemon compiles (with the default layer's /0 entries); the
- * flat codes and IPv4 lines are computed from it (user/lib/flat.c). Then every address of
+ * them, and their composition (user/common/runlists.c, no runtime lists) gives the plan and the
+ * policy set the daemon compiles (with the default layer's /0 entries); the flat codes and IPv4 lines are computed from it (user/lib/flat.c). Then every address of
  * ranges of 4,096 around sampled entries, every entry's first and last address and their
  * neighbours, and random addresses are looked up as the data path does (level 1, the middle
  * level, level 2, the line, the trie; for a DENY code in allow-only mode, the trie for the
@@ -35,6 +35,7 @@
 #include "pkt.h"
 #include "policy.h"
 #include "pset.h"
+#include "runlists.h"
 #include "xdpban_flat.h"
 
 #define BASE_SEED 0x78626c6c6f77ull /* "xbllow" */
@@ -207,6 +208,8 @@ static void compile_rules(const struct rules *r, struct compiled *c)
 	struct xbd_conf conf = {};
 	struct xbd_list_caps caps;
 	struct xbd_lists lists;
+	struct xbd_runtime none = {};
+	struct xbd_list_plan plan;
 	char err[XB_ERRLEN] = "";
 
 	for (size_t i = 0; i < 4; i++) {
@@ -221,10 +224,12 @@ static void compile_rules(const struct rules *r, struct compiled *c)
 	xbd_list_caps_default(&caps);
 	if (xbd_lists_read(&conf, &caps, &lists, NULL, err, sizeof(err)))
 		fail_msg("reading the lists: %s", err);
-	assert_int_equal(lists.allow_only, r->allow_list);
+	assert_int_equal(xbd_lists_compose(&lists, &none, &plan), 0);
+	assert_int_equal(plan.allow_only, r->allow_list);
 	memset(c, 0, sizeof(*c));
-	assert_int_equal(xbd_lists_policy_set(&lists, &c->set), 0);
+	assert_int_equal(xbd_lists_policy_set(&plan, &c->set), 0);
 	c->painted = lists.painted;
+	xbd_list_plan_free(&plan);
 	xbd_lists_free(&lists);
 	for (int f = 0; f < 2; f++) {
 		c->words[f] = malloc(XDPBAN_FLAT_WORDS * sizeof(__u64));

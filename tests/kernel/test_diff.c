@@ -193,17 +193,12 @@ struct manual_ban {
 	__u64 expires_ns;
 };
 
-static bool keep_manual(const struct xb_policy_entry *old, void *ctx)
-{
-	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
-}
-
 /* Compiles lists as a reload does: the tries end up holding exactly the lists and the manual
  * bans still in force, and the flat table is exact again. The model gets the same. */
 static void policy_compile(struct diff *d, const struct fuzz_policy *lists, size_t n,
 			   const struct manual_ban *manual, size_t n_manual)
 {
-	const struct xb_compile_opts opts = { .keep = keep_manual };
+	const struct xb_compile_opts opts = { .keep = xb_keep_manual_bans };
 	struct xb_policy_set set = {};
 	struct xb_compile_result res;
 

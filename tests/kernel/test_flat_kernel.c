@@ -811,11 +811,6 @@ static void watch_step(__u8 family, enum xb_compile_step step, size_t done, size
 	w->steps++;
 }
 
-static bool keep_manual(const struct xb_policy_entry *old, void *ctx)
-{
-	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
-}
-
 static bool same_prefix(const struct xb_prefix *a, const struct xb_prefix *b)
 {
 	return a->family == b->family && a->plen == b->plen &&
@@ -859,7 +854,7 @@ static void reload_watched(struct fx *f, struct pset_shape first4, __u32 writers
 {
 	struct xb_policy_set a = {}, b = {}, final = {}, probe = {};
 	struct reload_watch w = { .f = f, .probe = &probe, .two_writers = writers == 2 };
-	const struct xb_compile_opts opts = { .keep = keep_manual, .observe = watch_step,
+	const struct xb_compile_opts opts = { .keep = xb_keep_manual_bans, .observe = watch_step,
 					      .ctx = &w, .batch = 1, .writers = writers };
 	struct xb_compile_result res;
 	char err[XB_ERRLEN] = "";

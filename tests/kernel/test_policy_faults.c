@@ -112,11 +112,6 @@ static void assert_unchanged(struct dp *dp, const struct policy_snapshot *before
 	policy_snapshot_free(&now);
 }
 
-static bool keep_manual(const struct xb_policy_entry *old, void *ctx)
-{
-	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
-}
-
 /* Compiles s and expects it refused with -err, with every needle in the one-line message. */
 static void expect_refused(struct dp *dp, const struct xb_policy_set *s,
 			   const struct xb_compile_opts *opts, int want, const char *needle1,
@@ -143,7 +138,7 @@ static void compile_first(struct dp *dp, struct xb_policy_set *a)
 static void set_too_big_is_refused_before_anything_changes(void **state)
 {
 	struct dp *dp = need_dp(state);
-	const struct xb_compile_opts keep = { .keep = keep_manual };
+	const struct xb_compile_opts keep = { .keep = xb_keep_manual_bans };
 	struct xb_policy_set a = {}, b = {};
 	struct policy_snapshot before;
 
@@ -208,7 +203,7 @@ static void fill_trie(__u8 family, enum xb_compile_step step, size_t done, size_
 static void full_while_writing(struct dp *dp, __u8 family)
 {
 	struct filler fill = { .dp = dp, .family = family };
-	const struct xb_compile_opts opts = { .keep = keep_manual, .observe = fill_trie,
+	const struct xb_compile_opts opts = { .keep = xb_keep_manual_bans, .observe = fill_trie,
 					      .ctx = &fill, .batch = 16 };
 	struct xb_policy_set a = {}, b = {};
 	struct policy_snapshot before;

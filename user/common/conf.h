@@ -15,8 +15,6 @@
 #include "ports.h"
 #include "xdpban_config.h"
 
-struct xbd_creds; /* files.h */
-
 #define XBD_CONF_DEFAULT "/etc/xdpban/xdpban.conf"
 #define XBD_STATE_FILE_DEFAULT "/var/lib/xdpban/state"
 #define XBD_METRICS_DEFAULT "127.0.0.1:9433"
@@ -119,7 +117,9 @@ struct xbd_conf {
 	char *pin_dir;
 	bool detach_on_exit;
 	/* [bans] */
-	struct xdpban_config dp; /* thresholds written to the xdpban_config map */
+	/* Thresholds written to the xdpban_config map; not its policy flags, which follow the
+	 * lists in force (xbd_lists_apply, lists.h). */
+	struct xdpban_config dp;
 	__u32 counters_max, bans_max;
 	__u32 policy_lines_max; /* IPv4 /24 regions with a line of /32 codes (xdpban_flat4x) */
 	__u32 policy_lines6_max; /* IPv6 stride lines (xdpban_flat6x) */
@@ -127,9 +127,6 @@ struct xbd_conf {
 	bool lists_ignore_errors; /* skip (and count) bad lines instead of refusing the file */
 	struct xbd_list_conf lists[XBD_MAX_LISTS];
 	int n_lists;
-	/* Not of the file: whose rights the list files are opened with, for a client's runtime
-	 * load (files.h); NULL, the daemon's own. */
-	const struct xbd_creds *lists_open_as;
 	/* [control] */
 	char *socket_path;
 	mode_t socket_mode;

@@ -209,8 +209,6 @@ static int parse_list(struct conf_parse *p, const struct conf_key *k, const char
 		     : !strcmp(k->name, "allow") ? XDPBAN_POLICY_ALLOWED
 						 : XBD_LIST_NEVER_BAN;
 	l->id = ++c->n_lists;
-	if (l->verdict == XDPBAN_POLICY_ALLOWED)
-		c->dp.policy |= XDPBAN_CFG_ALLOW_ONLY; /* the data path's half of the mode */
 	return 0;
 }
 

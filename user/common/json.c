@@ -216,8 +216,8 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
 
 /* Bans are written straight as text rather than built as json-c objects: a million objects
  * cost seconds to build and serialise, the text a fraction of that. The text is exactly what
- * json-c prints for the same object (PLAIN, '/' not escaped: test_lib holds the two to each
- * other byte for byte). Every string written is ours and needs no escaping: addresses from
+ * json-c prints for the same object (PLAIN, '/' not escaped: test_control_maps holds the two
+ * to each other byte for byte). Every string written is ours and needs no escaping: addresses from
  * xb_key_format/xb_prefix_format (hex digits, '.', ':', '/'), fixed names, RFC 3339 stamps. */
 /* One ban's object: prefix (< 64), fixed text, numbers, stamp and classes. */
 #define BAN_TEXT_MAX (384 + 2 * XB_CLASSES_TEXT_MAX)

@@ -1,9 +1,10 @@
 /* lists.c - see lists.h. The layers are painted (docs/datapath.md, "Policy lists"): an entry
  * on or inside an entry of a later layer (allow, then deny, then trusted) is dropped before
  * the compile, since the later layer wins over its whole prefix whatever the lengths, and the
- * tries, which take the longest match, then give every address the painted verdict; with an
- * allow list, the default layer is an entry of its own, /0 not allowed. The policy lists
- * reach the maps only through a compile (policy.h); the never-ban lists are read the same
+ * tries, which take the longest match, then give every address the painted verdict; in
+ * allow-only mode (the plan's, runlists.h) the default layer is an entry of its own, /0 not
+ * allowed. The policy lists reach the maps only through a plan's compile (policy.h), which
+ * also sets allow-only mode's flag in the config map; the never-ban lists are read the same
  * way, into entries of their own, with capacities of their own, and go to the exempt tries
  * through the daemon (exempt.h). */
 #include <errno.h>
@@ -65,11 +66,6 @@ int xbd_list_entries_push(struct xbd_list_entries *l, const struct xbd_list_entr
 	}
 	l->v[l->n++] = *e;
 	return 0;
-}
-
-static const char *list_path(const struct xbd_conf *conf, __u32 id)
-{
-	return id >= 1 && id <= (__u32)conf->n_lists ? conf->lists[id - 1].path : "?";
 }
 
 /* The painting order of a policy verdict: a later layer wins over an earlier one. */
@@ -217,15 +213,24 @@ struct read_kind {
 
 /* One read of every list file. */
 struct read_state {
-	const struct xbd_conf *conf;
+	const struct xbd_list_conf *files;
+	size_t n_files;
+	const struct xbd_list_read_opts *opts;
 	struct read_kind kinds[N_KINDS];
 	size_t raw[XBD_MAX_LISTS + 1][2]; /* entry lines per list id and family */
 	struct xbd_lists *out;
-	struct xb_progress *progress;
 	off_t left;  /* of XBD_LISTS_READ_MAX, for the files not read yet */
 	char *err;
 	size_t errlen;
 };
+
+static const char *list_path(const struct read_state *r, __u32 id)
+{
+	for (size_t i = 0; i < r->n_files; i++)
+		if (r->files[i].id == id)
+			return r->files[i].path;
+	return "?";
+}
 
 static int family_index(const struct xb_prefix *p)
 {
@@ -251,7 +256,9 @@ static bool find_overflow(const struct read_state *r, const struct read_kind *k,
 	for (int f = 0; f < 2; f++) {
 		size_t sum = 0;
 
-		for (__u32 id = 1; id <= (__u32)r->conf->n_lists; id++) {
+		for (size_t i = 0; i < r->n_files; i++) {
+			__u32 id = r->files[i].id;
+
 			if (sum + per[id][f] > k->cap[f]) {
 				*family = f;
 				*list_id = id;
@@ -276,11 +283,11 @@ static int overflow_error(const struct read_state *r, const struct read_kind *k)
 	if (before)
 		snprintf(r->err, r->errlen,
 			 "%s: %zu IPv%d entries, after %zu in the lists before it: more than the IPv%d %s holds (%zu)",
-			 list_path(r->conf, id), r->raw[id][f], v, before, v, k->table, k->cap[f]);
+			 list_path(r, id), r->raw[id][f], v, before, v, k->table, k->cap[f]);
 	else
 		snprintf(r->err, r->errlen,
 			 "%s: %zu IPv%d entries: more than the IPv%d %s holds (%zu)",
-			 list_path(r->conf, id), r->raw[id][f], v, v, k->table, k->cap[f]);
+			 list_path(r, id), r->raw[id][f], v, v, k->table, k->cap[f]);
 	return -ENOSPC;
 }
 
@@ -304,7 +311,7 @@ static int keep(struct read_state *r, const struct xbd_list_entry *e)
 		}
 	}
 	if (xbd_list_entries_push(k->out, e, k->store_max)) {
-		snprintf(r->err, r->errlen, "%s:%u: out of memory", list_path(r->conf, e->list_id),
+		snprintf(r->err, r->errlen, "%s:%u: out of memory", list_path(r, e->list_id),
 			 e->line);
 		return -ENOMEM;
 	}
@@ -430,8 +437,8 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 	off_t size = 0;
 	char *line;
 	size_t len;
-	int fd, ret = xbd_open_regular_as(r->conf->lists_open_as, lc->path, "list",
-					  XBD_LIST_FILE_MAX, &fd, r->err, r->errlen);
+	int fd, ret = xbd_open_regular_as(r->opts->open_as, lc->path, "list", XBD_LIST_FILE_MAX,
+					  &fd, r->err, r->errlen);
 
 	if (ret)
 		return ret;
@@ -440,16 +447,16 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 			     r->left < 1 ? 1 : r->left < XBD_LIST_FILE_MAX ? r->left : XBD_LIST_FILE_MAX);
 	if (!ret)
 		ret = xbd_lines_gunzip(&lines);
-	if (r->progress && !fstat(fd, &st))
+	if (r->opts->progress && !fstat(fd, &st))
 		size = st.st_size;
 	if (!ret)
-		show_reading(r->progress, lc->path, &lines, size, true);
+		show_reading(r->opts->progress, lc->path, &lines, size, true);
 	while (!ret && (ret = xbd_lines_next(&lines, &line, &len)) > 0) {
 		e.line = lines.line;
 		if (e.line % PROGRESS_LINES == 0)
-			show_reading(r->progress, lc->path, &lines, size, false);
+			show_reading(r->opts->progress, lc->path, &lines, size, false);
 		ret = parse_line(lc->path, line, len, &e, r->err, r->errlen);
-		if (ret == -EINVAL && r->conf->lists_ignore_errors) {
+		if (ret == -EINVAL && r->opts->ignore_errors) {
 			skip_line(r, lc->id);
 			ret = 0;
 			continue;
@@ -472,41 +479,46 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 	return ret;
 }
 
-int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
-		   struct xbd_lists *out, struct xb_progress *progress, char *err, size_t errlen)
+/* The room a reading of these files leaves for entries of each kind; an allow list among them
+ * takes one place of each family for the default layer's /0, which the plan adds
+ * (xbd_lists_policy_set). */
+static void read_room(struct read_state *r, const struct xbd_list_caps *caps)
 {
-	struct read_state r = {
-		.conf = conf,
-		.kinds = {
-			[KIND_POLICY] = { "policy table", { caps->ipv4, caps->ipv6 }, 0, false,
-					  &out->policy },
-			[KIND_NEVER_BAN] = { "never-ban room of the exempt trie",
-					     { caps->never_ban4, caps->never_ban6 }, 0, false,
-					     &out->never_ban },
-		},
-		.out = out, .progress = progress, .left = XBD_LISTS_READ_MAX, .err = err,
-		.errlen = errlen,
-	};
+	r->kinds[KIND_POLICY] = (struct read_kind){ "policy table", { caps->ipv4, caps->ipv6 },
+						    0, false, &r->out->policy };
+	r->kinds[KIND_NEVER_BAN] = (struct read_kind){ "never-ban room of the exempt trie",
+						       { caps->never_ban4, caps->never_ban6 },
+						       0, false, &r->out->never_ban };
+	for (size_t i = 0; i < r->n_files; i++)
+		r->out->allow_list = r->out->allow_list ||
+				     r->files[i].verdict == XDPBAN_POLICY_ALLOWED;
+	for (int f = 0; r->out->allow_list && f < 2; f++)
+		r->kinds[KIND_POLICY].cap[f] -= r->kinds[KIND_POLICY].cap[f] > 0;
+	for (int k = 0; k < N_KINDS; k++) {
+		size_t max = r->kinds[k].cap[0] + r->kinds[k].cap[1];
+
+		r->kinds[k].store_max = max + max / 2 + 1024; /* room that dropping repeats makes */
+	}
+}
+
+int xbd_lists_read_files(const struct xbd_list_conf *files, size_t n,
+			 const struct xbd_list_read_opts *opts, struct xbd_lists *out, char *err,
+			 size_t errlen)
+{
+	struct read_state r = { .files = files, .n_files = n, .opts = opts, .out = out,
+				.left = XBD_LISTS_READ_MAX, .err = err, .errlen = errlen };
 	char count[XB_PROGRESS_NUM_MAX];
 	size_t read_entries = 0;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < conf->n_lists; i++)
-		out->allow_only = out->allow_only || conf->lists[i].verdict == XDPBAN_POLICY_ALLOWED;
-	for (int f = 0; out->allow_only && f < 2; f++) /* room for the default layer's /0 */
-		r.kinds[KIND_POLICY].cap[f] -= r.kinds[KIND_POLICY].cap[f] > 0;
-	for (int k = 0; k < N_KINDS; k++) {
-		size_t max = r.kinds[k].cap[0] + r.kinds[k].cap[1];
-
-		r.kinds[k].store_max = max + max / 2 + 1024; /* room that dropping repeats makes */
-	}
-	for (int i = 0; i < conf->n_lists && !ret; i++)
-		ret = read_one(&r, &conf->lists[i]);
+	read_room(&r, opts->caps);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = read_one(&r, &files[i]);
 	for (__u32 id = 0; id <= XBD_MAX_LISTS; id++)
 		read_entries += out->entries[id];
-	if (!ret && conf->n_lists) /* sorting them, dropping repeats, painting */
-		xb_progress_phase(progress, "checking %s list entries",
+	if (!ret && n) /* sorting them, dropping repeats, painting */
+		xb_progress_phase(opts->progress, "checking %s list entries",
 				  xb_progress_count(read_entries, count));
 	for (int k = 0; k < N_KINDS && !ret; k++) {
 		dedup(r.kinds[k].out, &out->painted);
@@ -517,6 +529,16 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 	if (ret)
 		xbd_lists_free(out);
 	return ret;
+}
+
+int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
+		   struct xbd_lists *out, struct xb_progress *progress, char *err, size_t errlen)
+{
+	const struct xbd_list_read_opts opts = { .caps = caps,
+						 .ignore_errors = conf->lists_ignore_errors,
+						 .progress = progress };
+
+	return xbd_lists_read_files(conf->lists, (size_t)conf->n_lists, &opts, out, err, errlen);
 }
 
 void xbd_lists_free(struct xbd_lists *l)
@@ -533,12 +555,6 @@ int xbd_lists_never_ban(const struct xbd_lists *l, struct xb_exempt_set *out)
 	for (size_t i = 0; i < l->never_ban.n && !ret; i++)
 		ret = xb_exempt_set_add(out, &l->never_ban.v[i].prefix, XDPBAN_EXEMPT_LIST, 0);
 	return ret;
-}
-
-/* Manual prefix bans live next to the lists and are not the lists' to change. */
-static bool keep_manual(const struct xb_policy_entry *old, void *ctx)
-{
-	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
 }
 
 /* The trie's changes as they are made, then the flat tables (the steps after them are quick). */
@@ -562,7 +578,7 @@ static void show_compile(__u8 family, enum xb_compile_step step, size_t done, si
 		xb_progress_show(ctx, "%s", text);
 }
 
-int xbd_lists_policy_set(const struct xbd_lists *l, struct xb_policy_set *set)
+int xbd_lists_policy_set(const struct xbd_list_plan *l, struct xb_policy_set *set)
 {
 	static const __u8 families[] = { XDPBAN_FAMILY_INET, XDPBAN_FAMILY_INET6 };
 	const struct xdpban_policy dflt = { .verdict = XDPBAN_POLICY_NOT_ALLOWED,
@@ -602,13 +618,30 @@ void xbd_lists_left_out(const struct xb_compile_result *res, char *buf, size_t l
 			 " (the trie answers those sources, right but slower; the sizes apply when the maps are created)");
 }
 
+/* Allow-only mode's flag in the config map (xdpban_config.h) set to on; *was gets what it was. */
+static int set_allow_only(const struct xb_maps *m, bool on, bool *was, char *err, size_t errlen)
+{
+	struct xdpban_config cfg;
+	int ret = xb_config_read(m, &cfg);
+
+	if (ret) {
+		snprintf(err, errlen, "cannot read the config map: %s", strerror(-ret));
+		return ret;
+	}
+	*was = cfg.policy & XDPBAN_CFG_ALLOW_ONLY;
+	if (*was == on)
+		return 0;
+	cfg.policy = on ? cfg.policy | XDPBAN_CFG_ALLOW_ONLY : cfg.policy & ~XDPBAN_CFG_ALLOW_ONLY;
+	return xb_config_write(m, &cfg, err, errlen);
+}
+
 /* One compile (policy.h): a list entry on the prefix of a manual ban replaces it, entries no
  * list holds any more go, and the flat table is exact again afterwards. */
-int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
-		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
-		    size_t errlen)
+static int compile_plan(const struct xb_maps *m, const struct xbd_list_plan *l,
+			struct xb_progress *progress, struct xb_compile_result *res, char *err,
+			size_t errlen)
 {
-	const struct xb_compile_opts opts = { .keep = keep_manual,
+	const struct xb_compile_opts opts = { .keep = xb_keep_manual_bans,
 					      .observe = progress ? show_compile : NULL,
 					      .ctx = progress };
 	char count[XB_PROGRESS_NUM_MAX];
@@ -626,27 +659,53 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *l,
 	return ret;
 }
 
-int xbd_lists_merge(struct xbd_lists *into, const struct xbd_list_entries *more,
-		    bool allow_only)
+/* The flag goes on before the default layer's entries can be met, and off only once they are
+ * gone, so that the data path always tells not allowed from deny; a compile that fails leaves
+ * it as it was, as it leaves the tries. */
+int xbd_lists_apply(const struct xb_maps *m, const struct xbd_list_plan *l,
+		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
+		    size_t errlen)
 {
-	size_t n = into->policy.n + more->n, painted = 0;
+	char ignored[XB_ERRLEN];
+	bool was = false;
+	int ret;
 
-	if (n > into->policy.cap) {
-		struct xbd_list_entry *v = xb_big_realloc(into->policy.v, (n ? n : 1) * sizeof(*v));
+	if (!l->allow_only) {
+		ret = compile_plan(m, l, progress, res, err, errlen);
+		return ret ? ret : set_allow_only(m, false, &was, err, errlen);
+	}
+	ret = set_allow_only(m, true, &was, err, errlen);
+	if (!ret)
+		ret = compile_plan(m, l, progress, res, err, errlen);
+	if (ret && !was)
+		set_allow_only(m, false, &was, ignored, sizeof(ignored));
+	return ret;
+}
+
+int xbd_list_entries_merge(struct xbd_list_entries *into, const struct xbd_list_entries *more)
+{
+	size_t n = into->n + more->n, painted = 0;
+
+	if (n > into->cap) {
+		struct xbd_list_entry *v = xb_big_realloc(into->v, (n ? n : 1) * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		into->policy.v = v;
-		into->policy.cap = n;
+		into->v = v;
+		into->cap = n;
 	}
 	if (more->n)
-		memcpy(into->policy.v + into->policy.n, more->v, more->n * sizeof(*more->v));
-	into->policy.n = n;
-	into->allow_only = into->allow_only || allow_only;
-	dedup(&into->policy, &painted);
-	paint_layers(&into->policy, &painted);
-	into->painted += painted;
+		memcpy(into->v + into->n, more->v, more->n * sizeof(*more->v));
+	into->n = n;
+	dedup(into, &painted);
+	paint_layers(into, &painted);
 	return 0;
+}
+
+void xbd_list_plan_free(struct xbd_list_plan *plan)
+{
+	free(plan->policy.v);
+	memset(plan, 0, sizeof(*plan));
 }
 
 const struct xbd_list_entry *xbd_lists_find(const struct xbd_list_entries *l,

@@ -2,10 +2,13 @@
  * token only, '#' comments, no hostnames), which also reads FireHOL .netset files, Spamhaus
  * DROP lines ("1.10.16.0/20 ; SBL256894": ';' starts a comment too) and any of them gzipped
  * (read through zlib when the file starts with gzip's magic): allow, trusted and deny lists,
- * painted (docs/datapath.md) and compiled into the policy tries with one list id per file, and never-ban lists, whose entries the daemon writes into
- * the exempt tries with the host's addresses (exempt_sync.h). Reading and applying are
- * separate steps, so a bad file, or lists that cannot fit, are refused before any map changes.
- * Never touches manual bans (list XDPBAN_LIST_MANUAL_BAN). */
+ * painted (docs/datapath.md) and compiled into the policy tries with one list id per file, and
+ * never-ban lists, whose entries the daemon writes into the exempt tries with the host's
+ * addresses (xdpband's exemptions.h). Three steps, one way: reading (the one reader of list
+ * files, the config's and those loaded at run time), a plan (composed in runlists.h, where
+ * allow-only mode is decided) and its apply (the tries through policy.h, and allow-only mode's
+ * flag in the config map), so a bad file, or lists that cannot fit, are refused before any map
+ * changes. Never touches manual bans (list XDPBAN_LIST_MANUAL_BAN). */
 #ifndef XDPBAND_LISTS_H
 #define XDPBAND_LISTS_H
 
@@ -46,7 +49,7 @@ struct xbd_lists {
 	size_t skipped[XBD_MAX_LISTS + 1]; /* by list id: bad lines ignore-errors skipped */
 	char skipped_first[XBD_LIST_ERRORS_SHOWN][XB_ERRLEN]; /* the first of them, FILE:LINE */
 	size_t painted; /* entries on or inside an entry of a later layer, which wins there */
-	bool allow_only; /* an allow list is configured: the default layer is not allowed */
+	bool allow_list; /* an allow list is among the files read (even an empty one) */
 };
 
 /* How many list entries the tries can take, per family: the policy tries, and what the
@@ -62,32 +65,59 @@ int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *
 		     size_t errlen);
 
 struct xb_progress;
+struct xbd_creds;
 
-/* Reads and checks every list file the config names, in full: each must be a regular file of
- * at most XBD_LIST_FILE_MAX bytes with lines of at most XBD_LIST_LINE_MAX bytes of text, and
- * the lists of a kind together may not hold more distinct entries of a family than caps
- * allows.
+/* How a reading goes: the room it holds the files to, whose rights it opens them with
+ * (files.h; NULL: the daemon's own), whether bad lines are skipped and counted instead of
+ * refusing the file, and its progress (NULL: none; progress.h, the caller ends it). */
+struct xbd_list_read_opts {
+	const struct xbd_list_caps *caps;
+	const struct xbd_creds *open_as;
+	bool ignore_errors;
+	struct xb_progress *progress;
+};
+
+/* Reads and checks list files in full, files[i] with its verdict and list id (ids in
+ * 1..XBD_MAX_LISTS, n at most XBD_MAX_LISTS): each must be a regular file of at most
+ * XBD_LIST_FILE_MAX bytes with lines of at most XBD_LIST_LINE_MAX bytes of text, and the
+ * lists of a kind together may not hold more distinct entries of a family than opts->caps
+ * allows (less one for the default layer's /0 when an allow list is among them).
  * 0, or -errno with one line in err ("FILE:LINE: ...", or the file, its count and the
- * capacity). Memory stays bounded by caps, whatever the files hold. Reads nothing but the
- * files and changes nothing: safe to run while the maps are in use. progress (NULL: none)
- * shows the lines and bytes read (progress.h); the caller ends it. */
+ * capacity). Memory stays bounded by the caps, whatever the files hold. Reads nothing but the
+ * files and changes nothing: safe to run while the maps are in use. The one reader of list
+ * files: the config's ([lists]) and those `lists load` reads (runlists.h). */
+int xbd_lists_read_files(const struct xbd_list_conf *files, size_t n,
+			 const struct xbd_list_read_opts *opts, struct xbd_lists *out, char *err,
+			 size_t errlen);
+/* The config's list files ([lists], with its ignore-errors), read with the daemon's rights. */
 int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps,
 		   struct xbd_lists *out, struct xb_progress *progress, char *err, size_t errlen);
-/* Makes the policy tries hold exactly the set of xbd_lists_policy_set (manual bans stay), or,
- * when that fails at any point, leaves them as they were (policy.h). progress (NULL: none)
- * shows the compile's steps; the caller ends it. res (NULL: not wanted) gets what changed. */
+
+/* What the policy lists in force compile to: the config's lists and the runtime ones painted
+ * together by their one composition (xbd_lists_compose, runlists.h), which alone decides
+ * allow-only mode. */
+struct xbd_list_plan {
+	struct xbd_list_entries policy; /* painted: what the policy tries hold */
+	bool allow_only; /* an allow list is among them: the default layer, /0 not allowed */
+};
+void xbd_list_plan_free(struct xbd_list_plan *plan);
+
 struct xb_compile_result;
 /* What a compile left to the trie for want of room in the lines (or the IPv6 hosts), as one
  * line naming the key to raise and how far, in buf; "" when nothing was. */
 void xbd_lists_left_out(const struct xb_compile_result *res, char *buf, size_t len);
-int xbd_lists_apply(const struct xb_maps *m, const struct xbd_lists *lists,
+/* Puts a plan in force, all it implies in one place: makes the policy tries hold exactly the
+ * set of xbd_lists_policy_set (manual bans stay), or, when that fails at any point, leaves
+ * them as they were (policy.h); and allow-only mode's flag in the config map to match (on
+ * before the compile, off after it; as it was when the compile fails). progress (NULL: none) shows the compile's steps; the caller ends it. res (NULL: not wanted)
+ * gets what changed. 0 or -errno with one line in err. */
+int xbd_lists_apply(const struct xb_maps *m, const struct xbd_list_plan *plan,
 		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
 		    size_t errlen);
-/* Adds more entries (of any layers) to into->policy and paints the whole again, as if all had
- * been read together (painting what was painted already drops nothing more). allow_only: the
- * entries hold an allow list. 0 or -ENOMEM (into unchanged but for its capacity). */
-int xbd_lists_merge(struct xbd_lists *into, const struct xbd_list_entries *more,
-		    bool allow_only);
+/* Adds more entries (of any layers) to into and paints the whole again, as if all had been
+ * read together (painting what was painted already drops nothing more). 0 or -ENOMEM (into
+ * unchanged but for its capacity). */
+int xbd_list_entries_merge(struct xbd_list_entries *into, const struct xbd_list_entries *more);
 /* Appends e, growing the array by doubling, but never past max entries. 0 or -ENOMEM. */
 int xbd_list_entries_push(struct xbd_list_entries *l, const struct xbd_list_entry *e, size_t max);
 /* Sorts entries as xbd_lists_read leaves them and drops repeats of a prefix (the first kept). */
@@ -98,11 +128,11 @@ int xbd_list_entry_start_cmp(const void *a, const void *b);
 /* The entry at exactly p in entries sorted as xbd_lists_read leaves them, or NULL. */
 const struct xbd_list_entry *xbd_lists_find(const struct xbd_list_entries *l,
 					    const struct xb_prefix *p);
-/* The policy set the lists compile to: their painted entries, and with an allow list the
- * default layer, 0.0.0.0/0 and ::/0 not allowed (list XDPBAN_LIST_DEFAULT). Added to set; 0 or
+/* The policy set a plan compiles to: its painted entries, and in allow-only mode the default
+ * layer, 0.0.0.0/0 and ::/0 not allowed (list XDPBAN_LIST_DEFAULT). Added to set; 0 or
  * -ENOMEM. */
 struct xb_policy_set;
-int xbd_lists_policy_set(const struct xbd_lists *lists, struct xb_policy_set *set);
+int xbd_lists_policy_set(const struct xbd_list_plan *plan, struct xb_policy_set *set);
 struct xb_exempt_set;
 /* The never-ban entries as exempt entries (origin XDPBAN_EXEMPT_LIST), added to out. 0 or
  * -ENOMEM. */

@@ -5,6 +5,10 @@
  *   192.0.2.0/24 17                      (an entry and its line in that file)
  *   end 1                                (the number of entries: a cut file is recognised)
  *
+ * (the first and the last line are the frame, frame.h). The runtime lists are read with the
+ * config's reader (lists.h), and composed with the config's lists into the plan the maps get,
+ * which decides allow-only mode (xbd_lists_compose).
+ *
  * A change is read, compiled and saved before it is kept: a load or clear that fails at any
  * step leaves the tries, the store and the lists in memory as they were. */
 #include <errno.h>
@@ -15,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "files.h"
+#include "frame.h"
 #include "policy.h"
 #include "runlists.h"
 #include "xdpban_policy.h"
@@ -81,13 +86,17 @@ static void renumber(struct xbd_runtime *rt)
 
 #define STORE_LINE_MAX (PATH_MAX + 64)
 
+/* The store's first and last lines (frame.h). */
+static const struct xbd_frame store_frame = { .magic = XBD_RUNTIME_MAGIC,
+					      .version = XBD_RUNTIME_VERSION };
+
 static int store_write(FILE *f, void *ctx)
 {
 	const struct xbd_runtime *rt = ctx;
 	char text[64];
 	size_t total = 0;
 
-	fprintf(f, "%s %d\n", XBD_RUNTIME_MAGIC, XBD_RUNTIME_VERSION);
+	xbd_frame_write_header(f, &store_frame);
 	for (size_t i = 0; i < rt->n; i++) {
 		const struct xbd_rt_list *l = &rt->v[i];
 
@@ -98,7 +107,7 @@ static int store_write(FILE *f, void *ctx)
 		}
 		total += l->e.n;
 	}
-	fprintf(f, "end %zu\n", total);
+	xbd_frame_write_end(f, total);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -116,38 +125,43 @@ static int store_save(const char *path, const struct xbd_runtime *rt, char *err,
 	return xbd_file_save(path, "the runtime lists", store_write, (void *)rt, err, errlen);
 }
 
+/* What the frame makes of line no, in the store's words: 1 for a record, 0 for the first or
+ * the end line, or -EINVAL with why. */
+static int frame_line(struct xbd_frame *fr, const char *line, unsigned int no, char *why,
+		      size_t whylen)
+{
+	switch (xbd_frame_line(fr, no, line)) {
+	case XBD_FRAME_RECORD:
+		return 1;
+	case XBD_FRAME_EDGE:
+		return 0;
+	case XBD_FRAME_BAD_HEADER:
+		snprintf(why, whylen, "line 1: not '%s %d'", fr->magic, fr->version);
+		break;
+	case XBD_FRAME_BAD_END:
+		snprintf(why, whylen, "line %u: the end line does not say %zu entries", no,
+			 fr->records);
+		break;
+	case XBD_FRAME_AFTER_END:
+		snprintf(why, whylen, "line %u: text after the end line", no);
+		break;
+	}
+	return -EINVAL;
+}
+
 /* One line of the store into rt. 0, or -EINVAL with why. */
-static int store_line(char *line, unsigned int no, struct xbd_runtime *rt, size_t *total,
-		      bool *ended, char *why, size_t whylen)
+static int store_line(char *line, unsigned int no, struct xbd_runtime *rt, struct xbd_frame *fr,
+		      char *why, size_t whylen)
 {
 	char word[16], layer[16], rest[64];
 	struct xbd_list_entry e = { .line = 0 };
 	unsigned long long n;
-	int off = 0;
+	int off = 0, ret = frame_line(fr, line, no, why, whylen);
 
-	if (*ended) {
-		snprintf(why, whylen, "line %u: text after the end line", no);
-		return -EINVAL;
-	}
-	if (no == 1) {
-		snprintf(rest, sizeof(rest), "%s %d", XBD_RUNTIME_MAGIC, XBD_RUNTIME_VERSION);
-		if (strcmp(line, rest)) {
-			snprintf(why, whylen, "line 1: not '%s'", rest);
-			return -EINVAL;
-		}
-		return 0;
-	}
+	if (ret <= 0)
+		return ret;
 	if (sscanf(line, "%15s", word) != 1)
 		goto bad;
-	if (!strcmp(word, "end")) {
-		if (sscanf(line, "end %llu%n", &n, &off) != 1 || line[off] || n != *total) {
-			snprintf(why, whylen, "line %u: the end line does not say %zu entries", no,
-				 *total);
-			return -EINVAL;
-		}
-		*ended = true;
-		return 0;
-	}
 	if (!strcmp(word, "list")) {
 		struct xbd_rt_list *l = &rt->v[rt->n];
 
@@ -171,7 +185,7 @@ static int store_line(char *line, unsigned int no, struct xbd_runtime *rt, size_
 	e.verdict = rt->v[rt->n - 1].verdict;
 	if (xbd_list_entries_push(&rt->v[rt->n - 1].e, &e, SIZE_MAX))
 		return -ENOMEM;
-	(*total)++;
+	fr->records++;
 	return 0;
 bad:
 	snprintf(why, whylen, "line %u: not a list or entry line: '%.60s'", no, line);
@@ -180,10 +194,10 @@ bad:
 
 int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t errlen)
 {
+	struct xbd_frame frame = store_frame;
 	struct xbd_lines lines;
 	char why[XB_ERRLEN] = "", *line;
-	bool ended = false;
-	size_t total = 0, len;
+	size_t len;
 	int fd, ret;
 
 	memset(rt, 0, sizeof(*rt));
@@ -194,7 +208,7 @@ int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t
 		return ret == -ENOENT ? 0 : ret;
 	ret = xbd_lines_open(&lines, fd, STORE_LINE_MAX, 0);
 	while (!ret && (ret = xbd_lines_next(&lines, &line, &len)) > 0) {
-		ret = strlen(line) == len ? store_line(line, lines.line, rt, &total, &ended, why,
+		ret = strlen(line) == len ? store_line(line, lines.line, rt, &frame, why,
 						       sizeof(why))
 					  : -EINVAL;
 		if (ret == -EINVAL && !why[0])
@@ -203,7 +217,7 @@ int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t
 	if (ret == -EMSGSIZE)
 		snprintf(why, sizeof(why), "line %u: longer than %d bytes", lines.line,
 			 STORE_LINE_MAX);
-	if (!ret && !ended)
+	if (!ret && !frame.ended)
 		snprintf(why, sizeof(why), "cut short: no end line (after line %u)", lines.line);
 	xbd_lines_close(&lines);
 	close(fd);
@@ -225,51 +239,44 @@ int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t
 
 /* ---- composing and applying ---- */
 
+/* Allow-only mode, decided here alone: an allow list, the config's or one loaded at run time,
+ * even an empty one, puts the default layer under every list. */
+static bool allow_only(const struct xbd_lists *config, const struct xbd_runtime *rt)
+{
+	bool on = config->allow_list;
+
+	for (size_t i = 0; i < rt->n; i++)
+		on = on || rt->v[i].verdict == XDPBAN_POLICY_ALLOWED;
+	return on;
+}
+
 int xbd_lists_compose(const struct xbd_lists *config, const struct xbd_runtime *rt,
-		      struct xbd_lists *out)
+		      struct xbd_list_plan *out)
 {
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	out->allow_only = config->allow_only;
-	ret = xbd_lists_merge(out, &config->policy, config->allow_only);
+	out->allow_only = allow_only(config, rt);
+	ret = xbd_list_entries_merge(&out->policy, &config->policy);
 	for (size_t i = 0; i < rt->n && !ret; i++)
-		ret = xbd_lists_merge(out, &rt->v[i].e, rt->v[i].verdict == XDPBAN_POLICY_ALLOWED);
+		ret = xbd_list_entries_merge(&out->policy, &rt->v[i].e);
 	if (ret)
-		xbd_lists_free(out);
+		xbd_list_plan_free(out);
 	return ret;
-}
-
-/* Allow-only mode's flag in the config map follows the lists (xdpban_config.h). */
-static int set_allow_only(const struct xb_maps *m, bool on, char *err, size_t errlen)
-{
-	struct xdpban_config cfg;
-	int ret = xb_config_read(m, &cfg);
-
-	if (ret) {
-		snprintf(err, errlen, "cannot read the config map: %s", strerror(-ret));
-		return ret;
-	}
-	if (!!(cfg.policy & XDPBAN_CFG_ALLOW_ONLY) == on)
-		return 0;
-	cfg.policy = on ? cfg.policy | XDPBAN_CFG_ALLOW_ONLY : cfg.policy & ~XDPBAN_CFG_ALLOW_ONLY;
-	return xb_config_write(m, &cfg, err, errlen);
 }
 
 int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progress,
 			struct xb_compile_result *res, char *err, size_t errlen)
 {
-	struct xbd_lists all;
-	int ret = xbd_lists_compose(c->config, c->rt, &all);
+	struct xbd_list_plan plan;
+	int ret = xbd_lists_compose(c->config, c->rt, &plan);
 
 	if (ret) {
 		snprintf(err, errlen, "out of memory composing the policy lists");
 		return ret;
 	}
-	ret = xbd_lists_apply(c->maps, &all, progress, res, err, errlen);
-	if (!ret)
-		ret = set_allow_only(c->maps, all.allow_only, err, errlen);
-	xbd_lists_free(&all);
+	ret = xbd_lists_apply(c->maps, &plan, progress, res, err, errlen);
+	xbd_list_plan_free(&plan);
 	return ret;
 }
 
@@ -300,24 +307,22 @@ static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, struct j
 
 /* ---- load and clear ---- */
 
-int xbd_lists_read_files(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
-			 __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
-			 struct xbd_lists *out, char *err, size_t errlen)
+int xbd_runtime_read(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
+		     __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
+		     struct xbd_lists *out, char *err, size_t errlen)
 {
-	struct xbd_conf *conf = calloc(1, sizeof(*conf));
-	int ret;
+	const struct xbd_list_read_opts opts = { .caps = caps, .open_as = open_as,
+						 .ignore_errors = ignore_errors };
+	struct xbd_list_conf lists[XBD_MAX_LISTS];
 
-	if (!conf)
-		return -ENOMEM;
+	if (n > XBD_MAX_LISTS) {
+		snprintf(err, errlen, "at most %d files in one load", XBD_MAX_LISTS);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < n; i++)
-		conf->lists[i] = (struct xbd_list_conf){ .path = (char *)files[i], .verdict = verdict,
-							 .id = (__u32)i + 1 };
-	conf->n_lists = (int)n;
-	conf->lists_ignore_errors = ignore_errors;
-	conf->lists_open_as = open_as;
-	ret = xbd_lists_read(conf, caps, out, NULL, err, errlen);
-	free(conf);
-	return ret;
+		lists[i] = (struct xbd_list_conf){ .path = (char *)files[i], .verdict = verdict,
+						   .id = (__u32)i + 1 };
+	return xbd_lists_read_files(lists, n, &opts, out, err, errlen);
 }
 
 /* The entries of list id (1..n) of what was read, as a runtime list. */
@@ -445,8 +450,8 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 	if (!ret)
 		ret = xbd_list_caps_of(c->maps, &caps, err, errlen);
 	if (!ret)
-		ret = xbd_lists_read_files(&caps, c->open_as, verdict, files, n, ignore_errors,
-					   &read, err, errlen);
+		ret = xbd_runtime_read(&caps, c->open_as, verdict, files, n, ignore_errors, &read,
+				       err, errlen);
 	if (!ret)
 		ret = xbd_lists_ctx_load_read(c, verdict, files, n, &read, reply, err, errlen);
 	xbd_lists_free(&read);

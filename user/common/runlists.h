@@ -1,6 +1,7 @@
 /* runlists.h - the policy lists loaded at run time (`xdpban lists load|clear`), beside the
  * config's: read with the config's reader (lists.h), painted together with the config's
- * lists, kept in a file of their own beside the state file (STATE.lists) with every entry's
+ * lists into the one plan the maps get (which decides allow-only mode), kept in a file of
+ * their own beside the state file (STATE.lists, framed as frame.h says) with every entry's
  * file and line, so that a restart restores exactly what was loaded, and answered for by
  * `lists show` and `query` (which file and line decided). The same code runs in the daemon
  * (through its control socket) and in the CLI on the pinned maps when no daemon runs.
@@ -59,13 +60,14 @@ char *xbd_runtime_store(const char *state_file);
 int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t errlen);
 void xbd_runtime_free(struct xbd_runtime *rt);
 
-/* The config's lists painted with the runtime ones into out (xbd_lists_free it). 0 or
- * -ENOMEM. */
+/* The one composition of the policy lists in force: the config's lists painted with the
+ * runtime ones into a plan (lists.h; xbd_list_plan_free it), in allow-only mode when an allow
+ * list is among them. 0 or -ENOMEM. */
 int xbd_lists_compose(const struct xbd_lists *config, const struct xbd_runtime *rt,
-		      struct xbd_lists *out);
-/* Compiles what ctx holds into the maps (policy tries, allow-only flag of the config). 0 or
- * -errno with one line in err; the tries are then as they were. progress and res as for
- * xbd_lists_apply. */
+		      struct xbd_list_plan *out);
+/* Composes what ctx holds and puts the plan in force (xbd_lists_apply: the policy tries and
+ * allow-only mode's flag in the config map). 0 or -errno with one line in err; the tries are
+ * then as they were. progress and res as for xbd_lists_apply. */
 struct xb_progress;
 int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progress,
 			struct xb_compile_result *res, char *err, size_t errlen);
@@ -80,13 +82,14 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 /* 1. The limits, before any file is read: 0, -EINVAL or -ENOSPC with one line in err. */
 int xbd_lists_ctx_load_check(const struct xbd_lists_ctx *c, __u32 verdict,
 			     const char *const *files, size_t n, char *err, size_t errlen);
-/* 2. The files read with the config's reader, as one [lists] section of one layer, into out
- * (list i + 1 is files[i]), opened with open_as's rights (NULL: ours) and held to caps.
- * Touches nothing else: safe in a thread of its own. 0 or -errno with one line in err. */
+/* 2. The files (at most XBD_MAX_LISTS) read with the config's reader (xbd_lists_read_files),
+ * all of one layer, into out (list i + 1 is files[i]), opened with open_as's rights (NULL:
+ * ours) and held to caps. Touches nothing else: safe in a thread of its own. 0 or -errno with
+ * one line in err. */
 struct xbd_creds;
-int xbd_lists_read_files(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
-			 __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
-			 struct xbd_lists *out, char *err, size_t errlen);
+int xbd_runtime_read(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
+		     __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
+		     struct xbd_lists *out, char *err, size_t errlen);
 /* 3. What was read, put in force (the limits checked again) and saved. */
 int xbd_lists_ctx_load_read(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
 			    size_t n, const struct xbd_lists *read, struct json_object *reply,

@@ -182,7 +182,7 @@ int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply,
 	struct file_row rows[XBD_MAX_LISTS + XBD_RUNTIME_LISTS_MAX];
 	struct xbd_count *own = NULL, rest[2], by_layer[3][2] = {}, allowed[2], denied[2];
 	struct json_object *arr = json_object_new_array(), *totals, *dflt;
-	struct xbd_lists all;
+	struct xbd_list_plan all;
 	size_t n = collect_rows(c, rows);
 	int ret = xbd_lists_compose(c->config, c->rt, &all);
 
@@ -193,7 +193,7 @@ int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply,
 	if (ret || !arr) {
 		json_object_put(arr);
 		free(own);
-		xbd_lists_free(&all);
+		xbd_list_plan_free(&all);
 		snprintf(err, errlen, "out of memory counting the lists");
 		return -ENOMEM;
 	}
@@ -248,7 +248,7 @@ int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply,
 	json_object_object_add(reply, "totals", totals);
 	json_object_object_add(reply, "allow_only", json_object_new_boolean(all.allow_only));
 	free(own);
-	xbd_lists_free(&all);
+	xbd_list_plan_free(&all);
 	return 0;
 }
 

@@ -9,9 +9,10 @@
  *   end 5
  *
  * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
- * the number of records, so a truncated file is recognised. The whole file is parsed before
- * anything is restored. Prefix bans are restored through policy.h, never into the tries
- * directly, and the flat table is recompiled after them. */
+ * the number of records, so a truncated file is recognised (the first and last lines are the
+ * frame, frame.h). The whole file is parsed before anything is restored. Prefix bans are
+ * restored through policy.h, never into the tries directly, and the flat table is recompiled
+ * after them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "files.h"
+#include "frame.h"
 #include "table.h"
 #include "log.h"
 #include "policy.h"
@@ -30,6 +32,10 @@
 
 #define MAX_TOKENS 8
 #define STATE_LINE_MAX 1024 /* bytes; the longest record xdpband writes is under 200 */
+
+/* The file's first and last lines (frame.h). */
+static const struct xbd_frame state_frame = { .magic = XBD_STATE_MAGIC,
+					      .version = XBD_STATE_VERSION };
 
 /* One saved ban, in wall-clock time. */
 struct saved_ban {
@@ -165,8 +171,8 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	int ret;
 
 	xbd_format_wall(time(NULL), now, sizeof(now));
-	fprintf(f, "%s %d\n# written by xdpband at %s; times are Unix seconds, 0 = permanent\n",
-		XBD_STATE_MAGIC, XBD_STATE_VERSION, now);
+	xbd_frame_write_header(f, &state_frame);
+	fprintf(f, "# written by xdpband at %s; times are Unix seconds, 0 = permanent\n", now);
 	ret = xb_bans_walk_in(m, write_ban, &bans);
 	if (!ret)
 		ret = xb_policy_foreach(m, write_prefix, &prefixes);
@@ -177,7 +183,7 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	c->bans = bans.n;
 	c->prefixes = prefixes.n;
 	c->offences = offences.n;
-	fprintf(f, "end %zu\n", c->bans + c->prefixes + c->offences + fleet_records);
+	xbd_frame_write_end(f, c->bans + c->prefixes + c->offences + fleet_records);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -404,30 +410,12 @@ static int split(char *line, char **t)
 	return n;
 }
 
-/* Where a parse is: records seen so far, and whether "end" came. */
+/* Where a parse is: its line, and in the frame the records seen so far and whether "end"
+ * came. */
 struct parse_pos {
 	int line;
-	size_t records;
-	bool ended;
+	struct xbd_frame frame;
 };
-
-static int parse_header(char **t, int n)
-{
-	char version[16];
-
-	snprintf(version, sizeof(version), "%d", XBD_STATE_VERSION);
-	return n == 2 && !strcmp(t[0], XBD_STATE_MAGIC) && !strcmp(t[1], version) ? 0 : -EPROTO;
-}
-
-static int parse_end(char **t, int n, struct parse_pos *pos)
-{
-	__u64 declared;
-
-	if (n != 2 || !parse_uint(t[1], SIZE_MAX, &declared) || declared != pos->records)
-		return -EINVAL;
-	pos->ended = true;
-	return 0;
-}
 
 static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 {
@@ -436,13 +424,19 @@ static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 
 	if (pos->line > 1 && line[0] == '#')
 		return 0;
-	n = split(line, t);
-	if (pos->line == 1)
-		return parse_header(t, n);
-	if (pos->ended || n == 0 || n > MAX_TOKENS)
+	switch (xbd_frame_line(&pos->frame, (unsigned int)pos->line, line)) {
+	case XBD_FRAME_EDGE:
+		return 0;
+	case XBD_FRAME_BAD_HEADER:
+		return -EPROTO;
+	case XBD_FRAME_RECORD:
+		break;
+	default: /* a bad end line, or a line after it */
 		return -EINVAL;
-	if (!strcmp(t[0], "end"))
-		return parse_end(t, n, pos);
+	}
+	n = split(line, t);
+	if (n == 0 || n > MAX_TOKENS)
+		return -EINVAL;
 	if (!strcmp(t[0], "ban"))
 		ret = parse_ban(t, n, s);
 	else if (!strcmp(t[0], "prefix"))
@@ -456,14 +450,14 @@ static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 	else
 		ret = -EINVAL;
 	if (!ret)
-		pos->records++;
+		pos->frame.records++;
 	return ret;
 }
 
 /* Parses the whole file. 0, or -errno with the line and the problem in why. */
 static int parse_file(int fd, struct saved_state *s, char *why, size_t whylen)
 {
-	struct parse_pos pos = {};
+	struct parse_pos pos = { .frame = state_frame };
 	struct xbd_lines lines;
 	char *line;
 	size_t len;
@@ -485,7 +479,7 @@ static int parse_file(int fd, struct saved_state *s, char *why, size_t whylen)
 		snprintf(why, whylen, "line %d: not a valid record", pos.line);
 	else if (ret)
 		snprintf(why, whylen, "cannot read it: %s", strerror(-ret));
-	if (!ret && !pos.ended) {
+	if (!ret && !pos.frame.ended) {
 		snprintf(why, whylen, "truncated: no end line after line %d", pos.line);
 		ret = -EINVAL;
 	}

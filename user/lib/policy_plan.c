@@ -344,6 +344,11 @@ int xb_plan_keep_old(struct xb_plan *p, const struct xb_compile_opts *opts)
 	return 0;
 }
 
+bool xb_keep_manual_bans(const struct xb_policy_entry *old, void *ctx)
+{
+	return old->policy.list_id == XDPBAN_LIST_MANUAL_BAN;
+}
+
 /* A change that moves a verdict (not only the list id) can change codes. */
 static bool verdict_changes(const struct xdpban_policy *a, const struct xdpban_policy *b)
 {

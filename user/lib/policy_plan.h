@@ -52,6 +52,9 @@ struct xb_compile_opts {
 	__u32 writers;
 };
 #define XB_TRIE_WRITERS_MIN 16384u
+/* A keep that keeps the manual prefix bans (list XDPBAN_LIST_MANUAL_BAN): the lists' compile
+ * leaves them to `ban` and `unban`. */
+bool xb_keep_manual_bans(const struct xb_policy_entry *old, void *ctx);
 
 struct xb_compile_result {
 	size_t written;   /* entries added or changed in the tries */

@@ -14,7 +14,8 @@ struct xbd_lists_ctx xbd_lists_ctx_of(struct xbd *d, const struct xbd_lists *con
 				       .rt = &d->runtime, .store = d->runtime_store };
 }
 
-/* The config's lists with the runtime ones, compiled. */
+/* The config's lists composed with the runtime ones, and the plan put in force (the tries and
+ * allow-only mode's flag: xbd_lists_ctx_apply). */
 int xbd_apply_lists(struct xbd *d, const struct xbd_lists *lists, struct xb_progress *progress,
 		       char *err, size_t errlen)
 {

@@ -16,9 +16,9 @@ static void *load_main(void *arg)
 {
 	struct xbd_list_load *l = arg;
 
-	l->ret = xbd_lists_read_files(&l->caps, l->as_client ? &l->creds : NULL, l->verdict,
-				      (const char *const *)l->files, l->n, l->ignore_errors,
-				      &l->read, l->err, sizeof(l->err));
+	l->ret = xbd_runtime_read(&l->caps, l->as_client ? &l->creds : NULL, l->verdict,
+				  (const char *const *)l->files, l->n, l->ignore_errors, &l->read,
+				  l->err, sizeof(l->err));
 	xbd_job_done(&l->job);
 	return NULL;
 }

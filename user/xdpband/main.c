@@ -226,7 +226,9 @@ static void remember_list_sizes(struct xbd *d, const struct xbd_lists *lists)
 			lists->painted);
 }
 
-static void log_settings(const char *what, const struct xbd_conf *c)
+/* The settings of c, and whether its lists (read into lists) hold an allow list. */
+static void log_settings(const char *what, const struct xbd_conf *c,
+			 const struct xbd_lists *lists)
 {
 	char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX], learn[16] = "?";
 
@@ -236,7 +238,7 @@ static void log_settings(const char *what, const struct xbd_conf *c)
 	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list file%s%s, escalation %s",
 		what, c->dp.limit, window, ban, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
 		c->dp.hop_tolerance, learn, c->n_lists, c->n_lists == 1 ? "" : "s",
-		c->dp.policy & XDPBAN_CFG_ALLOW_ONLY ? " (allow-only mode)" : "",
+		lists->allow_list ? " (allow-only mode)" : "",
 		c->esc.enabled ? "on" : "off");
 }
 
@@ -267,12 +269,19 @@ static void log_ports(const char *what, const struct xbd_conf *c)
 }
 
 /* The port rules, then the thresholds, which carry the same config.ports: the table is in
- * place before a rule is in force (ports.h). */
+ * place before a rule is in force (ports.h). config.policy stays as the lists in force put it
+ * (xbd_lists_apply). */
 static int write_settings(struct xbd *d, const struct xbd_conf *c, char *err, size_t errlen)
 {
+	struct xdpban_config dp = c->dp, in_force;
 	int ret = xb_ports_write(&d->maps, c->ports, err, errlen);
 
-	return ret ? ret : xb_config_write(&d->maps, &c->dp, err, errlen);
+	if (!ret && (ret = xb_config_read(&d->maps, &in_force)))
+		snprintf(err, errlen, "cannot read the config map: %s", strerror(-ret));
+	if (ret)
+		return ret;
+	dp.policy = in_force.policy;
+	return xb_config_write(&d->maps, &dp, err, errlen);
 }
 
 /* The never-ban entries of lists and the address of the fleet's Redis server (conf), as a
@@ -345,7 +354,7 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *
 	xbd_lists_free(&d->config_lists);
 	d->config_lists = *lists; /* taken: query and lists show name their files and lines */
 	memset(lists, 0, sizeof(*lists));
-	log_settings("reloaded", &d->conf);
+	log_settings("reloaded", &d->conf, &d->config_lists);
 	log_ports("reloaded", &d->conf);
 	xbd_fleet_reread_password(&d->fleet); /* the [fleet] section itself waits for a restart */
 	return 0;
@@ -396,7 +405,7 @@ static int apply_settings(struct xbd *d, char *err, size_t errlen)
 	if (!keep)
 		return write_settings(d, &d->conf, err, errlen);
 	pinned.ports = d->conf.dp.ports; /* what xb_ports_write puts in force beside them */
-	pinned.policy = d->conf.dp.policy; /* what the lists applied next hold */
+	pinned.policy = d->conf.dp.policy; /* not a setting: the lists' (write_settings) */
 	if (memcmp(&pinned, &d->conf.dp, sizeof(pinned))) {
 		char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX];
 
@@ -769,7 +778,7 @@ int main(int argc, char **argv)
 	if (start(&d, &lists, &progress, err, sizeof(err)))
 		goto fail_config;
 	d.config_lists = lists; /* kept: query and lists show name their files and lines */
-	log_settings("running", &d.conf);
+	log_settings("running", &d.conf, &d.config_lists);
 	log_ports("running", &d.conf);
 	loop(&d, &wait_mask);
 	stop(&d);
