@@ -209,7 +209,9 @@ static void relative_paths_resolve_against_the_config_folder(void **state)
 	assert_string_equal(c.lists[1].path, "/etc/xdpban/allow.list");
 	assert_int_equal(c.lists[1].verdict, XDPBAN_POLICY_ALLOWED);
 	assert_int_equal(c.lists[1].id, 2);
-	assert_true(c.dp.policy & XDPBAN_CFG_ALLOW_ONLY); /* one allow list: allow-only mode */
+	/* Allow-only mode is the lists' composition's to decide (xbd_lists_compose), not the
+	 * reader's: the config read leaves the flag alone. */
+	assert_false(c.dp.policy & XDPBAN_CFG_ALLOW_ONLY);
 	snprintf(want, sizeof(want), "%s/../up.list", real);
 	assert_string_equal(c.lists[2].path, want);
 	assert_int_equal(c.lists[2].verdict, XBD_LIST_NEVER_BAN);
