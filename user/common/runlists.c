@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "control_fields.h"
 #include "files.h"
 #include "frame.h"
 #include "policy.h"
@@ -295,7 +296,7 @@ static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, struct j
 	ret = xbd_lists_ctx_apply(&n, NULL, &res, err, errlen);
 	xbd_lists_left_out(&res, left, sizeof(left));
 	if (!ret && *left)
-		json_object_object_add(reply, "left_out", json_object_new_string(left));
+		json_object_object_add(reply, XB_F(LEFT_OUT), json_object_new_string(left));
 	if (!ret) {
 		ret = store_save(c->store, next, err, errlen);
 		if (ret)
@@ -425,11 +426,11 @@ int xbd_lists_ctx_load_read(struct xbd_lists_ctx *c, __u32 verdict, const char *
 				rt_list_free(&c->rt->v[i]);
 		*c->rt = *next;
 		renumber(c->rt);
-		json_object_object_add(reply, "loaded", json_object_new_int64((int64_t)added));
-		json_object_object_add(reply, "layer", json_object_new_string(xbd_layer_name(verdict)));
-		json_object_object_add(reply, "entries", json_object_new_int64((int64_t)entries));
-		json_object_object_add(reply, "skipped", json_object_new_int64((int64_t)skipped));
-		json_object_object_add(reply, "skipped_first", skipped_json(read));
+		json_object_object_add(reply, XB_F(LOADED), json_object_new_int64((int64_t)added));
+		json_object_object_add(reply, XB_F(LAYER), json_object_new_string(xbd_layer_name(verdict)));
+		json_object_object_add(reply, XB_F(ENTRIES), json_object_new_int64((int64_t)entries));
+		json_object_object_add(reply, XB_F(SKIPPED), json_object_new_int64((int64_t)skipped));
+		json_object_object_add(reply, XB_F(SKIPPED_FIRST), skipped_json(read));
 	} else {
 		for (size_t i = kept; i < next->n; i++)
 			rt_list_free(&next->v[i]);
@@ -481,8 +482,8 @@ int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_obje
 		renumber(c->rt);
 	}
 	if (!ret) {
-		json_object_object_add(reply, "layer", json_object_new_string(xbd_layer_name(verdict)));
-		json_object_object_add(reply, "cleared", json_object_new_int64((int64_t)cleared));
+		json_object_object_add(reply, XB_F(LAYER), json_object_new_string(xbd_layer_name(verdict)));
+		json_object_object_add(reply, XB_F(CLEARED), json_object_new_int64((int64_t)cleared));
 	}
 	free(next);
 	return ret;

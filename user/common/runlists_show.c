@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "control_fields.h"
 #include "runlists.h"
 #include "xdpban_policy.h"
 
@@ -117,8 +118,8 @@ static struct json_object *count_json(const struct xbd_count *c, bool v6)
 
 static void add_counts(struct json_object *o, const struct xbd_count c[2])
 {
-	json_object_object_add(o, "ipv4_addresses", count_json(&c[0], false));
-	json_object_object_add(o, "ipv6_addresses", count_json(&c[1], true));
+	json_object_object_add(o, XB_F(IPV4_ADDRESSES), count_json(&c[0], false));
+	json_object_object_add(o, XB_F(IPV6_ADDRESSES), count_json(&c[1], true));
 }
 
 /* One file's row: where it comes from, its entries and the addresses it decides. */
@@ -134,12 +135,12 @@ static struct json_object *file_json(const struct file_row *r)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "file", json_object_new_string(r->path));
-	json_object_object_add(o, "origin", json_object_new_string(r->runtime ? "runtime"
+	json_object_object_add(o, XB_F(FILE), json_object_new_string(r->path));
+	json_object_object_add(o, XB_F(FILE_ORIGIN), json_object_new_string(r->runtime ? "runtime"
 									       : "config"));
-	json_object_object_add(o, "list", json_object_new_int64(r->id));
-	json_object_object_add(o, "entries", json_object_new_int64((int64_t)r->entries));
-	json_object_object_add(o, "skipped", json_object_new_int64((int64_t)r->skipped));
+	json_object_object_add(o, XB_F(LIST), json_object_new_int64(r->id));
+	json_object_object_add(o, XB_F(ENTRIES), json_object_new_int64((int64_t)r->entries));
+	json_object_object_add(o, XB_F(SKIPPED), json_object_new_int64((int64_t)r->skipped));
 	add_counts(o, r->addrs);
 	return o;
 }
@@ -221,9 +222,9 @@ int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply,
 			json_object_array_add(files, file_json(&rows[i]));
 			entries += rows[i].entries;
 		}
-		json_object_object_add(o, "layer", json_object_new_string(xbd_layer_name(order[layer])));
-		json_object_object_add(o, "files", files);
-		json_object_object_add(o, "entries", json_object_new_int64((int64_t)entries));
+		json_object_object_add(o, XB_F(LAYER), json_object_new_string(xbd_layer_name(order[layer])));
+		json_object_object_add(o, XB_F(LAYER_FILES), files);
+		json_object_object_add(o, XB_F(ENTRIES), json_object_new_int64((int64_t)entries));
 		add_counts(o, by_layer[layer]);
 		json_object_array_add(arr, o);
 	}
@@ -233,20 +234,20 @@ int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply,
 		count_add(all.allow_only ? &denied[f] : &allowed[f], &rest[f]);
 	}
 	dflt = json_object_new_object();
-	json_object_object_add(dflt, "verdict", json_object_new_string(all.allow_only ? "not-allowed"
+	json_object_object_add(dflt, XB_F(VERDICT), json_object_new_string(all.allow_only ? "not-allowed"
 										      : "pass"));
 	add_counts(dflt, rest);
 	totals = json_object_new_object();
-	json_object_object_add(totals, "allowed", json_object_new_object());
-	json_object_object_add(totals, "denied", json_object_new_object());
-	json_object_object_add(totals, "trusted", json_object_new_object());
-	add_counts(json_object_object_get(totals, "allowed"), allowed);
-	add_counts(json_object_object_get(totals, "denied"), denied);
-	add_counts(json_object_object_get(totals, "trusted"), by_layer[2]);
-	json_object_object_add(reply, "layers", arr);
-	json_object_object_add(reply, "default", dflt);
-	json_object_object_add(reply, "totals", totals);
-	json_object_object_add(reply, "allow_only", json_object_new_boolean(all.allow_only));
+	json_object_object_add(totals, XB_F(TOTAL_ALLOWED), json_object_new_object());
+	json_object_object_add(totals, XB_F(TOTAL_DENIED), json_object_new_object());
+	json_object_object_add(totals, XB_F(TOTAL_TRUSTED), json_object_new_object());
+	add_counts(json_object_object_get(totals, XB_F(TOTAL_ALLOWED)), allowed);
+	add_counts(json_object_object_get(totals, XB_F(TOTAL_DENIED)), denied);
+	add_counts(json_object_object_get(totals, XB_F(TOTAL_TRUSTED)), by_layer[2]);
+	json_object_object_add(reply, XB_F(LAYERS), arr);
+	json_object_object_add(reply, XB_F(DEFAULT_LAYER), dflt);
+	json_object_object_add(reply, XB_F(TOTALS), totals);
+	json_object_object_add(reply, XB_F(ALLOW_ONLY), json_object_new_boolean(all.allow_only));
 	free(own);
 	xbd_list_plan_free(&all);
 	return 0;
@@ -262,8 +263,8 @@ void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *rep
 	char ignored[XB_ERRLEN];
 	__u32 id;
 
-	if (!json_object_object_get_ex(reply, "policy_list", &id_obj) ||
-	    !json_object_object_get_ex(reply, "policy_match", &match) || !id_obj || !match ||
+	if (!json_object_object_get_ex(reply, XB_F(POLICY_LIST), &id_obj) ||
+	    !json_object_object_get_ex(reply, XB_F(POLICY_MATCH), &match) || !id_obj || !match ||
 	    xb_prefix_parse(json_object_get_string(match), &p, ignored, sizeof(ignored)))
 		return;
 	id = (__u32)json_object_get_int64(id_obj);
@@ -277,10 +278,11 @@ void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *rep
 	e = entries ? xbd_lists_find(entries, &p) : NULL;
 	if (!e)
 		return;
-	json_object_object_add(reply, "policy_layer", json_object_new_string(xbd_layer_name(e->verdict)));
-	json_object_object_add(reply, "policy_origin",
+	json_object_object_add(reply, XB_F(POLICY_LAYER),
+			       json_object_new_string(xbd_layer_name(e->verdict)));
+	json_object_object_add(reply, XB_F(POLICY_ORIGIN),
 			       json_object_new_string(id >= XBD_RUNTIME_LIST_BASE ? "runtime"
 										  : "config"));
-	json_object_object_add(reply, "policy_file", json_object_new_string(path));
-	json_object_object_add(reply, "policy_line", json_object_new_int64(e->line));
+	json_object_object_add(reply, XB_F(POLICY_FILE), json_object_new_string(path));
+	json_object_object_add(reply, XB_F(POLICY_LINE), json_object_new_int64(e->line));
 }
