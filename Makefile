@@ -111,7 +111,7 @@ LIBAPI_SONAME := libxdpban.so.1
 LIBAPI_OBJS := $(patsubst user/%.c,$(BUILD)/pic/%.o,$(ULIB_SRCS))
 LIBAPI    := $(BUILD)/lib/$(LIBAPI_SONAME) $(BUILD)/lib/libxdpban.so $(BUILD)/lib/libxdpban.a
 
-.PHONY: all deps check-deps test test-kernels demo bench bench-full install install-lib clean fuzz \
+.PHONY: all deps deps-demo check-deps test test-kernels demo bench bench-full install install-lib clean fuzz \
 	fuzz-build asan asan-tests layers
 all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(KCHECK) $(BENCHES) $(BENCH_BPF_OBJS) \
      $(BENCH_CUT_OBJS) fuzz-build asan
@@ -119,18 +119,26 @@ all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(KCHECK) $(BENCHES) $(BE
 deps:
 	$(Q)./tests/deps.sh
 
+# Only what building the programs and running the demo need (tests/deps.sh).
+deps-demo:
+	$(Q)./tests/deps.sh demo
+
 # What the build takes from the machine, checked before anything is compiled, so that a fresh
 # machine hears in one line which tool or header is missing and that `make deps` installs it,
 # not a compiler's error about a header. BUILD_HEADERS: the libraries' headers the sources
-# include (libelf, zlib and zstd are linked only: their headers stand for their -dev packages).
+# include (libelf, zlib and zstd are linked only: their headers stand for their -dev packages);
+# TEST_HEADERS those of the tests alone, not checked for a build of the programs only
+# (PROGRAMS_ONLY=1, as `make demo` builds).
 BUILD_TOOLS   := $(CLANG) $(BPFTOOL) $(firstword $(CC)) pkg-config
 BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h zstd.h ini.h json-c/json.h microhttpd.h \
-		 cmocka.h hiredis/hiredis.h openssl/hmac.h
+		 hiredis/hiredis.h openssl/hmac.h
+TEST_HEADERS  := cmocka.h
+PROGRAMS_ONLY ?=
 check-deps:
 	$(Q)missing=; \
 	for t in $(BUILD_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	if command -v $(firstword $(CC)) >/dev/null 2>&1; then \
-		for h in $(BUILD_HEADERS); do \
+		for h in $(BUILD_HEADERS) $(if $(PROGRAMS_ONLY),,$(TEST_HEADERS)); do \
 			printf '#include <stdarg.h>\n#include <stddef.h>\n#include <setjmp.h>\n#include <sys/socket.h>\n#include <%s>\n' \
 				"$$h" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing <$$h>"; \
 		done; \
@@ -274,8 +282,10 @@ fuzz: deps
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 	$(Q)./tests/fuzz/run.sh $(BUILD) $(FUZZ_TIME)
 
-demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+# The demo builds and installs only what it runs: the two programs (with the BPF object in
+# them) and their packages.
+demo: deps-demo
+	$(Q)$(MAKE) --no-print-directory PROGRAMS_ONLY=1 $(BUILD)/xdpband $(BUILD)/xdpban
 	$(Q)./deploy/demo.sh $(BUILD)
 
 bench: deps

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# deps.sh - installs the Debian packages xdpban needs to build, test, demo and bench.
+# deps.sh [demo] - installs the Debian packages xdpban needs to build, test, demo and bench;
+# with "demo", only those that building the programs and running `make demo` need (BUILD_PKGS
+# and DEMO_PKGS), so that a first demo does not wait for the test suite's servers and tools.
 # Idempotent and quiet when everything is present; also mounts bpffs if it is missing.
 set -euo pipefail
 
@@ -22,14 +24,24 @@ set -euo pipefail
 # libzstd-dev: the last of the static libraries build/kernel/kcheck.static links; qemu-system-x86,
 # busybox-static, cpio: the VM of Debian 12's kernel that tests/e2e/e2e_kernels.sh boots (its kernel
 # package comes from Debian's archive at the first run, with apt-get download).
-PKGS=(
-	clang libclang-rt-14-dev llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
-	pkg-config libcmocka-dev libinih-dev libjson-c-dev libmicrohttpd-dev gcc make
-	iproute2 iputils-ping curl python3-scapy nftables iptables ipset util-linux procps iperf3
-	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus libncurses-dev tmux zmap
-	libhiredis-dev libssl-dev redis-server stunnel4 openssl tcpdump libzstd-dev qemu-system-x86
-	busybox-static cpio
+# The programs, the library and the BPF object: what `make deb` and `make demo` build.
+BUILD_PKGS=(
+	clang llvm libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev pkg-config libinih-dev
+	libjson-c-dev libmicrohttpd-dev gcc make libncurses-dev libhiredis-dev libssl-dev libzstd-dev
 )
+# What deploy/demo.sh runs beside them: namespaces and veth, its scapy sender, ping and curl.
+DEMO_PKGS=(iproute2 iputils-ping curl python3-scapy util-linux procps)
+# The tests, fuzzers and benches.
+TEST_PKGS=(
+	libclang-rt-14-dev xdp-tools libcmocka-dev nftables iptables ipset iperf3
+	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus tmux zmap
+	redis-server stunnel4 openssl tcpdump qemu-system-x86 busybox-static cpio
+)
+case ${1:-all} in
+demo) PKGS=("${BUILD_PKGS[@]}" "${DEMO_PKGS[@]}") ;;
+all) PKGS=("${BUILD_PKGS[@]}" "${DEMO_PKGS[@]}" "${TEST_PKGS[@]}") ;;
+*) echo "deps: unknown set '$1' (demo, or none for everything)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PKGS[@]}"; do
