@@ -52,6 +52,17 @@ ban 203.0.113.5 manual 0  3600" "$out" || return 1
 	out=$(xbd_cli events | tail -1)
 	[[ $out == *" ban 203.0.113.5 for 1h"*", reason manual" ]] ||
 		{ E2E_WHY="text line: '$out'"; return 1; }
+	# Every time of day as the protocol writes them, RFC 3339 in UTC, with Unix seconds beside.
+	out=$(xbd_cli events --json | "$XBD_PY" -c '
+import json, sys, time
+for line in sys.stdin:
+    e = json.loads(line)
+    if e["source"] != "203.0.113.5":
+        continue
+    stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    print(e["time"] == stamp(e["time_unix"]), e["expires"] == stamp(e["expires_unix"]),
+          e["expires_unix"] - e["time_unix"])')
+	e2e_expect "the manual ban's times" "True True 3600" "$out"
 }
 
 # Two followers and a subscriber that never reads; then a burst of manual bans on one

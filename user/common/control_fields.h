@@ -331,10 +331,13 @@
 	X(SKIPPED_LOCAL, "skipped_local", "`xdpband.fleet`", "integer",                            \
 	  "entries left alone: a local ban outlasts it or it unbans a local ban")                  \
 	X(EVENT, "event", "an event", "string", "`ban`, `unban` or `expire`")                      \
-	X(TIME, "time", "an event", "integer", "when it happened, Unix seconds")                   \
+	X(TIME, "time", "an event", "string", "when it happened, RFC 3339 in UTC")                 \
+	X(TIME_UNIX, "time_unix", "an event", "integer", "when it happened, Unix seconds")         \
 	X(SOURCE, "source", "an event", "string",                                                  \
 	  "the banned key or prefix: `192.0.2.7`, `2001:db8::/64`, `203.0.113.0/24`")              \
-	X(EXPIRES, "expires", "an event", "integer",                                               \
+	X(EXPIRES, "expires", "an event", "string or null",                                        \
+	  "bans only: when it ends, RFC 3339 in UTC (null: never)")                                \
+	X(EXPIRES_UNIX, "expires_unix", "an event", "integer",                                     \
 	  "bans only: when it ends, Unix seconds (0: never)")                                      \
 	X(REPEAT, "repeat", "an event", "integer",                                                 \
 	  "bans only: earlier offences inside the escalation period (0: a first ban)")             \

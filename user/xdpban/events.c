@@ -43,7 +43,7 @@ static void render_event(struct json_object *e)
 	const char *kind = str(e, XB_F(EVENT));
 	struct json_object *arr;
 
-	xb_time_format((time_t)num(e, XB_F(TIME)), when, sizeof(when));
+	xb_time_format((time_t)num(e, XB_F(TIME_UNIX)), when, sizeof(when));
 	printf("%s %s %s", when, kind, str(e, XB_F(SOURCE)));
 	if (strcmp(kind, "ban")) {
 		printf("\n");

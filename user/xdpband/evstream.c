@@ -79,6 +79,19 @@ static void add_int(struct json_object *o, const char *name, __s64 v)
 	json_object_object_add(o, name, json_object_new_int64(v));
 }
 
+/* A time of day as every time in the protocol is written, RFC 3339 in UTC (null for 0:
+ * never), and beside it as Unix seconds (0: never), for a program that counts. */
+static void add_time(struct json_object *o, const char *name, const char *unix_name, time_t t)
+{
+	char text[32];
+
+	if (t && xb_time_format(t, text, sizeof(text)) == 0)
+		json_object_object_add(o, name, json_object_new_string(text));
+	else
+		json_object_object_add(o, name, NULL);
+	add_int(o, unix_name, t);
+}
+
 /* The event's object; its fields are a contract (docs/control.md). */
 static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 {
@@ -90,7 +103,7 @@ static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 	xb_prefix_format(&e->who, who, sizeof(who));
 	add_int(o, XB_F(SEQ), (__s64)seq);
 	json_object_object_add(o, XB_F(EVENT), json_object_new_string(kind_name(e->kind)));
-	add_int(o, XB_F(TIME), xb_boot_to_wall(e->time_ns));
+	add_time(o, XB_F(TIME), XB_F(TIME_UNIX), xb_boot_to_wall(e->time_ns));
 	json_object_object_add(o, XB_F(SOURCE), json_object_new_string(who));
 	if (e->origin)
 		json_object_object_add(o, XB_F(ORIGIN), json_object_new_string(e->origin));
@@ -100,7 +113,8 @@ static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 	add_int(o, XB_F(COUNT), e->count);
 	json_object_object_add(o, XB_F(CLASSES), xb_json_classes(e->classes));
 	add_int(o, XB_F(SECONDS), (__s64)((e->length_ns + NS_PER_SEC - 1) / NS_PER_SEC));
-	add_int(o, XB_F(EXPIRES), e->length_ns ? xb_boot_to_wall(e->time_ns + e->length_ns) : 0);
+	add_time(o, XB_F(EXPIRES), XB_F(EXPIRES_UNIX),
+		 e->length_ns ? xb_boot_to_wall(e->time_ns + e->length_ns) : 0);
 	add_int(o, XB_F(REPEAT), e->repeats);
 	json_object_object_add(o, XB_F(MULTIPLIER), json_object_new_double(e->multiplier));
 	return o;
