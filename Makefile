@@ -111,8 +111,8 @@ LIBAPI_SONAME := libxdpban.so.1
 LIBAPI_OBJS := $(patsubst user/%.c,$(BUILD)/pic/%.o,$(ULIB_SRCS))
 LIBAPI    := $(BUILD)/lib/$(LIBAPI_SONAME) $(BUILD)/lib/libxdpban.so $(BUILD)/lib/libxdpban.a
 
-.PHONY: all deps deps-demo check-deps test test-kernels demo bench bench-full install install-lib clean fuzz \
-	fuzz-build asan asan-tests layers
+.PHONY: all deps deps-demo check-deps test test-kernels demo bench bench-full install install-lib clean \
+	fuzz fuzz-build asan asan-tests layers installable uninstall uninstall-lib deb
 all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(KCHECK) $(BENCHES) $(BENCH_BPF_OBJS) \
      $(BENCH_CUT_OBJS) fuzz-build asan
 
@@ -296,19 +296,30 @@ bench-full: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./bench/run.sh $(BUILD) full
 
-# Installs the programs, man pages, bash completion, systemd unit, sample config and fail2ban
-# action and jail example (and, through install-lib, the application library). The unit's and
-# the action's paths follow PREFIX; an existing /etc/xdpban/xdpban.conf is never overwritten.
+# Installs the programs, man pages, bash completion, systemd unit, sample config, fail2ban
+# action and jail example and the BPF object (and, through install-lib, the application
+# library). The unit's and the action's paths follow PREFIX; an existing
+# /etc/xdpban/xdpban.conf is never overwritten. BPFDIR holds the object for plain `ip link`
+# (docs/iplink.md); FAIL2BANDIR is fail2ban's config (the Debian package puts the two files
+# among its examples: installing an action is the admin's choice).
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
-install: $(BUILD)/xdpband $(BUILD)/xdpban
+BPFDIR   ?= $(PREFIX)/lib/xdpban
+FAIL2BANDIR ?= $(SYSCONFDIR)/fail2ban
+FAIL2BAN_FILES := action.d/xdpban.conf jail.d/xdpban.conf.example
+# What install takes from the build, and nothing else: debian/rules builds this alone.
+installable: $(BUILD)/xdpband $(BUILD)/xdpban $(BUILD)/xdpban.bpf.o $(LIBAPI)
+	@:
+install: $(BUILD)/xdpband $(BUILD)/xdpban $(BUILD)/xdpban.bpf.o
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xdpban $(DESTDIR)$(COMPLETIONDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xdpban $(DESTDIR)$(COMPLETIONDIR) \
+		$(DESTDIR)$(BPFDIR)
 	$(Q)install -m 0755 $(BUILD)/xdpband $(BUILD)/xdpban $(DESTDIR)$(SBINDIR)/
+	$(Q)install -m 0644 $(BUILD)/xdpban.bpf.o $(DESTDIR)$(BPFDIR)/
 	$(Q)install -m 0644 deploy/xdpban.bash $(DESTDIR)$(COMPLETIONDIR)/xdpban
 	$(Q)ln -sf xdpban $(DESTDIR)$(COMPLETIONDIR)/xdpband
 	$(Q)install -m 0644 deploy/xdpban.8 deploy/xdpband.8 $(DESTDIR)$(MANDIR)/man8/
@@ -318,10 +329,10 @@ install: $(BUILD)/xdpband $(BUILD)/xdpban
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/xdpband.service
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf ] || \
 		install -m 0644 deploy/xdpban.conf $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf
-	$(Q)install -d $(DESTDIR)$(SYSCONFDIR)/fail2ban/action.d $(DESTDIR)$(SYSCONFDIR)/fail2ban/jail.d
-	$(Q)for f in action.d/xdpban.conf jail.d/xdpban.conf.example; do \
-		sed 's|/usr/local/sbin|$(SBINDIR)|g' deploy/fail2ban/$$f > $(DESTDIR)$(SYSCONFDIR)/fail2ban/$$f && \
-		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/fail2ban/$$f || exit 1; \
+	$(Q)install -d $(DESTDIR)$(FAIL2BANDIR)/action.d $(DESTDIR)$(FAIL2BANDIR)/jail.d
+	$(Q)for f in $(FAIL2BAN_FILES); do \
+		sed 's|/usr/local/sbin|$(SBINDIR)|g' deploy/fail2ban/$$f > $(DESTDIR)$(FAIL2BANDIR)/$$f && \
+		chmod 0644 $(DESTDIR)$(FAIL2BANDIR)/$$f || exit 1; \
 	done
 
 # The application library, its header (with the report statuses it names), pkg-config file and
@@ -341,6 +352,50 @@ install-lib: $(LIBAPI)
 		-e 's|@VERSION@|$(VERSION)|' \
 		deploy/xdpban.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/xdpban.pc
 	$(Q)[ -n "$(DESTDIR)" ] || ldconfig
+
+# Removes what install put, with the same variables, and nothing else: the directories it
+# shares with other software stay, and so does the config, which is the admin's.
+uninstall: uninstall-lib
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/xdpband $(DESTDIR)$(SBINDIR)/xdpban \
+		$(DESTDIR)$(BPFDIR)/xdpban.bpf.o \
+		$(DESTDIR)$(COMPLETIONDIR)/xdpban $(DESTDIR)$(COMPLETIONDIR)/xdpband \
+		$(DESTDIR)$(MANDIR)/man8/xdpban.8 $(DESTDIR)$(MANDIR)/man8/xdpband.8 \
+		$(DESTDIR)$(MANDIR)/man5/xdpban.conf.5 $(DESTDIR)$(UNITDIR)/xdpband.service \
+		$(addprefix $(DESTDIR)$(FAIL2BANDIR)/,$(FAIL2BAN_FILES))
+	$(Q)[ ! -d $(DESTDIR)$(BPFDIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(BPFDIR)
+	@[ ! -e $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf ] || \
+		echo "xdpban: kept $(DESTDIR)$(SYSCONFDIR)/xdpban/xdpban.conf, the admin's: remove it by hand"
+
+uninstall-lib:
+	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(LIBAPI_SONAME) $(DESTDIR)$(LIBDIR)/libxdpban.so \
+		$(DESTDIR)$(LIBDIR)/libxdpban.a $(DESTDIR)$(LIBDIR)/pkgconfig/xdpban.pc \
+		$(DESTDIR)$(INCLUDEDIR)/xdpban.h $(DESTDIR)$(INCLUDEDIR)/xdpban_report.h \
+		$(DESTDIR)$(MANDIR)/man3/libxdpban.3
+	$(Q)[ -n "$(DESTDIR)" ] || ldconfig
+
+# The Debian package (debian/), built by Debian's tools from a copy of the source tree (less
+# .git and the build directory) in $(BUILD)/deb/src, so that neither the tree nor its parent
+# gets the build's leftovers, and with an empty environment, so that no variable given to this
+# make (BUILD, PREFIX, ...) reaches debian/rules. The .deb, its debug symbols, .buildinfo and
+# .changes land in $(BUILD)/deb, with build.log; debian/changelog's version must be VERSION.
+# XDPBAN_DEB_JOBS compiles in parallel (default 2).
+DEB_DIR := $(BUILD)/deb
+DEB_SRC := $(DEB_DIR)/src/xdpban-$(VERSION)
+deb: check-deps
+	$(Q)v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "xdpban: debian/changelog is at $$v, the Makefile's VERSION at $(VERSION)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	$(Q)tar -c --exclude-vcs --exclude=./build \
+		--exclude='./$(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))' -f - . | tar -x -C $(DEB_SRC)
+	$(call msg,DEB,$(DEB_DIR)/xdpban_$(VERSION)_$(shell dpkg --print-architecture).deb)
+	$(Q)log=$(abspath $(DEB_DIR))/build.log; cd $(DEB_SRC) && \
+		env -i PATH="$$PATH" HOME="$$HOME" \
+		DEB_BUILD_OPTIONS="parallel=$${XDPBAN_DEB_JOBS:-2} $$DEB_BUILD_OPTIONS" \
+		dpkg-buildpackage -us -uc -b >$$log 2>&1 || \
+		{ tail -n 20 $$log >&2; echo "xdpban: dpkg-buildpackage failed: $$log" >&2; exit 1; }
+	$(Q)find $(DEB_DIR)/src -maxdepth 1 -type f -exec mv -t $(DEB_DIR) {} +
+	$(Q)rm -rf $(DEB_DIR)/src
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -24,6 +24,8 @@ set -euo pipefail
 # libzstd-dev: the last of the static libraries build/kernel/kcheck.static links; qemu-system-x86,
 # busybox-static, cpio: the VM of Debian 12's kernel that tests/e2e/e2e_kernels.sh boots (its kernel
 # package comes from Debian's archive at the first run, with apt-get download).
+# debhelper, dpkg-dev, lintian: `make deb` (debian/, Rules-Requires-Root: no, so no fakeroot) and
+# its check, tests/e2e/e2e_deb.sh.
 # The programs, the library and the BPF object: what `make deb` and `make demo` build.
 BUILD_PKGS=(
 	clang llvm libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev pkg-config libinih-dev
@@ -35,7 +37,8 @@ DEMO_PKGS=(iproute2 iputils-ping curl python3-scapy util-linux procps)
 TEST_PKGS=(
 	libclang-rt-14-dev xdp-tools libcmocka-dev nftables iptables ipset iperf3
 	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus tmux zmap
-	redis-server stunnel4 openssl tcpdump qemu-system-x86 busybox-static cpio
+	redis-server stunnel4 openssl tcpdump qemu-system-x86 busybox-static cpio debhelper dpkg-dev
+	lintian
 )
 case ${1:-all} in
 demo) PKGS=("${BUILD_PKGS[@]}" "${DEMO_PKGS[@]}") ;;
