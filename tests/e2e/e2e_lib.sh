@@ -10,6 +10,7 @@
 #   e2e_pass NAME | e2e_fail NAME WHY | e2e_skip NAME WHY
 #                                 one result line; tests/run.sh counts them
 #   e2e_case NAME FUNC [ARG...]   runs FUNC: PASS if it returns 0, else FAIL with $E2E_WHY
+#                                 (and returns 1)
 #   e2e_expect WHAT EXPECTED ACTUAL   0 if equal, else sets E2E_WHY and returns 1
 #   e2e_run CMD...                runs CMD quietly; on failure E2E_WHY gets its first line of output
 #   e2e_require_root NAME         prints a SKIP line and exits 0 unless root
@@ -48,6 +49,7 @@ e2e_case() {
 		e2e_pass "$name"
 	else
 		e2e_fail "$name" "${E2E_WHY:-$1 returned non-zero}"
+		return 1
 	fi
 }
 
