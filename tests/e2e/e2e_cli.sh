@@ -316,6 +316,22 @@ case_lists_and_trusted() {
 		json_holds "$out" 'j["policy"] == "trusted" and j["policy_match"] == "'"$V4_TRUSTED_NET"'" and j["policy_list"] == 7'
 }
 
+# Without a daemon and without its config file (a plain `ip link` attachment): the list
+# commands take the config's defaults, as the others do, and say nothing of a missing file.
+# An explicit --config must exist.
+case_no_config_file() {
+	local missing=$tmp/no-such-dir/xdpban.conf
+	cli_ok query "$V4_TRUSTED" || return 1
+	e2e_expect "query's stderr" "" "$err" || return 1
+	cli_ok lists show --json || return 1
+	e2e_expect "lists show's stderr" "" "$err" &&
+		json_holds "$out" '[l["layer"] for l in j["layers"]] == ["allow", "deny", "trusted"]' || return 1
+	run_cli --config "$missing" lists show
+	e2e_expect "an explicit --config that is missing" \
+		"1 xdpban: no daemon answers, and without one the lists need its config: cannot read config $missing: No such file or directory" \
+		"$rc ${err%%$'\n'*}"
+}
+
 # A fake daemon that records the request and answers it: with a socket that answers, the CLI
 # sends changes there and leaves the maps alone.
 case_daemon_socket_is_used() {
@@ -477,6 +493,7 @@ e2e_case status_text case_status_text
 e2e_case set_limit_then_malformed_bans case_set_limit_then_malformed_bans
 e2e_case report case_report
 e2e_case lists_and_trusted case_lists_and_trusted
+e2e_case no_config_file case_no_config_file
 e2e_case daemon_socket_is_used case_daemon_socket_is_used
 e2e_case bad_arguments case_bad_arguments
 e2e_case negative_values_named case_negative_values_named

@@ -273,6 +273,26 @@ fail:
 	return ret;
 }
 
+int xbd_conf_load_or_defaults(const char *path, struct xbd_conf *conf, char *err,
+			      size_t errlen)
+{
+	struct conf_parse p = { .conf = conf, .path = path };
+	int ret = xbd_conf_load(path, conf, err, errlen);
+
+	if (ret != -ENOENT)
+		return ret;
+	ret = xbd_conf_defaults(conf, path);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+	} else if (finish_ports(&p)) {
+		snprintf(err, errlen, "%s", p.err);
+		ret = -EINVAL;
+	}
+	if (ret)
+		xbd_conf_free(conf);
+	return ret;
+}
+
 void xbd_conf_free(struct xbd_conf *c)
 {
 	for (int i = 0; i < c->n_ifaces; i++)

@@ -12,6 +12,11 @@
 /* Fills conf from the file at path; every key not in the file keeps its default.
  * 0, or -errno with one line in err (conf is freed then). */
 int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen);
+/* The same, but a file that does not exist (nor its folder) stands for every default: what
+ * a daemon started without one would hold. For the CLI without a daemon on a plain `ip link`
+ * attachment, where the default config need not exist. */
+int xbd_conf_load_or_defaults(const char *path, struct xbd_conf *conf, char *err,
+			      size_t errlen);
 void xbd_conf_free(struct xbd_conf *conf);
 
 /* Names of the keys that only take effect at a restart and differ between a and b, as

@@ -69,7 +69,10 @@ static struct direct *direct_open(const struct cli *cli, const struct xb_maps *m
 		pr_warn("out of memory");
 		return NULL;
 	}
-	ret = xbd_conf_load(path, &d->conf, err, sizeof(err));
+	/* The default config may be missing (a plain `ip link` attachment): then its defaults, as
+	 * for the other commands; a config given with --config must be there. */
+	ret = cli->config ? xbd_conf_load(path, &d->conf, err, sizeof(err))
+			  : xbd_conf_load_or_defaults(path, &d->conf, err, sizeof(err));
 	if (ret) {
 		pr_warn("no daemon answers, and without one the lists need its config: %s", err);
 		free(d);
