@@ -32,6 +32,9 @@ APART=(
 	# iproute2's pin directory /sys/fs/bpf/xdp/globals (E2E_IPROUTE2_PINS). tests/e2e/e2e_lib.sh's
 	# lock serialises them too; kept apart here, neither holds a worker waiting for the lock.
 	"e2e_cli.sh e2e_iplink.sh"
+	# /etc/xdpban/xdpban.conf, which e2e_deb.sh installs and purges, and which the CLI reads when
+	# it exists and no --config is given.
+	"e2e_deb.sh e2e_cli.sh e2e_lists_runtime.sh e2e_readme.sh e2e_operator.sh e2e_completion.sh"
 )
 # The longest unit tests: first, so that no worker takes them up last.
 FIRST=(asan/test_flat_kernel test_flat_kernel)

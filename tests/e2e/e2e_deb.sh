@@ -98,7 +98,8 @@ case_install() {
 	# A firewall with the sample config must not start: no unit enabled, no daemon running.
 	e2e_expect "the unit's wants links" "" \
 		"$(find /etc/systemd/system -name xdpband.service -printf '%p ' 2>/dev/null)" || return 1
-	e2e_expect "a running xdpband" "" "$(pgrep -x xdpband | xargs)"
+	# The installed daemon's, not the test daemons other tests run from their own copies.
+	e2e_expect "a running /usr/sbin/xdpband" "" "$(pgrep -f '^/usr/sbin/xdpband( |$)' | xargs)"
 }
 
 case_programs() {
