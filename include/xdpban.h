@@ -77,7 +77,8 @@ XDPBAN_API int xdpban_is_banned(struct xdpban_handle *h, const struct sockaddr *
 				bool *banned);
 
 /* One line saying what a negative return of this library means here ("no xdpban maps are
- * pinned ..."); any other errno gets its usual description. Never NULL; thread-safe. */
+ * pinned in DIR ...", DIR the directory this thread's last xdpban_open looked in); any other
+ * errno gets its usual description. Never NULL; thread-safe. */
 XDPBAN_API const char *xdpban_strerror(int err);
 
 /* The name of an enum xdpban_report_status ("counted", "banned", ...), as `xdpban report`

@@ -272,10 +272,29 @@ case_durations_in_weeks() {
 # The text status shows each table's use against its size.
 case_status_text() {
 	cli_ok status || return 1
-	[[ $out == *$'\ntracked: '*" sources (counter table of 262144)"$'\n'* &&
-		$out == *$'\nbanned: '*" in the ban table (of 65536), "*" prefix bans"$'\n'* ]] && return 0
+	[[ $out == *$'\ntracked: '*" source"*" (counter table of 262144)"$'\n'* &&
+		$out == *$'\nbanned: '*" in the ban table (of 65536), "*" prefix ban"*$'\n'* ]] && return 0
 	E2E_WHY="status lacks the table sizes: $(grep -E '^(tracked|banned):' <<<"$out" | tr '\n' '|')"
 	return 1
+}
+
+# The ends of the PACKETS and BYTES columns (right-aligned) of each row of a stats table: one
+# distinct pair when every row lines up, whatever the length of its reason's name.
+column_ends() {
+	awk 'NF == 3 { match($0, /^[^ ]+ +[^ ]+/); a = RLENGTH; match($0, /^[^ ]+ +[^ ]+ +[^ ]+$/)
+		print a, RLENGTH }' | sort -u
+}
+
+case_stats_columns_aligned() {
+	local ends
+	cli_ok stats || return 1
+	ends=$(column_ends <<<"$out")
+	[[ $(wc -l <<<"$ends") == 1 && $out == *$'\nerrors_unverified '* ]] ||
+		{ E2E_WHY="stats: rows end at columns $(tr '\n' '|' <<<"$ends")"; return 1; }
+	cli_ok status || return 1
+	ends=$(sed -n '/^REASON /,$p' <<<"$out" | column_ends)
+	[[ $(wc -l <<<"$ends") == 1 ]] ||
+		{ E2E_WHY="status: stats rows end at columns $(tr '\n' '|' <<<"$ends")"; return 1; }
 }
 
 case_set_limit_then_malformed_bans() {
@@ -342,7 +361,11 @@ case_daemon_socket_is_used() {
 		s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 		s.bind(sys.argv[1]); s.listen(1)
 		replies = [b'{"ok":true,"prefix":"192.0.2.33","seconds":0}\n',
-		           b'{"ok":false,"error":"the fake daemon says no"}\n']
+		           b'{"ok":false,"error":"the fake daemon says no"}\n',
+		           b'{"ok":true,"xdpband":{"pid":7,"lists":[],"host_addresses":[],'
+		           b'"fleet":{"node":"n1","redis":"192.0.2.99:6379","stream":"xdpban",'
+		           b'"connected":false,"error":"READONLY\\nnot a master"}},'
+		           b'"config":{"errors":[],"drop":[]},"stats":{}}\n']
 		for reply in replies:
 		    c, _ = s.accept()
 		    line = c.makefile("rb").readline()
@@ -363,7 +386,14 @@ case_daemon_socket_is_used() {
 	after=$(dump_state | md5sum)
 	e2e_expect "exit status of a refused request" 1 "$rc" &&
 		e2e_expect "error of a refused request" "xdpban: the fake daemon says no" "$(<"$tmp/err")" &&
-		e2e_expect "maps untouched when a daemon answers" "$before" "$after"
+		e2e_expect "maps untouched when a daemon answers" "$before" "$after" || return 1
+	# the fleet's error, a newline in it, stays on the fleet: line
+	"$tmp/xdpban" --socket "$FAKE_DAEMON" status >"$tmp/out" 2>"$tmp/err"
+	e2e_expect "status's fleet line" \
+		"fleet:        node n1, redis 192.0.2.99:6379, stream xdpban: not connected (READONLY\\x0anot a master)" \
+		"$(grep '^fleet:' "$tmp/out")" &&
+		e2e_expect "the line after the fleet line" "published," \
+			"$(sed -n '/^fleet:/{n;p}' "$tmp/out" | awk '{ print $2 }')"
 }
 
 # Each row: expected exit status, then the arguments. Every one must print exactly one line on
@@ -407,8 +437,9 @@ BAD_ARGS=(
 	"2|set spoof on"
 	"2|set learn 1/3"
 	"2|help frob"
+	"2|ban 0.0.0.0/0"
+	"2|ban ::/0"
 	"1|unban 192.0.2.99"
-	"1|ban 0.0.0.0/0"
 	"1|ban $V4_TRUSTED"
 	"1|ban 203.0.113.0/24"
 	"1|ban 224.0.0.1"
@@ -472,6 +503,16 @@ case_help() {
 	grep -q '^  lists' "$tmp/out" || { E2E_WHY="--help lacks the command list"; return 1; }
 }
 
+# -V is --version, as xdpband's: one line, the same, exit 0.
+case_version() {
+	local long short
+	long=$("$tmp/xdpban" --version 2>&1) || { E2E_WHY="--version failed: $long"; return 1; }
+	short=$("$tmp/xdpban" -V 2>&1) || { E2E_WHY="-V failed: $short"; return 1; }
+	[[ $long == "xdpban "* && $long != *$'\n'* ]] ||
+		{ E2E_WHY="--version printed '$long', not one line 'xdpban VERSION'"; return 1; }
+	e2e_expect "xdpban -V against --version" "$long" "$short"
+}
+
 e2e_require_root cli
 if ! setup; then
 	e2e_fail setup "$E2E_WHY"
@@ -490,6 +531,7 @@ e2e_case unban case_unban
 e2e_case unban_covering case_unban_covering
 e2e_case durations_in_weeks case_durations_in_weeks
 e2e_case status_text case_status_text
+e2e_case stats_columns_aligned case_stats_columns_aligned
 e2e_case set_limit_then_malformed_bans case_set_limit_then_malformed_bans
 e2e_case report case_report
 e2e_case lists_and_trusted case_lists_and_trusted
@@ -498,4 +540,5 @@ e2e_case daemon_socket_is_used case_daemon_socket_is_used
 e2e_case bad_arguments case_bad_arguments
 e2e_case negative_values_named case_negative_values_named
 e2e_case help case_help
+e2e_case version case_version
 e2e_finish

@@ -17,7 +17,7 @@ source tests/e2e/e2e_lib.sh
 
 CASES=(bad_config_refused_at_start check_matches_start daemon_starts_and_attaches ban_through_errors
 	interfaces_share_state set_limit_without_reload
-	second_daemon_refused control_refuses_non_root metrics_match_maps
+	second_daemon_refused wrong_socket_said_alike control_refuses_non_root metrics_match_maps
 	malformed_control_requests daemon_commands)
 xbd_require "${CASES[@]}"
 if ! xbd_setup a; then
@@ -218,6 +218,29 @@ case_second_daemon() {
 	fi
 }
 
+# --- a socket no daemon answers on, the daemon's pins: a read and a change say the same ---
+# (the pin directory locked by another process), and neither says that no daemon runs.
+case_wrong_socket() {
+	local wrong=$XBD_TMP/wrong.sock status ban rc_s rc_b held="$XBD_PIN is locked by another process"
+	status=$("$XBD_BIN/xdpban" --socket "$wrong" --pin-dir "$XBD_PIN" status 2>&1 >"$XBD_TMP/status.out")
+	rc_s=$?
+	ban=$("$XBD_BIN/xdpban" --socket "$wrong" --pin-dir "$XBD_PIN" ban 192.0.2.98 2>&1 >/dev/null)
+	rc_b=$?
+	if ((rc_s != 0 || rc_b != 1)); then
+		xbd_fail wrong_socket_said_alike "status exited $rc_s (not 0), ban $rc_b (not 1)"
+	elif [[ $(wc -l <<<"$status") != 1 || $status != *"$held"* ]]; then
+		xbd_fail wrong_socket_said_alike "status's note: '$status'"
+	elif [[ $(wc -l <<<"$ban") != 1 || $ban != *"$held"* ]]; then
+		xbd_fail wrong_socket_said_alike "ban's refusal: '$ban'"
+	elif ! grep -qx "daemon: *none answered (maps read directly from $XBD_PIN)" "$XBD_TMP/status.out"; then
+		xbd_fail wrong_socket_said_alike "status: $(grep '^daemon:' "$XBD_TMP/status.out")"
+	elif xbd_banned 192.0.2.98; then
+		xbd_fail wrong_socket_said_alike "192.0.2.98 got banned behind the daemon's back"
+	else
+		xbd_pass wrong_socket_said_alike
+	fi
+}
+
 # --- nobody may connect (mode 0666) but is refused by SO_PEERCRED; root is served ---
 case_non_root() {
 	local out rc
@@ -270,6 +293,8 @@ xbd_maps_as_metrics() {
 			echo "xdpban_bytes_total{reason=\"$name\"} $bytes"
 		elif [[ $name == class_* ]]; then
 			echo "xdpban_class_errors_total{class=\"${name#class_}\"} $packets"
+		elif [[ $name == counter_full ]]; then # no type ("counter") in a metric's name
+			echo "xdpban_tracking_full_total $packets"
 		else
 			echo "xdpban_${name}_total $packets"
 		fi
@@ -363,6 +388,7 @@ if case_start; then
 	case_two_ifaces
 	case_set_limit
 	case_second_daemon
+	case_wrong_socket
 	case_non_root
 	case_metrics
 	case_garbage

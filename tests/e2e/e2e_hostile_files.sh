@@ -2,7 +2,8 @@
 # e2e_hostile_files.sh - end-to-end tests of what xdpband does with hostile or broken files:
 # `xdpband -t` refuses, at once and in one line, a FIFO, a device, a directory or a socket as a
 # list file, a NUL in a list line, a line or a file over the limits, 0.0.0.0/0 and ::/0, an
-# IPv4-mapped IPv6 entry, factor = 0x2 and [state] file = /tmp; a list larger than the policy
+# IPv4-mapped IPv6 entry, factor = 0x2, [state] file = /tmp and an unknown section with no
+# keys, and accepts a prefix both trusted and denied (trusted wins); a list larger than the policy
 # table is refused by -t and by a reload, and `query` then answers exactly as before; a FIFO
 # and /dev/zero are refused by a reload while the daemon keeps answering; a full disk is named
 # ENOSPC when the state file is written (on a small tmpfs mounted for the test).
@@ -41,6 +42,10 @@ case_check_files() {
 	truncate -s 300M "$d/huge.list" # sparse: costs no disk
 	{ printf '192.0.2.7 #'; head -c 1013 /dev/zero | tr '\0' x; printf '\n192.0.2.8'; } >"$d/longest.list"
 	yes 2001:db8::1 | head -n 2500000 >"$d/repeats.list" # more lines than the table, one entry
+	printf '198.51.100.0/24\n' | tee "$d/deny-both.list" >"$d/trusted-both.list"
+	# the same prefix trusted and denied: trusted wins (xdpban.conf(5)), nothing to refuse
+	xbd_conf_with "$d/both.conf" "deny = $d/deny-both.list" "trusted = $d/trusted-both.list"
+	xbd_conf_with "$d/section.conf" "[foo]" # an unknown section, even without keys
 	for f in fifo sock; do
 		xbd_conf_with "$d/$f.conf" "deny = $d/$f"
 	done
@@ -64,7 +69,9 @@ case_check_files() {
 	xbd_check_t mapped 1 "$d/mapped.list:1: '::ffff:192.0.2.1' is an IPv4-mapped IPv6 address" -t -c "$d/mapped.conf"
 	xbd_check_t long-line 1 "$d/long.list:1: line longer than 1024 bytes" -t -c "$d/long.conf"
 	xbd_check_t longest-line 0 "configuration OK (2 interfaces, 1 list file, 2 list entries)" -t -c "$d/longest.conf"
-	xbd_check_t repeats 0 "configuration OK (2 interfaces, 1 list file, 1 list entries)" -t -c "$d/repeats.conf"
+	xbd_check_t repeats 0 "configuration OK (2 interfaces, 1 list file, 1 list entry)" -t -c "$d/repeats.conf"
+	xbd_check_t trusted-and-deny 0 "configuration OK (2 interfaces, 2 list files, 1 list entry)" -t -c "$d/both.conf"
+	xbd_check_t empty-section 1 "$d/section.conf:$(wc -l <"$d/section.conf"): unknown section [foo]" -t -c "$d/section.conf"
 	xbd_check_t huge 1 "list $d/huge.list is 314572800 bytes, more than the limit of 268435456" -t -c "$d/huge.conf"
 	xbd_check_t hex-factor 1 "[escalation] factor = '0x2': not a decimal number" -t -c "$d/hex.conf"
 	xbd_check_t state-dir 1 "state file /tmp is a directory, not a regular file" -t -c "$d/state-dir.conf"

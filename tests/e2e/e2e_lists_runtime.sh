@@ -161,7 +161,7 @@ for i in range(int(sys.argv[1]) + 1): print("2001:db8:%x:%x::/64" % (i >> 16, i 
 			lists load --deny "$D/big6.txt" &&
 		e2e_expect "the hole stays" "trusted" "$(q 203.0.113.70 'd["policy"]')" &&
 		out=$(xbd_cli lists load --deny --ignore-errors "$D/bad.txt" 2>&1) &&
-		e2e_expect "ignore-errors" "loaded 1 file into the deny layer: 1 entries, 1 bad lines skipped
+		e2e_expect "ignore-errors" "loaded 1 file into the deny layer: 1 entry, 1 bad line skipped
 xdpban: skipped: $D/bad.txt:2: not an IPv4 or IPv6 address: 'example.com'" "$out" &&
 		xbd_cli lists clear deny >/dev/null && xbd_cli lists clear trusted >/dev/null
 }
@@ -176,7 +176,7 @@ case_direct() {
 	out=$(xbd_cli --config "$XBD_CONF" lists load --trusted "$D/hole.txt" 2>&1) ||
 		{ E2E_WHY="direct load: $out"; return 1; }
 	e2e_expect "direct load" "xdpban: note: no daemon answers on $XBD_SOCK; changed the maps in $XBD_PIN directly
-loaded 1 file into the trusted layer: 1 entries" "$out" &&
+loaded 1 file into the trusted layer: 1 entry" "$out" &&
 		e2e_expect "direct query" "trusted 203.0.113.64/26 $D/hole.txt:1 runtime" \
 			"$(xbd_cli --config "$XBD_CONF" query 203.0.113.70 --json | xbd_json 'd["policy"] + " " + d["policy_match"] + " " + d["policy_file"] + ":" + str(d["policy_line"]) + " " + d["policy_origin"]')" &&
 		e2e_expect "direct show" "[1]" "$(xbd_cli --config "$XBD_CONF" lists show --json | xbd_json '[f["entries"] for f in d["layers"][2]["files"]]')" &&

@@ -102,7 +102,7 @@ case_status_text() {
 		"pin dir: *$XBD_PIN \\(detached and removed at exit\\)"
 		"state file: *$XBD_STATE"
 		"lists: *deny $XBD_DENY \\(1 entry\\)"
-		"escalation: *on: ban time x2 per repeat within 1h, at most 1d; [0-9]+ offenders, [0-9]+ bans lengthened"
+		"escalation: *on: ban time x2 per repeat within 1h, at most 1d; [0-9]+ offenders?, [0-9]+ bans? lengthened"
 		"host addrs: .*192.0.2.1 \\($XBD_IF_R\\).*")
 	for line in "${lines[@]}"; do
 		grep -qEx "$line" <<<"$out" || missing+=("$line")

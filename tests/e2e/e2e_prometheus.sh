@@ -11,6 +11,8 @@
 #   dashboard_model          the JSON is a dashboard Grafana imports: a Prometheus datasource
 #                            variable that every panel and query uses, unique panel ids, every
 #                            panel (but rows) with queries, each only over documented metrics
+#   promtool_accepts         promtool check metrics finds nothing wrong in a scrape (names,
+#                            types, help texts): it exits 0 and prints nothing
 #   prometheus_scrapes       Prometheus's target is up, and what it scraped last equals the
 #                            values sent (drop_banned, errors, bans, suspect errors)
 #   instance_variable        the dashboard's instance variable (label_values) finds the daemon
@@ -33,7 +35,7 @@ set -uo pipefail
 source "$(dirname "$0")/e2e_lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 
-CASES=(metrics_documented dashboard_model prometheus_scrapes instance_variable
+CASES=(metrics_documented promtool_accepts dashboard_model prometheus_scrapes instance_variable
 	panel_queries table_fill_matches_maps)
 xbd_require "${CASES[@]}"
 command -v prometheus >/dev/null ||
@@ -54,7 +56,7 @@ declare -A EXPECT=(
 	["Banned sources|A"]="instance=$METRICS:=3"
 	["Tracked sources|A"]="instance=$METRICS:>0"
 	["Offenders|A"]="instance=$METRICS:any"
-	["Counter table fill|A"]="instance=$METRICS:>0"
+	["Tracking table fill|A"]="instance=$METRICS:>0"
 	["Ban table fill|A"]="instance=$METRICS:>0"
 	["Events lost|A"]="instance=$METRICS:=0"
 	["Drops per second, by reason|A"]="reason=drop_banned:>0 reason=drop_deny:>0 reason=drop_malformed:>0 reason=drop_error:=0"
@@ -186,6 +188,18 @@ case_metrics_documented() {
 	[[ -n $documented ]] || { E2E_WHY="no metric entries in $MANPAGE, section METRICS"; return 1; }
 	e2e_expect "metrics a scrape returns (<) against those xdpband.8 documents (>)" "" \
 		"$(diff <(echo "$scraped") <(echo "$documented") | grep '^[<>]' | tr '\n' ' ')"
+}
+
+# promtool (Debian's prometheus package) lints the exposition: a metric name holding a type
+# ("counter"), a counter not ending in _total, a missing help text.
+case_promtool_accepts() {
+	local out rc
+	command -v promtool >/dev/null || { E2E_WHY="promtool is not installed (prometheus)"; return 1; }
+	out=$(scrape) || { E2E_WHY="the scrape failed"; return 1; }
+	out=$(promtool check metrics <<<"$out" 2>&1)
+	rc=$?
+	e2e_expect "promtool check metrics: exit (output: ${out//$'\n'/ })" 0 "$rc" &&
+		e2e_expect "promtool check metrics: output" "" "$out"
 }
 
 # The model's structure: the python prints nothing when it is right, else the problems.
@@ -350,10 +364,10 @@ case_table_fill_matches_maps() {
 		"$(prom_value xdpban_ban_table_used)" &&
 		e2e_expect "xdpban_ban_table_capacity against status's bans_max" "$bans_max" \
 			"$(prom_value xdpban_ban_table_capacity)" &&
-		e2e_expect "xdpban_counter_table_capacity against status's counters_max" "$counters_max" \
-			"$(prom_value xdpban_counter_table_capacity)" &&
-		e2e_expect "xdpban_counter_table_used (the banned source's and the suspect's counters)" 2 \
-			"$(prom_value xdpban_counter_table_used)"
+		e2e_expect "xdpban_tracking_table_capacity against status's counters_max" "$counters_max" \
+			"$(prom_value xdpban_tracking_table_capacity)" &&
+		e2e_expect "xdpban_tracking_table_used (the banned source's and the suspect's counters)" 2 \
+			"$(prom_value xdpban_tracking_table_used)"
 }
 
 # --- run -----------------------------------------------------------------------------------------

@@ -122,7 +122,10 @@ static const struct bad_row {
 	const char *text, *msg;
 } bad_rows[] = {
 	{ "[bans]\nlimmit = 5\n", "2: unknown key 'limmit' in section [bans]" },
-	{ "[bans]\nlimit = 5\n[banz]\nlimit = 6\n", "4: unknown section [banz]" },
+	{ "[bans]\nlimit = 5\n[banz]\nlimit = 6\n", "3: unknown section [banz]" },
+	{ "[bans]\nlimit = 5\n[foo]\n", "3: unknown section [foo]" },
+	{ "[foo]\n# limit = 6\n[bans]\nlimit = 5\n", "1: unknown section [foo]" },
+	{ "[bans]\nlimit = 5\n[foo] ; a comment\n", "3: unknown section [foo]" },
 	{ "limit = 5\n", "1: key 'limit' is outside any [section]" },
 	{ "[bans]\nlimit = 1000000001\n",
 	  "2: [bans] limit = '1000000001': limit 1000000001 out of range: must be 0..1000000000" },

@@ -293,6 +293,18 @@ static void expiry_checked(void **state)
 	assert_int_equal(xbd_fleet_seconds_left(&e, NOW, &s, why, sizeof(why)), 0);
 }
 
+/* What the log says of a remote ban's time: a permanent one is "permanent", not "0 s left". */
+static void left_text_says_permanent(void **state)
+{
+	char buf[XBD_FLEET_LEFT_TEXT_MAX];
+
+	assert_string_equal(xbd_fleet_left_text(0, buf, sizeof(buf)), "permanent");
+	assert_string_equal(xbd_fleet_left_text(60, buf, sizeof(buf)), "1m left");
+	assert_string_equal(xbd_fleet_left_text(5400, buf, sizeof(buf)), "1h30m left");
+	assert_string_equal(xbd_fleet_left_text(XDPBAN_TIME_MAX_S, buf, sizeof(buf)),
+			    "3650d left");
+}
+
 static void snapshot_round_trips(void **state)
 {
 	struct xbd_fleet_entry in = ban_of("203.0.113.9", NOW + 5), out;
@@ -379,6 +391,7 @@ int main(void)
 		cmocka_unit_test(junk_refused),
 		cmocka_unit_test(bad_keys_refused),
 		cmocka_unit_test(expiry_checked),
+		cmocka_unit_test(left_text_says_permanent),
 		cmocka_unit_test(snapshot_round_trips),
 		cmocka_unit_test(snapshot_expiry_for_the_prune),
 		cmocka_unit_test(ids_compare),

@@ -56,9 +56,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	k = xbd_conf_find_key(section, name, &section_known);
 	if (!k && !section[0])
 		return parse_error(p, "key '%s' is outside any [section]", name);
-	if (!k && !section_known)
-		return parse_error(p, "unknown section [%s]", section);
-	if (!k)
+	if (!k) /* its section is known: read_line refused an unknown one at its header */
 		return parse_error(p, "unknown key '%s' in section [%s]", name, section);
 	first = &p->first_line[k - xbd_conf_keys];
 	if (*first && !k->repeatable)
@@ -83,6 +81,24 @@ static bool indented_entry(const char *line)
 	const char *first = line + strspn(line, " \t");
 
 	return first != line && !strchr("#;\r\n", *first);
+}
+
+/* A section header ("[name]", as inih reads it: the name up to the first ']') naming no section
+ * of the key table: refused at the header, so that an unknown section without keys (a typo of a
+ * section whose keys are all commented out) is refused too, not skipped. */
+static bool unknown_section(struct conf_parse *p, const char *line)
+{
+	const char *end = line[0] == '[' ? strchr(line + 1, ']') : NULL;
+	char name[INI_MAX_LINE];
+	bool known;
+
+	if (!end)
+		return false; /* not a header, or one inih calls a syntax error */
+	snprintf(name, sizeof(name), "%.*s", (int)(end - line - 1), line + 1);
+	xbd_conf_find_key(name, "", &known); /* no key is named "": only whether the section is */
+	if (!known)
+		parse_error(p, "unknown section [%s]", name);
+	return !known;
 }
 
 /* inih's reader: one line into buf, like fgets, but it counts lines for the error messages,
@@ -117,7 +133,7 @@ static char *read_line(char *buf, int size, void *stream)
 		p->indented_line = p->line;
 		return NULL;
 	}
-	return buf;
+	return unknown_section(p, buf) ? NULL : buf;
 }
 
 static int key_line(const struct conf_parse *p, const char *name)

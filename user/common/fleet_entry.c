@@ -318,6 +318,17 @@ int xbd_fleet_seconds_left(const struct xbd_fleet_entry *e, time_t now, __u32 *s
 	return 0;
 }
 
+const char *xbd_fleet_left_text(__u32 seconds, char *buf, size_t len)
+{
+	char d[XB_DURATION_TEXT_MAX];
+
+	if (!seconds || xb_duration_format(seconds, d, sizeof(d)))
+		snprintf(buf, len, "%s", seconds ? "?" : "permanent");
+	else
+		snprintf(buf, len, "%s left", d);
+	return buf;
+}
+
 /* ---- the snapshot hash ---- */
 
 int xbd_fleet_snapshot_value(const struct xbd_fleet_entry *e,

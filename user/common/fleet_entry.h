@@ -74,6 +74,10 @@ int xbd_fleet_decode(const struct xbd_fleet_raw *f, size_t n,
  * is over or lies further ahead than the longest ban (XDPBAN_TIME_MAX_S). */
 int xbd_fleet_seconds_left(const struct xbd_fleet_entry *e, time_t now, __u32 *seconds,
 			   char *why, size_t whylen);
+/* Those seconds as a log line says them: "1h30m left" (the one duration format), or
+ * "permanent" for 0. buf holds XB_DURATION_TEXT_MAX + 5 bytes; returns buf. */
+#define XBD_FLEET_LEFT_TEXT_MAX (XB_DURATION_TEXT_MAX + 5)
+const char *xbd_fleet_left_text(__u32 seconds, char *buf, size_t len);
 
 /* The snapshot hash: field = the key as text, value = "EXPIRES ORIGIN MAC", MAC the
  * HMAC-SHA256 under the fleet's key of the key and the rest of the value. */

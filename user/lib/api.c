@@ -37,6 +37,25 @@ struct xdpban_handle {
 	bool stale;          /* atomic: the pin is gone or names other maps */
 };
 
+/* What xdpban_strerror(-ENOENT) says: the directory this thread's last xdpban_open found no
+ * maps in, named (a message of its own per thread, as strerror_r's buffer would be). */
+static _Thread_local char no_maps_msg[sizeof(((struct xdpban_handle *)0)->pin) + 96];
+
+#define NO_MAPS_HINT "(is xdpband running, or xdpban attached?)"
+#define NO_MAPS_DEFAULT                                                                        \
+	"no xdpban maps are pinned in the directory given to xdpban_open, nor (given NULL) in "  \
+	"$" XDPBAN_PIN_DIR_ENV ", " XDPBAN_PIN_DIR_DEFAULT " or " XDPBAN_PIN_DIR_IPROUTE2 " "    \
+	NO_MAPS_HINT
+
+static void no_maps_in(const char *dir)
+{
+	if (dir)
+		snprintf(no_maps_msg, sizeof(no_maps_msg), "no xdpban maps are pinned in %.*s %s",
+			 (int)sizeof(((struct xdpban_handle *)0)->pin), dir, NO_MAPS_HINT);
+	else
+		snprintf(no_maps_msg, sizeof(no_maps_msg), "%s", NO_MAPS_DEFAULT);
+}
+
 /* The directory xdpban_open(NULL) uses; NULL when none holds the maps. */
 static const char *default_pin_dir(void)
 {
@@ -90,8 +109,10 @@ int xdpban_open(const char *pin_dir, struct xdpban_handle **out)
 	*out = NULL;
 	if (!pin_dir)
 		pin_dir = default_pin_dir();
-	if (!pin_dir)
+	if (!pin_dir) {
+		no_maps_in(NULL);
 		return -ENOENT;
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -101,6 +122,8 @@ int xdpban_open(const char *pin_dir, struct xdpban_handle **out)
 	ret = handle_init(h, pin_dir);
 	libbpf_set_print(old);
 	if (ret) {
+		if (ret == -ENOENT)
+			no_maps_in(pin_dir);
 		free(h);
 		return ret;
 	}
@@ -268,7 +291,7 @@ const char *xdpban_strerror(int err)
 	case -EAFNOSUPPORT:
 		return "the address is neither AF_INET nor AF_INET6";
 	case -ENOENT:
-		return "no xdpban maps are pinned there (is xdpband running, or xdpban attached?)";
+		return no_maps_msg[0] ? no_maps_msg : NO_MAPS_DEFAULT;
 	case -EPROTO:
 		return "the pinned maps are not those of this xdpban version";
 	case -ESTALE:

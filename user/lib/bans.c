@@ -273,9 +273,12 @@ static int ban_in_policy(const struct xb_maps *m, const struct survey *s, const 
 	return 0;
 }
 
-static int check_ban_args(const struct xb_prefix *p, __u32 seconds, const char *text,
-			  char *err, size_t errlen)
+int xb_ban_args_check(const struct xb_prefix *p, __u32 seconds, char *err, size_t errlen)
 {
+	char text[64];
+
+	if (xb_prefix_format(p, text, sizeof(text)))
+		snprintf(text, sizeof(text), "(bad prefix)");
 	if (p->family != XDPBAN_FAMILY_INET && p->family != XDPBAN_FAMILY_INET6) {
 		snprintf(err, errlen, "cannot ban: bad address family %u", p->family);
 		return -EINVAL;
@@ -304,7 +307,7 @@ int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, ch
 
 	if (xb_prefix_format(p, text, sizeof(text)))
 		snprintf(text, sizeof(text), "(bad prefix)");
-	ret = check_ban_args(p, seconds, text, err, errlen);
+	ret = xb_ban_args_check(p, seconds, err, errlen);
 	if (ret)
 		return ret;
 	ret = xb_config_read(m, &cfg);

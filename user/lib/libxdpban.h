@@ -26,6 +26,9 @@
 /* text as a message quotes it: printable ASCII as it is, any other byte as \xNN (so a message
  * stays one line of plain text). Cut to fit out (outlen >= 1 bytes); returns out. */
 const char *xb_quote(const char *text, char *out, size_t outlen);
+/* The noun of a count as a message writes it: one when n is 1, else many ("1 entry",
+ * "0 entries", "2 entries"), for printf's "%zu %s". */
+const char *xb_plural(unsigned long long n, const char *one, const char *many);
 
 /* File descriptors of the data path's maps, one per row of XDPBAN_MAPS (xdpban_maps.h), named
  * by its field column (and of the report program, when loaded). Every map is required, and:
@@ -168,6 +171,10 @@ int xb_learn_format(__u8 shift, char *buf, size_t len); /* 0, -EINVAL or -ENOSPC
  * seconds 0 = permanent. Refuses (-EPERM, message) a ban overlapping a trusted entry. */
 int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, char *err,
 	   size_t errlen);
+/* Whether p and seconds are a ban at all, as xb_ban checks them before it reads a map: 0, or
+ * -EINVAL (a family, a length of 0 or past the family's bits) or -ERANGE (seconds) with the
+ * reason in err. What a caller refuses as bad input, before it asks anything of the maps. */
+int xb_ban_args_check(const struct xb_prefix *p, __u32 seconds, char *err, size_t errlen);
 /* Whether p may be banned here, as xb_ban checks it: 0, or -EPERM with the reason in err (it
  * is or holds an exempt address, or is an IPv6 network whose addresses are keyed one by one,
  * xdpban_narrow.h); -errno when the tries cannot be read. For bans that come from elsewhere: a

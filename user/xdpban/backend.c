@@ -53,24 +53,41 @@ static const struct xb_control_hooks direct_hooks = { .status = direct_status };
 #define LOCK_TRY_US 50000
 
 /* Serialises direct changes by concurrent CLIs, as xdp-tools does on its pin directory.
- * Bounded: a daemon holds the lock for its whole life, so waiting forever would hang. */
-static int lock_dir(const char *dir)
+ * Bounded: a daemon holds the lock for its whole life, so waiting forever would hang. The fd
+ * holding the lock (op LOCK_EX or LOCK_SH), or -EBUSY after tries. */
+static int lock_dir(const char *dir, int op, int tries)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	for (int i = 0; i < LOCK_TRIES; i++) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+	for (int i = 0; i < tries; i++) {
+		if (i)
+			usleep(LOCK_TRY_US);
+		if (flock(fd, op | LOCK_NB) == 0)
 			return fd;
 		if (errno != EWOULDBLOCK)
 			break;
-		usleep(LOCK_TRY_US);
 	}
 	int ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
 
 	close(fd);
 	return ret;
+}
+
+/* A read needs no lock, but one held says who else is there: the daemon of these maps, whose
+ * socket is not the one asked (what a change would be refused for), said before the answer. */
+static void note_held_lock(const struct backend *b)
+{
+	int fd = lock_dir(b->pin_dir, LOCK_SH, 1);
+
+	if (fd >= 0)
+		close(fd);
+	else if (fd == -EBUSY)
+		pr_warn("note: no daemon answers on %s (%s), but %s is locked by another "
+			"process (an xdpband whose control socket is elsewhere?); reading the maps "
+			"directly",
+			b->cli->socket_path, b->cli->socket_from, b->pin_dir);
 }
 
 static int open_direct(struct backend *b, const struct backend_opts *opts)
@@ -87,9 +104,11 @@ static int open_direct(struct backend *b, const struct backend_opts *opts)
 		pr_warn("%s", err);
 		return EXIT_FAIL;
 	}
-	if (!opts->changes)
+	if (!opts->changes) {
+		note_held_lock(b);
 		return EXIT_OK;
-	b->lock = lock_dir(b->pin_dir);
+	}
+	b->lock = lock_dir(b->pin_dir, LOCK_EX, LOCK_TRIES);
 	if (b->lock < 0) {
 		if (b->lock == -EBUSY)
 			pr_warn("%s is locked by another process (an xdpband whose control socket "

@@ -237,9 +237,15 @@ static const struct param ban_params[] = {
 static int do_ban(const struct cli *cli, const void *args)
 {
 	const struct ban_args *a = args;
-	struct json_object *req = request_new(XB_CMD(BAN));
+	struct json_object *req;
+	char err[XB_ERRLEN];
 	int ret;
 
+	if (xb_ban_args_check(&a->prefix, a->seconds, err, sizeof(err))) {
+		pr_warn("%s", err);
+		return EXIT_USAGE; /* bad input, not a refusal by the maps: as a bad prefix is */
+	}
+	req = request_new(XB_CMD(BAN));
 	if (req) {
 		add_prefix(req, XB_F(PREFIX), &a->prefix);
 		json_object_object_add(req, XB_F(SECONDS), json_object_new_int64(a->seconds));

@@ -60,7 +60,8 @@ static void render_event(struct json_object *e)
 								sizeof(length))
 					    : "ever");
 	if (num(e, XB_F(COUNT)))
-		printf(": %lld errors (%s)", num(e, XB_F(COUNT)), classes);
+		printf(": %lld %s (%s)", num(e, XB_F(COUNT)),
+		       xb_plural(num(e, XB_F(COUNT)), "error", "errors"), classes);
 	printf(", reason %s", str(e, XB_F(REASON)));
 	if (num(e, XB_F(REPEAT)))
 		printf("; repeat offence %lld, ban time x%g", num(e, XB_F(REPEAT)),

@@ -235,10 +235,12 @@ int do_lists_load(const struct cli *cli, const void *args)
 	if (ret)
 		return ret;
 	num_text(reply, XB_F(LOADED), n, sizeof(n));
-	printf("loaded %s file%s into the %s layer: %s entries", n, strcmp(n, "1") ? "s" : "",
-	       xbd_layer_name(j.verdict), num_text(reply, XB_F(ENTRIES), e, sizeof(e)));
+	num_text(reply, XB_F(ENTRIES), e, sizeof(e));
+	printf("loaded %s %s into the %s layer: %s %s", n,
+	       xb_plural(strtoull(n, NULL, 10), "file", "files"), xbd_layer_name(j.verdict), e,
+	       xb_plural(strtoull(e, NULL, 10), "entry", "entries"));
 	if (strcmp(num_text(reply, XB_F(SKIPPED), s, sizeof(s)), "0"))
-		printf(", %s bad lines skipped", s);
+		printf(", %s bad %s skipped", s, xb_plural(strtoull(s, NULL, 10), "line", "lines"));
 	printf("\n");
 	fflush(stdout); /* the summary, then the lines it counts */
 	if (json_object_object_get_ex(reply, XB_F(SKIPPED_FIRST), &first))
@@ -275,8 +277,8 @@ int do_lists_clear(const struct cli *cli, const void *args)
 	if (ret)
 		return ret;
 	num_text(reply, XB_F(CLEARED), n, sizeof(n));
-	printf("cleared %s runtime list%s of the %s layer (the config's lists stay)\n", n,
-	       strcmp(n, "1") ? "s" : "", a->layer);
+	printf("cleared %s runtime %s of the %s layer (the config's lists stay)\n", n,
+	       xb_plural(strtoull(n, NULL, 10), "list", "lists"), a->layer);
 	warn_left_out(reply);
 	json_object_put(reply);
 	return EXIT_OK;

@@ -25,7 +25,7 @@ static const struct param global_params[] = {
 	{ "--verbose", 'v', P_FLAG, false, offsetof(struct cli, verbose), NULL,
 	  "say what is done, and show libbpf's messages" },
 	{ "--help", 'h', P_FLAG, false, offsetof(struct cli, help), NULL, "show this help" },
-	{ "--version", 0, P_FLAG, false, offsetof(struct cli, version), NULL,
+	{ "--version", 'V', P_FLAG, false, offsetof(struct cli, version), NULL,
 	  "print the version and exit" },
 	{ NULL },
 };

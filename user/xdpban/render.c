@@ -95,12 +95,32 @@ void render_config(struct json_object *c)
 	printf("%s\n", json_object_get_boolean(member(c, XB_F(DEFAULTS))) ? " (defaults)" : "");
 }
 
-void render_stats(struct json_object *stats)
+/* The width of the REASON column: the longest name of the stats (XDPBAN_STATS), or of a reply
+ * that has one longer (a newer daemon's), so that every value starts in the same column. */
+static int stat_name_width(struct json_object *stats)
 {
-	printf("%-16s %16s %20s\n", "REASON", "PACKETS", "BYTES");
+	size_t width = strlen("REASON");
+
+	for (int i = 0; i < XDPBAN_STAT__MAX; i++)
+		if (strlen(xb_stat_name(i)) > width)
+			width = strlen(xb_stat_name(i));
 	json_object_object_foreach(stats, name, v)
 	{
-		printf("%-16s %16" PRIu64 " %20" PRIu64 "\n", name,
+		(void)v;
+		if (strlen(name) > width)
+			width = strlen(name);
+	}
+	return (int)width;
+}
+
+void render_stats(struct json_object *stats)
+{
+	int width = stat_name_width(stats);
+
+	printf("%-*s %16s %20s\n", width, "REASON", "PACKETS", "BYTES");
+	json_object_object_foreach(stats, name, v)
+	{
+		printf("%-*s %16" PRIu64 " %20" PRIu64 "\n", width, name,
 		       json_object_get_uint64(member(v, XB_F(PACKETS))),
 		       json_object_get_uint64(member(v, XB_F(BYTES))));
 	}
@@ -167,9 +187,9 @@ static void render_daemon_lists(struct json_object *lists)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(lists, i);
 
-		printf("%s %s %s (%" PRId64 " entr%s)\n", i ? "             " : "",
+		printf("%s %s %s (%" PRId64 " %s)\n", i ? "             " : "",
 		       str(l, XB_F(VERDICT)) ?: "?", str(l, XB_F(FILE)) ?: "?",
-		       num(l, XB_F(ENTRIES)), num(l, XB_F(ENTRIES)) == 1 ? "y" : "ies");
+		       num(l, XB_F(ENTRIES)), xb_plural(num(l, XB_F(ENTRIES)), "entry", "entries"));
 	}
 	if (!n)
 		printf(" none\n");
@@ -183,24 +203,28 @@ static void render_escalation(struct json_object *e)
 		printf("%-13s off\n", "escalation:");
 		return;
 	}
-	printf("%-13s on: ban time x%g per repeat within %s, at most %s; %" PRId64
-	       " offenders, %" PRId64 " bans lengthened\n",
+	printf("%-13s on: ban time x%g per repeat within %s, at most %s; %" PRId64 " %s, %" PRId64
+	       " %s lengthened\n",
 	       "escalation:", json_object_get_double(member(e, XB_F(FACTOR))),
 	       render_duration(num(e, XB_F(PERIOD_S)), period, sizeof(period)),
 	       render_duration(num(e, XB_F(MAX_BAN_TIME_S)), max, sizeof(max)),
-	       num(e, XB_F(OFFENDERS)), num(e, XB_F(ESCALATED)));
+	       num(e, XB_F(OFFENDERS)), xb_plural(num(e, XB_F(OFFENDERS)), "offender", "offenders"),
+	       num(e, XB_F(ESCALATED)), xb_plural(num(e, XB_F(ESCALATED)), "ban", "bans"));
 }
 
-/* [fleet]: the link, then what became of the entries. */
+/* [fleet]: the link, then what became of the entries. The link's error (Redis's words, which
+ * may hold a newline) stays on the line: quoted as a message quotes, cut at XB_ERRLEN. */
 static void render_fleet(struct json_object *f)
 {
-	printf("%-13s node %s, redis %s, stream %s: %s%s%s\n", "fleet:", str(f, XB_F(NODE)) ?: "?",
+	const char *error = str(f, XB_F(FLEET_ERROR));
+	char quoted[XB_ERRLEN];
+
+	printf("%-13s node %s, redis %s, stream %s: %s", "fleet:", str(f, XB_F(NODE)) ?: "?",
 	       str(f, XB_F(REDIS)) ?: "?", str(f, XB_F(STREAM)) ?: "?",
-	       json_object_get_boolean(member(f, XB_F(CONNECTED))) ? "connected" : "not connected",
-	       str(f, XB_F(FLEET_ERROR)) ? " (" : "",
-	       str(f, XB_F(FLEET_ERROR)) ? str(f, XB_F(FLEET_ERROR)) : "");
-	if (str(f, XB_F(FLEET_ERROR)))
-		printf(")\n");
+	       json_object_get_boolean(member(f, XB_F(CONNECTED))) ? "connected" : "not connected");
+	if (error)
+		printf(" (%s)", xb_quote(error, quoted, sizeof(quoted)));
+	printf("\n");
 	printf("%-13s %" PRId64 " published, %" PRId64 " queued, %" PRId64 " overflowed; last %s, lag %" PRId64
 	       " ms\n", "", num(f, XB_F(PUBLISHED)), num(f, XB_F(QUEUED)), num(f, XB_F(OVERFLOWED)),
 	       str(f, XB_F(LAST_ID)) ?: "none", num(f, XB_F(LAG_MS)));
@@ -246,7 +270,7 @@ void render_status(struct json_object *r)
 	else if (json_object_get_boolean(member(r, XB_F(DAEMON))))
 		printf("%-13s running\n", "daemon:");
 	else
-		printf("%-13s not running (maps read directly from %s)\n", "daemon:",
+		printf("%-13s none answered (maps read directly from %s)\n", "daemon:",
 		       str(r, XB_F(PIN_DIR)) ?: "?");
 	if (member(r, XB_F(INTERFACES)))
 		render_interfaces(member(r, XB_F(INTERFACES)));
@@ -255,14 +279,16 @@ void render_status(struct json_object *r)
 	printf("%-13s ", "config:");
 	render_config(member(r, XB_F(CONFIG)));
 	render_ports(member(r, XB_F(PORTS)));
-	printf("%-13s %" PRId64 " sources (counter table of %" PRId64 ")\n", "tracked:",
-	       num(r, XB_F(TRACKED)), num(r, XB_F(COUNTERS_MAX)));
+	printf("%-13s %" PRId64 " %s (counter table of %" PRId64 ")\n", "tracked:",
+	       num(r, XB_F(TRACKED)), xb_plural(num(r, XB_F(TRACKED)), "source", "sources"),
+	       num(r, XB_F(COUNTERS_MAX)));
 	if (member(r, XB_F(VERIFIED_N)))
-		printf("%-13s %" PRId64 " sources with a hop count proved by a TCP connection\n",
-		       "verified:", num(r, XB_F(VERIFIED_N)));
-	printf("%-13s %" PRId64 " in the ban table (of %" PRId64 "), %" PRId64 " prefix bans\n",
+		printf("%-13s %" PRId64 " %s with a hop count proved by a TCP connection\n",
+		       "verified:", num(r, XB_F(VERIFIED_N)),
+		       xb_plural(num(r, XB_F(VERIFIED_N)), "source", "sources"));
+	printf("%-13s %" PRId64 " in the ban table (of %" PRId64 "), %" PRId64 " prefix %s\n",
 	       "banned:", num(r, XB_F(BANNED_N)), num(r, XB_F(BANS_MAX)),
-	       num(r, XB_F(PREFIX_BANS)));
+	       num(r, XB_F(PREFIX_BANS)), xb_plural(num(r, XB_F(PREFIX_BANS)), "ban", "bans"));
 	printf("%-13s %" PRId64 " IPv4 and %" PRId64 " IPv6 prefixes\n", "policy:",
 	       num(r, XB_F(POLICY_IPV4)), num(r, XB_F(POLICY_IPV6)));
 	printf("\n");
@@ -510,7 +536,8 @@ void render_lists_show(struct json_object *r)
 			       addrs(f, XB_F(IPV4_ADDRESSES)), addrs(f, XB_F(IPV6_ADDRESSES)),
 			       str(f, XB_F(FILE)));
 			if (num(f, XB_F(SKIPPED)))
-				printf(" (%" PRId64 " bad lines skipped)", num(f, XB_F(SKIPPED)));
+				printf(" (%" PRId64 " bad %s skipped)", num(f, XB_F(SKIPPED)),
+				       xb_plural(num(f, XB_F(SKIPPED)), "line", "lines"));
 			printf("\n");
 		}
 	}

@@ -42,8 +42,10 @@ int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 	xbd_state_fleet_free(&fleet);
 	if (!ret) {
 		d->state_dirty = false;
-		pr_debug("state saved to %s: %zu bans, %zu prefix bans, %zu offences",
-			 d->conf.state_file, c.bans, c.prefixes, c.offences);
+		pr_debug("state saved to %s: %zu %s, %zu prefix %s, %zu %s", d->conf.state_file,
+			 c.bans, xb_plural(c.bans, "ban", "bans"), c.prefixes,
+			 xb_plural(c.prefixes, "ban", "bans"), c.offences,
+			 xb_plural(c.offences, "offence", "offences"));
 	}
 	return ret;
 }

@@ -55,8 +55,9 @@ static void restore_runtime_lists(struct xbd *d)
 	for (size_t i = 0; i < d->runtime.n; i++)
 		entries += d->runtime.v[i].e.n;
 	if (d->runtime.n)
-		pr_info("restoring %zu runtime list%s (%zu entries) from %s", d->runtime.n,
-			d->runtime.n == 1 ? "" : "s", entries, d->runtime_store);
+		pr_info("restoring %zu runtime %s (%zu %s) from %s", d->runtime.n,
+			xb_plural(d->runtime.n, "list", "lists"), entries,
+			xb_plural(entries, "entry", "entries"), d->runtime_store);
 }
 
 /* At start: the lists with the runtime ones, or, when those no longer fit beside the

@@ -28,8 +28,8 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 	if (x->repeats)
 		snprintf(repeat, sizeof(repeat), "; repeat offence %u, ban time x%g", x->repeats,
 			 x->multiplier);
-	pr_info("ban %s for %s, %s: %u errors (%s), reason %s%s", who, length, until, e->count,
-		classes, xb_reason_name(e->reason), repeat);
+	pr_info("ban %s for %s, %s: %u %s (%s), reason %s%s", who, length, until, e->count,
+		xb_plural(e->count, "error", "errors"), classes, xb_reason_name(e->reason), repeat);
 }
 
 static void publish_ban(struct xbd_evstream *evs, const struct xdpban_event *e,

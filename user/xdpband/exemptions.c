@@ -137,8 +137,10 @@ int xbd_exemptions_start(struct xbd_exemptions *x, const struct xb_maps *m,
 	x->never_ban = *never_ban;
 	memset(never_ban, 0, sizeof(*never_ban));
 	log_changes(x, &none, &x->host);
-	pr_info("exempt: %zu never-ban entries and %zu host addresses of %d interface%s are never counted or banned",
-		x->never_ban.n, x->host.n, x->n_ifaces, x->n_ifaces == 1 ? "" : "s");
+	pr_info("exempt: %zu never-ban %s and %zu host %s of %d %s are never counted or banned",
+		x->never_ban.n, xb_plural(x->never_ban.n, "entry", "entries"), x->host.n,
+		xb_plural(x->host.n, "address", "addresses"), x->n_ifaces,
+		xb_plural(x->n_ifaces, "interface", "interfaces"));
 	return 0;
 }
 

@@ -181,8 +181,9 @@ static bool over_quota(struct xbd_fleet *f, const struct xb_prefix *who)
 	f->counts.refused_quota++;
 	f->quota_unlogged++;
 	if (!f->quota_logged_ms || now - f->quota_logged_ms >= XBD_FLEET_QUOTA_LOG_MS) {
-		pr_warn("fleet: %zu remote bans refused: remote bans hold their share of the ban table (%zu, remote-share %u%%)",
-			f->quota_unlogged, f->remote_max, f->conf->remote_share);
+		pr_warn("fleet: %zu remote %s refused: remote bans hold their share of the ban table (%zu, remote-share %u%%)",
+			f->quota_unlogged, xb_plural(f->quota_unlogged, "ban", "bans"),
+			f->remote_max, f->conf->remote_share);
 		f->quota_unlogged = 0;
 		f->quota_logged_ms = now;
 	}
@@ -191,7 +192,7 @@ static bool over_quota(struct xbd_fleet *f, const struct xb_prefix *who)
 
 static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, const char *id)
 {
-	char why[XB_ERRLEN], who[64] = "?", line[XB_ERRLEN + 80];
+	char why[XB_ERRLEN], who[64] = "?", line[XB_ERRLEN + 80], left[XBD_FLEET_LEFT_TEXT_MAX];
 	__u32 seconds;
 	int ret;
 
@@ -224,10 +225,11 @@ static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, cons
 	origin_put(f, &e->who, e->origin);
 	f->counts.applied++;
 	xb_prefix_format(&e->who, who, sizeof(who));
+	xbd_fleet_left_text(seconds, left, sizeof(left));
 	if (f->turn_applied++ < XBD_FLEET_LOGGED)
-		pr_info("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
+		pr_info("fleet: ban %s from %s, %s", who, e->origin, left);
 	else
-		pr_debug("fleet: ban %s from %s, %" PRIu32 " s left", who, e->origin, seconds);
+		pr_debug("fleet: ban %s from %s, %s", who, e->origin, left);
 	tell(f, e, seconds);
 }
 
@@ -312,7 +314,8 @@ static void lift_stale(struct xbd_fleet *f)
 				.who = s.v[i], .time_ns = xb_boot_ns(), .origin = "snapshot" });
 	}
 	if (s.n)
-		pr_info("fleet: %zu remote bans no longer in the snapshot lifted", s.n);
+		pr_info("fleet: %zu remote %s no longer in the snapshot lifted", s.n,
+			xb_plural(s.n, "ban", "bans"));
 	free(s.v);
 }
 

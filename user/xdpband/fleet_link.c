@@ -713,10 +713,12 @@ void xbd_fleet_link_stop(struct xbd_fleet_link *l)
 	if (l->started)
 		pthread_join(l->reader, NULL);
 	if (l->queue_n)
-		pr_warn("fleet: %zu of the %zu entries queued at stop not confirmed by redis %s within %d ms: they may be lost",
-			l->queue_n, queued, l->conf.redis, XBD_FLEET_FLUSH_MS);
+		pr_warn("fleet: %zu of the %zu %s queued at stop not confirmed by redis %s within %d ms: they may be lost",
+			l->queue_n, queued, xb_plural(queued, "entry", "entries"), l->conf.redis,
+			XBD_FLEET_FLUSH_MS);
 	else if (queued)
-		pr_info("fleet: the %zu entries queued at stop published", queued);
+		pr_info("fleet: the %zu %s queued at stop published", queued,
+			xb_plural(queued, "entry", "entries"));
 	close(l->wake_fd);
 	free(l->queue);
 	free(l->inbox);

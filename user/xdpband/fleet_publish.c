@@ -236,9 +236,9 @@ static void log_refused(struct refused_log *rl, size_t queued, const char *why)
 	rl->unlogged++;
 	if (rl->last_ms && now - rl->last_ms < REFUSED_LOG_MS)
 		return;
-	pr_err("fleet: publisher: Redis refused this node's next entry (%zu time%s since the last "
+	pr_err("fleet: publisher: Redis refused this node's next entry (%zu %s since the last "
 	       "line); it and the %zu after it stay queued and are sent again: %s",
-	       rl->unlogged, rl->unlogged == 1 ? "" : "s", queued ? queued - 1 : 0,
+	       rl->unlogged, xb_plural(rl->unlogged, "time", "times"), queued ? queued - 1 : 0,
 	       why[0] ? why : "no reason given");
 	rl->unlogged = 0;
 	rl->last_ms = now;

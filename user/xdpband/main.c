@@ -216,14 +216,15 @@ static void remember_list_sizes(struct xbd *d, const struct xbd_lists *lists)
 
 		skipped += lists->skipped[l->id];
 		if (lists->skipped[l->id])
-			pr_warn("list %s: %zu bad lines skipped ([lists] ignore-errors = yes)", l->path,
-				lists->skipped[l->id]);
+			pr_warn("list %s: %zu bad %s skipped ([lists] ignore-errors = yes)", l->path,
+				lists->skipped[l->id],
+				xb_plural(lists->skipped[l->id], "line", "lines"));
 	}
 	for (size_t i = 0; i < XBD_LIST_ERRORS_SHOWN && i < skipped; i++)
 		pr_warn("skipped: %s", lists->skipped_first[i]);
 	if (lists->painted)
-		pr_info("policy lists: %zu entries lie on or inside entries of a later layer (allow, deny, trusted), which wins there",
-			lists->painted);
+		pr_info("policy lists: %zu %s on or inside entries of a later layer (allow, deny, trusted), which wins there",
+			lists->painted, xb_plural(lists->painted, "entry lies", "entries lie"));
 }
 
 /* The settings of c, and whether its lists (read into lists) hold an allow list. */
@@ -235,9 +236,9 @@ static void log_settings(const char *what, const struct xbd_conf *c,
 	xb_duration_format(c->dp.window_s, window, sizeof(window));
 	xb_duration_format(c->dp.ban_s, ban, sizeof(ban));
 	xb_learn_format(c->dp.learn_shift, learn, sizeof(learn));
-	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list file%s%s, escalation %s",
+	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list %s%s, escalation %s",
 		what, c->dp.limit, window, ban, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
-		c->dp.hop_tolerance, learn, c->n_lists, c->n_lists == 1 ? "" : "s",
+		c->dp.hop_tolerance, learn, c->n_lists, xb_plural(c->n_lists, "file", "files"),
 		lists->allow_list ? " (allow-only mode)" : "",
 		c->esc.enabled ? "on" : "off");
 }
@@ -438,17 +439,20 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 	else if (!c.present)
 		pr_info("no state file %s yet: starting with no saved bans", d->conf.state_file);
 	else if (d->ld.maps_created)
-		pr_info("restored from %s: %zu bans, %zu prefix bans, %zu offences (%zu expired, %zu not restored)",
-			d->conf.state_file, c.bans, c.prefixes, c.offences, c.expired,
+		pr_info("restored from %s: %zu %s, %zu prefix %s, %zu %s (%zu expired, %zu not restored)",
+			d->conf.state_file, c.bans, xb_plural(c.bans, "ban", "bans"), c.prefixes,
+			xb_plural(c.prefixes, "ban", "bans"), c.offences,
+			xb_plural(c.offences, "offence", "offences"), c.expired,
 			c.failed + c.full + c.refused);
 	else
-		pr_info("state kept in the pinned maps; %zu offences restored from %s", c.offences,
-			d->conf.state_file);
+		pr_info("state kept in the pinned maps; %zu %s restored from %s", c.offences,
+			xb_plural(c.offences, "offence", "offences"), d->conf.state_file);
 	if (c.refused)
-		pr_warn("state: %zu saved bans refused, the first: %s", c.refused, c.refused_why);
+		pr_warn("state: %zu saved %s refused, the first: %s", c.refused,
+			xb_plural(c.refused, "ban", "bans"), c.refused_why);
 	if (c.full)
-		pr_err("state: %zu saved bans not restored: the ban table is full ([bans] bans-max = %u); raise bans-max to at least %zu to restore them all",
-		       c.full, d->conf.bans_max, c.bans + c.full);
+		pr_err("state: %zu saved %s not restored: the ban table is full ([bans] bans-max = %u); raise bans-max to at least %zu to restore them all",
+		       c.full, xb_plural(c.full, "ban", "bans"), d->conf.bans_max, c.bans + c.full);
 	return 0;
 }
 
@@ -657,7 +661,8 @@ static void run_timers(struct xbd *d, __u64 now)
 		if (removed < 0)
 			pr_warn("sweep failed: %s", strerror(-removed));
 		else if (removed > 0)
-			pr_debug("sweep removed %d expired entries", removed);
+			pr_debug("sweep removed %d expired %s", removed,
+				 xb_plural(removed, "entry", "entries"));
 		xbd_evstream_expire(&d->evs, xb_boot_ns());
 		d->next_sweep_ms = now + XBD_SWEEP_INTERVAL_MS;
 		xbd_exemptions_refresh(&d->exempt, &d->maps); /* when the last one failed */
@@ -734,9 +739,10 @@ static int check_config(const struct xbd *d, const struct xbd_lists *lists)
 {
 	size_t entries = lists->policy.n + lists->never_ban.n;
 
-	printf("%s: configuration OK (%d interface%s, %d list file%s, %zu list entries)\n",
-	       d->conf.path, d->conf.n_ifaces, d->conf.n_ifaces == 1 ? "" : "s", d->conf.n_lists,
-	       d->conf.n_lists == 1 ? "" : "s", entries);
+	printf("%s: configuration OK (%d %s, %d list %s, %zu list %s)\n", d->conf.path,
+	       d->conf.n_ifaces, xb_plural(d->conf.n_ifaces, "interface", "interfaces"),
+	       d->conf.n_lists, xb_plural(d->conf.n_lists, "file", "files"), entries,
+	       xb_plural(entries, "entry", "entries"));
 	return 0;
 }
 

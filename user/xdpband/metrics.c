@@ -35,12 +35,19 @@ static void per_verdict(FILE *out, const char *name, const char *help,
 			(unsigned long long)(bytes ? stats[i].bytes : stats[i].packets));
 }
 
+/* The stat's name in a metric's: Prometheus refuses a metric name holding a type ("counter"),
+ * so counter_full is the tracking table's (the per-source error counts) being full. */
+static const char *event_metric_name(enum xdpban_stat s)
+{
+	return s == XDPBAN_STAT_COUNTER_FULL ? "tracking_full" : xb_stat_name(s);
+}
+
 /* One counter per event: xdpban_NAME_total, with the help text of the list of stats. */
 static void event_counter(FILE *out, enum xdpban_stat s, const struct xdpban_stat_value *stats)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "xdpban_%s_total", xb_stat_name(s));
+	snprintf(name, sizeof(name), "xdpban_%s_total", event_metric_name(s));
 	counter_header(out, name, xb_stat_help(s));
 	fprintf(out, "%s %llu\n", name, (unsigned long long)stats[s].packets);
 }
@@ -116,11 +123,13 @@ static void gauges_emit(FILE *out, const struct gauges *g, const struct xbd_hist
 		  "Sources whose counting window is open (errors, or a dispute).", g->tracked },
 		{ "xdpban_offenders", "Sources in the offence history used for escalation.",
 		  (long long)history->n },
-		{ "xdpban_counter_table_used",
-		  "Slots of the counter table holding a counter, with a counting window or not.",
+		{ "xdpban_tracking_table_used",
+		  "Slots of the tracking table (the per-source error counts) holding a counter, "
+		  "with a counting window or not.",
 		  g->counters_used },
-		{ "xdpban_counter_table_capacity",
-		  "Slots of the counter table: the most sources it can count at once.",
+		{ "xdpban_tracking_table_capacity",
+		  "Slots of the tracking table (the per-source error counts): the most sources it "
+		  "can count at once.",
 		  g->counters_max },
 		{ "xdpban_ban_table_used",
 		  "Bans in the ban table, expired ones not yet lifted included.", g->bans_used },
@@ -253,8 +262,9 @@ static void close_overdue(struct xbd_metrics *mt, __u64 now)
 		mt->slow_closed++;
 	}
 	if (mt->slow_closed && now - mt->slow_logged_ms >= METRICS_SLOW_LOG_MS) {
-		pr_warn("metrics: %zu connection%s closed that sent no whole request within %d ms",
-			mt->slow_closed, mt->slow_closed == 1 ? "" : "s", XBD_METRICS_REQUEST_MS);
+		pr_warn("metrics: %zu %s closed that sent no whole request within %d ms",
+			mt->slow_closed, xb_plural(mt->slow_closed, "connection", "connections"),
+			XBD_METRICS_REQUEST_MS);
 		mt->slow_closed = 0;
 		mt->slow_logged_ms = now;
 	}
