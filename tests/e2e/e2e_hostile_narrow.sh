@@ -211,9 +211,9 @@ case_restore() {
 	rm -rf "$XBD_PIN"
 	printf '%s\n' "$NEVER_BAN" 2001:db8:cc::53 >"$XBD_TMP/never-ban.list"
 	xbd_start || { E2E_WHY="the daemon did not start again"; return 1; }
-	line=$(grep -F "saved bans refused" "$XBD_LOG")
+	line=$(grep -F "saved ban refused" "$XBD_LOG")
 	e2e_expect "the refusal's log line" \
-		"state: 1 saved bans refused, the first: refusing to ban 2001:db8:cc::/64: it contains 2001:db8:cc::53, which is never banned (never-ban list)" \
+		"state: 1 saved ban refused, the first: refusing to ban 2001:db8:cc::/64: it contains 2001:db8:cc::53, which is never banned (never-ban list)" \
 		"${line#*: warning: }" &&
 		query_is 2001:db8:cc::99 'd["banned"]' False &&
 		query_is 2001:db8:bb::99 '(d["key"], d["banned"])' "('2001:db8:bb::/64', True)" &&
