@@ -271,6 +271,34 @@ static void permanent_bans_are_repeats_and_never_lengthened(void **state)
 }
 
 /* With no ban table to write, the ban stands as the data path made it, and that is said. */
+/* A repeat whose ban is already gone, or was replaced by a newer one, before escalation saw
+ * it: nothing is lengthened, so nothing counts as escalated, and the history keeps the length
+ * the ban had. */
+static void a_ban_gone_or_replaced_is_not_escalated(void **state)
+{
+	struct fixture *f = *state;
+	struct xdpban_event ev = ban(f, 7, HOUR);
+	struct xdpban_key k = key4(7);
+	struct xbd_escalated out;
+
+	had_offence(f, 7, 0, 60);
+	assert_int_equal(xb_bans_remove(&f->mapped.bans, &k), 0);
+	assert_int_equal(xbd_escalate(&f->h, &f->m, &f->esc, &ev, &out), 0);
+	assert_int_equal(out.repeats, 1);
+	assert_int_equal(out.ban_ns, HOUR * NS_PER_SEC);
+	assert_true(out.multiplier == 1);
+	assert_int_equal(recorded(f, 7).last_until, f->now_wall + HOUR);
+	assert_int_equal(f->h.escalated, 0);
+
+	ev = ban(f, 7, HOUR);
+	ev.time_ns -= NS_PER_SEC; /* the event of an earlier ban than the one in the table */
+	assert_int_equal(xbd_escalate(&f->h, &f->m, &f->esc, &ev, &out), 0);
+	assert_int_equal(out.repeats, 2);
+	assert_true(out.multiplier == 1);
+	assert_int_equal(table_expiry(f, 7), f->now_ns + HOUR * NS_PER_SEC);
+	assert_int_equal(f->h.escalated, 0);
+}
+
 static void unmappable_ban_table_leaves_the_ban_as_made(void **state)
 {
 	struct fixture *f = *state;
@@ -301,6 +329,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(permanent_bans_are_repeats_and_never_lengthened,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(a_ban_gone_or_replaced_is_not_escalated, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(unmappable_ban_table_leaves_the_ban_as_made, setup,
 						teardown),
 	};

@@ -116,7 +116,8 @@ static bool is_repeat(const struct xbd_offence *prev, time_t banned_at, __u32 pe
 }
 
 /* Lengthens the ban the event announced, if it is still that ban: its expiry changes in
- * place (table.h), so the data path never sees the source unbanned. */
+ * place (table.h), so the data path never sees the source unbanned. 1 when it was lengthened,
+ * 0 when there was nothing to lengthen (lifted, or replaced by a newer ban), or -errno. */
 static int lengthen_ban(const struct xb_maps *m, const struct xdpban_event *ev, __u64 ban_ns)
 {
 	struct xdpban_ban ban;
@@ -130,6 +131,8 @@ static int lengthen_ban(const struct xb_maps *m, const struct xdpban_event *ev, 
 	if (ret == 0 && ban.start_ns == ev->time_ns) { /* else a newer ban replaced it */
 		ban.expires_ns = ev->time_ns + ban_ns;
 		ret = xb_bans_put(&b, &ev->key, &ban, BPF_EXIST);
+		if (!ret)
+			ret = 1;
 	}
 	xb_bans_close(&b);
 	return ret == -ENOENT ? 0 : ret; /* already lifted: nothing to lengthen */
@@ -154,11 +157,12 @@ int xbd_escalate(struct xbd_history *h, const struct xb_maps *m,
 		out->ban_ns = escalated_ns(base_ns, now.repeats, esc, &out->multiplier);
 		if (out->ban_ns != base_ns) {
 			ret = lengthen_ban(m, ev, out->ban_ns);
-			if (ret) {
+			if (ret > 0) {
+				h->escalated++;
+				ret = 0;
+			} else { /* an error, or no ban of this event left to lengthen */
 				out->ban_ns = base_ns;
 				out->multiplier = 1;
-			} else {
-				h->escalated++;
 			}
 		}
 	}
