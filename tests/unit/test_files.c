@@ -308,13 +308,19 @@ static void corrupt_file_is_moved_aside(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(access(aside, R_OK), 0);
 	assert_int_equal(tmpdir_count(d, "state.corrupt-2"), 1);
+	/* two more in the same second (or the next): every copy kept, none over another */
+	assert_int_equal(tmpdir_write_text(d, "state", "second\n", path), 0);
+	xbd_file_set_aside(path, "state file", err, sizeof(err), "bad");
+	assert_int_equal(tmpdir_write_text(d, "state", "third\n", path), 0);
+	xbd_file_set_aside(path, "state file", err, sizeof(err), "bad");
+	assert_int_equal(tmpdir_count(d, "state.corrupt-"), 3);
 	/* nothing there to move: said so, and nothing made */
 	xbd_file_set_aside(path, "state file", err, sizeof(err), "bad");
 	snprintf(want, sizeof(want),
 		 "state file %s: bad; cannot move it aside (No such file or directory), ignoring it",
 		 path);
 	assert_string_equal(err, want);
-	assert_int_equal(tmpdir_count(d, "state.corrupt-"), 1);
+	assert_int_equal(tmpdir_count(d, "state.corrupt-"), 3);
 }
 
 int main(void)

@@ -15,6 +15,7 @@
 #include "files.h"
 
 #define READ_CHUNK 65536
+#define ASIDE_PER_SECOND_MAX 100 /* copies of one file set aside in one second */
 
 const char *xbd_file_kind(mode_t mode)
 {
@@ -344,7 +345,6 @@ int xbd_file_save(const char *path, const char *what, int (*write_fn)(FILE *f, v
 	return 0;
 }
 
-
 void xbd_file_set_aside(const char *path, const char *what, char *err, size_t errlen,
 			const char *why)
 {
@@ -355,10 +355,18 @@ void xbd_file_set_aside(const char *path, const char *what, char *err, size_t er
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	snprintf(aside, sizeof(aside), "%s.corrupt-%s", path, stamp);
-	if (rename(path, aside))
+	/* Never over an earlier copy: a second corrupt file in the same second gets "-2", ... */
+	for (int n = 2; renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE); n++) {
+		if (errno == EEXIST && n <= ASIDE_PER_SECOND_MAX) {
+			snprintf(aside, sizeof(aside), "%s.corrupt-%s-%d", path, stamp, n);
+			continue;
+		}
+		if (errno == EINVAL && !rename(path, aside)) /* no RENAME_NOREPLACE here */
+			break;
 		snprintf(err, errlen, "%s %s: %s; cannot move it aside (%s), ignoring it",
 			 what, path, why, strerror(errno));
-	else
-		snprintf(err, errlen, "%s %s: %s; moved aside to %s, starting without it",
-			 what, path, why, aside);
+		return;
+	}
+	snprintf(err, errlen, "%s %s: %s; moved aside to %s, starting without it", what, path, why,
+		 aside);
 }
