@@ -257,7 +257,10 @@ static int parse_outcome(struct conf_parse *p, int ini_ret, char *err, size_t er
 	return 0;
 }
 
-int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen)
+/* Reads the file into conf; with missing_ok, a file (or folder) that does not exist is read as
+ * an empty one: every key at its default. */
+static int load(const char *path, bool missing_ok, struct xbd_conf *conf, char *err,
+		size_t errlen)
 {
 	struct conf_parse p = { .conf = conf, .path = path };
 	int ret;
@@ -270,14 +273,16 @@ int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t err
 	ret = config_dir(path, p.dir);
 	if (ret) {
 		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
-		goto fail;
+	} else {
+		ret = open_config(path, &p.file, err, errlen);
+		if (!ret) {
+			ret = ini_parse_stream(read_line, &p, on_key, &p);
+			fclose(p.file);
+			ret = parse_outcome(&p, ret, err, errlen);
+		}
 	}
-	ret = open_config(path, &p.file, err, errlen);
-	if (ret)
-		goto fail;
-	ret = ini_parse_stream(read_line, &p, on_key, &p);
-	fclose(p.file);
-	ret = parse_outcome(&p, ret, err, errlen);
+	if (ret == -ENOENT && missing_ok)
+		ret = 0;
 	if (!ret && (check_cross_keys(&p) || finish_ports(&p))) {
 		snprintf(err, errlen, "%s", p.err);
 		ret = -EINVAL;
@@ -289,24 +294,15 @@ fail:
 	return ret;
 }
 
+int xbd_conf_load(const char *path, struct xbd_conf *conf, char *err, size_t errlen)
+{
+	return load(path, false, conf, err, errlen);
+}
+
 int xbd_conf_load_or_defaults(const char *path, struct xbd_conf *conf, char *err,
 			      size_t errlen)
 {
-	struct conf_parse p = { .conf = conf, .path = path };
-	int ret = xbd_conf_load(path, conf, err, errlen);
-
-	if (ret != -ENOENT)
-		return ret;
-	ret = xbd_conf_defaults(conf, path);
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
-	} else if (finish_ports(&p)) {
-		snprintf(err, errlen, "%s", p.err);
-		ret = -EINVAL;
-	}
-	if (ret)
-		xbd_conf_free(conf);
-	return ret;
+	return load(path, true, conf, err, errlen);
 }
 
 void xbd_conf_free(struct xbd_conf *c)
