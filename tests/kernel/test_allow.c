@@ -6,7 +6,8 @@
  * A rule set becomes list files of each layer (the allow layer split over two files, with
  * repeats) in a temporary directory; xdpband's reader (user/common/lists.c) reads and paints
  * them, and their composition (user/common/runlists.c, no runtime lists) gives the plan and the
- * policy set the daemon compiles (with the default layer's /0 entries); the flat codes and IPv4 lines are computed from it (user/lib/flat.c). Then every address of
+ * policy set the daemon compiles (with the default layer's /0 entries); the flat codes and
+ * IPv4 lines are computed from it (user/lib/flat.c). Then every address of
  * ranges of 4,096 around sampled entries, every entry's first and last address and their
  * neighbours, and random addresses are looked up as the data path does (level 1, the middle
  * level, level 2, the line, the trie; for a DENY code in allow-only mode, the trie for the
