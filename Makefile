@@ -67,6 +67,9 @@ TESTS     := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 BENCH_HDRS := $(wildcard bench/*.h bench/bpf/*.h)
+# The pipeline linked statically, for the VM of bench/profile.sh (instructions per packet):
+# the libraries' modules from archives, as kcheck.static below.
+BENCH_STATIC := $(BUILD)/bench/pipeline.static
 BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/bpf/%.bpf.o,$(wildcard bench/bpf/*.bpf.c))
 # The data path cut after each stage, for the bench's breakdown (bpf/xdpban.bpf.c).
 BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.o)
@@ -113,7 +116,8 @@ LIBAPI    := $(BUILD)/lib/$(LIBAPI_SONAME) $(BUILD)/lib/libxdpban.so $(BUILD)/li
 
 .PHONY: all deps deps-demo check-deps test test-kernels demo bench bench-full install install-lib clean \
 	fuzz fuzz-build asan asan-tests layers installable uninstall uninstall-lib deb
-all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(KCHECK) $(BENCHES) $(BENCH_BPF_OBJS) \
+all: $(BPF_OBJS) $(SKELS) $(UPROGS) $(LIBAPI) $(TESTS) $(KCHECK) $(BENCHES) $(BENCH_STATIC) \
+     $(BENCH_BPF_OBJS) \
      $(BENCH_CUT_OBJS) fuzz-build asan
 
 deps:
@@ -233,6 +237,11 @@ $(BUILD)/bench/%: bench/%.c $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) $(HARNESS_HD
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench $< $(HARNESS_OBJS) $(UCOMMON) $(ULIB_OBJS) -o $@ \
 		$(USER_LIBS) -lm $(LINK_MAP)
+
+$(BUILD)/bench/%.static: bench/%.c $(HARNESS_OBJS) $(UCOMMON) $(BUILD)/kernel/libxb.a $(HARNESS_HDRS) $(BENCH_HDRS) $(SKELS) | $(BUILD)
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -Ibench -static $< $(HARNESS_OBJS) $(UCOMMON) \
+		$(BUILD)/kernel/libxb.a -o $@ $(KCHECK_STATIC_LIBS) -lm
 
 $(BUILD)/fuzz/obj/%.o: user/%.c $(U_HDRS) $(SKELS) $(wildcard include/*.h) | $(BUILD)
 	$(call msg,FUZZ-CC,$@)

@@ -19,7 +19,7 @@
 # attachment and pin they make; this script never touches an interface it did not create.
 set -uo pipefail
 
-WORKLOADS=(pipeline matrix policy policy6 xdp-filter wire flood control reload libapi fleet)
+WORKLOADS=(pipeline profile matrix policy policy6 xdp-filter wire flood control reload libapi fleet)
 
 usage() {
 	echo "usage: $0 BUILD quick|full|smoke [${WORKLOADS[*]}]" >&2
@@ -55,6 +55,8 @@ else
 fi
 work=$(mktemp -d /tmp/xbbench-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# bench/profile.sh sets its counts beside the pipeline's ns of this run ($work/pipeline.md).
+export XB_BENCH_WORK=$work
 # shellcheck source=bench/compare_lib.sh
 . bench/compare_lib.sh
 
@@ -100,6 +102,7 @@ workload_cmd() { # NAME DIR
 	local b=$2
 	case $1 in
 	pipeline | matrix | policy | policy6 | reload | libapi) echo "$b/bench/$1 --build $b --mode $mode" ;;
+	profile) echo "bash bench/profile.sh $b $mode" ;;
 	xdp-filter) echo "bash bench/xdp_filter.sh $b $mode" ;;
 	wire) echo "bash bench/wire.sh $b $mode" ;;
 	flood) echo "bash bench/flood.sh $b $mode" ;;
