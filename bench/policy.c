@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 		run_table(&pb, prefix_counts[i]);
 	}
 	printf("\n");
-	/* Issue 7's target: the policy's cost stays flat as the list grows. */
+	/* The target: the policy's cost stays flat as the list grows. */
 	if (pb.ns_at_16 > 0 && pb.ns_at_1m > 0)
 		fprintf(stderr, "bench-target: policy scaling, 1M prefixes at most 1.2x the cost at 16 = "
 			"%.2fx (%.1f vs %.1f ns/pkt): %s\n", pb.ns_at_1m / pb.ns_at_16, pb.ns_at_1m,

@@ -446,7 +446,7 @@ int main(int argc, char **argv)
 		run_table(&pb, prefix_counts[i]);
 	}
 	printf("\n");
-	/* Issue 11's targets: flat as the list grows, and well below the plain trie. */
+	/* The targets: flat as the list grows, and well below the plain trie. */
 	if (pb.ns_at_16 > 0 && pb.ns_at_1m > 0)
 		report_scaling(&pb);
 	if (pb.ratio_at_1m > 0)

@@ -295,6 +295,7 @@ print_table() {
 			"the rate is that of the whole path. A frame that overflowed the socket still cost its softirq."
 		echo
 	fi
+	target floor "the count-and-drop floor" 2.5 2.5x
 	target nft "nftables" 0.3333 1/3
 	target app "the user-space receiver" 0.1 1/10
 }
