@@ -100,7 +100,7 @@ case_reload() {
 	lists_conf
 	reply=$(xbd_request '{"cmd":"reload"}')
 	e2e_expect "the reload's answer" \
-		"{\"ok\":false,\"error\":\"$D/office.netset:7: not an IPv4 or IPv6 address: 'example.org'\"}" \
+		"{\"ok\":false,\"error\":\"$D/office.netset:7: not an IPv4 or IPv6 address: 'example.org'; the old configuration is kept\"}" \
 		"$reply" &&
 		e2e_expect "the hole after the refused reload" "trusted 203.0.113.128/25" \
 			"$(policy_of 203.0.113.130)" &&

@@ -26,6 +26,9 @@ struct json_object; /* json-c; only the hooks see it */
 #define XB_CONTROL_REPLY_MAX (256u << 20)
 /* Default client timeout for one reply, in milliseconds. */
 #define XB_CONTROL_TIMEOUT_MS 5000
+/* A request the daemon answers when its work is over (`reload`) gets its answer, or an error
+ * saying it did not come in time, within this many milliseconds. */
+#define XB_CONTROL_HELD_MS 60000
 
 /* What the daemon plugs into the handler. Every member may be NULL. Hooks run in the caller's
  * thread, inside xb_control_handle(); `user` is xb_control_ctx.user. */

@@ -48,6 +48,8 @@
 	O("`report` reply")                                                                        \
 	O("`set` reply")                                                                           \
 	O("`reload` reply")                                                                        \
+	O("a changed setting")                                                                     \
+	O("a changed list")                                                                        \
 	O("`save` reply")                                                                          \
 	O("`events` reply")                                                                        \
 	O("a subscriber's last line")                                                              \
@@ -264,7 +266,8 @@
 	X(DAEMON_EVENTS, "events", "`xdpband`", "object", "the event stream")                      \
 	X(FLEET, "fleet", "`xdpband`", "object", "with `[fleet]` on only (docs/fleet.md)")         \
 	X(ID, "id", "`xdpband.lists[]`", "integer", "the list id, as in `lists` and `query`")      \
-	X(FILE, "file", "`xdpband.lists[]`; a layer's file", "string", "the list file's path")     \
+	X(FILE, "file", "`xdpband.lists[]`; a layer's file; a changed list", "string",             \
+	  "the list file's path")                                                                  \
 	X(INTERFACE, "interface", "`xdpband.host_addresses[]`", "string or null",                  \
 	  "its interface's name")                                                                  \
 	X(ENABLED, "enabled", "`xdpband.escalation`", "boolean", "`[escalation] enabled`")         \
@@ -355,7 +358,25 @@
 	X(LAYER_FILES, "files", "a layer", "array", "one object per file of the layer")            \
 	X(TOTAL_ALLOWED, "allowed", "`totals` of `lists_show`", "object", "addresses allowed")     \
 	X(TOTAL_DENIED, "denied", "`totals` of `lists_show`", "object", "addresses denied")        \
-	X(TOTAL_TRUSTED, "trusted", "`totals` of `lists_show`", "object", "addresses trusted")
+	X(TOTAL_TRUSTED, "trusted", "`totals` of `lists_show`", "object", "addresses trusted")     \
+	X(CHANGED, "changed", "`reload` reply", "array",                                           \
+	  "one object per setting the reload changed, in the order of xdpban.conf(5)")             \
+	X(LISTS_CHANGED, "lists_changed", "`reload` reply", "array",                               \
+	  "one object per list file of the config added, dropped or with other prefixes")          \
+	X(RESTART, "restart", "`reload` reply", "array",                                           \
+	  "the keys that changed but take effect at the next restart (`bans-max`, `[control]`)")   \
+	X(SETTING, "key", "a changed setting", "string",                                           \
+	  "the key as the config file names it: `[bans] limit`")                                   \
+	X(OLD, "old", "a changed setting", "string",                                               \
+	  "its value in force before (one `xdpban set` put there too), as the config file "        \
+	  "writes it: `10`, `1h`, `malformed,probe`, `none`")                                      \
+	X(NEW, "new", "a changed setting", "string", "its value now, written the same way")       \
+	X(CHANGED_LAYER, "layer", "a changed list", "string",                                      \
+	  "`allow`, `deny`, `trusted` or `never-ban`")                                             \
+	X(BEFORE, "before", "a changed list", "integer or null",                                   \
+	  "the prefixes the file held before; null when the config did not name it")              \
+	X(AFTER, "after", "a changed list", "integer or null",                                     \
+	  "the prefixes it holds now; null when the config no longer names it")
 
 #define XB_CONTROL_CMD_ENUM_(id, name, meaning) XB_CMD_##id,
 enum xb_control_cmd { XB_CONTROL_COMMANDS(XB_CONTROL_CMD_ENUM_) XB_CMD__COUNT };

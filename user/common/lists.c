@@ -429,6 +429,24 @@ static void show_reading(struct xb_progress *p, const char *path, const struct x
 		xb_progress_show(p, "%s", text);
 }
 
+/* A prefix's part of its file's digest: summed, so the order of the lines does not count; a
+ * 64-bit mix (splitmix64's finaliser) of each word, so that two sets of prefixes of the same
+ * size almost never sum alike. */
+static __u64 prefix_digest(const struct xb_prefix *p)
+{
+	__u64 words[3] = { (__u64)p->family << 8 | p->plen }, h = 0;
+
+	memcpy(&words[1], p->addr, sizeof(words) - sizeof(words[0]));
+	for (size_t i = 0; i < 3; i++) {
+		__u64 z = h + words[i] + 0x9e3779b97f4a7c15ull;
+
+		z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+		h = z ^ z >> 31;
+	}
+	return h;
+}
+
 static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 {
 	struct xbd_list_entry e = { .verdict = lc->verdict, .list_id = lc->id };
@@ -469,6 +487,7 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 			break;
 		r->raw[lc->id][family_index(&e.prefix)]++;
 		r->out->entries[lc->id]++;
+		r->out->digest[lc->id] += prefix_digest(&e.prefix);
 		ret = keep(r, &e);
 	}
 	if (ret < 0 && ret != -EINVAL && ret != -ENOMEM)

@@ -47,6 +47,9 @@ struct xbd_lists {
 	struct xbd_list_entries never_ban; /* never-ban lists: the exempt tries */
 	size_t entries[XBD_MAX_LISTS + 1]; /* by list id: entries the file contributed */
 	size_t skipped[XBD_MAX_LISTS + 1]; /* by list id: bad lines ignore-errors skipped */
+	/* By list id: a digest of the prefixes the file holds, whatever their order, so that a
+	 * reload can tell a file whose contents changed from one that only was read again. */
+	__u64 digest[XBD_MAX_LISTS + 1];
 	char skipped_first[XBD_LIST_ERRORS_SHOWN][XB_ERRLEN]; /* the first of them, FILE:LINE */
 	size_t painted; /* entries on or inside an entry of a later layer, which wins there */
 	bool allow_list; /* an allow list is among the files read (even an empty one) */

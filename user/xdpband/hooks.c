@@ -422,19 +422,27 @@ static int do_reload(struct xbd *d, struct json_object *reply, char *err, size_t
 	return ret;
 }
 
-void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err)
+void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err, struct json_object *changes)
 {
 	struct json_object *o = ret ? NULL : json_object_new_object();
 	char *line = NULL;
 
 	if (ret) {
-		line = xb_control_error_reply(err);
+		char why[XB_ERRLEN + 64];
+
+		snprintf(why, sizeof(why), "%s; the old configuration is kept", err);
+		line = xb_control_error_reply(why);
 	} else if (o) {
 		json_object_object_add(o, XB_F(OK), json_object_new_boolean(1));
 		json_object_object_add(o, XB_F(CONFIG_FILE), json_object_new_string(d->conf.path));
+		if (changes) {
+			json_object_object_foreach(changes, key, val)
+				json_object_object_add(o, key, json_object_get(val));
+		}
 		line = strdup(xb_json_line(o));
 	}
 	json_object_put(o);
+	json_object_put(changes);
 	xbd_server_release(&d->server, XBD_HOLD_RELOAD,
 			   line ? line : "{\"ok\":false,\"error\":\"out of memory\"}");
 	free(line);

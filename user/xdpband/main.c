@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <json-c/json.h>
+#include "conf_diff.h"
 #include "conf_load.h"
 #include "lists.h"
 #include "log.h"
@@ -331,9 +333,31 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 	return ret;
 }
 
-/* Applies a configuration that was read and checked whole; on failure nothing changed. */
+/* What a reload from the configuration in force to next changes (conf_diff.h), as the reply's
+ * members; NULL when out of memory (the reload goes on: it is only not told). The thresholds
+ * before are the config map's, which `xdpban set` may have changed since the file was read. */
+static struct json_object *reload_changes(struct xbd *d, const struct xbd_conf *next,
+					  const struct xbd_lists *lists)
+{
+	struct xbd_conf before = d->conf; /* a view: nothing of it is freed */
+	struct json_object *changes = json_object_new_object();
+
+	if (xb_config_read(&d->maps, &before.dp))
+		before.dp = d->conf.dp;
+	if (changes && xbd_conf_diff_json(&(struct xbd_conf_side){ &before, &d->config_lists },
+					  &(struct xbd_conf_side){ next, lists }, changes)) {
+		json_object_put(changes);
+		changes = NULL;
+	}
+	if (!changes)
+		pr_warn("reload: out of memory for the list of what it changes");
+	return changes;
+}
+
+/* Applies a configuration that was read and checked whole; on failure nothing changed.
+ * *changes: what it changed, for the reply (NULL when out of memory). */
 static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *lists,
-			char *err, size_t errlen)
+			struct json_object **changes, char *err, size_t errlen)
 {
 	char restart_keys[256];
 	int ret;
@@ -342,9 +366,13 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	*changes = reload_changes(d, next, lists);
 	ret = apply_reloaded(d, next, lists, err, errlen);
-	if (ret)
+	if (ret) {
+		json_object_put(*changes);
+		*changes = NULL;
 		return ret;
+	}
 	xbd_conf_restart_keys(&d->conf, next, restart_keys, sizeof(restart_keys));
 	if (restart_keys[0])
 		pr_warn("reload: %s changed; that takes effect at the next restart", restart_keys);
@@ -365,6 +393,7 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *
  * and answer the reload requests that wait. */
 static void reload_finish(struct xbd *d)
 {
+	struct json_object *changes = NULL;
 	struct xbd_lists lists = {};
 	struct xbd_conf next;
 	char err[XB_ERRLEN] = "";
@@ -381,7 +410,7 @@ static void reload_finish(struct xbd *d)
 		if (!ret)
 			return;
 	} else if (!ret) {
-		ret = reload_apply(d, &next, &lists, err, sizeof(err));
+		ret = reload_apply(d, &next, &lists, &changes, err, sizeof(err));
 		xbd_lists_free(&lists);
 		if (ret)
 			xbd_conf_free(&next);
@@ -389,7 +418,7 @@ static void reload_finish(struct xbd *d)
 	xb_progress_end(&d->reading.progress);
 	if (ret)
 		pr_err("reload: %s; keeping the old configuration", err);
-	xbd_hooks_reload_done(d, ret, err);
+	xbd_hooks_reload_done(d, ret, err, changes);
 }
 
 /* At a restart on existing pins the maps' settings win, `xdpban set` changes included, so a

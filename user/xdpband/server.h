@@ -30,7 +30,7 @@
 #define XBD_ACCEPTS_PER_POLL 64    /* connections taken per turn of the loop; more wait */
 #define XBD_LISTEN_BACKLOG 128
 #define XBD_REFUSALS_LOG_MS 5000   /* one refusal is logged per this long; the rest counted */
-#define XBD_HELD_TIMEOUT_MS 60000  /* a held request (a reload) gets its answer within this */
+#define XBD_HELD_TIMEOUT_MS XB_CONTROL_HELD_MS /* a held request (a reload) is answered by then */
 /* An event subscriber (docs/control.md, "events") holds only the sequence number of the next
  * event it is due in the ring (evring.h); each time its socket drains, at most this much of
  * whole lines is copied from there for it. It is dropped when it falls more than the ring

@@ -76,8 +76,10 @@ int xbd_start_lists(struct xbd *d, const struct xbd_lists *lists, struct xb_prog
 
 /* The control handler's view of the daemon (hooks.c). */
 void xbd_hooks_init(struct xbd *d);
-/* A reload is over (ret 0, or -errno and err): answers the reload requests that wait. */
-void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err);
+struct json_object;
+/* A reload is over (ret 0, or -errno and err): answers the reload requests that wait, with
+ * the members of changes (conf_diff.h; taken; NULL: not known) when it was done. */
+void xbd_hooks_reload_done(struct xbd *d, int ret, const char *err, struct json_object *changes);
 /* The files of a `lists load` are read (d->list_load.job.fd is readable): puts them in force and
  * answers the request that waits. */
 void xbd_hooks_lists_loaded(struct xbd *d);
