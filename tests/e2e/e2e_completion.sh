@@ -47,8 +47,10 @@ case_installed() {
 }
 
 case_commands() {
-	expect_words "ban bans events help lists query report set stats status top unban" xdpban "" &&
+	expect_words "ban bans events help lists query reload report set stats status top unban" xdpban "" &&
 		expect_words "set stats status" xdpban s &&
+		expect_words "reload report" xdpban re &&
+		expect_words "--json" xdpban reload --j &&
 		expect_words "unban" xdpban unb &&
 		expect_words "ban bans" xdpban help ba &&
 		expect_words "clear load show" xdpban lists "" &&

@@ -95,6 +95,8 @@ case_install() {
 		"$(dpkg -L xdpban | grep fail2ban | while read -r f; do [[ -f $f ]] && echo "$f"; done | sort | xargs)" || return 1
 	e2e_expect "the unit's ExecStart" "ExecStart=/usr/sbin/xdpband -c $CONF" \
 		"$(grep '^ExecStart=' /lib/systemd/system/xdpband.service)" || return 1
+	e2e_expect "the unit's ExecReload" "ExecReload=/usr/sbin/xdpban --socket /run/xdpban/xdpban.sock reload" \
+		"$(grep '^ExecReload=' /lib/systemd/system/xdpband.service)" || return 1
 	# A firewall with the sample config must not start: no unit enabled, no daemon running.
 	e2e_expect "the unit's wants links" "" \
 		"$(find /etc/systemd/system -name xdpband.service -printf '%p ' 2>/dev/null)" || return 1

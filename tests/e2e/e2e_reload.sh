@@ -18,7 +18,13 @@
 # Checked: the receiving socket got nothing from a denied source and every datagram from a
 # trusted or allowed one; the statistics count every denied datagram in drop_deny, every
 # trusted one in passed_trusted, and a moving source's datagrams in drop_not_allowed or on the
-# socket. Everything it makes is removed on any exit (the daemon helpers' cleanup in tests/e2e/e2e_lib.sh). Needs
+# socket.
+# Then, with the traffic over, `xdpban reload` on the same daemon: it prints the setting and
+# the list files that changed (the lists swapped to the other set, limit 3 -> 7) and status
+# has the new limit; a second reload says "no change"; --json names a value `set` put in
+# force as the old one; a bad value exits 1 with one line naming FILE:LINE and the old limit
+# stays; and with no daemon on the socket it exits 1 with one line, the maps untouched.
+# Everything it makes is removed on any exit (the daemon helpers' cleanup in tests/e2e/e2e_lib.sh). Needs
 # root; skips without it.
 # shellcheck disable=SC2317 # the case functions are called through e2e_case
 set -uo pipefail
@@ -28,7 +34,8 @@ source tests/e2e/e2e_lib.sh
 
 readonly RELOADS=${XDPBAN_E2E_RELOADS:-100} BULK=${XDPBAN_E2E_RELOAD_BULK:-10000} PORT=5300
 CASES=(reloads_succeed denied_never_passed trusted_and_allowed_never_dropped
-	stats_count_every_datagram)
+	stats_count_every_datagram cli_reload_prints_changes cli_reload_no_change
+	cli_reload_json cli_reload_bad_config_keeps_old cli_reload_without_daemon)
 xbd_begin R "${CASES[@]}"
 readonly D=$XBD_TMP/lists
 readonly DENIED=(203.0.113.{1..8}) TRUSTED=(198.51.100.{11..18}) ALLOWED=(192.0.2.{65..72})
@@ -72,10 +79,15 @@ make_sets() {
 		use A
 }
 
+# conf: the config, with the limit and ban time of $XBD_CONF_LIMIT and $XBD_CONF_BAN_TIME.
+conf() {
+	xbd_write_conf "[lists]" "allow = $D/live.allow" "deny = $D/live.deny" \
+		"trusted = $D/live.trusted" "[metrics]" "listen = off"
+}
+
 start() {
 	local mac
-	xbd_write_conf "[lists]" "allow = $D/live.allow" "deny = $D/live.deny" \
-		"trusted = $D/live.trusted" "[metrics]" "listen = off" || return 1
+	conf || return 1
 	xbd_start || return 1
 	ip netns exec "$XBD_NS_R" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 		"net.ipv4.conf.$XBD_IF_R.rp_filter=0" || return 1
@@ -165,6 +177,84 @@ case_stats() {
 			"$(($(xbd_stat drop_not_allowed) + moved_got))"
 }
 
+# --- `xdpban reload`, after the traffic: it waits for the outcome and prints what changed ---
+
+limit_in_force() { xbd_cli status --json | xbd_json 'd["config"]["limit"]'; }
+
+# list_line LAYER BEFORE AFTER: reload's line for a list file whose prefixes changed.
+list_line() {
+	if [[ $2 == "$3" ]]; then
+		echo "  $1 list $D/live.$1: $3 prefixes, other ones"
+	else
+		echo "  $1 list $D/live.$1: $2 -> $3 prefixes"
+	fi
+}
+
+# The other set of lists and limit 7: a line for the limit and one for each list file.
+case_cli_changes() {
+	local other=B out rc want layer
+	cmp -s "$D/live.allow" "$D/B.allow" && other=A
+	want="reloaded $XBD_CONF:"$'\n'"  [bans] limit: 3 -> 7"
+	for layer in allow deny trusted; do
+		want+=$'\n'$(list_line "$layer" "$(wc -l <"$D/live.$layer")" "$(wc -l <"$D/$other.$layer")")
+	done
+	use "$other" && XBD_CONF_LIMIT=7 conf || return 1
+	out=$(xbd_cli reload 2>&1)
+	rc=$?
+	e2e_expect "exit status" 0 "$rc" && e2e_expect "the output" "$want" "$out" &&
+		e2e_expect "the limit in status" 7 "$(limit_in_force)"
+}
+
+case_cli_no_change() {
+	local out rc
+	out=$(xbd_cli reload 2>&1)
+	rc=$?
+	e2e_expect "exit status" 0 "$rc" && e2e_expect "the output" "reloaded $XBD_CONF: no change" "$out"
+}
+
+# After `set limit 9`, the value in force is what the reload changes back.
+case_cli_json() {
+	local out
+	xbd_cli set limit 9 >/dev/null && XBD_CONF_LIMIT=7 XBD_CONF_BAN_TIME=2h conf || return 1
+	out=$(xbd_cli reload --json) || { E2E_WHY="reload --json exited with status $?"; return 1; }
+	e2e_expect "changed" "[{'key': '[bans] limit', 'old': '9', 'new': '7'}, {'key': '[bans] ban-time', 'old': '1h', 'new': '2h'}]" \
+		"$(xbd_json 'd["changed"]' <<<"$out")" &&
+		e2e_expect "config_file, lists_changed, restart" "$XBD_CONF [] []" \
+			"$(xbd_json 'd["config_file"], d["lists_changed"], d["restart"]' <<<"$out" | tr -d "(),'")" &&
+		e2e_expect "ban_time in status" 7200 "$(xbd_cli status --json | xbd_json 'd["config"]["ban_time"]')"
+}
+
+# One line naming the file, the line and the key, exit status 1; the old limit stays. The
+# CLI that finds the socket in that file says the same before it asks.
+case_cli_bad() {
+	local out rc line err direct
+	XBD_CONF_LIMIT=lots XBD_CONF_BAN_TIME=2h conf || return 1
+	line=$(grep -n '^limit = lots$' "$XBD_CONF" | cut -d: -f1)
+	out=$(xbd_cli reload 2>"$XBD_TMP/reload.err")
+	rc=$?
+	err=$(<"$XBD_TMP/reload.err")
+	direct=$("$XBD_BIN/xdpban" --config "$XBD_CONF" reload 2>&1)
+	XBD_CONF_LIMIT=7 XBD_CONF_BAN_TIME=2h conf
+	echo "# $err"
+	echo "# $direct"
+	e2e_expect "exit status" 1 "$rc" && e2e_expect "standard output" "" "$out" &&
+		e2e_expect "lines on standard error" 1 "$(wc -l <<<"$err")" || return 1
+	[[ $err == "xdpban: reload: $XBD_CONF:$line: [bans] limit = 'lots': "*"; the old configuration is kept" ]] ||
+		{ E2E_WHY="the error: '$err'"; return 1; }
+	[[ $direct == *"$XBD_CONF:$line: [bans] limit = 'lots': "* ]] ||
+		{ E2E_WHY="with --config: '$direct'"; return 1; }
+	e2e_expect "the limit in force" 7 "$(limit_in_force)"
+}
+
+# No daemon on the socket: one line, status 1, and the pinned maps are not worked on.
+case_cli_no_daemon() {
+	local out rc
+	out=$("$XBD_BIN/xdpban" --socket "$XBD_TMP/none.sock" --pin-dir "$XBD_PIN" reload 2>&1)
+	rc=$?
+	e2e_expect "exit status" 1 "$rc" &&
+		e2e_expect "the error" "xdpban: reload: no daemon answers on $XBD_TMP/none.sock (--socket): No such file or directory" "$out"
+}
+
 if ! make_sets || ! start; then
 	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon or the traffic did not start"; done
 	e2e_finish
@@ -180,4 +270,11 @@ e2e_case reloads_succeed case_reloads
 e2e_case denied_never_passed case_denied
 e2e_case trusted_and_allowed_never_dropped case_kept
 e2e_case stats_count_every_datagram case_stats
+t0=$EPOCHREALTIME
+e2e_case cli_reload_prints_changes case_cli_changes
+e2e_case cli_reload_no_change case_cli_no_change
+e2e_case cli_reload_json case_cli_json
+e2e_case cli_reload_bad_config_keeps_old case_cli_bad
+e2e_case cli_reload_without_daemon case_cli_no_daemon
+echo "# xdpban reload cases: $(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $t0 }") s"
 e2e_finish

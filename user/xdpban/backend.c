@@ -17,26 +17,32 @@
 
 #define CLI_TIMEOUT_MS 30000 /* per read: a daemon listing a million bans needs a moment */
 
-/* Parses a reply line; EXIT_OK with the reply minus "ok", or one line and EXIT_FAIL. */
-int backend_take_reply(const char *line, struct json_object **reply)
+/* Parses a reply line; EXIT_OK with the reply minus "ok", or one line (after prefix) and
+ * EXIT_FAIL. */
+static int take_reply(const char *line, const char *prefix, struct json_object **reply)
 {
 	struct json_object *obj = json_tokener_parse(line), *ok, *error = NULL;
 
 	if (!obj || !json_object_is_type(obj, json_type_object) ||
 	    !json_object_object_get_ex(obj, XB_F(OK), &ok)) {
-		pr_warn("malformed reply: %.80s", line);
+		pr_warn("%smalformed reply: %.80s", prefix, line);
 		json_object_put(obj);
 		return EXIT_FAIL;
 	}
 	if (!json_object_get_boolean(ok)) {
 		json_object_object_get_ex(obj, XB_F(ERROR), &error);
-		pr_warn("%s", error ? json_object_get_string(error) : "request failed");
+		pr_warn("%s%s", prefix, error ? json_object_get_string(error) : "request failed");
 		json_object_put(obj);
 		return EXIT_FAIL;
 	}
 	json_object_object_del(obj, XB_F(OK));
 	*reply = obj;
 	return EXIT_OK;
+}
+
+int backend_take_reply(const char *line, struct json_object **reply)
+{
+	return take_reply(line, "", reply);
 }
 
 /* In direct mode the status says so, and where the maps are. */
@@ -171,6 +177,8 @@ int backend_open(struct backend *b, const struct cli *cli, const struct backend_
 	memset(b, 0, sizeof(*b));
 	b->cli = cli;
 	b->lock = -1;
+	b->timeout_ms = opts->timeout_ms ? opts->timeout_ms : CLI_TIMEOUT_MS;
+	b->prefix = opts->prefix ? opts->prefix : "";
 	b->maps.owned = false;
 	b->fd = xb_control_connect(cli->socket_path, err, sizeof(err));
 	if (b->fd >= 0) {
@@ -178,7 +186,12 @@ int backend_open(struct backend *b, const struct cli *cli, const struct backend_
 		return EXIT_OK;
 	}
 	if (b->fd != -ENOENT && b->fd != -ECONNREFUSED) {
-		pr_warn("%s (%s)", err, cli->socket_from);
+		pr_warn("%s%s (%s)", b->prefix, err, cli->socket_from);
+		return EXIT_FAIL;
+	}
+	if (opts->daemon_only) {
+		pr_warn("%sno daemon answers on %s (%s): %s", b->prefix, cli->socket_path,
+			cli->socket_from, strerror(-b->fd));
 		return EXIT_FAIL;
 	}
 	pr_debug(cli, "%s (%s); working on the pinned maps", err, cli->socket_from);
@@ -206,12 +219,12 @@ int backend_call(struct backend *b, struct json_object *request, struct json_obj
 	if (backend_direct(b))
 		ret = xb_control_handle(&ctx, text, strlen(text), &line) ? -ENOMEM : 0;
 	else
-		ret = xb_control_call(b->fd, text, CLI_TIMEOUT_MS, &line, err, sizeof(err));
+		ret = xb_control_call(b->fd, text, b->timeout_ms, &line, err, sizeof(err));
 	if (ret) {
-		pr_warn("%s", backend_direct(b) ? "out of memory" : err);
+		pr_warn("%s%s", b->prefix, backend_direct(b) ? "out of memory" : err);
 		return EXIT_FAIL;
 	}
-	ret = backend_take_reply(line, reply);
+	ret = take_reply(line, b->prefix, reply);
 	free(line);
 	/* Said after the fact, so that a refused change still prints one line only. */
 	if (ret == EXIT_OK && b->lock >= 0)

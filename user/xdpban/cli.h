@@ -95,11 +95,16 @@ void params_global_usage(FILE *out);
 struct backend_opts {
 	bool changes;      /* requests will change state */
 	bool needs_report; /* load the report program when working on the maps directly */
+	bool daemon_only;  /* only the daemon can do it: no daemon is an error, not the maps */
+	int timeout_ms;    /* for each reply; 0: the default */
+	const char *prefix; /* begins each error line ("reload: "); NULL: nothing */
 };
 
 struct backend {
 	const struct cli *cli;
 	int fd;              /* the daemon's control socket; -1 when working directly */
+	int timeout_ms;      /* for each reply from the daemon */
+	const char *prefix;  /* backend_opts.prefix, or "" */
 	struct xb_maps maps; /* the pinned maps when working directly */
 	const char *pin_dir;
 	int lock;            /* the pin directory, locked for a change; -1 when not */
@@ -131,6 +136,8 @@ void render_lists(struct json_object *lists);
 void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */
 void render_config(struct json_object *config);
 void render_lists_show(struct json_object *r);
+/* The `reload` reply: what the reload changed, or "no change". */
+void render_reload(struct json_object *r);
 void render_json(struct json_object *r);
 /* A length of time in the one duration format ("permanent" when negative); len >= XB_DURATION_TEXT_MAX. */
 const char *render_duration(int64_t s, char *buf, size_t len);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <errno.h>
 #include "cli.h"
+#include "control.h"
 #include "control_fields.h"
 #include "top.h"
 
@@ -380,6 +381,22 @@ static int do_set(const struct cli *cli, const void *args)
 	return run_request(cli, req, &changes, false, "config", render_config);
 }
 
+/* The daemon answers when the reload is over, or says it did not come in time
+ * (XB_CONTROL_HELD_MS): this waits a little longer, so that its answer is the one printed. */
+static const struct backend_opts reload_opts = {
+	.changes = true, .daemon_only = true, .prefix = "reload: ",
+	.timeout_ms = XB_CONTROL_HELD_MS + XB_CONTROL_TIMEOUT_MS,
+};
+
+/* Without a daemon there is nothing to reload: the maps hold no configuration file. */
+static int do_reload(const struct cli *cli, const void *args)
+{
+	const struct json_args *a = args;
+
+	return run_request(cli, request_new(XB_CMD(RELOAD)), &reload_opts, a->json, NULL,
+			   render_reload);
+}
+
 /* The subcommands of `lists`, as its help's keys (the completion offers them). */
 static const char *lists_key(size_t i)
 {
@@ -403,6 +420,9 @@ const struct command cli_commands[] = {
 		"Count errors an application saw from a source; may ban it."),
 	COMMAND(set, set_params, struct set_args, "Change one setting of the data path.",
 		.keys = xb_config_key),
+	COMMAND(reload, json_params, struct json_args,
+		"Make the daemon reread its config file and lists; print what changed. Waits for "
+		"the outcome: a bad file changes nothing and exits 1 with its FILE:LINE."),
 	COMMAND(stats, json_params, struct json_args, "Show packets and bytes per reason."),
 	COMMAND(events, events_params, struct events_args,
 		"Print the daemon's recent bans, unbans and expiries; with --follow, each as it "

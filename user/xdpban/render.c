@@ -556,3 +556,53 @@ void render_lists_show(struct json_object *r)
 		       addrs(t, XB_F(IPV6_ADDRESSES)));
 	}
 }
+
+/* One list file a reload changed: its prefixes before and after, or that it came or went. */
+static void render_list_change(struct json_object *l)
+{
+	struct json_object *before = member(l, XB_F(BEFORE)), *after = member(l, XB_F(AFTER));
+	int64_t was = json_object_get_int64(before), now = json_object_get_int64(after);
+
+	printf("  %s list %s: ", str(l, XB_F(CHANGED_LAYER)) ?: "?", str(l, XB_F(FILE)) ?: "?");
+	if (!before)
+		printf("added, %" PRId64 " %s\n", now, xb_plural(now, "prefix", "prefixes"));
+	else if (!after)
+		printf("dropped (had %" PRId64 " %s)\n", was, xb_plural(was, "prefix", "prefixes"));
+	else if (was == now)
+		printf("%" PRId64 " %s, other ones\n", now, xb_plural(now, "prefix", "prefixes"));
+	else
+		printf("%" PRId64 " -> %" PRId64 " prefixes\n", was, now);
+}
+
+/* "reloaded FILE: no change", or a line per setting and list file that changed, and the keys
+ * that wait for a restart; "reloaded FILE" alone from a daemon that does not say what changed. */
+void render_reload(struct json_object *r)
+{
+	struct json_object *settings = member(r, XB_F(CHANGED));
+	struct json_object *lists = member(r, XB_F(LISTS_CHANGED));
+	struct json_object *restart = member(r, XB_F(RESTART));
+	size_t n_settings = json_object_array_length(settings);
+	size_t n_lists = json_object_array_length(lists);
+	char names[512];
+
+	if (!settings && !lists && !restart) { /* the daemon could not tell (out of memory) */
+		printf("reloaded %s\n", str(r, XB_F(CONFIG_FILE)) ?: "?");
+		return;
+	}
+	if (!n_settings && !n_lists && !json_object_array_length(restart)) {
+		printf("reloaded %s: no change\n", str(r, XB_F(CONFIG_FILE)) ?: "?");
+		return;
+	}
+	printf("reloaded %s:\n", str(r, XB_F(CONFIG_FILE)) ?: "?");
+	for (size_t i = 0; i < n_settings; i++) {
+		struct json_object *s = json_object_array_get_idx(settings, i);
+
+		printf("  %s: %s -> %s\n", str(s, XB_F(SETTING)) ?: "?", str(s, XB_F(OLD)) ?: "?",
+		       str(s, XB_F(NEW)) ?: "?");
+	}
+	for (size_t i = 0; i < n_lists; i++)
+		render_list_change(json_object_array_get_idx(lists, i));
+	if (json_object_array_length(restart))
+		printf("  changed, but waiting for a restart: %s\n",
+		       joined(restart, names, sizeof(names)));
+}
