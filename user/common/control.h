@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "libxdpban.h"
 
@@ -85,6 +86,28 @@ int xb_control_connect(const char *path, char *err, size_t errlen);
  * 0, or -errno with a one-line message (-ETIMEDOUT, -EMSGSIZE, -ECONNRESET, ...). */
 int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, char *err,
 		    size_t errlen);
+
+/* Open files sent with a request (SCM_RIGHTS, docs/control.md): `lists_load` reads its list
+ * files from them, so that the daemon never opens a path for a client; any other request
+ * has them closed. At most this many come with one request, its files' worth. */
+#define XB_CONTROL_FDS_MAX 64
+struct xb_control_fds {
+	int v[XB_CONTROL_FDS_MAX];
+	size_t n;
+	bool over; /* more came than v holds, or the kernel could not pass them all */
+};
+/* send(2) of up to len bytes with fds (n of them, at most XB_CONTROL_FDS_MAX) on their first
+ * byte; no SIGPIPE. The bytes sent, or -errno. */
+ssize_t xb_control_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n);
+/* recv(2) of up to len bytes, and the descriptors that came with them added to fds
+ * (close-on-exec); those past its room are closed and fds->over set. The bytes read (0: the
+ * peer closed), or -errno. */
+ssize_t xb_control_recv_fds(int sock, void *buf, size_t len, struct xb_control_fds *fds);
+/* Closes every descriptor of fds and empties it. */
+void xb_control_fds_close(struct xb_control_fds *fds);
+/* xb_control_call with fds (n of them) sent with the request; they stay the caller's. */
+int xb_control_call_fds(int fd, const char *request, const int *fds, size_t n, int timeout_ms,
+			char **reply, char *err, size_t errlen);
 
 /* A connection that takes more than one line per request: the "events" subscription. */
 struct xb_control_stream {

@@ -56,7 +56,9 @@ static int wait_ready(int fd, short events, int timeout_ms)
 	return n == 0 ? -ETIMEDOUT : 0;
 }
 
-static int send_all(int fd, const char *buf, size_t len, int timeout_ms)
+/* The descriptors go with the first bytes that are sent. */
+static int send_all(int fd, const char *buf, size_t len, const int *fds, size_t n_fds,
+		    int timeout_ms)
 {
 	while (len) {
 		ssize_t n;
@@ -64,19 +66,21 @@ static int send_all(int fd, const char *buf, size_t len, int timeout_ms)
 
 		if (ret)
 			return ret;
-		n = send(fd, buf, len, MSG_NOSIGNAL);
+		n = xb_control_send_fds(fd, buf, len, fds, n_fds);
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (n == -EINTR || n == -EAGAIN)
 				continue;
-			return -errno;
+			return (int)n;
 		}
+		n_fds = 0;
 		buf += n;
 		len -= n;
 	}
 	return 0;
 }
 
-static int send_request(int fd, const char *request, int timeout_ms, char *err, size_t errlen)
+static int send_request(int fd, const char *request, const int *fds, size_t n_fds,
+			int timeout_ms, char *err, size_t errlen)
 {
 	size_t len = strlen(request);
 	char *line;
@@ -92,7 +96,7 @@ static int send_request(int fd, const char *request, int timeout_ms, char *err, 
 		return -ENOMEM;
 	memcpy(line, request, len);
 	line[len] = '\n';
-	ret = send_all(fd, line, len + 1, timeout_ms);
+	ret = send_all(fd, line, len + 1, fds, n_fds, timeout_ms);
 	free(line);
 	if (ret)
 		snprintf(err, errlen, "cannot send the request: %s",
@@ -173,11 +177,21 @@ static void read_error(int ret, int timeout_ms, const char *what, char *err, siz
 int xb_control_call(int fd, const char *request, int timeout_ms, char **reply, char *err,
 		    size_t errlen)
 {
+	return xb_control_call_fds(fd, request, NULL, 0, timeout_ms, reply, err, errlen);
+}
+
+int xb_control_call_fds(int fd, const char *request, const int *fds, size_t n, int timeout_ms,
+			char **reply, char *err, size_t errlen)
+{
 	struct line_buf b = {};
 	int sent, ret;
 
 	*reply = NULL;
-	sent = send_request(fd, request, timeout_ms, err, errlen);
+	if (n > XB_CONTROL_FDS_MAX) {
+		snprintf(err, errlen, "at most %d files go with one request", XB_CONTROL_FDS_MAX);
+		return -EINVAL;
+	}
+	sent = send_request(fd, request, fds, n, timeout_ms, err, errlen);
 	/* A server that refuses a peer answers and closes before it reads a byte: the send can
 	 * fail then, and the refusal is still there to be read. */
 	if (sent && sent != -EPIPE && sent != -ECONNRESET)
@@ -200,7 +214,7 @@ int xb_control_subscribe(int fd, const char *request, int timeout_ms, struct xb_
 {
 	memset(st, 0, sizeof(*st));
 	st->fd = fd;
-	return send_request(fd, request, timeout_ms, err, errlen);
+	return send_request(fd, request, NULL, 0, timeout_ms, err, errlen);
 }
 
 int xb_control_next_line(struct xb_control_stream *st, int timeout_ms, const char **line,
