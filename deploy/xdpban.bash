@@ -91,7 +91,9 @@ _xdpban() {
 	fi
 	words=$(_xdpban_help_words "$prog" help "$cmd" "${sub[@]}")
 	if [[ $cur == -* ]]; then
-		mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick option)" -- "$cur")
+		local stdin=''
+		[[ $cmd == lists && ${sub[0]:-} == load ]] && stdin=- # a FILE: standard input
+		mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick option) $stdin" -- "$cur")
 		return 0
 	fi
 	case $cmd in

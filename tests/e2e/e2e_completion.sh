@@ -2,11 +2,11 @@
 # e2e_completion.sh BUILD - the bash completion of xdpban and xdpband (deploy/xdpban.bash) as
 # `make install` installs it: sourced into this shell, driven the way bash drives it
 # (COMP_WORDS, COMP_CWORD, then the function), with COMPREPLY checked: the commands, the
-# options of a command and the global ones, the keys of `set` (the same list the CLI names
-# when a key is unknown), a command's option value (files, interfaces), the daemon's options,
-# and after `unban` the prefixes a daemon lists, from a fake daemon found through
-# $XDPBAN_SOCKET. Needs no root; installs into, and listens in, a directory of its own under
-# /tmp, and removes it and the fake daemon at exit.
+# options of a command and the global ones (and `-`, standard input, after `lists load`), the
+# keys of `set` (the same list the CLI names when a key is unknown), a command's option value
+# (files, interfaces), the daemon's options, and after `unban` the prefixes a daemon lists,
+# from a fake daemon found through $XDPBAN_SOCKET. Needs no root; installs into, and listens
+# in, a directory of its own under /tmp, and removes it and the fake daemon at exit.
 set -uo pipefail
 build=$(realpath "${1:-build}")
 cd "$(dirname "$0")/../.." || exit 1
@@ -56,7 +56,10 @@ case_commands() {
 		expect_words "clear load show" xdpban lists "" &&
 		expect_words "allow deny trusted" xdpban lists clear "" &&
 		expect_words "--allow" xdpban lists load --al &&
-		expect_words "--ignore-errors" xdpban lists load --deny --ig
+		expect_words "--ignore-errors" xdpban lists load --deny --ig &&
+		expect_words "- --allow --config --deny --help --ignore-errors --pin-dir --socket --trusted --verbose --version" \
+			xdpban lists load --deny - &&
+		expect_words "--config --help --json --pin-dir --socket --verbose --version" xdpban lists show -
 }
 
 case_options() {

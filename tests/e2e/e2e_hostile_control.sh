@@ -8,8 +8,9 @@
 # `xdpban status` must answer within 2 s, again and again, while the flood goes on. And eight
 # slow HTTP clients of nobody's, each trickling a header line a second, keep no scrape of
 # /metrics from being answered within 5 s (each must send its whole request within 3 s). A
-# member with group-access = full loads list files with its own rights: a root-only file is
-# refused without a word of it, with ignore_errors too. A load of 17 links to a gzip file of
+# member with group-access = full loads list files with its own rights: its xdpban cannot open
+# a root-only file, and a request that names one without sending it open is refused without a
+# word of it, with ignore_errors too. A load of 17 links to a gzip file of
 # 64 MiB of comment lines is read beside the loop: root's status answers within 1 s while it
 # reads, and it stops at 1 GiB read, refused whole.
 # Uses the daemon's helpers of tests/e2e/e2e_lib.sh; every namespace, daemon, pin, process and file it
@@ -174,7 +175,8 @@ case_slow_scrapers() {
 }
 
 # --- a member with full access loads lists with its own rights, never the daemon's ---
-# xbd_member_load FILE [IGNORE]: lists_load of FILE into the deny layer, sent as nobody.
+# xbd_member_load FILE [IGNORE]: lists_load of FILE into the deny layer, sent as nobody, by
+# name only (the daemon opens no path for a client: each file must come open with it).
 xbd_member_load() {
 	local req="{\"cmd\":\"lists_load\",\"layer\":\"deny\",\"files\":[\"$1\"]${2:+,\"ignore_errors\":true}}"
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_PY" -c '
@@ -187,7 +189,7 @@ print(s.makefile().readline().strip())' "$XBD_SOCK" "$req"
 }
 
 case_member_files() {
-	local secret=$XBD_TMP/secret.list open=$XBD_TMP/open.list out ign
+	local secret=$XBD_TMP/secret.list open=$XBD_TMP/open.list out ign cli
 	xbd_stop TERM
 	xbd_write_conf "[metrics]" "listen = off"
 	sed -i "s/^socket-mode = .*/socket-mode = 0660\ngroup = nogroup\ngroup-access = full/" "$XBD_CONF"
@@ -196,12 +198,17 @@ case_member_files() {
 	printf '203.0.113.0/24\n' >"$open" && chmod 644 "$open"
 	out=$(xbd_member_load "$secret")
 	ign=$(xbd_member_load "$secret" yes)
-	if [[ $out == *S3cret* || $ign == *S3cret* ]]; then
-		xbd_fail member_reads_only_its_own_files "a line of a root-only file came back: '$out' '$ign'"
-	elif [[ $out != *"cannot read list $secret: Permission denied"* || $ign != *"Permission denied"* ]]; then
-		xbd_fail member_reads_only_its_own_files "no refusal: '$out' '$ign'"
-	elif [[ $(xbd_member_load "$open") != *'"ok":true'* ]]; then
-		xbd_fail member_reads_only_its_own_files "nobody could not load a file it can read: $(xbd_member_load "$open")"
+	cli=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_BIN/xdpban" --socket "$XBD_SOCK" \
+		lists load --deny "$secret" 2>&1)
+	if [[ $out == *S3cret* || $ign == *S3cret* || $cli == *S3cret* ]]; then
+		xbd_fail member_reads_only_its_own_files "a line of a root-only file came back: '$out' '$ign' '$cli'"
+	elif [[ $out != *"1 file named but 0 sent open"* || $ign != *"1 file named but 0 sent open"* ]]; then
+		xbd_fail member_reads_only_its_own_files "no refusal of a file named only: '$out' '$ign'"
+	elif [[ $cli != "xdpban: cannot read list $secret: Permission denied" ]]; then
+		xbd_fail member_reads_only_its_own_files "nobody's xdpban opened a root-only file: '$cli'"
+	elif ! out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$XBD_BIN/xdpban" \
+		--socket "$XBD_SOCK" lists load --deny "$open" 2>&1); then
+		xbd_fail member_reads_only_its_own_files "nobody could not load a file it can read: $out"
 	elif ! xbd_cli lists --json | grep -qF "$open"; then
 		xbd_fail member_reads_only_its_own_files "the readable file is not in force"
 	else

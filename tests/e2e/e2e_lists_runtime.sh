@@ -9,7 +9,12 @@
 # raise it to, on the CLI and in the log. The acceptance case loads zmap's shipped blocklist
 # unedited as a deny list with a trusted hole in 203.0.113.0/24 and checks the verdicts on the
 # wire (a UDP socket in the receiver namespace, and `xdpban stats`) and in `query`. With the
-# 64 runtime lists in force, a 65th is refused before it is opened (a FIFO: never read).
+# 64 runtime lists in force, a 65th is refused before it is read (a FIFO: never read).
+# Standard input (`-`, /dev/stdin) loads as the list `<stdin>`, with the daemon (its packets
+# dropped) and without it; a bad line on it is `<stdin>:N:`, and `-` twice is refused. Every
+# file goes to the daemon open, with the request: a request that names a file it does not
+# send, sends one that is not a regular file, or sends more than 64 is refused, and files sent
+# with a request that takes none are closed.
 #
 # Everything it makes is removed on any exit (the daemon helpers' cleanup in tests/e2e/e2e_lib.sh). Needs root.
 # shellcheck disable=SC2317 # the case functions are called through e2e_case
@@ -19,8 +24,8 @@ cd "$(dirname "$0")/../.." || exit 1
 source tests/e2e/e2e_lib.sh
 
 CASES=(load_with_daemon show_values restart_and_sighup_keep_them clear_drops_them
-	small_lines_say_so corrupt_store_set_aside bad_inputs_change_nothing load_without_daemon zmap_blocklist_on_the_wire
-	limit_checked_before_reading)
+	small_lines_say_so corrupt_store_set_aside bad_inputs_change_nothing stdin_with_daemon
+	files_sent_open load_without_daemon zmap_blocklist_on_the_wire limit_checked_before_reading)
 XBD_NS_TAG=lists-
 xbd_begin R "${CASES[@]}"
 readonly D=$XBD_TMP/lists
@@ -166,6 +171,65 @@ xdpban: skipped: $D/bad.txt:2: not an IPv4 or IPv6 address: 'example.com'" "$out
 		xbd_cli lists clear deny >/dev/null && xbd_cli lists clear trusted >/dev/null
 }
 
+# `-` and /dev/stdin: one list named <stdin> (a second load of it replaces the first), its
+# packets dropped; a bad line and `-` twice are refused and change nothing.
+case_stdin() {
+	local out deny
+	out=$(printf '%s\n' "# from a pipe" 192.0.2.0/25 | xbd_cli lists load --deny - 2>&1) ||
+		{ E2E_WHY="load -: $out"; return 1; }
+	e2e_expect "load's answer" "loaded 1 file into the deny layer: 1 entry" "$out" &&
+		e2e_expect "query names <stdin>" "deny 192.0.2.0/25 <stdin>:2 runtime" "$(source_of 192.0.2.7)" &&
+		e2e_expect "lists show names <stdin>" "['$D/conf_deny.txt', '<stdin>']" \
+			"$(show | xbd_json '[f["file"] for f in d["layers"][1]["files"]]')" || return 1
+	deny=$(xbd_stat drop_deny)
+	xbd_send udp 192.0.2.7 3 || { E2E_WHY="cannot send"; return 1; }
+	e2e_expect "dropped as denied" 3 "$(xbd_stat_delta drop_deny "$deny")" &&
+		refused "xdpban: <stdin>:2: *'x'*" 1 lists load --deny - < <(printf '%s\n' 192.0.2.0/24 x) &&
+		refused "xdpban: lists load: standard input ('-' or /dev/stdin) can be read only once" 2 \
+			lists load --deny - "$D/hole.txt" /dev/stdin </dev/null &&
+		e2e_expect "after the refusals" "deny 192.0.2.0/25 <stdin>:2 runtime" "$(source_of 192.0.2.7)" &&
+		out=$(xbd_cli lists load --deny /dev/stdin <<<192.0.2.0/26 2>&1) &&
+		e2e_expect "/dev/stdin replaces <stdin>" "deny 192.0.2.0/26 <stdin>:1 runtime|none" \
+			"$(source_of 192.0.2.7)|$(q 192.0.2.100 'd["policy"]')" &&
+		e2e_run xbd_cli lists clear deny
+}
+
+# The protocol under the CLI, from a raw client: the file a request names must come open with
+# it, as a regular file, at most 64 of them; files sent with `status` are closed once it is
+# answered (the pipe's read end then sees its end).
+case_sent_open() {
+	local got
+	got=$("$E2E_PY" - "$XBD_SOCK" "$D/hole.txt" <<'EOF'
+import json, os, socket, sys
+def ask(req, fds):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(sys.argv[1])
+    socket.send_fds(s, [json.dumps(req).encode() + b"\n"], fds)
+    line = s.makefile().readline()
+    s.close()
+    return json.loads(line).get("error", "ok")
+load = lambda files: {"cmd": "lists_load", "layer": "deny", "files": files}
+r, w = os.pipe()
+out = [ask({"cmd": "status"}, [w])]
+os.close(w)
+os.set_blocking(r, False)
+out.append("closed" if os.read(r, 1) == b"" else "kept")
+out.append(ask(load([sys.argv[2]]), []))
+out.append(ask(load(["<stdin>"]), [r]))
+f = os.open(sys.argv[2], os.O_RDONLY)
+out.append(ask(load([sys.argv[2]]), [f] * 65))
+print("\n".join(out))
+EOF
+)
+	e2e_expect "the raw client's answers" "ok
+closed
+1 file named but 0 sent open with the request: each list file goes with it as an open file (SCM_RIGHTS)
+list <stdin> is a FIFO, not a regular file
+more than 64 open files sent with one request" "$got" &&
+		e2e_expect "nothing loaded" "none" "$(q 203.0.113.70 'd["policy"]')"
+}
+
 case_direct() {
 	local out
 	xbd_write_conf "${CONF_LISTS[@]}"
@@ -182,9 +246,14 @@ loaded 1 file into the trusted layer: 1 entry" "$out" &&
 		e2e_expect "direct show" "[1]" "$(xbd_cli --config "$XBD_CONF" lists show --json | xbd_json '[f["entries"] for f in d["layers"][2]["files"]]')" &&
 		refused "xdpban: cannot read list $D/missing.txt: No such file or directory" 1 \
 			--config "$XBD_CONF" lists load --deny "$D/missing.txt" &&
+		out=$(printf '%s\n' 192.0.2.0/25 | xbd_cli --config "$XBD_CONF" lists load --deny - 2>&1) &&
+		e2e_expect "direct load of -" "xdpban: note: no daemon answers on $XBD_SOCK; changed the maps in $XBD_PIN directly
+loaded 1 file into the deny layer: 1 entry" "$out" &&
+		refused "xdpban: <stdin>:1: *'x'*" 1 --config "$XBD_CONF" lists load --deny - <<<x &&
 		xbd_start && e2e_expect "the daemon finds it" "trusted 203.0.113.64/26 $D/hole.txt:1 runtime" \
 			"$(source_of 203.0.113.70)" &&
-		xbd_cli lists clear trusted >/dev/null
+		e2e_expect "and <stdin>" "deny 192.0.2.0/25 <stdin>:1 runtime" "$(source_of 192.0.2.7)" &&
+		xbd_cli lists clear trusted >/dev/null && xbd_cli lists clear deny >/dev/null
 }
 
 # listen: counts UDP datagrams to port 53 in the receiver namespace, by source, until a
@@ -262,6 +331,8 @@ e2e_case clear_drops_them case_clear
 e2e_case small_lines_say_so case_small_lines
 e2e_case corrupt_store_set_aside case_corrupt
 e2e_case bad_inputs_change_nothing case_bad
+e2e_case stdin_with_daemon case_stdin
+e2e_case files_sent_open case_sent_open
 e2e_case load_without_daemon case_direct
 e2e_case zmap_blocklist_on_the_wire case_zmap
 e2e_case limit_checked_before_reading case_limit

@@ -4,7 +4,8 @@
  * past its size, and hands NUL bytes back for the caller, whose test xbd_byte_not_text is;
  * a gzipped file reads the same lines as the plain one, and corrupt or cut gzip data is
  * refused; only regular files open (a directory, a FIFO, a socket, a link to a directory are
- * named as such, a link to a file is followed, a file over the size limit is refused); a save
+ * named as such, a link to a file is followed, a file over the size limit is refused), and a
+ * file sent open is held to the same rules under the name it came with; a save
  * leaves the old file or the new one, never a part or a temporary file; a corrupt file is
  * moved aside. No kernel, no root.
  */
@@ -247,6 +248,35 @@ static void only_regular_files_open(void **state)
 	assert_int_equal(ret, -ENOENT);
 }
 
+/* A file a client sent open is held to the same rules under the name it was sent with; a FIFO
+ * is opened by name without a check and without waiting, for the reader to refuse. */
+static void files_sent_open_are_checked(void **state)
+{
+	const struct tmpdir *d = *state;
+	char err[XB_ERRLEN], file[PATH_MAX], path[PATH_MAX];
+	int p[2], fd;
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(xbd_fd_regular(p[0], "<stdin>", "list", 0, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "list <stdin> is a FIFO, not a regular file");
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(tmpdir_write_text(d, "f", "192.0.2.1\n", file), 0);
+	fd = open(file, O_RDONLY);
+	assert_int_equal(xbd_fd_regular(fd, "<stdin>", "list", 0, err, sizeof(err)), 0);
+	assert_int_equal(xbd_fd_regular(fd, "<stdin>", "list", 9, err, sizeof(err)), -EFBIG);
+	assert_string_equal(err, "list <stdin> is 10 bytes, more than the limit of 9");
+	close(fd);
+	assert_int_equal(mkfifo(tmpdir_path(d, "fifo", path), 0600), 0);
+	assert_int_equal(xbd_open_read(path, "list", &fd, err, sizeof(err)), 0);
+	assert_int_equal(xbd_fd_regular(fd, path, "list", 0, err, sizeof(err)), -EINVAL);
+	close(fd);
+	assert_int_equal(xbd_open_read(tmpdir_path(d, "missing", path), "list", &fd, err,
+				       sizeof(err)),
+			 -ENOENT);
+	assert_int_equal(fd, -1);
+}
+
 static int write_text(FILE *f, void *ctx)
 {
 	fputs(ctx, f);
@@ -337,6 +367,8 @@ int main(void)
 						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(corrupt_or_cut_gzip_is_refused, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(only_regular_files_open, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(files_sent_open_are_checked, tmpdir_setup,
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(save_leaves_the_old_file_or_the_new_one, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(corrupt_file_is_moved_aside, tmpdir_setup, tmpdir_teardown),

@@ -2,8 +2,8 @@
  * of the addresses each painted entry decides (its span less the entries inside it) and of
  * those no entry holds, against a brute force over IPv4 /24..32 sets and with exact IPv6
  * values up to 2^128; the decimal and "2^128" formatting; and the store: a file written by
- * hand is read back with its files, layers, skipped counts, entries and lines, a cut or a
- * garbled one is refused and moved aside, and a missing one is empty.
+ * hand is read back with its files (paths, or <stdin>), layers, skipped counts, entries and
+ * lines, a cut or a garbled one is refused and moved aside, and a missing one is empty.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -141,10 +141,12 @@ static void store_round_trip(void **state)
 	assert_non_null(rt);
 	assert_int_equal(write_store("ok", "xdpban-runtime-lists 1\n"
 				     "list deny 2 /srv/a list.txt\n203.0.113.0/24 17\n2001:db8::/32 3\n"
-				     "list trusted 0 /srv/b\n192.0.2.7 1\nend 3\n", path, sizeof(path)),
+				     "list trusted 0 /srv/b\n192.0.2.7 1\nlist allow 0 <stdin>\nend 3\n",
+				     path, sizeof(path)),
 			 0);
 	assert_int_equal(xbd_runtime_load(path, rt, err, sizeof(err)), 0);
-	assert_int_equal(rt->n, 2);
+	assert_int_equal(rt->n, 3);
+	assert_string_equal(rt->v[2].path, XBD_LIST_STDIN);
 	assert_string_equal(rt->v[0].path, "/srv/a list.txt");
 	assert_int_equal(rt->v[0].verdict, XDPBAN_POLICY_DENY);
 	assert_int_equal(rt->v[0].skipped, 2);
@@ -175,6 +177,8 @@ static void store_refused(void **state)
 		{ "xdpban-runtime-lists 1\nlist deny 0 /a\n192.0.2.0/24 1\nend 2\n",
 		  "line 4: the end line does not say 1 entries" },
 		{ "xdpban-runtime-lists 1\nlist bogus 0 /a\nend 0\n", "line 2: not a list or entry line" },
+		{ "xdpban-runtime-lists 1\nlist deny 0 a\nend 0\n", "line 2: not a list or entry line" },
+		{ "xdpban-runtime-lists 1\nlist deny 0 <stdin>x\nend 0\n", "line 2: not a list or entry line" },
 		{ "xdpban-runtime-lists 1\n192.0.2.0/24 1\nend 1\n", "line 2: not a list or entry line" },
 		{ "xdpban-runtime-lists 1\nlist deny 0 /a\nexample.com 1\nend 1\n", "line 3:" },
 	};

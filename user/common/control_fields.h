@@ -95,7 +95,9 @@
 	X(VALUE, "value", "request", "string or integer", "the setting's new value")               \
 	X(LAYER, "layer", "request; `lists_load` reply; `lists_clear` reply; a layer", "string",   \
 	  "`allow`, `deny` or `trusted`")                                                          \
-	X(FILES, "files", "request", "array", "1..64 absolute paths of list files (`lists_load`)") \
+	X(FILES, "files", "request", "array",                                                      \
+	  "the names of 1..64 list files sent open with the request (`lists_load`): absolute "     \
+	  "paths, or `<stdin>`")                                                                   \
 	X(IGNORE_ERRORS, "ignore_errors", "request", "boolean",                                    \
 	  "`lists_load` skips bad lines instead of refusing them (default false)")                 \
 	X(FOLLOW, "follow", "request; `events` reply", "boolean",                                  \

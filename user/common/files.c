@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,6 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include "files.h"
 
 #define READ_CHUNK 65536
@@ -30,95 +28,64 @@ const char *xbd_file_kind(mode_t mode)
 	return "a special file";
 }
 
-/* The verdict on what an open gave (fd, or -1 and the open's errno): a regular file of at most
- * max_size bytes, or one line in err. A failed open is described by a stat of the path only
- * when may_stat (it tells a FIFO or a socket from a missing file): never for an open made with
- * a client's rights, whose answer must be the open's own. 0 and *out, or -errno. */
-static int open_checked(const char *path, const char *what, off_t max_size, int fd,
-			int open_errno, bool may_stat, int *out, char *err, size_t errlen)
+static int kind_error(const char *name, const char *what, const struct stat *st, char *err,
+		      size_t errlen)
+{
+	snprintf(err, errlen, "%s %s is %s, not a regular file", what, name,
+		 xbd_file_kind(st->st_mode));
+	return -EINVAL;
+}
+
+int xbd_fd_regular(int fd, const char *name, const char *what, off_t max_size, char *err,
+		   size_t errlen)
 {
 	struct stat st;
 	int ret;
 
-	if (fd < 0 && !may_stat)
-		ret = -open_errno;
-	else if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
+	if (fstat(fd, &st)) {
 		ret = -errno;
-	else if (!S_ISREG(st.st_mode))
-		ret = -EINVAL;
-	else if (fd < 0)
-		ret = -open_errno;
-	else if (max_size && st.st_size > max_size)
-		ret = -EFBIG;
-	else
-		ret = 0;
-	if (ret == -EINVAL)
-		snprintf(err, errlen, "%s %s is %s, not a regular file", what, path,
-			 xbd_file_kind(st.st_mode));
-	else if (ret == -EFBIG)
-		snprintf(err, errlen, "%s %s is %lld bytes, more than the limit of %lld", what, path,
-			 (long long)st.st_size, (long long)max_size);
-	else if (ret)
-		snprintf(err, errlen, "cannot read %s %s: %s", what, path, strerror(-ret));
-	if (ret && fd >= 0)
-		close(fd);
-	*out = ret ? -1 : fd;
-	return ret;
+		snprintf(err, errlen, "cannot read %s %s: %s", what, name, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode))
+		return kind_error(name, what, &st, err, errlen);
+	if (max_size && st.st_size > max_size) {
+		snprintf(err, errlen, "%s %s is %lld bytes, more than the limit of %lld", what,
+			 name, (long long)st.st_size, (long long)max_size);
+		return -EFBIG;
+	}
+	return 0;
 }
 
 /* O_NONBLOCK keeps the open from waiting on a FIFO; it changes nothing for a regular file. A
  * socket cannot be opened at all: its kind comes from stat. */
+int xbd_open_read(const char *path, const char *what, int *fd, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (*fd >= 0)
+		return 0;
+	ret = -errno;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		return kind_error(path, what, &st, err, errlen);
+	snprintf(err, errlen, "cannot read %s %s: %s", what, path, strerror(-ret));
+	return ret;
+}
+
 int xbd_open_regular(const char *path, const char *what, off_t max_size, int *fd, char *err,
 		     size_t errlen)
 {
-	int opened = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int ret = xbd_open_read(path, what, fd, err, errlen);
 
-	return open_checked(path, what, max_size, opened, errno, true, fd, err, errlen);
-}
-
-struct open_job {
-	const struct xbd_creds *creds;
-	const char *path;
-	int fd, err;
-};
-
-/* Raw system calls: they change this thread's credentials only, where glibc's wrappers would
- * change every thread's. With a file system uid other than 0 the kernel also drops this
- * thread's capabilities to override file permissions. */
-static void *open_job_run(void *arg)
-{
-	struct open_job *j = arg;
-
-	j->fd = -1;
-	j->err = EPERM;
-	if (syscall(SYS_setgroups, (size_t)j->creds->n_groups, j->creds->groups))
-		return NULL;
-	syscall(SYS_setfsgid, j->creds->gid);
-	if (syscall(SYS_setfsgid, (gid_t)-1) != (long)j->creds->gid)
-		return NULL;
-	syscall(SYS_setfsuid, j->creds->uid);
-	if (syscall(SYS_setfsuid, (uid_t)-1) != (long)j->creds->uid)
-		return NULL;
-	j->fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	j->err = j->fd < 0 ? errno : 0;
-	return NULL;
-}
-
-int xbd_open_regular_as(const struct xbd_creds *creds, const char *path, const char *what,
-			off_t max_size, int *fd, char *err, size_t errlen)
-{
-	struct open_job j = { .creds = creds, .path = path, .fd = -1, .err = 0 };
-	pthread_t t;
-	int ret;
-
-	if (!creds)
-		return xbd_open_regular(path, what, max_size, fd, err, errlen);
-	ret = pthread_create(&t, NULL, open_job_run, &j);
 	if (!ret)
-		ret = pthread_join(t, NULL);
+		ret = xbd_fd_regular(*fd, path, what, max_size, err, errlen);
+	if (ret && *fd >= 0)
+		close(*fd);
 	if (ret)
-		j = (struct open_job){ .fd = -1, .err = ret };
-	return open_checked(path, what, max_size, j.fd, j.err, false, fd, err, errlen);
+		*fd = -1;
+	return ret;
 }
 
 bool xbd_byte_not_text(unsigned char c)

@@ -1,5 +1,5 @@
 /* files.h - how the daemon opens and reads the files it is given (the config file, the list
- * files, the state file): regular files only, opened without blocking (a FIFO or a device is
+ * files, those a client sends open among them, the state file): regular files only, opened without blocking (a FIFO or a device is
  * refused before a byte is read), at most a given size, and line by line with a bounded line
  * length, so that no file can hang the daemon or make it grow without limit. It only reads;
  * what a line means is the caller's business. */
@@ -11,16 +11,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* Whose rights a file is opened with, when not the daemon's own: a client of the control
- * socket's, from SO_PEERCRED and SO_PEERGROUPS. */
-#define XBD_CREDS_GROUPS_MAX 256
-struct xbd_creds {
-	uid_t uid;
-	gid_t gid;
-	int n_groups;
-	gid_t groups[XBD_CREDS_GROUPS_MAX];
-};
-
 /* "a directory", "a device", "a FIFO", "a socket" or "a special file". */
 const char *xbd_file_kind(mode_t mode);
 
@@ -30,12 +20,14 @@ const char *xbd_file_kind(mode_t mode);
  * the limit of M", or "cannot read WHAT PATH: ...". 0 and *fd, or -errno. */
 int xbd_open_regular(const char *path, const char *what, off_t max_size, int *fd, char *err,
 		     size_t errlen);
-/* The same with the rights of creds (NULL: the daemon's own): the open happens in a thread of
- * its own that takes creds' file system uid, gid and groups, so the kernel checks every
- * directory and the file as for that user; the fd it hands back is then read as usual. Of a
- * file creds cannot open, nothing is said but the open's error. */
-int xbd_open_regular_as(const struct xbd_creds *creds, const char *path, const char *what,
-			off_t max_size, int *fd, char *err, size_t errlen);
+/* The open alone, for a file that is read elsewhere (the CLI's list files, which the daemon
+ * reads from the descriptor and checks with xbd_fd_regular): what it is is not checked, a
+ * failed open is said as xbd_open_regular says it. */
+int xbd_open_read(const char *path, const char *what, int *fd, char *err, size_t errlen);
+/* The check of xbd_open_regular on a file open already (one a client sent), named name in
+ * err. fd stays the caller's. 0 or -errno. */
+int xbd_fd_regular(int fd, const char *name, const char *what, off_t max_size, char *err,
+		   size_t errlen);
 
 /* A byte no text file holds: NUL and the other control characters except tab, CR and LF,
  * and DEL. Bytes from 0x80 up are text (UTF-8 in comments). */

@@ -447,6 +447,15 @@ static __u64 prefix_digest(const struct xb_prefix *p)
 	return h;
 }
 
+/* The file of lc: the one sent open, or its path opened here. */
+static int list_fd(struct read_state *r, const struct xbd_list_conf *lc, int *fd)
+{
+	if (!r->opts->fds)
+		return xbd_open_regular(lc->path, "list", XBD_LIST_FILE_MAX, fd, r->err, r->errlen);
+	*fd = r->opts->fds[lc - r->files];
+	return xbd_fd_regular(*fd, lc->path, "list", XBD_LIST_FILE_MAX, r->err, r->errlen);
+}
+
 static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 {
 	struct xbd_list_entry e = { .verdict = lc->verdict, .list_id = lc->id };
@@ -455,8 +464,7 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 	off_t size = 0;
 	char *line;
 	size_t len;
-	int fd, ret = xbd_open_regular_as(r->opts->open_as, lc->path, "list", XBD_LIST_FILE_MAX,
-					  &fd, r->err, r->errlen);
+	int fd, ret = list_fd(r, lc, &fd);
 
 	if (ret)
 		return ret;
@@ -494,7 +502,8 @@ static int read_one(struct read_state *r, const struct xbd_list_conf *lc)
 		read_error(lc->path, &lines, ret, r->err, r->errlen);
 	r->left -= lines.read;
 	xbd_lines_close(&lines);
-	close(fd);
+	if (!r->opts->fds)
+		close(fd);
 	return ret;
 }
 

@@ -68,14 +68,14 @@ int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *
 		     size_t errlen);
 
 struct xb_progress;
-struct xbd_creds;
 
-/* How a reading goes: the room it holds the files to, whose rights it opens them with
- * (files.h; NULL: the daemon's own), whether bad lines are skipped and counted instead of
- * refusing the file, and its progress (NULL: none; progress.h, the caller ends it). */
+/* How a reading goes: the room it holds the files to, the files open already (fds[i] for
+ * files[i], read from where they stand and left open; NULL: the paths are opened with this
+ * process's rights), whether bad lines are skipped and counted instead of refusing the file,
+ * and its progress (NULL: none; progress.h, the caller ends it). */
 struct xbd_list_read_opts {
 	const struct xbd_list_caps *caps;
-	const struct xbd_creds *open_as;
+	const int *fds;
 	bool ignore_errors;
 	struct xb_progress *progress;
 };

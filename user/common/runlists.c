@@ -1,7 +1,7 @@
 /* runlists.c - see runlists.h. The store is line-based text:
  *
  *   xdpban-runtime-lists 1
- *   list deny 2 /srv/feeds/drop.txt      (layer, lines skipped, the path: the rest of the line)
+ *   list deny 2 /srv/feeds/drop.txt      (layer, lines skipped, the name: the rest of the line)
  *   192.0.2.0/24 17                      (an entry and its line in that file)
  *   end 1                                (the number of entries: a cut file is recognised)
  *
@@ -169,7 +169,7 @@ static int store_line(char *line, unsigned int no, struct xbd_runtime *rt, struc
 		if (rt->n == XBD_RUNTIME_LISTS_MAX)
 			goto bad;
 		if (sscanf(line, "list %15s %llu %n", layer, &n, &off) != 2 || !off ||
-		    line[off] != '/' || xbd_layer_parse(layer, &l->verdict))
+		    !xbd_list_name_ok(line + off) || xbd_layer_parse(layer, &l->verdict))
 			goto bad;
 		l->skipped = n;
 		l->path = strdup(line + off);
@@ -308,11 +308,16 @@ static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, struct j
 
 /* ---- load and clear ---- */
 
-int xbd_runtime_read(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
-		     __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
-		     struct xbd_lists *out, char *err, size_t errlen)
+bool xbd_list_name_ok(const char *name)
 {
-	const struct xbd_list_read_opts opts = { .caps = caps, .open_as = open_as,
+	return (name[0] == '/' || !strcmp(name, XBD_LIST_STDIN)) && !strchr(name, '\n');
+}
+
+int xbd_runtime_read(const struct xbd_list_caps *caps, const int *fds, __u32 verdict,
+		     const char *const *files, size_t n, bool ignore_errors, struct xbd_lists *out,
+		     char *err, size_t errlen)
+{
+	const struct xbd_list_read_opts opts = { .caps = caps, .fds = fds,
 						 .ignore_errors = ignore_errors };
 	struct xbd_list_conf lists[XBD_MAX_LISTS];
 
@@ -441,8 +446,8 @@ out:
 }
 
 int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
-		       size_t n, bool ignore_errors, struct json_object *reply, char *err,
-		       size_t errlen)
+		       const int *fds, size_t n, bool ignore_errors, struct json_object *reply,
+		       char *err, size_t errlen)
 {
 	struct xbd_lists read = {};
 	struct xbd_list_caps caps;
@@ -451,8 +456,8 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 	if (!ret)
 		ret = xbd_list_caps_of(c->maps, &caps, err, errlen);
 	if (!ret)
-		ret = xbd_runtime_read(&caps, c->open_as, verdict, files, n, ignore_errors, &read,
-				       err, errlen);
+		ret = xbd_runtime_read(&caps, fds, verdict, files, n, ignore_errors, &read, err,
+				       errlen);
 	if (!ret)
 		ret = xbd_lists_ctx_load_read(c, verdict, files, n, &read, reply, err, errlen);
 	xbd_lists_free(&read);

@@ -27,8 +27,11 @@ struct json_object;
 #define XBD_RUNTIME_MAGIC "xdpban-runtime-lists"
 #define XBD_RUNTIME_VERSION 1
 
+/* The name of a list read from standard input (`xdpban lists load -`). */
+#define XBD_LIST_STDIN "<stdin>"
+
 struct xbd_rt_list {
-	char *path;                /* absolute, as loaded */
+	char *path;                /* absolute as the client named it, or XBD_LIST_STDIN */
 	__u32 verdict;             /* XDPBAN_POLICY_ALLOWED, _DENY or _TRUSTED */
 	size_t skipped;            /* bad lines --ignore-errors skipped */
 	struct xbd_list_entries e; /* sorted by prefix; list_id is the list's id */
@@ -50,8 +53,10 @@ struct xbd_lists_ctx {
 	const struct xbd_lists *config; /* what they held when read */
 	struct xbd_runtime *rt;
 	const char *store;            /* STATE.lists; NULL: [state] file = off, kept in memory */
-	const struct xbd_creds *open_as; /* whose rights a load opens files with; NULL: ours */
 };
+
+/* A name a runtime list may have: an absolute path, or XBD_LIST_STDIN; one line. */
+bool xbd_list_name_ok(const char *name);
 
 /* The store's path for a state file (malloc'ed), or NULL when there is no state file. */
 char *xbd_runtime_store(const char *state_file);
@@ -72,24 +77,23 @@ struct xb_progress;
 int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progress,
 			struct xb_compile_result *res, char *err, size_t errlen);
 
-/* `lists load`: files (absolute paths) read into the layer, replacing runtime lists of the
- * same paths; applied and saved, or refused whole with nothing changed. Adds "loaded",
- * "entries", "skipped" and "skipped_first" to reply. 0 or -errno with one line in err. The
- * three steps it takes, for the daemon to read beside its loop: */
+/* `lists load`: the files, open already (fds[i] is files[i], named by xbd_list_name_ok;
+ * nothing is opened by path), read into the layer, replacing runtime lists of the same names;
+ * applied and saved, or refused whole with nothing changed. The fds stay the caller's. Adds
+ * "loaded", "entries", "skipped" and "skipped_first" to reply. 0 or -errno with one line in
+ * err. The three steps it takes, for the daemon to read beside its loop: */
 int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
-		       size_t n, bool ignore_errors, struct json_object *reply, char *err,
-		       size_t errlen);
+		       const int *fds, size_t n, bool ignore_errors, struct json_object *reply,
+		       char *err, size_t errlen);
 /* 1. The limits, before any file is read: 0, -EINVAL or -ENOSPC with one line in err. */
 int xbd_lists_ctx_load_check(const struct xbd_lists_ctx *c, __u32 verdict,
 			     const char *const *files, size_t n, char *err, size_t errlen);
-/* 2. The files (at most XBD_MAX_LISTS) read with the config's reader (xbd_lists_read_files),
- * all of one layer, into out (list i + 1 is files[i]), opened with open_as's rights (NULL:
- * ours) and held to caps. Touches nothing else: safe in a thread of its own. 0 or -errno with
- * one line in err. */
-struct xbd_creds;
-int xbd_runtime_read(const struct xbd_list_caps *caps, const struct xbd_creds *open_as,
-		     __u32 verdict, const char *const *files, size_t n, bool ignore_errors,
-		     struct xbd_lists *out, char *err, size_t errlen);
+/* 2. The files (at most XBD_MAX_LISTS) read from fds with the config's reader
+ * (xbd_lists_read_files), all of one layer, into out (list i + 1 is files[i]), held to caps.
+ * Touches nothing else: safe in a thread of its own. 0 or -errno with one line in err. */
+int xbd_runtime_read(const struct xbd_list_caps *caps, const int *fds, __u32 verdict,
+		     const char *const *files, size_t n, bool ignore_errors, struct xbd_lists *out,
+		     char *err, size_t errlen);
 /* 3. What was read, put in force (the limits checked again) and saved. */
 int xbd_lists_ctx_load_read(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
 			    size_t n, const struct xbd_lists *read, struct json_object *reply,

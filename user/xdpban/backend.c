@@ -209,6 +209,12 @@ bool backend_direct(const struct backend *b)
 
 int backend_call(struct backend *b, struct json_object *request, struct json_object **reply)
 {
+	return backend_call_fds(b, request, NULL, 0, reply);
+}
+
+int backend_call_fds(struct backend *b, struct json_object *request, const int *fds, size_t n,
+		     struct json_object **reply)
+{
 	const char *text = xb_json_line(request);
 	struct xb_control_ctx ctx = { .maps = &b->maps, .hooks = &direct_hooks,
 				      .user = (void *)b->pin_dir };
@@ -219,7 +225,8 @@ int backend_call(struct backend *b, struct json_object *request, struct json_obj
 	if (backend_direct(b))
 		ret = xb_control_handle(&ctx, text, strlen(text), &line) ? -ENOMEM : 0;
 	else
-		ret = xb_control_call(b->fd, text, b->timeout_ms, &line, err, sizeof(err));
+		ret = xb_control_call_fds(b->fd, text, fds, n, b->timeout_ms, &line, err,
+					  sizeof(err));
 	if (ret) {
 		pr_warn("%s%s", b->prefix, backend_direct(b) ? "out of memory" : err);
 		return EXIT_FAIL;

@@ -119,6 +119,9 @@ int backend_open(struct backend *b, const struct cli *cli, const struct backend_
 bool backend_direct(const struct backend *b);
 /* Sends a request; EXIT_OK with *reply (without "ok"), or one line and EXIT_FAIL. */
 int backend_call(struct backend *b, struct json_object *request, struct json_object **reply);
+/* The same with n open files sent along to the daemon (they stay the caller's). */
+int backend_call_fds(struct backend *b, struct json_object *request, const int *fds, size_t n,
+		     struct json_object **reply);
 /* A reply line: EXIT_OK with the reply minus "ok", or its error on stderr and EXIT_FAIL. */
 int backend_take_reply(const char *line, struct json_object **reply);
 void backend_close(struct backend *b);

@@ -1,5 +1,6 @@
 /* listcmds.c - `xdpban lists load|clear|show` and the file and line `query` names. With a
- * daemon they are requests on its socket (docs/control.md); without one this process does
+ * daemon they are requests on its socket (docs/control.md), a load's files opened here with
+ * this user's rights and sent open with it (standard input too); without one this process does
  * what the daemon would, with the daemon's own code (user/common/runlists.h) on the pinned
  * maps, under the pin-directory lock: it reads the daemon's config (--config, else
  * XBD_CONF_DEFAULT) for its lists and its state file, beside which the runtime lists are
@@ -7,13 +8,16 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "cli.h"
 #include "conf_load.h"
 #include "control_fields.h"
+#include "files.h"
 #include "runlists.h"
 
 #define ARGS(type, field) offsetof(type, field)
@@ -21,7 +25,8 @@
 const struct param lists_load_params[] = {
 	{ "FILE...", 0, P_FILES, true, ARGS(struct lists_load_args, files), NULL,
 	  "list files in the config's list format (zmap blocklist, FireHOL .netset, Spamhaus "
-	  "DROP; gzip read directly), at most 64" },
+	  "DROP; gzip read directly), at most 64; - (or /dev/stdin) reads standard input, "
+	  "named <stdin>" },
 	{ "--allow", 0, P_FLAG, false, ARGS(struct lists_load_args, allow), NULL,
 	  "into the allow layer (allow-only mode)" },
 	{ "--deny", 0, P_FLAG, false, ARGS(struct lists_load_args, deny), NULL,
@@ -98,11 +103,20 @@ static struct direct *direct_open(const struct cli *cli, const struct xb_maps *m
 	return d;
 }
 
+/* The files a request sends open: v[0..n), opened by open(job) once the daemon or the maps
+ * are found, so that a command says first whether it can reach either. */
+struct sent_files {
+	int (*open)(void *job); /* EXIT_OK, or one line and EXIT_FAIL */
+	void *job;
+	const int *v;
+	size_t n;
+};
+
 /* One list command: through the daemon, or here on the maps. */
 static int run_lists(const struct cli *cli, struct json_object *req, bool changes,
 		     int (*direct)(struct xbd_lists_ctx *ctx, const void *args,
 				   struct json_object *reply, char *err, size_t errlen),
-		     const void *args, struct json_object **reply)
+		     const void *args, const struct sent_files *files, struct json_object **reply)
 {
 	const struct backend_opts opts = { .changes = changes };
 	struct direct *d = NULL;
@@ -114,8 +128,12 @@ static int run_lists(const struct cli *cli, struct json_object *req, bool change
 		json_object_put(req);
 		return ret;
 	}
-	if (!backend_direct(&b)) {
-		ret = backend_call(&b, req, reply);
+	if (files)
+		ret = files->open(files->job); /* says why it fails */
+	if (ret) {
+		*reply = NULL;
+	} else if (!backend_direct(&b)) {
+		ret = backend_call_fds(&b, req, files ? files->v : NULL, files ? files->n : 0, reply);
 	} else if (!(d = direct_open(cli, &b.maps))) {
 		ret = EXIT_FAIL;
 	} else {
@@ -152,11 +170,14 @@ static struct json_object *lists_request(const char *cmd, const char *layer)
 
 /* ---- load ---- */
 
-/* The files as absolute paths: the daemon's working directory is not ours. */
+/* The files open, each with its name: its absolute path (it names the list in `lists show`
+ * and `query`, and a later load of the same path replaces it), or XBD_LIST_STDIN. */
 struct load_job {
 	const struct lists_load_args *a;
 	__u32 verdict;
-	char *paths[CLI_FILES_MAX];
+	char *names[CLI_FILES_MAX];
+	int fds[CLI_FILES_MAX]; /* -1 until opened */
+	size_t n;               /* named so far */
 };
 
 static int direct_load(struct xbd_lists_ctx *ctx, const void *args, struct json_object *reply,
@@ -164,8 +185,139 @@ static int direct_load(struct xbd_lists_ctx *ctx, const void *args, struct json_
 {
 	const struct load_job *j = args;
 
-	return xbd_lists_ctx_load(ctx, j->verdict, (const char *const *)j->paths, j->a->files.n,
+	return xbd_lists_ctx_load(ctx, j->verdict, (const char *const *)j->names, j->fds, j->n,
 				  j->a->ignore_errors, reply, err, errlen);
+}
+
+static bool is_stdin(const char *file)
+{
+	return !strcmp(file, "-") || !strcmp(file, "/dev/stdin");
+}
+
+/* Waits until standard input has bytes or its end, when it was left non-blocking. */
+static ssize_t read_stdin(char *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	ssize_t n;
+
+	while ((n = read(STDIN_FILENO, buf, len)) < 0 &&
+	       (errno == EINTR || (errno == EAGAIN && poll(&pfd, 1, -1) >= 0)))
+		;
+	return n;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Standard input, copied whole into a memory file: the reader (the daemon's, or this
+ * process's) then gets a regular file like every other list and never waits on a pipe whose
+ * writer it cannot see, and a list larger than a list file may be stops the copy. A file
+ * descriptor, or -1 after one line. */
+static int stdin_file(void)
+{
+	int fd = memfd_create("xdpban-stdin", MFD_CLOEXEC), ret = 0;
+	char buf[65536];
+	off_t total = 0;
+	ssize_t n;
+
+	if (fd < 0) {
+		pr_warn("cannot hold list %s: %s", XBD_LIST_STDIN, strerror(errno));
+		return -1;
+	}
+	while (!ret && (n = read_stdin(buf, sizeof(buf))) != 0) {
+		ret = n < 0 ? -errno : 0;
+		total += n > 0 ? n : 0;
+		if (!ret && total > XBD_LIST_FILE_MAX)
+			ret = -EFBIG;
+		if (!ret)
+			ret = write_all(fd, buf, (size_t)n);
+	}
+	if (!ret && lseek(fd, 0, SEEK_SET) < 0)
+		ret = -errno;
+	if (ret == -EFBIG)
+		pr_warn("list %s holds more than %d bytes, the most a list file may", XBD_LIST_STDIN,
+			XBD_LIST_FILE_MAX);
+	else if (ret)
+		pr_warn("cannot read list %s: %s", XBD_LIST_STDIN, strerror(-ret));
+	if (ret) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Names the next file of j: its absolute path (the daemon's working directory is not ours),
+ * or XBD_LIST_STDIN, which is read now, before the daemon is asked: it may take long, and a
+ * daemon does not wait for a request that long. */
+static int name_next(struct load_job *j, const char *cwd)
+{
+	const char *f = j->a->files.v[j->n];
+
+	j->fds[j->n] = -1;
+	if (is_stdin(f))
+		j->names[j->n] = strdup(XBD_LIST_STDIN);
+	else if (asprintf(&j->names[j->n], "%s%s%s", f[0] == '/' ? "" : cwd,
+			  f[0] == '/' ? "" : "/", f) < 0)
+		j->names[j->n] = NULL;
+	if (!j->names[j->n]) {
+		pr_warn("out of memory");
+		return EXIT_FAIL;
+	}
+	j->n++;
+	if (is_stdin(f) && (j->fds[j->n - 1] = stdin_file()) < 0)
+		return EXIT_FAIL;
+	return EXIT_OK;
+}
+
+/* Opens the files of j by path with this user's rights: the daemon opens no path for a
+ * client. What each is, is the reader's to check (a FIFO is opened without waiting, and never
+ * read). */
+static int open_paths(void *job)
+{
+	struct load_job *j = job;
+	char err[XB_ERRLEN];
+
+	for (size_t i = 0; i < j->n; i++) {
+		if (j->fds[i] < 0 && xbd_open_read(j->names[i], "list", &j->fds[i], err, sizeof(err))) {
+			pr_warn("%s", err);
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
+
+static void load_job_free(struct load_job *j)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		free(j->names[i]);
+		if (j->fds[i] >= 0)
+			close(j->fds[i]);
+	}
+}
+
+/* Standard input is read once: it cannot be two lists. */
+static int check_stdin_once(const struct cli_files *files)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < files->n; i++)
+		n += is_stdin(files->v[i]);
+	if (n < 2)
+		return EXIT_OK;
+	pr_warn("lists load: standard input ('-' or /dev/stdin) can be read only once");
+	return EXIT_USAGE;
 }
 
 static const char *num_text(struct json_object *o, const char *key, char *buf, size_t len)
@@ -198,6 +350,9 @@ int do_lists_load(const struct cli *cli, const void *args)
 		pr_warn("lists load: give one of --allow, --deny or --trusted");
 		return EXIT_USAGE;
 	}
+	ret = check_stdin_once(&a->files);
+	if (ret)
+		return ret;
 	j.verdict = a->allow ? XDPBAN_POLICY_ALLOWED
 		    : a->deny ? XDPBAN_POLICY_DENY
 			      : XDPBAN_POLICY_TRUSTED;
@@ -205,33 +360,27 @@ int do_lists_load(const struct cli *cli, const void *args)
 		pr_warn("cannot find the working directory: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
-	req = lists_request(XB_CMD(LISTS_LOAD), xbd_layer_name(j.verdict));
-	files = json_object_new_array();
-	ret = req && files ? EXIT_OK : EXIT_FAIL;
-	for (size_t i = 0; i < a->files.n && !ret; i++) {
-		const char *f = a->files.v[i];
-
-		if (asprintf(&j.paths[i], "%s%s%s", f[0] == '/' ? "" : cwd,
-			     f[0] == '/' ? "" : "/", f) < 0) {
-			j.paths[i] = NULL;
-			ret = EXIT_FAIL;
-		} else {
-			json_object_array_add(files, json_object_new_string(j.paths[i]));
-		}
+	while (!ret && j.n < a->files.n)
+		ret = name_next(&j, cwd);
+	req = ret ? NULL : lists_request(XB_CMD(LISTS_LOAD), xbd_layer_name(j.verdict));
+	files = req ? json_object_new_array() : NULL;
+	for (size_t i = 0; files && i < j.n; i++)
+		json_object_array_add(files, json_object_new_string(j.names[i]));
+	if (!ret && (!req || !files)) {
+		pr_warn("out of memory");
+		ret = EXIT_FAIL;
 	}
 	if (ret) {
-		pr_warn("out of memory");
-		json_object_put(files);
 		json_object_put(req);
 	} else {
 		json_object_object_add(req, XB_F(FILES), files);
 		if (a->ignore_errors)
 			json_object_object_add(req, XB_F(IGNORE_ERRORS),
 					       json_object_new_boolean(1));
-		ret = run_lists(cli, req, true, direct_load, &j, &reply);
+		ret = run_lists(cli, req, true, direct_load, &j,
+				&(struct sent_files){ open_paths, &j, j.fds, j.n }, &reply);
 	}
-	for (size_t i = 0; i < a->files.n; i++)
-		free(j.paths[i]);
+	load_job_free(&j);
 	if (ret)
 		return ret;
 	num_text(reply, XB_F(LOADED), n, sizeof(n));
@@ -273,7 +422,7 @@ int do_lists_clear(const struct cli *cli, const void *args)
 		return EXIT_USAGE;
 	}
 	ret = run_lists(cli, lists_request(XB_CMD(LISTS_CLEAR), a->layer), true, direct_clear,
-			&verdict, &reply);
+			&verdict, NULL, &reply);
 	if (ret)
 		return ret;
 	num_text(reply, XB_F(CLEARED), n, sizeof(n));
@@ -297,7 +446,7 @@ int do_lists_show(const struct cli *cli, const void *args)
 	const bool *json = args; /* struct json_args */
 	struct json_object *reply = NULL;
 	int ret = run_lists(cli, lists_request(XB_CMD(LISTS_SHOW), NULL), false, direct_show, NULL,
-			    &reply);
+			    NULL, &reply);
 
 	if (ret)
 		return ret;

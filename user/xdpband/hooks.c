@@ -259,8 +259,9 @@ static void on_listed(struct json_object *reply, void *user)
 		json_object_object_add(reply, XB_F(ORIGINS), xbd_fleet_origins_json(&d->fleet));
 }
 
-/* {"cmd": "lists_load", "layer": L, "files": [ABSOLUTE PATH, ...], "ignore_errors": BOOL},
- * {"cmd": "lists_clear", "layer": L} and {"cmd": "lists_show"} (docs/control.md). */
+/* {"cmd": "lists_load", "layer": L, "files": [NAME, ...], "ignore_errors": BOOL} with the
+ * files sent open, {"cmd": "lists_clear", "layer": L} and {"cmd": "lists_show"}
+ * (docs/control.md). */
 static int list_fields(const char *cmd, struct json_object *request, __u32 *verdict,
 		       const char **files, size_t *n, bool *ignore, char *err, size_t errlen)
 {
@@ -309,11 +310,10 @@ static int list_fields(const char *cmd, struct json_object *request, __u32 *verd
 		struct json_object *f = json_object_array_get_idx(v, i);
 
 		files[i] = json_object_is_type(f, json_type_string) ? json_object_get_string(f) : NULL;
-		if (!files[i] || files[i][0] != '/' ||
-		    strlen(files[i]) != (size_t)json_object_get_string_len(f) ||
-		    strchr(files[i], '\n')) {
-			snprintf(err, errlen, "field \"%s\": each must be an absolute path",
-				 XB_F(FILES));
+		if (!files[i] || strlen(files[i]) != (size_t)json_object_get_string_len(f) ||
+		    !xbd_list_name_ok(files[i])) {
+			snprintf(err, errlen, "field \"%s\": each must be an absolute path or \"%s\"",
+				 XB_F(FILES), XBD_LIST_STDIN);
 			return -EINVAL;
 		}
 	}
@@ -322,22 +322,29 @@ static int list_fields(const char *cmd, struct json_object *request, __u32 *verd
 
 /* A load is read beside the loop (listload.h); its answer comes when it is in force
  * (xbd_hooks_lists_loaded). The limits are checked first: a load that cannot be kept reads
- * nothing. */
+ * nothing. The files are those the client sent open, one per name: the daemon opens no path
+ * for a client, so it never reads for one what the client could not open itself. */
 static int start_lists_load(struct xbd *d, const struct xbd_lists_ctx *ctx, __u32 verdict,
 			    const char *const *files, size_t n, bool ignore, char *err,
 			    size_t errlen)
 {
+	struct xb_control_fds *fds = xbd_server_serving_fds(&d->server);
 	struct xbd_list_caps caps;
-	int ret = xbd_lists_ctx_load_check(ctx, verdict, files, n, err, errlen);
+	int ret = 0;
 
+	if (!fds || fds->n != n) {
+		snprintf(err, errlen,
+			 "%zu %s named but %zu sent open with the request: each list file goes "
+			 "with it as an open file (SCM_RIGHTS)",
+			 n, xb_plural(n, "file", "files"), fds ? fds->n : 0);
+		return -EINVAL;
+	}
+	ret = xbd_lists_ctx_load_check(ctx, verdict, files, n, err, errlen);
 	if (!ret)
 		ret = xbd_list_caps_of(&d->maps, &caps, err, errlen);
 	if (ret)
 		return ret;
-	/* A member's files are opened with its own rights: the daemon never reads for it what
-	 * it could not read itself. */
-	ret = xbd_list_load_start(&d->list_load, verdict, files, n, ignore, &caps,
-				  xbd_server_serving_creds(&d->server));
+	ret = xbd_list_load_start(&d->list_load, verdict, files, fds, n, ignore, &caps);
 	if (ret == -EBUSY)
 		snprintf(err, errlen, "another lists load is being read: try again when it is done");
 	else if (ret)

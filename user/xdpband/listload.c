@@ -16,9 +16,8 @@ static void *load_main(void *arg)
 {
 	struct xbd_list_load *l = arg;
 
-	l->ret = xbd_runtime_read(&l->caps, l->as_client ? &l->creds : NULL, l->verdict,
-				  (const char *const *)l->files, l->n, l->ignore_errors, &l->read,
-				  l->err, sizeof(l->err));
+	l->ret = xbd_runtime_read(&l->caps, l->fds.v, l->verdict, (const char *const *)l->files,
+				  l->n, l->ignore_errors, &l->read, l->err, sizeof(l->err));
 	xbd_job_done(&l->job);
 	return NULL;
 }
@@ -28,18 +27,19 @@ void xbd_list_load_done(struct xbd_list_load *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->files[i]);
 	l->n = 0;
+	xb_control_fds_close(&l->fds);
 	xbd_lists_free(&l->read);
 }
 
 int xbd_list_load_start(struct xbd_list_load *l, __u32 verdict, const char *const *files,
-			size_t n, bool ignore_errors, const struct xbd_list_caps *caps,
-			const struct xbd_creds *creds)
+			struct xb_control_fds *fds, size_t n, bool ignore_errors,
+			const struct xbd_list_caps *caps)
 {
 	int ret = 0;
 
 	if (l->job.running)
 		return -EBUSY;
-	if (n > XBD_MAX_LISTS)
+	if (n > XBD_MAX_LISTS || fds->n != n)
 		return -EINVAL;
 	for (l->n = 0; l->n < n && !ret; l->n++) {
 		l->files[l->n] = strdup(files[l->n]);
@@ -48,15 +48,17 @@ int xbd_list_load_start(struct xbd_list_load *l, __u32 verdict, const char *cons
 	l->verdict = verdict;
 	l->ignore_errors = ignore_errors;
 	l->caps = *caps;
-	l->as_client = creds != NULL;
-	if (creds)
-		l->creds = *creds;
+	l->fds = *fds; /* the thread's from its start: the loop reads them only after the join */
 	l->ret = 0;
 	l->err[0] = '\0';
 	if (!ret)
 		ret = xbd_job_start(&l->job, load_main, l);
-	if (ret)
+	if (ret) {
+		l->fds.n = 0; /* still the caller's */
 		xbd_list_load_done(l);
+	} else {
+		fds->n = 0;
+	}
 	return ret;
 }
 

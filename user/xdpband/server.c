@@ -141,6 +141,7 @@ void xbd_server_close(struct xbd_server *s)
 	struct stat st;
 
 	for (int i = 0; i < XBD_MAX_CLIENTS; i++) {
+		xb_control_fds_close(&s->clients[i].fds);
 		if (s->clients[i].fd >= 0)
 			close(s->clients[i].fd);
 		free(s->clients[i].out);
@@ -160,6 +161,7 @@ void xbd_server_close(struct xbd_server *s)
 
 static void client_free(struct xbd_client *c)
 {
+	xb_control_fds_close(&c->fds);
 	close(c->fd);
 	free(c->out);
 	memset(c, 0, sizeof(*c));
@@ -375,25 +377,21 @@ static void log_refusals_counted(struct xbd_server *s, __u64 now)
 	s->refusals_logged_ms = now;
 }
 
-/* The peer's credentials for opening files: its uid and gid, and its groups (none when the
- * kernel cannot say: fewer rights, never more). */
-static void peer_creds(int fd, const struct ucred *cred, struct xbd_creds *out)
-{
-	socklen_t len = sizeof(out->groups);
+#define PEER_GROUPS_MAX 256
 
-	out->uid = cred->uid;
-	out->gid = cred->gid;
-	out->n_groups = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, out->groups, &len)
-				? 0
-				: (int)(len / sizeof(gid_t));
-}
-
-static bool peer_in_group(const struct xbd_creds *c, gid_t group)
+/* Whether the peer has group among its gid and its groups (none when the kernel cannot say:
+ * fewer rights, never more). */
+static bool peer_in_group(int fd, const struct ucred *cred, gid_t group)
 {
-	if (c->gid == group)
+	gid_t groups[PEER_GROUPS_MAX];
+	socklen_t len = sizeof(groups);
+	size_t n = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) ? 0
+									  : len / sizeof(gid_t);
+
+	if (cred->gid == group)
 		return true;
-	for (int i = 0; i < c->n_groups; i++)
-		if (c->groups[i] == group)
+	for (size_t i = 0; i < n; i++)
+		if (groups[i] == group)
 			return true;
 	return false;
 }
@@ -402,8 +400,7 @@ enum peer_class { PEER_REFUSED, PEER_MEMBER, PEER_PRIVILEGED };
 
 /* Root and the socket's owner may do everything; the configured group may read, or
  * everything with group-access = full; anyone else nothing. */
-static enum peer_class classify(const struct xbd_server *s, int fd, struct ucred *cred,
-				struct xbd_creds *creds)
+static enum peer_class classify(const struct xbd_server *s, int fd, struct ucred *cred)
 {
 	socklen_t len = sizeof(*cred);
 
@@ -413,8 +410,7 @@ static enum peer_class classify(const struct xbd_server *s, int fd, struct ucred
 	}
 	if (cred->uid == 0 || cred->uid == s->owner)
 		return PEER_PRIVILEGED;
-	peer_creds(fd, cred, creds);
-	if (s->has_group && peer_in_group(creds, s->group))
+	if (s->has_group && peer_in_group(fd, cred, s->group))
 		return PEER_MEMBER;
 	return PEER_REFUSED;
 }
@@ -509,6 +505,7 @@ static struct xbd_client *find_slot(struct xbd_server *s, enum peer_class cls, u
 	}
 	pr_debug("control: uid %u takes the slot of an idle connection of uid %u", uid, c->uid);
 	end_now(c->fd, "closed: a new connection needed the slot of this idle one");
+	xb_control_fds_close(&c->fds);
 	free(c->out);
 	return c;
 }
@@ -517,9 +514,8 @@ static struct xbd_client *find_slot(struct xbd_server *s, enum peer_class cls, u
  * another connection, is answered and closed at once. */
 static void admit(struct xbd_server *s, int fd)
 {
-	struct xbd_creds creds = { 0 };
 	struct ucred cred;
-	enum peer_class cls = classify(s, fd, &cred, &creds);
+	enum peer_class cls = classify(s, fd, &cred);
 	struct xbd_client *c = NULL;
 	char why[160];
 
@@ -536,7 +532,6 @@ static void admit(struct xbd_server *s, int fd)
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->uid = cred.uid;
-	c->creds = creds;
 	c->privileged = cls == PEER_PRIVILEGED;
 	c->read_only = cls == PEER_MEMBER && !s->group_full;
 	c->turn = s->turn;
@@ -563,12 +558,22 @@ static void handle_request(struct xbd_server *s, struct xbd_client *c, const cha
 	char *reply = NULL;
 	int ret;
 
+	if (c->fds.over) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "more than %d open files sent with one request",
+			 XB_CONTROL_FDS_MAX);
+		xb_control_fds_close(&c->fds);
+		queue_error(c, why);
+		return;
+	}
 	ctx.read_only = c->read_only;
 	s->serving_read_only = c->read_only; /* for the daemon's own commands */
 	s->serving = c;
 	pr_debug("control: uid %u: %.*s", c->uid, (int)(len > 200 ? 200 : len), line);
 	ret = xb_control_handle(&ctx, line, len, &reply);
 	s->serving = NULL;
+	xb_control_fds_close(&c->fds); /* those no hook took: they were the request's alone */
 	if (c->held) { /* the answer comes later, from xbd_server_release() */
 		free(reply);
 		c->deadline_ms = xbd_now_ms() + XBD_HELD_TIMEOUT_MS;
@@ -615,9 +620,9 @@ static void client_read(struct xbd_server *s, struct xbd_client *c)
 			client_free(c);
 		return;
 	}
-	n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
+	n = xb_control_recv_fds(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, &c->fds);
 	if (n < 0) {
-		if (errno != EAGAIN && errno != EINTR)
+		if (n != -EAGAIN && n != -EINTR)
 			client_free(c);
 		return;
 	}
@@ -744,9 +749,9 @@ int xbd_server_timeout_ms(const struct xbd_server *s)
 	return next <= now ? 0 : (int)(next - now);
 }
 
-const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s)
+struct xb_control_fds *xbd_server_serving_fds(struct xbd_server *s)
 {
-	return s->serving && !s->serving->privileged ? &s->serving->creds : NULL;
+	return s->serving ? &s->serving->fds : NULL;
 }
 
 void xbd_server_hold(struct xbd_server *s, enum xbd_hold what)

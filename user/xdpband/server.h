@@ -1,7 +1,8 @@
 /* server.h - the control socket server: a Unix stream socket (owner-only by default) that
  * checks each peer's credentials with SO_PEERCRED before it takes a slot, keeps slots for root,
  * limits the connections of every other user, reads request lines of at most
- * XB_CONTROL_REQUEST_MAX bytes within a time limit, and hands each to xb_control_handle().
+ * XB_CONTROL_REQUEST_MAX bytes, with at most XB_CONTROL_FDS_MAX open files sent along, within
+ * a time limit, and hands each to xb_control_handle().
  * It never interprets a request itself and never blocks the daemon: every socket is
  * non-blocking and driven by the daemon's poll loop. */
 #ifndef XDPBAND_SERVER_H
@@ -15,7 +16,6 @@
 #include "conf.h"
 #include "control.h"
 #include "evring.h"
-#include "files.h"
 
 /* The limits of the socket (xdpband(8), docs/control.md), so that no peer can keep another
  * out: a peer that may not connect is refused before it takes a slot; the last
@@ -44,7 +44,6 @@ enum xbd_hold { XBD_HOLD_NONE, XBD_HOLD_RELOAD, XBD_HOLD_LISTS };
 struct xbd_client {
 	int fd; /* -1 = free slot */
 	uid_t uid;
-	struct xbd_creds creds; /* a member's: what it may open (files.h) */
 	bool privileged;   /* root or the daemon's user: may use the reserved slots */
 	bool read_only;
 	bool closing;      /* close once the reply is out */
@@ -56,6 +55,7 @@ struct xbd_client {
 	unsigned long turn; /* xbd_server.turn it was accepted in */
 	char in[XB_CONTROL_REQUEST_MAX + 1]; /* a full request and its '\n' */
 	size_t in_len;
+	struct xb_control_fds fds; /* sent with what is in `in`: go with the next request handled */
 	char *out;
 	size_t out_len, out_off;
 };
@@ -93,9 +93,9 @@ int xbd_server_timeout_ms(const struct xbd_server *s);
 /* Called from a hook while a request is handled: its reply is not sent; the connection waits
  * (reading no further request) for xbd_server_release() of what, at most XBD_HELD_TIMEOUT_MS. */
 void xbd_server_hold(struct xbd_server *s, enum xbd_hold what);
-/* Whose rights a file named in the request being handled is opened with: a group member's own
- * credentials, or NULL for root and the daemon's user (and outside a request). */
-const struct xbd_creds *xbd_server_serving_creds(const struct xbd_server *s);
+/* The open files sent with the request being handled (NULL outside one). A hook may take them
+ * (and leave it empty); those it leaves are closed after the request. */
+struct xb_control_fds *xbd_server_serving_fds(struct xbd_server *s);
 /* Called from a hook while a request is handled: after its reply, the connection takes every
  * line of ring from event next_seq on, as they come, and no further request. */
 void xbd_server_subscribe(struct xbd_server *s, const struct xbd_evring *ring, __u64 next_seq);
