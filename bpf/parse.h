@@ -38,9 +38,17 @@
 #define NEXTHDR_DEST_ 60
 #define IPPROTO_ICMPV6_ 58
 
-/* Everything the later stages need to know about one frame. */
+/* Everything the later stages need to know about one frame. The addresses come first and
+ * 8-byte aligned: every stage reads them as whole words (an unaligned copy would be a byte at
+ * a time, with shifts, at every read). */
 struct pkt {
-	__u32 bytes;     /* frame length */
+	__u8 saddr[16] __attribute__((aligned(8))); /* network byte order; IPv4 in the first 4 */
+	__u8 daddr[16];      /* network byte order, likewise */
+	__u32 bytes;         /* frame length */
+	__be16 sport, dport; /* of a TCP segment or UDP datagram */
+	__be32 seq, ack_seq; /* network byte order */
+	__u16 payload_off;   /* a datagram's payload: offset in the frame (<= PAYLOAD_OFF_MAX) */
+	__u16 payload_len;   /* and length, from the UDP header */
 	__u8 family;     /* 0: not IP; XDPBAN_FAMILY_INET or XDPBAN_FAMILY_INET6 */
 	__u8 attributed; /* the source address is known */
 	__u8 malformed;  /* inconsistent L3/L4 headers or impossible TCP flags */
@@ -50,12 +58,6 @@ struct pkt {
 	__u8 is_tcp;     /* that segment's fields below are valid */
 	__u8 is_udp;     /* a datagram whose header was checked: ports and payload are valid */
 	__u8 echo;       /* an ICMP echo request (IPv4 type 8, ICMPv6 type 128) */
-	__u8 saddr[16];  /* network byte order; IPv4 in the first 4 bytes */
-	__u8 daddr[16];  /* network byte order, likewise */
-	__be16 sport, dport; /* of a TCP segment or UDP datagram */
-	__be32 seq, ack_seq; /* network byte order */
-	__u16 payload_off;   /* a datagram's payload: offset in the frame (<= PAYLOAD_OFF_MAX) */
-	__u16 payload_len;   /* and length, from the UDP header */
 };
 
 /* The furthest a datagram's payload can start: Ethernet, two VLAN tags, the deepest IPv6
