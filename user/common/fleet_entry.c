@@ -158,20 +158,6 @@ bool xbd_fleet_name_valid(const char *s)
 	return true;
 }
 
-static int parse_reason(const char *s, __u8 *reason)
-{
-	static const __u8 known[] = { XDPBAN_REASON_ERRORS, XDPBAN_REASON_MANUAL,
-				      XDPBAN_REASON_REPORTED };
-
-	for (size_t i = 0; i < sizeof(known); i++) {
-		if (!strcmp(s, xb_reason_name(known[i]))) {
-			*reason = known[i];
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* A key narrow enough for the fleet to ban (XBD_FLEET_MIN_PLEN4/6). */
 static int parse_key(const char *s, struct xb_prefix *p)
 {
@@ -225,6 +211,7 @@ static int bad(char *why, size_t whylen, int field, const char *value, const cha
 static int decode_ban(field_text text, const bool *seen, struct xbd_fleet_entry *e, char *why,
 		      size_t whylen)
 {
+	char ignored[XB_ERRLEN];
 	__u64 count, expires;
 
 	for (int k = F_REASON; k <= F_EXPIRES; k++)
@@ -232,7 +219,7 @@ static int decode_ban(field_text text, const bool *seen, struct xbd_fleet_entry 
 			snprintf(why, whylen, "a ban without field \"%s\"", field_names[k]);
 			return -EINVAL;
 		}
-	if (parse_reason(text[F_REASON], &e->reason))
+	if (xb_reason_parse(text[F_REASON], &e->reason, ignored, sizeof(ignored)))
 		return bad(why, whylen, F_REASON, text[F_REASON], "not errors, manual or reported");
 	if (xb_classes_parse("classes", text[F_CLASSES], &e->classes, why, whylen))
 		return bad(why, whylen, F_CLASSES, text[F_CLASSES], "not a list of error classes");

@@ -26,14 +26,7 @@
  * address order already have. */
 static int entry_cmp_key(const struct xbd_list_entry *a, const struct xbd_list_entry *b)
 {
-	int c;
-
-	if (a->prefix.family != b->prefix.family)
-		return a->prefix.family < b->prefix.family ? -1 : 1;
-	c = memcmp(a->prefix.addr, b->prefix.addr, sizeof(a->prefix.addr));
-	if (c)
-		return c;
-	return a->prefix.plen < b->prefix.plen ? -1 : a->prefix.plen > b->prefix.plen;
+	return xb_prefix_order(&a->prefix, &b->prefix);
 }
 
 /* Same prefix: the first list, then the first line, comes first; it is the one kept. */

@@ -61,20 +61,11 @@ struct saved_state {
 	struct xbd_state_fleet fleet;
 };
 
-/* Reasons are saved by name (xb_reason_name), the names the CLI shows. */
-static const __u8 reasons[] = {
-	XDPBAN_REASON_ERRORS,
-	XDPBAN_REASON_MANUAL,
-	XDPBAN_REASON_REPORTED,
-};
-#define N_REASONS (sizeof(reasons) / sizeof(reasons[0]))
-
+/* Reasons are saved by name (xb_reason_name), the names the CLI shows; a ban of a reason
+ * without a name is not saved. */
 static bool known_reason(__u8 reason)
 {
-	for (size_t i = 0; i < N_REASONS; i++)
-		if (reasons[i] == reason)
-			return true;
-	return false;
+	return strcmp(xb_reason_name(reason), "?") != 0;
 }
 
 /* ---- writing ---- */
@@ -283,15 +274,10 @@ static bool parse_key(const char *text, struct xdpban_key *key)
 
 static bool parse_reason(const char *tok, __u8 *reason)
 {
-	if (!tok || strncmp(tok, "reason=", 7))
-		return false;
-	for (size_t i = 0; i < N_REASONS; i++) {
-		if (!strcmp(tok + 7, xb_reason_name(reasons[i]))) {
-			*reason = reasons[i];
-			return true;
-		}
-	}
-	return false;
+	char ignored[XB_ERRLEN];
+
+	return tok && !strncmp(tok, "reason=", 7) &&
+	       !xb_reason_parse(tok + 7, reason, ignored, sizeof(ignored));
 }
 
 #define TIME_MAX_WALL 253402300799ull /* 9999-12-31: anything later is corruption */

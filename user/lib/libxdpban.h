@@ -120,6 +120,9 @@ bool xb_prefix_is_addr(const struct xb_prefix *p); /* a /32 or /128 */
 bool xb_prefix_contains(const struct xb_prefix *outer, const struct xb_prefix *inner);
 /* A total order (family, length, address) for sorted sets of prefixes: <0, 0 or >0. */
 int xb_prefix_cmp(const struct xb_prefix *a, const struct xb_prefix *b);
+/* Address order: IPv4 first, then by start address, a shorter prefix before the longer ones
+ * that start where it does (every prefix after those that hold it). <0, 0 or >0. */
+int xb_prefix_order(const struct xb_prefix *a, const struct xb_prefix *b);
 
 /* The config in force (the defaults when the map entry is unset). */
 int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg);
@@ -201,6 +204,8 @@ typedef int (*xb_ban_cb)(const struct xb_ban_info *ban, void *ctx);
  * what cb returned if that is non-zero. Reads with batch lookups. */
 int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx);
 const char *xb_reason_name(__u8 reason); /* enum xdpban_ban_reason -> "errors", ... or "?" */
+/* The reason xb_reason_name calls name: 0, or -EINVAL with err naming the known ones. */
+int xb_reason_parse(const char *name, __u8 *reason, char *err, size_t errlen);
 
 /* Removes expired bans, expired timed deny entries and counters whose window has passed.
  * Returns the number removed or -errno. */

@@ -234,6 +234,18 @@ void xb_key_to_prefix(const struct xdpban_key *key, struct xb_prefix *p)
 	memcpy(p->addr, key->addr, sizeof(p->addr));
 }
 
+int xb_prefix_order(const struct xb_prefix *a, const struct xb_prefix *b)
+{
+	int c;
+
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	c = memcmp(a->addr, b->addr, sizeof(a->addr));
+	if (c)
+		return c;
+	return a->plen < b->plen ? -1 : a->plen > b->plen;
+}
+
 int xb_prefix_cmp(const struct xb_prefix *a, const struct xb_prefix *b)
 {
 	if (a->family != b->family)

@@ -3,6 +3,7 @@
  * judged the way the data path judges them now. Read-only.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
@@ -21,6 +22,27 @@ const char *xb_reason_name(__u8 reason)
 		return "reported";
 	}
 	return "?";
+}
+
+/* The reasons a ban can have, in the order xdpban names them (--help, errors). */
+static const __u8 reasons[] = { XDPBAN_REASON_ERRORS, XDPBAN_REASON_MANUAL,
+				XDPBAN_REASON_REPORTED };
+
+int xb_reason_parse(const char *name, __u8 *reason, char *err, size_t errlen)
+{
+	size_t used;
+
+	for (size_t i = 0; i < sizeof(reasons); i++) {
+		if (!strcmp(name, xb_reason_name(reasons[i]))) {
+			*reason = reasons[i];
+			return 0;
+		}
+	}
+	used = snprintf(err, errlen, "unknown reason '%.40s': expected", name);
+	for (size_t i = 0; i < sizeof(reasons) && used < errlen; i++)
+		used += snprintf(err + used, errlen - used, "%s %s", i ? "," : "",
+				 xb_reason_name(reasons[i]));
+	return -EINVAL;
 }
 
 /* The longest policy entry containing the address, as the trie lookup would pick it. */
