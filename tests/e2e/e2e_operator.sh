@@ -8,7 +8,9 @@
 # has; the xdpban_banned_sources gauge counts the ban table and the manual prefix bans, as
 # status does; the CLI finds the daemon through $XDPBAN_SOCKET and through the config's
 # [control] socket, and when nothing answers names the socket it tried and where it came
-# from. Uses the daemon's helpers of tests/e2e/e2e_lib.sh; every namespace, daemon, pin and file it
+# from; `bans` keeps only the bans of a reason, an origin or inside a prefix, and sorts them by
+# start, count or time left, text and --json alike, and refuses a bad value with exit 2.
+# Uses the daemon's helpers of tests/e2e/e2e_lib.sh; every namespace, daemon, pin and file it
 # makes is removed by the cleanup of tests/e2e/e2e_lib.sh, also on failure.
 #
 # Usage: tests/e2e/e2e_operator.sh BUILD_DIR
@@ -17,7 +19,8 @@ set -uo pipefail
 source "$(dirname "$0")/e2e_lib.sh"
 
 CASES=(log_names_classes_and_durations ban_and_query_in_one_format unban_lifts_key_or_names_prefix
-	status_text_complete banned_gauge_counts_prefix_bans socket_from_env_and_config)
+	status_text_complete banned_gauge_counts_prefix_bans socket_from_env_and_config
+	bans_filtered_and_sorted bans_bad_view_refused)
 xbd_begin o "${CASES[@]}"
 XBD_DENY=$XBD_TMP/deny.list
 printf '192.0.2.128/25\n' >"$XBD_DENY"
@@ -173,6 +176,76 @@ case_socket() {
 	fi
 }
 
+# bans_of ARGS...: the prefixes `bans ARGS...` lists, in its order, on one line.
+bans_of() { xbd_cli bans "$@" | awk 'NR > 1 { printf "%s%s", sep, $1; sep = " " }'; }
+
+# After case_gauge: 192.0.2.50 (manual, 7d) and 203.0.113.0/24 (a manual prefix ban, 1d12h,
+# no start recorded). Added a second later, so that they start in a later second than
+# 192.0.2.50 (what the time order is checked on): a reported ban, an error ban and a manual
+# IPv6 ban of 30m.
+case_bans_view() {
+	local got want json
+	run_cli report 198.51.100.20 4
+	sleep 1
+	xbd_send synfin 192.0.2.66 4
+	xbd_wait_until xbd_banned 192.0.2.66 || { xbd_fail bans_filtered_and_sorted "192.0.2.66 was not banned"; return; }
+	run_cli ban 2001:db8:5::/64 --for 30m
+	local -a checks=(
+		"--reason manual --sort left|2001:db8:5::/64 203.0.113.0/24 192.0.2.50"
+		"--reason errors|192.0.2.66"
+		"--origin local --sort count|192.0.2.66 198.51.100.20"
+		"--origin manual --sort count|192.0.2.50 203.0.113.0/24 2001:db8:5::/64"
+		"--origin remote|"
+		"--sort count|192.0.2.66 198.51.100.20 192.0.2.50 203.0.113.0/24 2001:db8:5::/64"
+		"--sort time --reason manual|2001:db8:5::/64 192.0.2.50 203.0.113.0/24"
+		"--sort time 192.0.2.0/23|192.0.2.66 192.0.2.50"
+		"192.0.2.0/24 --sort count|192.0.2.66 192.0.2.50"
+		"2001:db8::/32|2001:db8:5::/64"
+		"203.0.113.0/25|"
+		"--reason reported 198.51.100.0/24|198.51.100.20")
+	for c in "${checks[@]}"; do
+		# shellcheck disable=SC2086 # the words of the arguments
+		got=$(bans_of ${c%%|*})
+		want=${c#*|}
+		[[ $got == "$want" ]] || { xbd_fail bans_filtered_and_sorted "bans ${c%%|*}: '$got', not '$want'"; return; }
+	done
+	json=$(xbd_cli bans --json --origin manual --sort left 192.0.2.0/23)
+	got=$(xbd_json '" ".join(b["prefix"] + ":" + b["reason"] for b in d["bans"])' <<<"$json")
+	if [[ $got != "192.0.2.50:manual" ]]; then
+		xbd_fail bans_filtered_and_sorted "bans --json --origin manual 192.0.2.0/23: '$got'"
+	elif [[ $(xbd_cli bans --reason manual 203.0.113.0/24 | tail -n1) != 203.0.113.0/24*manual*0*1d1* ]]; then
+		xbd_fail bans_filtered_and_sorted "the prefix ban's row: $(xbd_cli bans --reason manual 203.0.113.0/24 | tail -n1)"
+	elif [[ $(xbd_cli bans --reason errors 198.51.100.0/24) != "no bans" ]]; then
+		xbd_fail bans_filtered_and_sorted "a view that keeps nothing does not say 'no bans'"
+	else
+		xbd_pass bans_filtered_and_sorted
+	fi
+}
+
+case_bans_bad_view() {
+	local before c
+	before=$(bans_of --sort count)
+	local -a bad=(
+		"--reason banned|xdpban: unknown reason 'banned': expected errors, manual, reported"
+		"--sort oldest|xdpban: unknown sort key 'oldest': expected time, count or left"
+		"--origin web/2|xdpban: bad origin 'web/2': expected local, manual, remote or a fleet node's name"
+		"192.0.2.0/33|xdpban: bad prefix length in '192.0.2.0/33': must be 0..32"
+		"2001:db8::/129|xdpban: bad prefix length in '2001:db8::/129': must be 0..128")
+	for c in "${bad[@]}"; do
+		# shellcheck disable=SC2086
+		run_cli bans ${c%%|*}
+		if [[ $rc != 2 || $err != "${c#*|}" || -n $out ]]; then
+			xbd_fail bans_bad_view_refused "bans ${c%%|*}: exit $rc, '$err', '$out'"
+			return
+		fi
+	done
+	if [[ $(bans_of --sort count) != "$before" ]]; then
+		xbd_fail bans_bad_view_refused "the bans changed: '$(bans_of --sort count)', not '$before'"
+	else
+		xbd_pass bans_bad_view_refused
+	fi
+}
+
 if xbd_start; then
 	case_log
 	case_ban_query
@@ -180,6 +253,8 @@ if xbd_start; then
 	case_status_text
 	case_gauge
 	case_socket
+	case_bans_view
+	case_bans_bad_view
 else
 	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done
 fi

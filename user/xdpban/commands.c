@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <errno.h>
+#include "banview.h"
 #include "cli.h"
 #include "control.h"
 #include "control_fields.h"
@@ -156,16 +157,66 @@ static int print_bans_direct(const struct xb_maps *maps, bool json)
 	return ret ? EXIT_FAIL : EXIT_OK;
 }
 
+struct bans_args {
+	bool json;
+	const char *reason, *origin, *sort;
+	struct xb_prefix within; /* family 0: not given */
+};
+
+static const struct param bans_params[] = {
+	{ "PREFIX", 0, P_PREFIX, false, ARGS(struct bans_args, within), NULL,
+	  "only the bans inside this address or prefix (IPv4 or IPv6)" },
+	{ "--reason", 0, P_STRING, false, ARGS(struct bans_args, reason), "R",
+	  "only the bans of this reason: errors, manual or reported" },
+	{ "--origin", 0, P_STRING, false, ARGS(struct bans_args, origin), "O",
+	  "only the bans made here by the data path or a report (local), by hand here (manual), "
+	  "from the fleet (remote), or from the fleet node of this name" },
+	{ "--sort", 0, P_STRING, false, ARGS(struct bans_args, sort), "KEY",
+	  "time (newest first), count (most errors first) or left (least time left first, "
+	  "permanent last); ties by prefix" },
+	{ "--json", 0, P_FLAG, false, ARGS(struct bans_args, json), NULL, "print JSON" },
+	{ NULL },
+};
+
+/* The view the arguments ask for. EXIT_OK, or one line and EXIT_USAGE. */
+static int bans_view_of(const struct bans_args *a, struct xb_ban_view *v)
+{
+	char err[XB_ERRLEN];
+	int ret = 0;
+
+	memset(v, 0, sizeof(*v));
+	if (a->reason) {
+		v->by_reason = true;
+		ret = xb_reason_parse(a->reason, &v->reason, err, sizeof(err));
+	}
+	if (!ret && a->origin)
+		ret = xb_ban_origin_parse(a->origin, v, err, sizeof(err));
+	if (!ret && a->sort)
+		ret = xb_ban_sort_parse(a->sort, &v->sort, err, sizeof(err));
+	if (ret) {
+		pr_warn("%s", err);
+		return EXIT_USAGE;
+	}
+	v->by_prefix = a->within.family != 0;
+	v->within = a->within;
+	return EXIT_OK;
+}
+
+/* A view reads the whole reply, from the daemon or from this process alike; without one, the
+ * bans are printed as they are read when no daemon answers. */
 static int do_bans(const struct cli *cli, const void *args)
 {
-	const struct json_args *a = args;
+	const struct bans_args *a = args;
 	struct json_object *request, *reply = NULL;
+	struct xb_ban_view view;
 	struct backend b;
-	int ret = backend_open(&b, cli, &reads);
+	int ret = bans_view_of(a, &view);
 
+	if (!ret)
+		ret = backend_open(&b, cli, &reads);
 	if (ret)
 		return ret;
-	if (backend_direct(&b)) {
+	if (backend_direct(&b) && !xb_ban_view_active(&view)) {
 		ret = print_bans_direct(&b.maps, a->json);
 	} else {
 		request = request_new(XB_CMD(BANS));
@@ -173,6 +224,11 @@ static int do_bans(const struct cli *cli, const void *args)
 		json_object_put(request);
 	}
 	backend_close(&b);
+	if (reply && xb_ban_view_active(&view) && xb_ban_view_apply(reply, &view)) {
+		pr_warn("out of memory");
+		json_object_put(reply);
+		return EXIT_FAIL;
+	}
 	if (reply)
 		print_reply(reply, a->json, NULL, render_bans);
 	return ret;
@@ -411,7 +467,9 @@ static const char *lists_key(size_t i)
 const struct command cli_commands[] = {
 	COMMAND(status, json_params, struct json_args,
 		"Show the daemon, the config in force, table use and sizes, and statistics."),
-	COMMAND(bans, json_params, struct json_args, "List every active ban."),
+	COMMAND(bans, bans_params, struct bans_args,
+		"List the active bans: every one, or those of a reason, an origin or inside a "
+		"prefix; in the tables' order, or sorted."),
 	COMMAND(query, query_params, struct query_args,
 		"Show the counter, ban, policy, exemption and hop count of one address."),
 	COMMAND(ban, ban_params, struct ban_args, "Ban an address or prefix."),
