@@ -417,6 +417,14 @@ BAD_ARGS=(
 	"2|ban 192.0.2.1 --for"
 	"2|ban 192.0.2.1 192.0.2.2"
 	"2|unban 192.0.2.1/24"
+	"2|unban"
+	"2|unban --all 192.0.2.1"
+	"2|unban --reason manual 192.0.2.1"
+	"2|unban --all --reason banned"
+	"2|bans --reason banned"
+	"2|bans --sort oldest"
+	"2|bans --origin web/2"
+	"2|bans 192.0.2.0/33"
 	"2|query"
 	"2|query 192.0.2.0/24"
 	"2|query 192.0.2.1 --for 1h"
@@ -513,6 +521,30 @@ case_version() {
 	e2e_expect "xdpban -V against --version" "$long" "$short"
 }
 
+# bans_of ARGS...: the prefixes `bans ARGS...` lists, in its order, on one line.
+bans_of() { xdpban bans "$@" | awk 'NR > 1 { printf "%s%s", sep, $1; sep = " " }'; }
+
+# Without a daemon the views and `unban --all` work on the maps directly: the reported and the
+# error ban of the cases above stay until the last unban, each manual ban goes at the first.
+case_view_and_unban_all_direct() {
+	local manual rest
+	cli_ok ban 192.0.2.41 && cli_ok ban 2001:db8:c7::/64 --for 1h || return 1
+	e2e_expect "bans --origin local 203.0.113.0/24 --sort count" "$V4_NOISY $V4_REPORTED" \
+		"$(bans_of --origin local 203.0.113.0/24 --sort count)" &&
+		e2e_expect "bans 2001:db8:c7::/48 --reason manual" "2001:db8:c7::/64" \
+		"$(bans_of 2001:db8:c7::/48 --reason manual)" || return 1
+	manual=$(bans_of --reason manual | wc -w)
+	rest=$(($(bans_of | wc -w) - manual))
+	((manual >= 2 && rest >= 2)) || { E2E_WHY="$manual manual bans and $rest others"; return 1; }
+	cli_ok unban --all --reason manual &&
+		e2e_expect "unban --all --reason manual" "unbanned $manual sources" "$out" &&
+		e2e_expect "bans --reason manual after it" "no bans" "$(xdpban bans --reason manual)" &&
+		e2e_expect "the other bans after it" "$rest" "$(bans_of | wc -w)" &&
+		cli_ok unban --all &&
+		e2e_expect "unban --all" "unbanned $rest sources" "$out" &&
+		e2e_expect "bans after unban --all" "no bans" "$(xdpban bans)"
+}
+
 e2e_require_root cli
 if ! setup; then
 	e2e_fail setup "$E2E_WHY"
@@ -541,4 +573,5 @@ e2e_case bad_arguments case_bad_arguments
 e2e_case negative_values_named case_negative_values_named
 e2e_case help case_help
 e2e_case version case_version
+e2e_case view_and_unban_all_direct case_view_and_unban_all_direct
 e2e_finish

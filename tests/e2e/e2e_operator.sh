@@ -9,7 +9,10 @@
 # status does; the CLI finds the daemon through $XDPBAN_SOCKET and through the config's
 # [control] socket, and when nothing answers names the socket it tried and where it came
 # from; `bans` keeps only the bans of a reason, an origin or inside a prefix, and sorts them by
-# start, count or time left, text and --json alike, and refuses a bad value with exit 2.
+# start, count or time left, text and --json alike, and refuses a bad value with exit 2;
+# `unban --all --reason R` lifts the bans of that reason only and `unban --all` the rest,
+# saying how many, with an unban event for each, the offences forgotten and the state file
+# saved without them; a bad unban changes nothing.
 # Uses the daemon's helpers of tests/e2e/e2e_lib.sh; every namespace, daemon, pin and file it
 # makes is removed by the cleanup of tests/e2e/e2e_lib.sh, also on failure.
 #
@@ -20,7 +23,8 @@ source "$(dirname "$0")/e2e_lib.sh"
 
 CASES=(log_names_classes_and_durations ban_and_query_in_one_format unban_lifts_key_or_names_prefix
 	status_text_complete banned_gauge_counts_prefix_bans socket_from_env_and_config
-	bans_filtered_and_sorted bans_bad_view_refused)
+	bans_filtered_and_sorted bans_bad_view_refused unban_all_bad_input_refused
+	unban_all_by_reason_then_the_rest)
 xbd_begin o "${CASES[@]}"
 XBD_DENY=$XBD_TMP/deny.list
 printf '192.0.2.128/25\n' >"$XBD_DENY"
@@ -222,8 +226,23 @@ case_bans_view() {
 	fi
 }
 
+# refused CASE CMD "ARGS|ERROR"...: each `CMD ARGS` exits 2 with ERROR alone on stderr and
+# nothing on stdout; false after failing CASE on the first that does not.
+refused() {
+	local case=$1 cmd=$2 c
+	shift 2
+	for c in "$@"; do
+		# shellcheck disable=SC2086 # the words of the arguments
+		run_cli $cmd ${c%%|*}
+		if [[ $rc != 2 || $err != "${c#*|}" || -n $out ]]; then
+			xbd_fail "$case" "$cmd ${c%%|*}: exit $rc, '$err', '$out'"
+			return 1
+		fi
+	done
+}
+
 case_bans_bad_view() {
-	local before c
+	local before
 	before=$(bans_of --sort count)
 	local -a bad=(
 		"--reason banned|xdpban: unknown reason 'banned': expected errors, manual, reported"
@@ -231,18 +250,80 @@ case_bans_bad_view() {
 		"--origin web/2|xdpban: bad origin 'web/2': expected local, manual, remote or a fleet node's name"
 		"192.0.2.0/33|xdpban: bad prefix length in '192.0.2.0/33': must be 0..32"
 		"2001:db8::/129|xdpban: bad prefix length in '2001:db8::/129': must be 0..128")
-	for c in "${bad[@]}"; do
-		# shellcheck disable=SC2086
-		run_cli bans ${c%%|*}
-		if [[ $rc != 2 || $err != "${c#*|}" || -n $out ]]; then
-			xbd_fail bans_bad_view_refused "bans ${c%%|*}: exit $rc, '$err', '$out'"
-			return
-		fi
-	done
+	refused bans_bad_view_refused bans "${bad[@]}" || return
 	if [[ $(bans_of --sort count) != "$before" ]]; then
 		xbd_fail bans_bad_view_refused "the bans changed: '$(bans_of --sort count)', not '$before'"
 	else
 		xbd_pass bans_bad_view_refused
+	fi
+}
+
+# events_unbanned: the sources of the unban events in the backlog, sorted, on one line.
+events_unbanned() {
+	xbd_cli events --json | "$XBD_PY" -c '
+import json, sys
+print(" ".join(sorted(e["source"] for e in map(json.loads, sys.stdin) if e["event"] == "unban")))'
+}
+
+case_unban_all_bad() {
+	local before c
+	before=$(bans_of --sort count)
+	local -a bad=(
+		"--all --reason banned|xdpban: unknown reason 'banned': expected errors, manual, reported"
+		"--all 192.0.2.50|xdpban: unban: ADDR[/LEN] and --all exclude each other"
+		"--reason manual 192.0.2.50|xdpban: unban: --reason goes with --all"
+		"|xdpban: unban: missing ADDR[/LEN] or --all (see 'xdpban help unban')")
+	refused unban_all_bad_input_refused unban "${bad[@]}" || return
+	local -a raw=(
+		'{"cmd":"unban","all":true,"prefix":"192.0.2.50"}|field \"prefix\" and \"all\": true exclude each other'
+		'{"cmd":"unban","reason":"manual","prefix":"192.0.2.50"}|field \"reason\" needs \"all\": true'
+		'{"cmd":"unban","all":"yes"}|field \"all\" must be true or false'
+		'{"cmd":"unban","all":true,"reason":"oops"}|unknown reason')
+	for c in "${raw[@]}"; do
+		if [[ $(xbd_request "${c%%|*}") != '{"ok":false,"error":"'"${c#*|}"* ]]; then
+			xbd_fail unban_all_bad_input_refused "${c%%|*}: $(xbd_request "${c%%|*}")"
+			return
+		fi
+	done
+	if [[ $(bans_of --sort count) != "$before" ]]; then
+		xbd_fail unban_all_bad_input_refused "the bans changed: '$(bans_of --sort count)', not '$before'"
+	else
+		xbd_pass unban_all_bad_input_refused
+	fi
+}
+
+# The five bans of case_bans_view: three manual, one reported, one of errors.
+case_unban_all() {
+	local offenders
+	run_cli unban --all --reason manual
+	if [[ $rc != 0 || $out != "unbanned 3 sources" ]]; then
+		xbd_fail unban_all_by_reason_then_the_rest "unban --all --reason manual: '$out' (exit $rc, $err)"
+		return
+	fi
+	if [[ $(bans_of --sort count) != "192.0.2.66 198.51.100.20" ]]; then
+		xbd_fail unban_all_by_reason_then_the_rest "after --reason manual: '$(bans_of --sort count)'"
+		return
+	elif ! xbd_not_banned 203.0.113.9 || ! xbd_wait_until xbd_log_has "manual unban of every manual ban: 3 bans lifted"; then
+		xbd_fail unban_all_by_reason_then_the_rest "the prefix ban stayed, or no log line"
+		return
+	fi
+	run_cli unban --all
+	if [[ $rc != 0 || $out != "unbanned 2 sources" ]]; then
+		xbd_fail unban_all_by_reason_then_the_rest "unban --all: '$out' (exit $rc, $err)"
+		return
+	fi
+	run_cli unban --all
+	offenders=$(xbd_cli status --json | xbd_json 'd["xdpband"]["escalation"]["offenders"]')
+	if [[ $out != "unbanned 0 sources" || $(xbd_cli bans) != "no bans" ]]; then
+		xbd_fail unban_all_by_reason_then_the_rest "a second unban --all: '$out'; bans: $(xbd_cli bans | head -3)"
+	elif [[ $(events_unbanned) != "192.0.2.50 192.0.2.66 198.51.100.20 2001:db8:5::/64 2001:db8:77::/64 203.0.113.0/24" ]]; then
+		xbd_fail unban_all_by_reason_then_the_rest "unban events: '$(events_unbanned)'"
+	elif [[ $offenders != 0 ]]; then
+		xbd_fail unban_all_by_reason_then_the_rest "$offenders offenders remembered after unban --all"
+	elif [[ $(xbd_request '{"cmd":"save"}') != '{"ok":true,'* ]] || grep -qE '^(ban|prefix|offence) ' "$XBD_STATE"; then
+		xbd_fail unban_all_by_reason_then_the_rest "the state file keeps: $(grep -E '^(ban|prefix|offence) ' "$XBD_STATE" | tr '\n' '|')"
+	else
+		xbd_pass unban_all_by_reason_then_the_rest
 	fi
 }
 
@@ -255,6 +336,8 @@ if xbd_start; then
 	case_socket
 	case_bans_view
 	case_bans_bad_view
+	case_unban_all_bad
+	case_unban_all
 else
 	for c in "${CASES[@]}"; do xbd_fail "$c" "the daemon did not start"; done
 fi

@@ -1,8 +1,8 @@
 /* test_bans.c - the library's map operations on the real data path loaded unpinned
  * (tests/harness/dp.h): the config written to its map, manual bans and unbans of addresses
- * and prefixes and what they refuse, the listing of a million bans, query, sweep, stats,
- * reports and list counts. Each test skip()s without root; none touches pinned state or an
- * interface.
+ * and prefixes and what they refuse, the unban of every ban or of one reason, the listing of
+ * a million bans, query, sweep, stats, reports and list counts. Each test skip()s without
+ * root; none touches pinned state or an interface.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -303,6 +303,49 @@ static void ban_foreach_lists_both_tables_and_skips_expired(void **state)
 	assert_int_equal(xb_count_banned(&f->m, dp_now_ns()), 2);
 }
 
+/* The prefixes an unban of all told of, joined by spaces in the order told. */
+static void note_lifted(const struct xb_prefix *p, void *ctx)
+{
+	char *out = ctx, text[64];
+
+	xb_prefix_format(p, text, sizeof(text));
+	snprintf(out + strlen(out), 256 - strlen(out), "%s%s", *out ? " " : "", text);
+}
+
+/* Of one reason first, then the rest: an expired ban is not counted, a prefix ban is manual. */
+static void unban_all_lifts_a_reason_then_the_rest(void **state)
+{
+	struct maps_fixture *f = maps_fixture_need(state);
+	struct xb_prefix net = P("198.51.100.0/24"), addr = P("192.0.2.44");
+	struct xdpban_ban expired = { .start_ns = 1, .expires_ns = 2, .reason = XDPBAN_REASON_MANUAL };
+	struct xdpban_ban errors = { .start_ns = dp_now_ns(), .count = 4,
+				     .reason = XDPBAN_REASON_ERRORS };
+	struct xdpban_key key;
+	char err[XB_ERRLEN], told[256] = "";
+	size_t n;
+
+	assert_int_equal(xb_ban(&f->m, &net, 0, err, sizeof(err)), 0);
+	assert_int_equal(xb_ban(&f->m, &addr, 120, err, sizeof(err)), 0);
+	dp_key("192.0.2.45", 64, &key);
+	assert_int_equal(dp_put_ban(&f->dp, &key, &errors), 0);
+	dp_key("192.0.2.46", 64, &key);
+	assert_int_equal(dp_put_ban(&f->dp, &key, &expired), 0);
+
+	assert_int_equal(xb_unban_all(&f->m, XDPBAN_REASON_MANUAL, note_lifted, told, &n, err,
+				      sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(told, "192.0.2.44 198.51.100.0/24");
+	assert_int_equal(xb_count_prefix_bans(&f->m), 0);
+	assert_int_equal(xb_count_banned(&f->m, dp_now_ns()), 1);
+	told[0] = '\0';
+	assert_int_equal(xb_unban_all(&f->m, -1, note_lifted, told, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(told, "192.0.2.45");
+	assert_int_equal(xb_count_banned(&f->m, dp_now_ns()), 0);
+	assert_int_equal(xb_unban_all(&f->m, -1, NULL, NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+}
+
 static int stop_at_first(const struct xb_ban_info *ban, void *ctx)
 {
 	(*(int *)ctx)++;
@@ -558,6 +601,7 @@ int main(void)
 		MAPS_TEST(ban_wider_replaces_inner_that_expire_first),
 		MAPS_TEST(ban_foreach_lists_both_tables_and_skips_expired),
 		MAPS_TEST(ban_foreach_stops_when_asked),
+		MAPS_TEST(unban_all_lifts_a_reason_then_the_rest),
 		cmocka_unit_test_setup_teardown(ban_foreach_lists_a_million, setup_many, lib_teardown),
 		MAPS_TEST(query_counts_only_the_current_window),
 		MAPS_TEST(query_shows_trusted_match),

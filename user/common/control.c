@@ -228,14 +228,97 @@ static int cmd_ban(struct request *r)
 	return 0;
 }
 
+static int field_bool(struct request *r, const char *name, bool *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(r->req, name, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		snprintf(r->err, r->errlen, "field \"%s\" must be true or false", name);
+		return -EINVAL;
+	}
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+/* The lifted bans, gathered for the hook: one call for all of them. */
+struct lifted_bans {
+	struct xb_prefix *v;
+	size_t n, cap;
+	bool short_of_memory;
+};
+
+static void gather_lifted(const struct xb_prefix *p, void *ctx)
+{
+	struct lifted_bans *l = ctx;
+	struct xb_prefix *bigger;
+
+	if (l->n == l->cap) {
+		bigger = realloc(l->v, (l->cap ? 2 * l->cap : 64) * sizeof(*l->v));
+		if (!bigger) {
+			l->short_of_memory = true;
+			return;
+		}
+		l->v = bigger;
+		l->cap = l->cap ? 2 * l->cap : 64;
+	}
+	l->v[l->n++] = *p;
+}
+
+/* {"cmd": "unban", "all": true, "reason": R}: every ban, or every ban of one reason. */
+static int unban_all(struct request *r)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	bool tell = hooks && hooks->unbanned_all;
+	struct lifted_bans l = {};
+	const char *name = NULL;
+	int reason = -1, ret;
+	size_t n = 0;
+	__u8 code;
+
+	if (json_object_object_get_ex(r->req, XB_F(PREFIX), NULL)) {
+		snprintf(r->err, r->errlen, "field \"%s\" and \"%s\": true exclude each other",
+			 XB_F(PREFIX), XB_F(ALL));
+		return -EINVAL;
+	}
+	ret = field_string(r, XB_F(REASON), false, &name);
+	if (!ret && name && !(ret = xb_reason_parse(name, &code, r->err, r->errlen)))
+		reason = code;
+	if (ret)
+		return ret;
+	ret = xb_unban_all(r->ctx->maps, reason, tell ? gather_lifted : NULL, &l, &n, r->err,
+			   r->errlen);
+	if (tell)
+		hooks->unbanned_all(l.v, l.n, reason, r->ctx->user);
+	if (l.short_of_memory)
+		snprintf(r->err, r->errlen, "lifted %zu %s, but out of memory to tell the daemon of "
+			 "each", n, xb_plural(n, "ban", "bans"));
+	free(l.v);
+	if (ret || l.short_of_memory)
+		return ret ? ret : -ENOMEM;
+	json_object_object_add(r->reply, XB_F(UNBANNED), json_object_new_int64((int64_t)n));
+	return 0;
+}
+
 static int cmd_unban(struct request *r)
 {
 	const struct xb_control_hooks *hooks = r->ctx->hooks;
 	struct xb_prefix p, lifted;
+	bool all = false;
 	char text[64];
 	int ret;
 
-	ret = field_prefix(r, XB_F(PREFIX), false, &p);
+	ret = field_bool(r, XB_F(ALL), &all);
+	if (!ret && all)
+		return unban_all(r);
+	if (!ret && json_object_object_get_ex(r->req, XB_F(REASON), NULL)) {
+		snprintf(r->err, r->errlen, "field \"%s\" needs \"%s\": true", XB_F(REASON),
+			 XB_F(ALL));
+		return -EINVAL;
+	}
+	if (!ret)
+		ret = field_prefix(r, XB_F(PREFIX), false, &p);
 	if (!ret)
 		ret = xb_unban(r->ctx->maps, &p, &lifted, r->err, r->errlen);
 	if (ret)
@@ -326,7 +409,7 @@ static const struct command commands[] = {
 	{ XB_CMD_LISTS, false, {}, cmd_lists },
 	{ XB_CMD_QUERY, false, { XB_FIELD_ADDR }, cmd_query },
 	{ XB_CMD_BAN, true, { XB_FIELD_PREFIX, XB_FIELD_SECONDS }, cmd_ban },
-	{ XB_CMD_UNBAN, true, { XB_FIELD_PREFIX }, cmd_unban },
+	{ XB_CMD_UNBAN, true, { XB_FIELD_PREFIX, XB_FIELD_ALL, XB_FIELD_REASON }, cmd_unban },
 	{ XB_CMD_REPORT, true, { XB_FIELD_ADDR, XB_FIELD_COUNT }, cmd_report },
 	{ XB_CMD_SET, true, { XB_FIELD_KEY, XB_FIELD_VALUE }, cmd_set },
 };

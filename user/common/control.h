@@ -42,6 +42,10 @@ struct xb_control_hooks {
 	void (*banned)(const struct xb_prefix *p, __u32 seconds, void *user);
 	/* Called after a manual unban removed an entry. */
 	void (*unbanned)(const struct xb_prefix *p, void *user);
+	/* Called after `unban` with "all" lifted n bans (lifted: each, as unbanned would be told
+	 * of it), of one reason (enum xdpban_ban_reason) or of every reason (-1): one call, so
+	 * that the daemon can say it once. */
+	void (*unbanned_all)(const struct xb_prefix *lifted, size_t n, int reason, void *user);
 	/* Called after `set` wrote a new config to the map. */
 	void (*config_changed)(const struct xdpban_config *cfg, void *user);
 	/* A display name for a policy list id in the `lists` reply ("name"); NULL: none. */

@@ -100,6 +100,9 @@
 	  "paths, or `<stdin>`")                                                                   \
 	X(IGNORE_ERRORS, "ignore_errors", "request", "boolean",                                    \
 	  "`lists_load` skips bad lines instead of refusing them (default false)")                 \
+	X(ALL, "all", "request", "boolean",                                                        \
+	  "`unban`: lifts every ban, or with `reason` every ban of that reason, instead of "       \
+	  "`prefix` (default false)")                                                              \
 	X(FOLLOW, "follow", "request; `events` reply", "boolean",                                  \
 	  "`events`: the connection follows the stream after the reply (default false)")           \
 	X(SINCE, "since", "request; `events` reply; a subscriber's last line", "integer",          \
@@ -185,6 +188,8 @@
 	  "whether the source is disputed (spoofing suspected)")                                   \
 	X(BAN_ORIGIN, "ban_origin", "`query` reply", "string",                                     \
 	  "with the daemon's `[fleet]` on: the node a remote ban came from")                       \
+	X(UNBANNED, "unbanned", "`unban` reply", "integer",                                        \
+	  "with `all`: the bans lifted (0: there were none)")                                      \
 	X(RESULT, "result", "`report` reply", "string",                                            \
 	  "`counted`, `banned`, `already_banned`, `trusted`, `denied`, `disabled`, `table_full` "  \
 	  "or "                                                                                    \
@@ -230,7 +235,9 @@
 	  "echo requests are errors of class probe")                                               \
 	X(PACKETS, "packets", "a member of `stats`", "integer", "packets")                         \
 	X(BYTES, "bytes", "a member of `stats`", "integer", "bytes")                               \
-	X(REASON, "reason", "a ban; an event", "string", "`errors`, `manual` or `reported`")       \
+	X(REASON, "reason", "request; a ban; an event", "string",                                  \
+	  "`errors`, `manual` or `reported`: of a ban; the bans `unban` with `all` lifts "         \
+	  "(request; default every reason)")                                                       \
 	X(STARTED, "started", "a ban; `xdpband`", "string or null",                                \
 	  "when it started, RFC 3339 UTC (`2026-11-30T10:17:53Z`); null for a ban when not "       \
 	  "recorded (prefix bans)")                                                                \

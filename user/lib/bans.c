@@ -67,17 +67,26 @@ struct survey {
 	size_t n_doomed, cap_doomed;
 };
 
+/* Makes room for one more of the n elements of size bytes at *v. 0 or -ENOMEM. */
+static int grow_array(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t bigger = *cap ? 2 * *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, bigger * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = bigger;
+	return 0;
+}
+
 static int survey_doom(struct survey *s, const struct xb_prefix *p)
 {
-	if (s->n_doomed == s->cap_doomed) {
-		size_t cap = s->cap_doomed ? 2 * s->cap_doomed : 16;
-		struct xb_prefix *d = realloc(s->doomed, cap * sizeof(*d));
-
-		if (!d)
-			return -ENOMEM;
-		s->doomed = d;
-		s->cap_doomed = cap;
-	}
+	if (grow_array((void **)&s->doomed, &s->cap_doomed, s->n_doomed, sizeof(*s->doomed)))
+		return -ENOMEM;
 	s->doomed[s->n_doomed++] = *p;
 	return 0;
 }
@@ -459,6 +468,106 @@ int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, struct xb_prefi
 		return unban_covering(m, p, text, lifted, err, errlen);
 	snprintf(err, errlen, "no ban on %s", text);
 	return -ENOENT;
+}
+
+/* The bans an unban of all of them (or of one reason) lifts, as the tables held them when
+ * read: a ban the data path makes meanwhile is not lifted, nor one made again after. */
+struct doomed_ban {
+	struct xdpban_key key;
+	struct xdpban_ban seen; /* lifted only while it is still this ban */
+};
+
+struct doomed_bans {
+	__u64 now_ns;
+	int reason; /* -1: any */
+	struct doomed_ban *bans;
+	size_t n, cap;
+	struct xb_prefix *prefixes; /* manual prefix bans */
+	size_t n_prefixes, cap_prefixes;
+};
+
+static int doom_ban(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
+{
+	struct doomed_bans *d = ctx;
+
+	if ((ban->expires_ns && d->now_ns >= ban->expires_ns) ||
+	    (d->reason >= 0 && ban->reason != d->reason))
+		return 0;
+	if (grow_array((void **)&d->bans, &d->cap, d->n, sizeof(*d->bans)))
+		return -ENOMEM;
+	d->bans[d->n++] = (struct doomed_ban){ .key = *key, .seen = *ban };
+	return 0;
+}
+
+static int doom_prefix(const struct xb_policy_entry *e, void *ctx)
+{
+	struct doomed_bans *d = ctx;
+
+	if (!xb_is_prefix_ban(e))
+		return 0;
+	if (grow_array((void **)&d->prefixes, &d->cap_prefixes, d->n_prefixes,
+			sizeof(*d->prefixes)))
+		return -ENOMEM;
+	d->prefixes[d->n_prefixes++] = e->prefix;
+	return 0;
+}
+
+static void doomed_free(struct doomed_bans *d)
+{
+	free(d->bans);
+	free(d->prefixes);
+}
+
+/* Lifts what was read, telling cb of each; a ban gone meanwhile is skipped. */
+static int lift_doomed(const struct xb_maps *m, const struct doomed_bans *d,
+		       xb_unbanned_cb cb, void *ctx, size_t *lifted, char *err, size_t errlen)
+{
+	struct xb_prefix p;
+	struct xb_bans b;
+	int ret = xb_bans_of(&b, m, err, errlen);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < d->n; i++) {
+		if (xb_bans_remove_if(&b, &d->bans[i].key, &d->bans[i].seen))
+			continue;
+		xb_key_to_prefix(&d->bans[i].key, &p);
+		(*lifted)++;
+		if (cb)
+			cb(&p, ctx);
+	}
+	xb_bans_close(&b);
+	for (size_t i = 0; i < d->n_prefixes; i++) {
+		ret = xb_policy_delete(m, &d->prefixes[i]);
+		if (ret == -ENOENT)
+			continue;
+		if (ret) {
+			snprintf(err, errlen, "lifted %zu %s, then the policy trie refused: %s",
+				 *lifted, xb_plural(*lifted, "ban", "bans"), strerror(-ret));
+			return ret;
+		}
+		(*lifted)++;
+		if (cb)
+			cb(&d->prefixes[i], ctx);
+	}
+	return 0;
+}
+
+int xb_unban_all(const struct xb_maps *m, int reason, xb_unbanned_cb cb, void *ctx,
+		 size_t *lifted, char *err, size_t errlen)
+{
+	struct doomed_bans d = { .now_ns = xb_boot_ns(), .reason = reason };
+	int ret = xb_bans_walk_in(m, doom_ban, &d);
+
+	*lifted = 0;
+	if (!ret && (reason < 0 || reason == XDPBAN_REASON_MANUAL))
+		ret = xb_policy_foreach(m, doom_prefix, &d);
+	if (ret)
+		snprintf(err, errlen, "cannot read the bans: %s", strerror(-ret));
+	else
+		ret = lift_doomed(m, &d, cb, ctx, lifted, err, errlen);
+	doomed_free(&d);
+	return ret;
 }
 
 /* Shared by both walks: the clocks are read once, so a listing of a million bans costs two

@@ -188,6 +188,13 @@ int xb_ban_check(const struct xb_maps *m, const struct xb_prefix *p, char *err, 
  * when there is none, naming the manual prefix ban the address lies in, if one does. */
 int xb_unban(const struct xb_maps *m, const struct xb_prefix *p, struct xb_prefix *lifted,
 	     char *err, size_t errlen);
+/* Lifts every active ban, of the ban table and the manual prefix bans, or only those of one
+ * reason (enum xdpban_ban_reason; -1: any; a prefix ban's is manual). cb (may be NULL) is
+ * told of each ban lifted, as it is; *lifted counts them. 0, or -errno with a message (what
+ * was lifted by then stays lifted, and counted). */
+typedef void (*xb_unbanned_cb)(const struct xb_prefix *p, void *ctx);
+int xb_unban_all(const struct xb_maps *m, int reason, xb_unbanned_cb cb, void *ctx,
+		 size_t *lifted, char *err, size_t errlen);
 
 /* One active ban, whichever table holds it. Times converted to wall clock. */
 struct xb_ban_info {

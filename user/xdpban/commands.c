@@ -324,15 +324,46 @@ static int do_ban(const struct cli *cli, const void *args)
 }
 
 struct unban_args {
-	struct xb_prefix prefix;
+	struct xb_prefix prefix; /* family 0: not given */
+	bool all;
+	const char *reason;
 };
 
 static const struct param unban_params[] = {
-	{ "ADDR[/LEN]", 0, P_PREFIX, true, ARGS(struct unban_args, prefix), NULL,
+	{ "ADDR[/LEN]", 0, P_PREFIX, false, ARGS(struct unban_args, prefix), NULL,
 	  "the address or prefix as it was banned, or an address whose key (its /64, by "
 	  "default, for IPv6) is banned" },
+	{ "--all", 0, P_FLAG, false, ARGS(struct unban_args, all), NULL,
+	  "lift every ban instead (the ban table's and the manual prefix bans)" },
+	{ "--reason", 0, P_STRING, false, ARGS(struct unban_args, reason), "R",
+	  "with --all: only the bans of this reason (errors, manual or reported)" },
 	{ NULL },
 };
+
+/* One of ADDR and --all, and --reason only with --all: EXIT_OK, or one line and EXIT_USAGE. */
+static int unban_args_check(const struct unban_args *a)
+{
+	char err[XB_ERRLEN];
+	__u8 reason;
+
+	if (a->all && a->prefix.family) {
+		pr_warn("unban: ADDR[/LEN] and --all exclude each other");
+		return EXIT_USAGE;
+	}
+	if (!a->all && !a->prefix.family) {
+		pr_warn("unban: missing ADDR[/LEN] or --all (see 'xdpban help unban')");
+		return EXIT_USAGE;
+	}
+	if (a->reason && !a->all) {
+		pr_warn("unban: --reason goes with --all");
+		return EXIT_USAGE;
+	}
+	if (a->reason && xb_reason_parse(a->reason, &reason, err, sizeof(err))) {
+		pr_warn("%s", err);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
 
 /* "unbanned P", and when P is the key the address is banned under, which address that was. */
 static void render_unban(const struct xb_prefix *asked, struct json_object *reply)
@@ -351,14 +382,26 @@ static void render_unban(const struct xb_prefix *asked, struct json_object *repl
 static int do_unban(const struct cli *cli, const void *args)
 {
 	const struct unban_args *a = args;
-	struct json_object *req = request_new(XB_CMD(UNBAN)), *reply = NULL;
-	int ret;
+	struct json_object *req, *reply = NULL, *n = NULL;
+	int ret = unban_args_check(a);
 
-	if (req)
+	if (ret)
+		return ret;
+	req = request_new(XB_CMD(UNBAN));
+	if (req && a->all)
+		json_object_object_add(req, XB_F(ALL), json_object_new_boolean(true));
+	else if (req)
 		add_prefix(req, XB_F(PREFIX), &a->prefix);
+	if (req && a->reason)
+		json_object_object_add(req, XB_F(REASON), json_object_new_string(a->reason));
 	ret = send_request(cli, req, &changes, &reply);
-	if (ret == EXIT_OK)
+	if (ret == EXIT_OK && a->all) {
+		json_object_object_get_ex(reply, XB_F(UNBANNED), &n);
+		printf("unbanned %lld %s\n", (long long)json_object_get_int64(n),
+		       xb_plural(json_object_get_int64(n), "source", "sources"));
+	} else if (ret == EXIT_OK) {
 		render_unban(&a->prefix, reply);
+	}
 	json_object_put(reply);
 	return ret;
 }
@@ -473,7 +516,8 @@ const struct command cli_commands[] = {
 	COMMAND(query, query_params, struct query_args,
 		"Show the counter, ban, policy, exemption and hop count of one address."),
 	COMMAND(ban, ban_params, struct ban_args, "Ban an address or prefix."),
-	COMMAND(unban, unban_params, struct unban_args, "Lift a ban."),
+	COMMAND(unban, unban_params, struct unban_args,
+		"Lift a ban; with --all, every ban, or every ban of one reason."),
 	COMMAND(report, report_params, struct report_args,
 		"Count errors an application saw from a source; may ban it."),
 	COMMAND(set, set_params, struct set_args, "Change one setting of the data path.",

@@ -177,20 +177,35 @@ static void on_banned(const struct xb_prefix *p, __u32 seconds, void *user)
 	d->state_dirty = true;
 }
 
-/* Lifting a ban by hand forgives the offence too: the next ban starts from the base time. */
-static void on_unbanned(const struct xb_prefix *p, void *user)
+/* Lifting a ban by hand forgives the offence too: the next ban starts from the base time. The
+ * event shares the unban with the fleet, as any ban made here is (fleet.h). */
+static void forget_ban(struct xbd *d, const struct xb_prefix *p)
 {
-	struct xbd *d = user;
 	struct xdpban_key key = { .family = p->family, .prefixlen = p->plen };
-	char text[64] = "?";
 
 	memcpy(key.addr, p->addr, sizeof(key.addr));
 	xbd_history_forget(&d->history, &key);
-	xb_prefix_format(p, text, sizeof(text));
-	pr_info("manual unban %s", text);
 	xbd_evstream_publish(&d->evs, &(struct xbd_event){ .kind = XBD_EVENT_UNBAN, .who = *p,
 							   .time_ns = xb_boot_ns() });
 	d->state_dirty = true;
+}
+
+static void on_unbanned(const struct xb_prefix *p, void *user)
+{
+	char text[64] = "?";
+
+	forget_ban(user, p);
+	xb_prefix_format(p, text, sizeof(text));
+	pr_info("manual unban %s", text);
+}
+
+/* One line for them all: an unban of every ban may lift a million. */
+static void on_unbanned_all(const struct xb_prefix *lifted, size_t n, int reason, void *user)
+{
+	for (size_t i = 0; i < n; i++)
+		forget_ban(user, &lifted[i]);
+	pr_info("manual unban of every %s%sban: %zu %s lifted", reason < 0 ? "" : xb_reason_name(reason),
+		reason < 0 ? "" : " ", n, xb_plural(n, "ban", "bans"));
 }
 
 static void on_config_changed(const struct xdpban_config *c, void *user)
@@ -595,6 +610,7 @@ void xbd_hooks_init(struct xbd *d)
 		.status = on_status,
 		.banned = on_banned,
 		.unbanned = on_unbanned,
+		.unbanned_all = on_unbanned_all,
 		.config_changed = on_config_changed,
 		.list_name = on_list_name,
 		.queried = on_queried,
