@@ -64,7 +64,7 @@ case_commands() {
 
 case_options() {
 	expect_words "--config --help --pin-dir --socket --verbose --version" xdpban -- &&
-		expect_words "--config --for --help --pin-dir --socket --verbose --version" \
+		expect_words "--comment --config --for --help --pin-dir --socket --verbose --version" \
 			xdpban ban 192.0.2.1 -- &&
 		expect_words "--config --help --json --pin-dir --socket --verbose --version" \
 			xdpban --socket /x.sock query -- &&

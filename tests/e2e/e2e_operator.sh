@@ -9,7 +9,10 @@
 # status does; the CLI finds the daemon through $XDPBAN_SOCKET and through the config's
 # [control] socket, and when nothing answers names the socket it tried and where it came
 # from; `bans` keeps only the bans of a reason, an origin or inside a prefix, and sorts them by
-# start, count or time left, text and --json alike, and refuses a bad value with exit 2;
+# start, count or time left, text and --json alike, and refuses a bad value with exit 2; a
+# ban's --comment shows in bans, query, events and the log, text and JSON, survives a stop
+# and start through the state file, and a bad one (control character, too long, not UTF-8)
+# is refused with exit 2 and bans nothing;
 # `unban --all --reason R` lifts the bans of that reason only and `unban --all` the rest,
 # saying how many, with an unban event for each, the offences forgotten and the state file
 # saved without them; a bad unban changes nothing.
@@ -23,7 +26,8 @@ source "$(dirname "$0")/e2e_lib.sh"
 
 CASES=(log_names_classes_and_durations ban_and_query_in_one_format unban_lifts_key_or_names_prefix
 	status_text_complete banned_gauge_counts_prefix_bans socket_from_env_and_config
-	bans_filtered_and_sorted bans_bad_view_refused unban_all_bad_input_refused
+	bans_filtered_and_sorted bans_bad_view_refused ban_comment_shown_everywhere
+	ban_comment_bad_refused ban_comment_survives_restart unban_all_bad_input_refused
 	unban_all_by_reason_then_the_rest)
 xbd_begin o "${CASES[@]}"
 XBD_DENY=$XBD_TMP/deny.list
@@ -258,6 +262,87 @@ case_bans_bad_view() {
 	fi
 }
 
+readonly NOTE='ssh scan, 50% of SYNs'
+
+# comment_of ADDR: the comment `query ADDR --json` shows, or None.
+comment_of() { xbd_query "$1" 'd.get("comment")'; }
+
+# bans_comments: "PREFIX=COMMENT" of the bans --json that have one, sorted, joined by "|";
+# and "comments" when the reply kept that member (the CLI moves it into the bans).
+bans_comments() {
+	xbd_cli bans --json | xbd_json '"|".join(sorted(b["prefix"] + "=" + b["comment"] for b in d["bans"] if "comment" in b)) + ("|comments" if "comments" in d else "")'
+}
+
+# The bans of case_bans_view, two of them banned again with a comment.
+case_comments() {
+	local line events
+	run_cli ban 192.0.2.50 --for 7d --comment "$NOTE"
+	[[ $rc == 0 && $out == "banned 192.0.2.50 for 7d" ]] ||
+		{ xbd_fail ban_comment_shown_everywhere "ban --comment: '$out' (exit $rc, $err)"; return; }
+	run_cli ban 2001:db8:5::/64 --for 30m --comment 'café 😀'
+	line=$(xbd_cli bans --reason manual 192.0.2.0/24)
+	events=$(xbd_cli events --json | "$XBD_PY" -c '
+import json, sys
+print([e.get("comment") for e in map(json.loads, sys.stdin) if e["event"] == "ban" and e["source"] == "192.0.2.50"][-1])')
+	if [[ $(bans_comments) != "192.0.2.50=$NOTE|2001:db8:5::/64=café 😀" ]]; then
+		xbd_fail ban_comment_shown_everywhere "bans --json: '$(bans_comments)'"
+	elif [[ $line != *"COMMENT"*$'\n'"192.0.2.50 "*" manual "*" $NOTE" ]]; then
+		xbd_fail ban_comment_shown_everywhere "bans text: '$line'"
+	elif [[ $(xbd_cli bans --reason manual 203.0.113.0/24 | tail -n1) != *" -" ]]; then
+		xbd_fail ban_comment_shown_everywhere "a ban without a comment: '$(xbd_cli bans --reason manual 203.0.113.0/24 | tail -n1)'"
+	elif [[ $(comment_of 192.0.2.50) != "$NOTE" || $(comment_of 2001:db8:5::77) != 'café 😀' ]] ||
+		! grep -qx "comment: *$NOTE" <<<"$(xbd_cli query 192.0.2.50)"; then
+		xbd_fail ban_comment_shown_everywhere "query: '$(comment_of 192.0.2.50)', '$(comment_of 2001:db8:5::77)'"
+	elif [[ $(comment_of 192.0.2.66) != None ]]; then
+		xbd_fail ban_comment_shown_everywhere "an error ban has a comment: $(comment_of 192.0.2.66)"
+	elif [[ $events != "$NOTE" ]] || ! grep -q "ban 192.0.2.50 for 7d, reason manual; comment: $NOTE\$" <<<"$(xbd_cli events)"; then
+		xbd_fail ban_comment_shown_everywhere "the ban event's comment: '$events'"
+	elif ! xbd_wait_until xbd_log_has "manual ban 192.0.2.50 for 7d: $NOTE"; then
+		xbd_fail ban_comment_shown_everywhere "the log lacks the comment"
+	else
+		xbd_pass ban_comment_shown_everywhere
+	fi
+}
+
+case_comments_bad() {
+	local before long
+	before=$(bans_comments)
+	long=$(printf 'x%.0s' {1..201})
+	run_cli ban 192.0.2.51 --comment $'a\tb'
+	[[ $rc == 2 && $err == "xdpban: comment holds a control character (0x09 at byte 2)" && -z $out ]] ||
+		{ xbd_fail ban_comment_bad_refused "a tab: exit $rc, '$err'"; return; }
+	run_cli ban 192.0.2.51 --comment "$long"
+	[[ $rc == 2 && $err == "xdpban: comment of 201 bytes: at most 200" && -z $out ]] ||
+		{ xbd_fail ban_comment_bad_refused "201 bytes: exit $rc, '$err'"; return; }
+	run_cli ban 192.0.2.51 --comment $'caf\xe9'
+	[[ $rc == 2 && $err == "xdpban: comment is not UTF-8 text (byte 4)" && -z $out ]] ||
+		{ xbd_fail ban_comment_bad_refused "Latin-1: exit $rc, '$err'"; return; }
+	if [[ $(xbd_request '{"cmd":"ban","prefix":"192.0.2.51","comment":"a\u001bb"}') != '{"ok":false,"error":"comment holds a control character (0x1b at byte 2)"}' ]]; then
+		xbd_fail ban_comment_bad_refused "an escape over the socket: $(xbd_request '{"cmd":"ban","prefix":"192.0.2.51","comment":"a\u001bb"}')"
+	elif ! xbd_not_banned 192.0.2.51 || [[ $(bans_comments) != "$before" ]]; then
+		xbd_fail ban_comment_bad_refused "a refused ban changed the bans: $(bans_comments)"
+	else
+		xbd_pass ban_comment_bad_refused
+	fi
+}
+
+# A stop and a start: the maps are made afresh (detach-on-exit), the bans and their comments
+# come back from the state file.
+case_comments_restart() {
+	xbd_stop TERM
+	if ! grep -qF "comment 192.0.2.50 text=ssh%20scan,%2050%25%20of%20SYNs" "$XBD_STATE"; then
+		xbd_fail ban_comment_survives_restart "the state file lacks the comment: $(grep '^comment' "$XBD_STATE" | tr '\n' '|')"
+	elif ! xbd_start; then
+		xbd_fail ban_comment_survives_restart "xdpband did not start again"
+	elif [[ $(bans_comments) != "192.0.2.50=$NOTE|2001:db8:5::/64=café 😀" ]]; then
+		xbd_fail ban_comment_survives_restart "bans --json after the restart: '$(bans_comments)'"
+	elif [[ $(comment_of 192.0.2.50) != "$NOTE" ]]; then
+		xbd_fail ban_comment_survives_restart "query after the restart: '$(comment_of 192.0.2.50)'"
+	else
+		xbd_pass ban_comment_survives_restart
+	fi
+}
+
 # events_unbanned: the sources of the unban events in the backlog, sorted, on one line.
 events_unbanned() {
 	xbd_cli events --json | "$XBD_PY" -c '
@@ -292,7 +377,8 @@ case_unban_all_bad() {
 	fi
 }
 
-# The five bans of case_bans_view: three manual, one reported, one of errors.
+# The five bans of case_bans_view: three manual, one reported, one of errors; the event stream
+# began again at the restart of case_comments_restart.
 case_unban_all() {
 	local offenders
 	run_cli unban --all --reason manual
@@ -316,12 +402,12 @@ case_unban_all() {
 	offenders=$(xbd_cli status --json | xbd_json 'd["xdpband"]["escalation"]["offenders"]')
 	if [[ $out != "unbanned 0 sources" || $(xbd_cli bans) != "no bans" ]]; then
 		xbd_fail unban_all_by_reason_then_the_rest "a second unban --all: '$out'; bans: $(xbd_cli bans | head -3)"
-	elif [[ $(events_unbanned) != "192.0.2.50 192.0.2.66 198.51.100.20 2001:db8:5::/64 2001:db8:77::/64 203.0.113.0/24" ]]; then
+	elif [[ $(events_unbanned) != "192.0.2.50 192.0.2.66 198.51.100.20 2001:db8:5::/64 203.0.113.0/24" ]]; then
 		xbd_fail unban_all_by_reason_then_the_rest "unban events: '$(events_unbanned)'"
 	elif [[ $offenders != 0 ]]; then
 		xbd_fail unban_all_by_reason_then_the_rest "$offenders offenders remembered after unban --all"
-	elif [[ $(xbd_request '{"cmd":"save"}') != '{"ok":true,'* ]] || grep -qE '^(ban|prefix|offence) ' "$XBD_STATE"; then
-		xbd_fail unban_all_by_reason_then_the_rest "the state file keeps: $(grep -E '^(ban|prefix|offence) ' "$XBD_STATE" | tr '\n' '|')"
+	elif [[ $(xbd_request '{"cmd":"save"}') != '{"ok":true,'* ]] || grep -qE '^(ban|prefix|offence|comment) ' "$XBD_STATE"; then
+		xbd_fail unban_all_by_reason_then_the_rest "the state file keeps: $(grep -E '^(ban|prefix|offence|comment) ' "$XBD_STATE" | tr '\n' '|')"
 	else
 		xbd_pass unban_all_by_reason_then_the_rest
 	fi
@@ -336,6 +422,9 @@ if xbd_start; then
 	case_socket
 	case_bans_view
 	case_bans_bad_view
+	case_comments
+	case_comments_bad
+	case_comments_restart
 	case_unban_all_bad
 	case_unban_all
 else

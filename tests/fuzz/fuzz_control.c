@@ -79,7 +79,8 @@ struct stub_daemon {
 	int config_changed;
 };
 
-static void on_banned(const struct xb_prefix *p, __u32 seconds, void *user)
+static void on_banned(const struct xb_prefix *p, __u32 seconds, const char *comment,
+		      void *user)
 {
 	((struct stub_daemon *)user)->changes++;
 }

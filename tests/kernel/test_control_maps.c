@@ -205,9 +205,45 @@ static int status_hook(struct json_object *reply, void *user)
 	return 0;
 }
 
-static void banned_hook(const struct xb_prefix *p, __u32 seconds, void *user)
+static void banned_hook(const struct xb_prefix *p, __u32 seconds, const char *comment,
+			void *user)
 {
 	(*(char *)user)++;
+}
+
+static char comment_seen[256];
+
+static void comment_hook(const struct xb_prefix *p, __u32 seconds, const char *comment,
+			 void *user)
+{
+	snprintf(comment_seen, sizeof(comment_seen), "%s", comment ? comment : "(none)");
+}
+
+/* A comment reaches the daemon's hook; a bad one, or one with no daemon to keep it, bans
+ * nothing. */
+static void handler_ban_comment(void **state)
+{
+	struct maps_fixture *f = maps_fixture_need(state);
+	struct xb_control_hooks hooks = { .banned = comment_hook };
+	struct xb_control_ctx ctx = { .maps = &f->m, .hooks = &hooks };
+	struct xb_control_ctx no_daemon = { .maps = &f->m };
+	struct json_object *r;
+
+	r = handle(&ctx, "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.8\",\"comment\":\"scan \u00e9t\u00e9\"}");
+	assert_true(reply_ok(r));
+	assert_string_equal(json_object_get_string(get(r, "comment")), "scan \xc3\xa9t\xc3\xa9");
+	assert_string_equal(comment_seen, "scan \xc3\xa9t\xc3\xa9");
+	json_object_put(r);
+	r = handle(&ctx, "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.9\",\"comment\":\"two\\nlines\"}");
+	assert_string_equal(reply_error(r), "comment holds a control character (0x0a at byte 4)");
+	json_object_put(r);
+	r = handle(&ctx, "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.9\",\"comment\":\"\\u0085\"}");
+	assert_string_equal(reply_error(r), "comment is not UTF-8 text (byte 1)");
+	json_object_put(r);
+	r = handle(&no_daemon, "{\"cmd\":\"ban\",\"prefix\":\"192.0.2.9\",\"comment\":\"x\"}");
+	assert_non_null(strstr(reply_error(r), "kept by xdpband"));
+	json_object_put(r);
+	assert_int_equal(xb_count_banned(&f->m, dp_now_ns()), 1);
 }
 
 static void handler_on_maps(void **state)
@@ -336,6 +372,7 @@ int main(void)
 		MAPS_TEST(json_bans_fast_text_matches_json_c),
 		MAPS_TEST(handler_on_maps),
 		MAPS_TEST(handler_ban_unban_and_hooks),
+		MAPS_TEST(handler_ban_comment),
 		MAPS_TEST(handler_nul_in_prefix_bans_nothing),
 		MAPS_TEST(handler_set_errors_escape_what_they_quote),
 	};

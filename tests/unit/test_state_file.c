@@ -1,10 +1,11 @@
 /* test_state_file.c - reading the state file (user/common/state.h) with restore_bans off, so
  * that no map is needed (every fd -1, as tests/fuzz/fuzz_state.c does): a good file restores
- * its offences into the history and the fleet's position and origins, and no bans; a missing
- * file is no error; a directory is refused; and every kind of corrupt file (no "end N", a
- * wrong count, a wrong magic or version, an unknown or malformed record, a record after the
- * end, a NUL, a line too long) is moved aside with the message saying why, and nothing of it
- * is used. Saving needs the maps (it walks the policy tries): tests/kernel/ has it.
+ * its offences into the history, the fleet's position and origins and the comments of manual
+ * bans (their escapes undone), and no bans; a missing file is no error; a directory is
+ * refused; and every kind of corrupt file (no "end N", a wrong count, a wrong magic or
+ * version, an unknown or malformed record, a record after the end, a NUL, a line too long, a
+ * bad comment) is moved aside with the message saying why, and nothing of it is used. Saving
+ * needs the maps (it walks the policy tries): e2e_operator.sh saves and reads back comments.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include "state.h"
 #include "tmpdir.h"
 
+#define TEXT_50 "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"
+#define TEXT_201 TEXT_50 TEXT_50 TEXT_50 TEXT_50 "x" /* one byte past XB_COMMENT_MAX */
 #define GOOD_FLEET "fleet last=1764498000123-0 epoch=5f0c3e9a41d27b86c0e1f3a2b4d5c6e7\n"
 
 static const struct xb_maps no_maps = { XB_MAPS_NONE, .ncpus = 1 };
@@ -29,6 +32,7 @@ struct fixture {
 	struct tmpdir dir;
 	struct xbd_history h;
 	struct xbd_state_fleet fleet;
+	struct xbd_comments comments;
 	struct xbd_state_counts c;
 	char path[PATH_MAX];
 	char err[XB_ERRLEN];
@@ -49,6 +53,7 @@ static int teardown(void **state)
 
 	xbd_history_free(&f->h);
 	xbd_state_fleet_free(&f->fleet);
+	xbd_comments_free(&f->comments);
 	tmpdir_remove(&f->dir);
 	free(f);
 	return 0;
@@ -61,8 +66,8 @@ static int load(struct fixture *f, const char *text, size_t len)
 	if (text)
 		assert_int_equal(tmpdir_write(&f->dir, "state", text, len, NULL), 0);
 	f->err[0] = '\0';
-	return xbd_state_load(f->path, &no_maps, &f->h, false, &f->fleet, &f->c, &f->corrupt,
-			      f->err, sizeof(f->err));
+	return xbd_state_load(f->path, &no_maps, &f->h, false, &f->fleet, &f->comments, &f->c,
+			      &f->corrupt, f->err, sizeof(f->err));
 }
 
 static int load_text(struct fixture *f, const char *text)
@@ -115,6 +120,33 @@ static void good_file_restores_offences_and_the_fleet_position(void **state)
 	assert_int_equal(access(f->path, F_OK), 0); /* a good file stays where it is */
 }
 
+/* The records an xdpband with comments writes (state.h): '%' and ' ' escaped, UTF-8 as it is;
+ * read whether or not the bans are restored, as offences are. */
+static void comments_are_read_with_their_escapes(void **state)
+{
+	static const char text[] =
+		"xdpban-state 1\n"
+		"prefix 198.51.100.0/24 expires=0\n"
+		"comment 198.51.100.0/24 text=scanner%20of%20port%2022,%2050%25%20of%20SYNs\n"
+		"comment 2001:db8:1:2::/64 text=caf\xc3\xa9\n"
+		"end 3\n";
+	struct fixture *f = *state;
+	struct xb_prefix net = { .family = XDPBAN_FAMILY_INET, .plen = 24,
+				 .addr = { 198, 51, 100, 0 } };
+	struct xb_prefix v6 = { .family = XDPBAN_FAMILY_INET6, .plen = 64,
+				.addr = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2 } };
+
+	assert_int_equal(load_text(f, text), 0);
+	assert_false(f->corrupt);
+	assert_int_equal(f->c.comments, 2);
+	assert_int_equal(f->comments.n, 2);
+	assert_string_equal(xbd_comments_get(&f->comments, &net),
+			    "scanner of port 22, 50% of SYNs");
+	assert_string_equal(xbd_comments_get(&f->comments, &v6), "caf\xc3\xa9");
+	net.plen = 25;
+	assert_null(xbd_comments_get(&f->comments, &net));
+}
+
 static void missing_file_is_empty_and_a_directory_is_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -163,6 +195,14 @@ static const struct corrupt_row {
 	  "line 2: not a valid record" },
 	{ "xdpban-state 1\n" GOOD_FLEET GOOD_FLEET "end 2\n", "line 3: not a valid record" },
 	{ "xdpban-state 1\norigin 198.51.100.9 node=a/b\nend 1\n", "line 2: not a valid record" },
+	/* a comment: empty, a broken escape, a control character, not UTF-8, no key, too long */
+	{ "xdpban-state 1\ncomment 192.0.2.7 text=\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\ncomment 192.0.2.7 text=50%2\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\ncomment 192.0.2.7 text=a%0Ab\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\ncomment 192.0.2.7 text=\xff\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\ncomment text=x\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\ncomment 192.0.2.7 text=" TEXT_201 "\nend 1\n",
+	  "line 2: not a valid record" },
 };
 
 static void corrupt_file_is_moved_aside_with_the_reason(void **state)
@@ -187,6 +227,7 @@ static void corrupt_file_is_moved_aside_with_the_reason(void **state)
 		assert_int_equal(f->c.offences, 0);
 		assert_string_equal(f->fleet.last_id, "");
 		assert_int_equal(f->fleet.n_origins, 0);
+		assert_int_equal(f->comments.n, 0);
 	}
 }
 
@@ -217,6 +258,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(good_file_restores_offences_and_the_fleet_position,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(comments_are_read_with_their_escapes, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_file_is_empty_and_a_directory_is_refused,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(corrupt_file_is_moved_aside_with_the_reason, setup,

@@ -205,3 +205,27 @@ int xb_ban_view_apply(struct json_object *reply, const struct xb_ban_view *v)
 	json_object_object_add(reply, XB_F(BANS), selected);
 	return 0;
 }
+
+int xb_ban_view_comments(struct json_object *reply)
+{
+	struct json_object *bans = NULL, *comments = NULL, *text;
+	const char *prefix;
+
+	if (!json_object_object_get_ex(reply, XB_F(COMMENTS), &comments))
+		return 0;
+	json_object_object_get_ex(reply, XB_F(BANS), &bans);
+	for (size_t i = 0; json_object_is_type(bans, json_type_array) &&
+			   i < json_object_array_length(bans); i++) {
+		struct json_object *b = json_object_array_get_idx(bans, i);
+
+		prefix = member_string(b, XB_F(PREFIX));
+		if (!prefix || !json_object_object_get_ex(comments, prefix, &text))
+			continue;
+		if (json_object_object_add(b, XB_F(COMMENT), json_object_get(text))) {
+			json_object_put(text);
+			return -ENOMEM;
+		}
+	}
+	json_object_object_del(reply, XB_F(COMMENTS));
+	return 0;
+}

@@ -46,4 +46,8 @@ bool xb_ban_view_active(const struct xb_ban_view *v);
  * fleet node of each remote ban) is read for the origin. 0 or -ENOMEM. */
 int xb_ban_view_apply(struct json_object *reply, const struct xb_ban_view *v);
 
+/* Moves each comment of the reply's "comments" (the daemon's, by prefix) into its ban as
+ * "comment", where a listing reads it beside the ban's other fields. 0 or -ENOMEM. */
+int xb_ban_view_comments(struct json_object *reply);
+
 #endif /* XDPBAN_BANVIEW_H */

@@ -205,9 +205,27 @@ static int cmd_query(struct request *r)
 	return 0;
 }
 
+/* A ban's comment is kept by the daemon (its banned hook): a handler without one refuses it
+ * rather than ban without it. 0, or -errno with one line in err. */
+static int field_comment(struct request *r, const char **comment)
+{
+	int ret = field_string(r, XB_F(COMMENT), false, comment);
+
+	if (ret || !*comment)
+		return ret;
+	ret = xb_ban_comment_check(*comment, r->err, r->errlen);
+	if (!ret && !(r->ctx->hooks && r->ctx->hooks->banned)) {
+		snprintf(r->err, r->errlen, "a ban's comment is kept by xdpband, and this handler has "
+			 "no daemon to keep it: nothing was banned");
+		ret = -EOPNOTSUPP;
+	}
+	return ret;
+}
+
 static int cmd_ban(struct request *r)
 {
 	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	const char *comment = NULL;
 	struct xb_prefix p;
 	__u32 seconds = 0;
 	char text[64];
@@ -217,14 +235,18 @@ static int cmd_ban(struct request *r)
 	if (!ret)
 		ret = field_u32(r, XB_F(SECONDS), 0, XDPBAN_TIME_MAX_S, &seconds);
 	if (!ret)
+		ret = field_comment(r, &comment);
+	if (!ret)
 		ret = xb_ban(r->ctx->maps, &p, seconds, r->err, r->errlen);
 	if (ret)
 		return ret;
 	if (hooks && hooks->banned)
-		hooks->banned(&p, seconds, r->ctx->user);
+		hooks->banned(&p, seconds, comment, r->ctx->user);
 	xb_prefix_format(&p, text, sizeof(text));
 	json_object_object_add(r->reply, XB_F(PREFIX), json_object_new_string(text));
 	json_object_object_add(r->reply, XB_F(SECONDS), json_object_new_int64(seconds));
+	if (comment)
+		json_object_object_add(r->reply, XB_F(COMMENT), json_object_new_string(comment));
 	return 0;
 }
 
@@ -408,7 +430,7 @@ static const struct command commands[] = {
 	{ XB_CMD_BANS, false, {}, cmd_bans },
 	{ XB_CMD_LISTS, false, {}, cmd_lists },
 	{ XB_CMD_QUERY, false, { XB_FIELD_ADDR }, cmd_query },
-	{ XB_CMD_BAN, true, { XB_FIELD_PREFIX, XB_FIELD_SECONDS }, cmd_ban },
+	{ XB_CMD_BAN, true, { XB_FIELD_PREFIX, XB_FIELD_SECONDS, XB_FIELD_COMMENT }, cmd_ban },
 	{ XB_CMD_UNBAN, true, { XB_FIELD_PREFIX, XB_FIELD_ALL, XB_FIELD_REASON }, cmd_unban },
 	{ XB_CMD_REPORT, true, { XB_FIELD_ADDR, XB_FIELD_COUNT }, cmd_report },
 	{ XB_CMD_SET, true, { XB_FIELD_KEY, XB_FIELD_VALUE }, cmd_set },

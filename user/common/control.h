@@ -37,9 +37,10 @@ struct xb_control_hooks {
 	/* Adds the daemon's own fields to the `status` reply object (e.g. "interfaces":
 	 * [{"name", "ifindex", "mode"}], "config_file"). 0 or -errno. */
 	int (*status)(struct json_object *reply, void *user);
-	/* Called after a manual ban was written to the maps (seconds 0 = permanent), so the
-	 * daemon can see it for escalation and persistence. */
-	void (*banned)(const struct xb_prefix *p, __u32 seconds, void *user);
+	/* Called after a manual ban was written to the maps (seconds 0 = permanent; comment
+	 * NULL: none, checked by xb_ban_comment_check), so the daemon can see it for escalation
+	 * and persistence, and keep its comment. Without it a ban with a comment is refused. */
+	void (*banned)(const struct xb_prefix *p, __u32 seconds, const char *comment, void *user);
 	/* Called after a manual unban removed an entry. */
 	void (*unbanned)(const struct xb_prefix *p, void *user);
 	/* Called after `unban` with "all" lifted n bans (lifted: each, as unbanned would be told

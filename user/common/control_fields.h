@@ -91,6 +91,10 @@
 	X(COUNT, "count", "request; `query` reply; `report` reply; a ban; an event", "integer",    \
 	  "errors: to report (request, 1..1000000000, default 1); counted against the source "     \
 	  "(replies); that made the ban (a ban, an event; 0 for a manual ban)")                    \
+	X(COMMENT, "comment", "request; `ban` reply; `query` reply; a ban; an event", "string",    \
+	  "an operator's note on a manual ban, up to 200 bytes of UTF-8 without control "          \
+	  "characters, kept by the daemon (`ban`; `query`, `xdpban bans --json` and ban events "   \
+	  "show it; absent: none)")                                                                \
 	X(KEY, "key", "request", "string", "the setting `set` changes")                            \
 	X(VALUE, "value", "request", "string or integer", "the setting's new value")               \
 	X(LAYER, "layer", "request; `lists_load` reply; `lists_clear` reply; a layer", "string",   \
@@ -139,6 +143,9 @@
 	X(ORIGINS, "origins", "`bans` reply", "object",                                            \
 	  "with the daemon's `[fleet]` on: from each remote ban's prefix to the node it came "     \
 	  "from")                                                                                  \
+	X(COMMENTS, "comments", "`bans` reply", "object",                                          \
+	  "with the daemon: from each commented manual ban's prefix to its comment (`xdpban bans "  \
+	  "--json` moves each into its ban as `comment`)")                                         \
 	X(LISTS, "lists", "`lists` reply", "array", "one object per policy list")                  \
 	X(EXEMPT_COUNTS, "exempt", "`lists` reply", "object", "the entries of the exempt tries")   \
 	X(ADDRESS, "address", "`query` reply; `xdpband.host_addresses[]`", "string",               \

@@ -6,7 +6,8 @@
  *   offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1
  *   fleet last=1764498000123-0 epoch=5f0c3e9a41d27b86c0e1f3a2b4d5c6e7
  *   origin 198.51.100.9 node=web-2
- *   end 5
+ *   comment 198.51.100.0/24 text=scanner%20of%20port%2022
+ *   end 6
  *
  * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
  * the number of records, so a truncated file is recognised (the first and last lines are the
@@ -31,7 +32,7 @@
 #include "xdpban_policy.h"
 
 #define MAX_TOKENS 8
-#define STATE_LINE_MAX 1024 /* bytes; the longest record xdpband writes is under 200 */
+#define STATE_LINE_MAX 1024 /* bytes; the longest record xdpband writes, a comment, is under 700 */
 
 /* The file's first and last lines (frame.h). */
 static const struct xbd_frame state_frame = { .magic = XBD_STATE_MAGIC,
@@ -59,6 +60,7 @@ struct saved_state {
 	struct xbd_offence *offences;
 	size_t n_offences, cap_offences;
 	struct xbd_state_fleet fleet;
+	struct xbd_comments comments;
 };
 
 /* Reasons are saved by name (xb_reason_name), the names the CLI shows; a ban of a reason
@@ -151,13 +153,33 @@ static size_t write_fleet(FILE *f, const struct xbd_state_fleet *fleet)
 	return n;
 }
 
+/* A comment as one token: the tokens are split at spaces, and '%' starts an escape. */
+static void write_comment(const struct xb_prefix *p, const char *text, void *ctx)
+{
+	struct offence_writer *w = ctx;
+	char key[64];
+
+	if (xb_prefix_format(p, key, sizeof(key)))
+		return;
+	fprintf(w->f, "comment %s text=", key);
+	for (; *text; text++) {
+		if (*text == ' ' || *text == '%')
+			fprintf(w->f, "%%%02X", (unsigned char)*text);
+		else
+			fputc(*text, w->f);
+	}
+	fputc('\n', w->f);
+	w->n++;
+}
+
 static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history *h,
-		     const struct xbd_state_fleet *fleet, struct xbd_state_counts *c)
+		     const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
+		     struct xbd_state_counts *c)
 {
 	size_t fleet_records;
 	struct ban_writer bans = { .f = f, .now_ns = xb_boot_ns() };
 	struct ban_writer prefixes = { .f = f };
-	struct offence_writer offences = { .f = f };
+	struct offence_writer offences = { .f = f }, notes = { .f = f };
 	char now[40];
 	int ret;
 
@@ -171,10 +193,13 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 		return ret;
 	xbd_history_foreach(h, write_offence, &offences);
 	fleet_records = write_fleet(f, fleet);
+	if (comments)
+		xbd_comments_foreach(comments, write_comment, &notes);
 	c->bans = bans.n;
 	c->prefixes = prefixes.n;
 	c->offences = offences.n;
-	xbd_frame_write_end(f, c->bans + c->prefixes + c->offences + fleet_records);
+	c->comments = notes.n;
+	xbd_frame_write_end(f, c->bans + c->prefixes + c->offences + fleet_records + c->comments);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -183,6 +208,7 @@ struct save_ctx {
 	const struct xb_maps *m;
 	const struct xbd_history *h;
 	const struct xbd_state_fleet *fleet;
+	const struct xbd_comments *comments;
 	struct xbd_state_counts *c;
 };
 
@@ -190,14 +216,14 @@ static int write_state(FILE *f, void *ctx)
 {
 	struct save_ctx *s = ctx;
 
-	return write_all(f, s->m, s->h, s->fleet, s->c);
+	return write_all(f, s->m, s->h, s->fleet, s->comments, s->c);
 }
 
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
-		   const struct xbd_state_fleet *fleet, struct xbd_state_counts *c, char *err,
-		   size_t errlen)
+		   const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
+		   struct xbd_state_counts *c, char *err, size_t errlen)
 {
-	struct save_ctx s = { m, h, fleet, c };
+	struct save_ctx s = { m, h, fleet, comments, c };
 
 	memset(c, 0, sizeof(*c));
 	return xbd_file_save(path, "state", write_state, &s, err, errlen);
@@ -383,6 +409,39 @@ static int parse_origin(char **t, int n, struct saved_state *s)
 	return xbd_state_fleet_add(&s->fleet, &who, t[2] + 5);
 }
 
+/* "%XX" escapes back to their bytes, in place. false for a broken escape. */
+static bool unescape(char *s)
+{
+	char *out = s, hex[3] = "";
+
+	for (; *s; s++) {
+		if (*s != '%') {
+			*out++ = *s;
+			continue;
+		}
+		if (!s[1] || !s[2] || strspn(s + 1, "0123456789ABCDEFabcdef") < 2)
+			return false;
+		memcpy(hex, s + 1, 2);
+		*out++ = (char)strtoul(hex, NULL, 16);
+		s += 2;
+	}
+	*out = '\0';
+	return true;
+}
+
+/* "comment KEY text=TEXT": TEXT as xb_ban_comment_check takes it, and not empty. */
+static int parse_comment(char **t, int n, struct saved_state *s)
+{
+	struct xb_prefix who;
+	char err[XB_ERRLEN];
+
+	if (n != 3 || xb_prefix_parse_saved(t[1], &who, err, sizeof(err)) ||
+	    strncmp(t[2], "text=", 5) || !unescape(t[2] + 5) || !t[2][5] ||
+	    xb_ban_comment_check(t[2] + 5, err, sizeof(err)))
+		return -EINVAL;
+	return xbd_comments_set(&s->comments, &who, t[2] + 5);
+}
+
 static int split(char *line, char **t)
 {
 	char *save = NULL;
@@ -433,6 +492,8 @@ static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 		ret = parse_fleet(t, n, s);
 	else if (!strcmp(t[0], "origin"))
 		ret = parse_origin(t, n, s);
+	else if (!strcmp(t[0], "comment"))
+		ret = parse_comment(t, n, s);
 	else
 		ret = -EINVAL;
 	if (!ret)
@@ -478,6 +539,7 @@ static void saved_state_free(struct saved_state *s)
 	free(s->prefixes);
 	free(s->offences);
 	xbd_state_fleet_free(&s->fleet);
+	xbd_comments_free(&s->comments);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -583,8 +645,8 @@ static void restore_offences(const struct saved_state *s, struct xbd_history *h,
 }
 
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
-		   bool restore, struct xbd_state_fleet *fleet, struct xbd_state_counts *c,
-		   bool *corrupt, char *err, size_t errlen)
+		   bool restore, struct xbd_state_fleet *fleet, struct xbd_comments *comments,
+		   struct xbd_state_counts *c, bool *corrupt, char *err, size_t errlen)
 {
 	struct saved_state s = {};
 	char why[XB_ERRLEN];
@@ -617,6 +679,11 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 		if (fleet) { /* taken */
 			*fleet = s.fleet;
 			memset(&s.fleet, 0, sizeof(s.fleet));
+		}
+		c->comments = s.comments.n;
+		if (comments) { /* taken */
+			*comments = s.comments;
+			memset(&s.comments, 0, sizeof(s.comments));
 		}
 	}
 	saved_state_free(&s);

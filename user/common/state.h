@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "libxdpban.h"
+#include "comments.h"
 #include "fleet_entry.h"
 #include "offences.h"
 
@@ -17,6 +18,7 @@
 struct xbd_state_counts {
 	bool present;                    /* at load: the file existed */
 	size_t bans, prefixes, offences; /* saved, or restored */
+	size_t comments;                 /* saved, or read */
 	size_t expired;                  /* skipped at restore: already over */
 	size_t failed;                   /* not restored: already present */
 	size_t full;                     /* not restored: the ban table had no room */
@@ -41,19 +43,22 @@ struct xbd_state_fleet {
 int xbd_state_fleet_add(struct xbd_state_fleet *f, const struct xb_prefix *who, const char *node);
 void xbd_state_fleet_free(struct xbd_state_fleet *f);
 
-/* fleet may be NULL (no fleet records). */
+/* fleet may be NULL (no fleet records), and comments (the comments of manual bans, records
+ * "comment KEY text=TEXT", TEXT with '%' and ' ' written as %25 and %20). */
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
-		   const struct xbd_state_fleet *fleet, struct xbd_state_counts *counts, char *err,
-		   size_t errlen);
+		   const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
+		   struct xbd_state_counts *counts, char *err, size_t errlen);
 /* At -t and at start: a state file that exists must be a regular file (a directory such as
  * /tmp would otherwise be "corrupt" and moved aside). 0, or -errno with one line in err. */
 int xbd_state_check(const char *path, char *err, size_t errlen);
 /* Reads the file; restores the offence history, and the bans too when restore_bans (the
  * maps were created empty). A missing file is not an error. A corrupt one is moved to
  * PATH.corrupt-TIMESTAMP; *corrupt tells, and err says why; the return is 0 then. */
-/* fleet (NULL: dropped) gets the fleet records of a file that parses whole. */
+/* fleet and comments (NULL: dropped) get the fleet records and the comments of a file that
+ * parses whole; the comments whether or not the bans are restored, as the offences. A file
+ * of an older xdpband, without comments, reads as before. */
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
-		   bool restore_bans, struct xbd_state_fleet *fleet, struct xbd_state_counts *counts,
-		   bool *corrupt, char *err, size_t errlen);
+		   bool restore_bans, struct xbd_state_fleet *fleet, struct xbd_comments *comments,
+		   struct xbd_state_counts *counts, bool *corrupt, char *err, size_t errlen);
 
 #endif /* XDPBAND_STATE_H */

@@ -305,6 +305,48 @@ int xb_ban_args_check(const struct xb_prefix *p, __u32 seconds, char *err, size_
 	return 0;
 }
 
+/* The length of the UTF-8 sequence at s (1..4), or 0 when it is not one, or one of the C1
+ * controls (U+0080..U+009F), which a terminal may act on as it does on C0. */
+static size_t utf8_char_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+		   : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		   : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+						  : 0;
+
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 4 && s[0] == 0xf0 && s[1] < 0x90) ||
+	    (n == 4 && s[0] == 0xf4 && s[1] >= 0x90) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0))
+		return 0; /* overlong, past U+10FFFF, or a surrogate */
+	return n == 2 && s[0] == 0xc2 && s[1] < 0xa0 ? 0 : n;
+}
+
+int xb_ban_comment_check(const char *text, char *err, size_t errlen)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t len = strlen(text), n;
+
+	if (len > XB_COMMENT_MAX) {
+		snprintf(err, errlen, "comment of %zu bytes: at most %d", len, XB_COMMENT_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i += n) {
+		n = s[i] < 0x80 ? 1 : utf8_char_len(s + i);
+		if (s[i] < 0x20 || s[i] == 0x7f) {
+			snprintf(err, errlen, "comment holds a control character (0x%02x at byte %zu)",
+				 s[i], i + 1);
+			return -EINVAL;
+		}
+		if (!n) {
+			snprintf(err, errlen, "comment is not UTF-8 text (byte %zu)", i + 1);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, char *err,
 	   size_t errlen)
 {

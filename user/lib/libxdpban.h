@@ -178,6 +178,11 @@ int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, ch
  * -EINVAL (a family, a length of 0 or past the family's bits) or -ERANGE (seconds) with the
  * reason in err. What a caller refuses as bad input, before it asks anything of the maps. */
 int xb_ban_args_check(const struct xb_prefix *p, __u32 seconds, char *err, size_t errlen);
+/* A manual ban's comment: UTF-8 text of at most XB_COMMENT_MAX bytes without control
+ * characters (it is printed to terminals and written to the state file as it is). 0, or
+ * -EINVAL with one line in err. */
+#define XB_COMMENT_MAX 200
+int xb_ban_comment_check(const char *text, char *err, size_t errlen);
 /* Whether p may be banned here, as xb_ban checks it: 0, or -EPERM with the reason in err (it
  * is or holds an exempt address, or is an IPv6 network whose addresses are keyed one by one,
  * xdpban_narrow.h); -errno when the tries cannot be read. For bans that come from elsewhere: a

@@ -131,9 +131,11 @@ void render_status(struct json_object *r);
 void render_stats(struct json_object *stats);
 /* The whole `bans` reply: "bans", and "origins" (the fleet node of each remote ban). */
 void render_bans(struct json_object *reply);
-/* origin: NULL without a fleet (no ORIGIN column), "-" for a ban made here. */
+/* origin: NULL without a fleet (no ORIGIN column), "-" for a ban made here; comment: NULL
+ * without comments in the listing (no COMMENT column), "-" for a ban without one. */
 void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
-		    long long seconds_left, const char *started, const char *origin);
+		    long long seconds_left, const char *started, const char *origin,
+		    const char *comment);
 void render_query(struct json_object *r);
 void render_lists(struct json_object *lists);
 void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */

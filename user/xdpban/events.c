@@ -36,7 +36,8 @@ static long long num(struct json_object *o, const char *name)
 	return json_object_object_get_ex(o, name, &v) ? json_object_get_int64(v) : 0;
 }
 
-/* "2026-12-01T22:10:03Z ban 192.0.2.7 for 1d0h: 11 errors (malformed), reason errors" */
+/* "2026-12-01T22:10:03Z ban 192.0.2.7 for 1d0h: 11 errors (malformed), reason errors", and
+ * "; comment: TEXT" after a manual ban's with one. */
 static void render_event(struct json_object *e)
 {
 	char when[32] = "?", length[XB_DURATION_TEXT_MAX], classes[XB_CLASSES_TEXT_MAX] = "";
@@ -66,6 +67,8 @@ static void render_event(struct json_object *e)
 	if (num(e, XB_F(REPEAT)))
 		printf("; repeat offence %lld, ban time x%g", num(e, XB_F(REPEAT)),
 		       json_object_get_double(json_object_object_get(e, XB_F(MULTIPLIER))));
+	if (json_object_object_get_ex(e, XB_F(COMMENT), NULL))
+		printf("; comment: %s", str(e, XB_F(COMMENT)));
 	printf("\n");
 }
 

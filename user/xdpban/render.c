@@ -318,19 +318,24 @@ static void put_padded(const char *text, size_t width, bool align_left)
 }
 
 /* "%-44s %-8s %10lld %-14s %s\n", with the header before the first row; with the fleet on
- * (origin not NULL), "%-20s " more before the newline: the node a remote ban came from. */
+ * (origin not NULL), "%-20s " more before the newline: the node a remote ban came from; with
+ * comments (comment not NULL), each column before padded and the comment last ("-": none). */
 void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
-		    long long seconds_left, const char *started, const char *origin)
+		    long long seconds_left, const char *started, const char *origin,
+		    const char *comment)
 {
 	char left[XB_DURATION_TEXT_MAX], number[24];
 
 	if (!*header_done) {
+		const char *last = origin ? "ORIGIN" : "STARTED";
+
+		printf("%-44s %-8s %10s %-14s ", "PREFIX", "REASON", "COUNT", "LEFT");
 		if (origin)
-			printf("%-44s %-8s %10s %-14s %-20s %s\n", "PREFIX", "REASON", "COUNT",
-			       "LEFT", "STARTED", "ORIGIN");
+			printf("%-20s ", "STARTED");
+		if (comment)
+			printf("%-20s %s\n", last, "COMMENT");
 		else
-			printf("%-44s %-8s %10s %-14s %s\n", "PREFIX", "REASON", "COUNT", "LEFT",
-			       "STARTED");
+			printf("%s\n", last);
 		*header_done = true;
 	}
 	*put_decimal(number, count) = '\0';
@@ -345,11 +350,22 @@ void render_ban_row(bool *header_done, const char *prefix, const char *reason, l
 	if (origin) {
 		put_padded(started ? started : "-", 20, true);
 		putchar_unlocked(' ');
-		fputs_unlocked(origin, stdout);
-	} else {
-		fputs_unlocked(started ? started : "-", stdout);
+	}
+	put_padded(origin ? origin : started ? started : "-", comment ? 20 : 0, true);
+	if (comment) {
+		putchar_unlocked(' ');
+		fputs_unlocked(comment, stdout);
 	}
 	putchar_unlocked('\n');
+}
+
+/* Whether any ban of the listing has a comment: then the listing has a COMMENT column. */
+static bool any_comment(struct json_object *bans)
+{
+	for (size_t i = 0; i < json_object_array_length(bans); i++)
+		if (member(json_object_array_get_idx(bans, i), XB_F(COMMENT)))
+			return true;
+	return false;
 }
 
 void render_bans(struct json_object *reply)
@@ -357,7 +373,7 @@ void render_bans(struct json_object *reply)
 	struct json_object *bans = member(reply, XB_F(BANS)),
 			   *origins = member(reply, XB_F(ORIGINS));
 	size_t n = json_object_array_length(bans);
-	bool header_done = false;
+	bool header_done = false, comments = any_comment(bans);
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *b = json_object_array_get_idx(bans, i);
@@ -366,7 +382,8 @@ void render_bans(struct json_object *reply)
 
 		render_ban_row(&header_done, str(b, XB_F(PREFIX)), str(b, XB_F(REASON)),
 			       num(b, XB_F(COUNT)), num(b, XB_F(SECONDS_LEFT)),
-			       str(b, XB_F(STARTED)), origin);
+			       str(b, XB_F(STARTED)), origin,
+			       comments ? str(b, XB_F(COMMENT)) ?: "-" : NULL);
 	}
 	if (!n)
 		printf("no bans\n");
@@ -440,6 +457,8 @@ void render_query(struct json_object *r)
 		       render_duration(num(r, XB_F(SECONDS_LEFT)), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
+	if (str(r, XB_F(COMMENT)))
+		printf("%-13s %s\n", "comment:", str(r, XB_F(COMMENT)));
 	if (str(r, XB_F(BAN_ORIGIN)))
 		printf("%-13s fleet node %s\n", "origin:", str(r, XB_F(BAN_ORIGIN)));
 	if (str(r, XB_F(POLICY_MATCH)) && (__u32)num(r, XB_F(POLICY_LIST)) == XDPBAN_LIST_DEFAULT)

@@ -37,8 +37,9 @@ int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 	 * bans stay remote, for the day the fleet is on again. */
 	if (d->fleet.on && xbd_fleet_state(&d->fleet, &fleet))
 		pr_warn("out of memory: the origins of remote bans are not saved");
+	xbd_comments_prune(&d->comments, &d->maps); /* those of bans over are not kept */
 	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history,
-			     d->fleet.on ? &fleet : &d->fleet_saved, &c, err, errlen);
+			     d->fleet.on ? &fleet : &d->fleet_saved, &d->comments, &c, err, errlen);
 	xbd_state_fleet_free(&fleet);
 	if (!ret) {
 		d->state_dirty = false;

@@ -31,6 +31,7 @@ struct xbd_event {
 	__u32 repeats;         /* an escalated ban's earlier offences (0: a first) */
 	double multiplier;     /* of the ban time by escalation (1: none) */
 	const char *origin;    /* the fleet node a remote ban or unban came from; NULL: here */
+	const char *comment;   /* a manual ban's comment; NULL: none */
 };
 
 /* Sees every event published (the fleet publishes this node's own, fleet.h). */

@@ -160,7 +160,8 @@ static int on_status(struct json_object *reply, void *user)
 	return 0;
 }
 
-static void on_banned(const struct xb_prefix *p, __u32 seconds, void *user)
+/* A new ban replaces the comment of the one before it, even with none of its own. */
+static void on_banned(const struct xb_prefix *p, __u32 seconds, const char *comment, void *user)
 {
 	struct xbd *d = user;
 	char text[64] = "?", length[XB_DURATION_TEXT_MAX] = "ever";
@@ -168,12 +169,17 @@ static void on_banned(const struct xb_prefix *p, __u32 seconds, void *user)
 	xb_prefix_format(p, text, sizeof(text));
 	if (seconds)
 		xb_duration_format(seconds, length, sizeof(length));
-	pr_info("manual ban %s for %s", text, length);
+	if (comment)
+		pr_info("manual ban %s for %s: %s", text, length, comment);
+	else
+		pr_info("manual ban %s for %s", text, length);
+	if (xbd_comments_set(&d->comments, p, comment))
+		pr_warn("out of memory: the comment of the ban of %s is not kept", text);
 	xbd_evstream_publish(&d->evs, &(struct xbd_event){ .kind = XBD_EVENT_BAN, .who = *p,
 							   .reason = XDPBAN_REASON_MANUAL,
 							   .time_ns = xb_boot_ns(),
 							   .length_ns = (__u64)seconds * NS_PER_SEC,
-							   .multiplier = 1 });
+							   .multiplier = 1, .comment = comment });
 	d->state_dirty = true;
 }
 
@@ -185,6 +191,7 @@ static void forget_ban(struct xbd *d, const struct xb_prefix *p)
 
 	memcpy(key.addr, p->addr, sizeof(key.addr));
 	xbd_history_forget(&d->history, &key);
+	xbd_comments_set(&d->comments, p, NULL);
 	xbd_evstream_publish(&d->evs, &(struct xbd_event){ .kind = XBD_EVENT_UNBAN, .who = *p,
 							   .time_ns = xb_boot_ns() });
 	d->state_dirty = true;
@@ -249,29 +256,80 @@ static const char *origin_of(const struct xbd *d, struct json_object *reply, con
 	return xbd_fleet_origin(&d->fleet, &p);
 }
 
+/* The comment of the manual ban a query found, made here: a manual prefix ban (the policy
+ * match of the manual list, which the data path looks at first) or its key's ban. */
+static const char *comment_of(const struct xbd *d, struct json_object *reply)
+{
+	struct json_object *list = NULL, *reason = NULL, *v;
+	bool prefix_ban;
+	struct xb_prefix p;
+	char err[XB_ERRLEN];
+
+	json_object_object_get_ex(reply, XB_F(POLICY_LIST), &list);
+	json_object_object_get_ex(reply, XB_F(BAN_REASON), &reason);
+	if (!d->comments.n || !reason ||
+	    strcmp(json_object_get_string(reason), xb_reason_name(XDPBAN_REASON_MANUAL)))
+		return NULL;
+	prefix_ban = list && (__u32)json_object_get_int64(list) == XDPBAN_LIST_MANUAL_BAN;
+	if (!json_object_object_get_ex(reply, prefix_ban ? XB_F(POLICY_MATCH) : XB_F(QUERY_KEY),
+				       &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    xb_prefix_parse_saved(json_object_get_string(v), &p, err, sizeof(err)) ||
+	    xbd_fleet_origin(&d->fleet, &p))
+		return NULL;
+	return xbd_comments_get(&d->comments, &p);
+}
+
 static void on_queried(struct json_object *reply, void *user)
 {
 	struct xbd *d = user;
 	const struct xbd_lists_ctx ctx = xbd_lists_ctx_of(d, NULL);
 	struct json_object *banned;
-	const char *origin = NULL;
+	const char *origin = NULL, *comment;
 
 	xbd_lists_ctx_source(&ctx, reply);
-	if (!d->fleet.on || !json_object_object_get_ex(reply, XB_F(BANNED), &banned) ||
+	if (!json_object_object_get_ex(reply, XB_F(BANNED), &banned) ||
 	    !json_object_get_boolean(banned))
+		return;
+	comment = comment_of(d, reply);
+	if (comment)
+		json_object_object_add(reply, XB_F(COMMENT), json_object_new_string(comment));
+	if (!d->fleet.on)
 		return;
 	origin = origin_of(d, reply, XB_F(QUERY_KEY)) ?: origin_of(d, reply, XB_F(POLICY_MATCH));
 	if (origin)
 		json_object_object_add(reply, XB_F(BAN_ORIGIN), json_object_new_string(origin));
 }
 
-/* "origins": {"PREFIX": "NODE"} of the remote bans, with the fleet on. */
+struct listed_comments {
+	const struct xbd *d;
+	struct json_object *obj;
+};
+
+/* A remote ban on a commented prefix is the fleet's, not the one the comment was made for. */
+static void add_comment(const struct xb_prefix *p, const char *text, void *ctx)
+{
+	struct listed_comments *l = ctx;
+	char key[64];
+
+	if (!xbd_fleet_origin(&l->d->fleet, p) && !xb_prefix_format(p, key, sizeof(key)))
+		json_object_object_add(l->obj, key, json_object_new_string(text));
+}
+
+/* "origins": {"PREFIX": "NODE"} of the remote bans, with the fleet on; "comments":
+ * {"PREFIX": "TEXT"} of the manual bans in force that have one. */
 static void on_listed(struct json_object *reply, void *user)
 {
 	struct xbd *d = user;
+	struct listed_comments l = { .d = d };
 
 	if (d->fleet.on)
 		json_object_object_add(reply, XB_F(ORIGINS), xbd_fleet_origins_json(&d->fleet));
+	xbd_comments_prune(&d->comments, &d->maps);
+	if (!d->comments.n || !(l.obj = json_object_new_object()))
+		return;
+	xbd_comments_foreach(&d->comments, add_comment, &l);
+	json_object_object_add(reply, XB_F(COMMENTS), l.obj);
 }
 
 /* {"cmd": "lists_load", "layer": L, "files": [NAME, ...], "ignore_errors": BOOL} with the

@@ -460,7 +460,7 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 	if (!d->conf.state_file)
 		return 0;
 	ret = xbd_state_load(d->conf.state_file, &d->maps, &d->history, d->ld.maps_created,
-			     &d->fleet_saved, &c, &corrupt, err, errlen);
+			     &d->fleet_saved, &d->comments, &c, &corrupt, err, errlen);
 	if (ret)
 		return ret;
 	if (corrupt)
@@ -655,6 +655,7 @@ static void stop(struct xbd *d)
 	xbd_load_close(&d->ld);
 	xbd_pin_unlock(&d->lock);
 	xbd_history_free(&d->history);
+	xbd_comments_free(&d->comments);
 	xbd_lists_free(&d->config_lists);
 	xbd_runtime_free(&d->runtime);
 	free(d->runtime_store);

@@ -22,6 +22,7 @@
 #include "pin.h"
 #include "reload.h"
 #include "runlists.h"
+#include "comments.h"
 #include "server.h"
 #include "offences.h"
 
@@ -40,6 +41,7 @@ struct xbd {
 	struct xb_maps maps;
 	struct xbd_attach att;
 	struct xbd_history history;
+	struct xbd_comments comments;        /* of manual bans, by prefix (comments.h) */
 	struct xbd_events events;
 	struct xbd_exemptions exempt;        /* never-ban entries and host addresses */
 	struct xbd_server server;
