@@ -72,7 +72,7 @@ BENCH_HDRS := $(wildcard bench/*.h bench/bpf/*.h)
 BENCH_STATIC := $(BUILD)/bench/pipeline.static
 BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/bpf/%.bpf.o,$(wildcard bench/bpf/*.bpf.c))
 # The data path cut after each stage, for the bench's breakdown (bpf/xdpban.bpf.c).
-BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.o)
+BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5 6,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.o)
 
 # Fleet sharing talks to Redis with hiredis (Debian's libhiredis-dev) and signs its entries
 # with OpenSSL's HMAC (libssl-dev): the common library's fleet entries need the latter.

@@ -118,9 +118,9 @@ static inline int bench_floors_load(const char *build, struct bpf_object **obj, 
 }
 
 /* The stages of the breakdown, as bpf/xdpban.bpf.c numbers them (XDPBAN_BENCH_CUT). */
-#define BENCH_CUTS 5
+#define BENCH_CUTS 6
 static const char *const bench_cut_names[BENCH_CUTS + 1] = {
-	"full", "parse", "policy", "ban check", "classify", "count",
+	"full", "parse", "classes and key", "policy", "ban check", "classify", "count",
 };
 
 /* The data path cut after stage `cut` (1..BENCH_CUTS), loaded onto the maps of dp, so that it

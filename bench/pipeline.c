@@ -574,10 +574,11 @@ static void print_breakdown(const struct bench_result *rows)
 	       "(median), and in parentheses what that stage added to the one before; the first "
 	       "step is against the bare drop, the last column is the full program (the "
 	       "statistics stage included). A stage a traffic class never reaches (a denied "
-	       "source stops at the policy) adds only noise. The classes are computed, and an "
-	       "error's counter group requested, before the policy (so that its miss overlaps "
-	       "the policy's and the ban check's): the policy column holds that work, and the "
-	       "count column what the miss did not hide.\n\n");
+	       "source stops at the policy) adds only noise. The configuration is read, the classes "
+	       "computed, the source's table key made and an error's counter group requested "
+	       "before the policy (so that its miss overlaps the policy's and the ban check's): "
+	       "the classes and key column holds that work, and the count column what the miss "
+	       "did not hide.\n\n");
 	printf("| traffic (IPv4) | bare drop |");
 	for (int cut = 1; cut <= BENCH_CUTS; cut++)
 		printf(" %s |", bench_cut_names[cut]);

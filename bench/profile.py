@@ -16,6 +16,15 @@ def number(cell):
     return float(m.group(1)) if m else None
 
 
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def header(lines, head):
+    """The cells of the first header line starting with head."""
+    return next((cells(line) for line in lines if line.startswith(head)), [])
+
+
 def table(lines, head):
     """The rows under the first header line starting with head, as lists of cells."""
     rows, inside = [], False
@@ -27,7 +36,7 @@ def table(lines, head):
             if not line.startswith("|"):
                 break
             if not line.startswith("|---"):
-                rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+                rows.append(cells(line))
     return rows
 
 
@@ -43,6 +52,8 @@ def main():
     release = sys.argv[2]
     main_rows = table(vm, MAIN_HEAD)
     stage_rows = {r[0]: r for r in table(vm, STAGES_HEAD)}
+    # The stages after the bare drop, the full program's column named "statistics".
+    stages = header(vm, STAGES_HEAD)[2:-1] + ["statistics"]
     if not main_rows or not stage_rows:
         sys.exit("profile.py: the pipeline's tables are not in " + sys.argv[1])
     host = {r[0]: r for r in table(read(sys.argv[3]), MAIN_HEAD)} if len(sys.argv) == 4 else {}
@@ -60,19 +71,18 @@ def main():
           "somewhat fewer. Stages as in \"Where the time goes\" above: each step is what the "
           "stage adds to the one before, the last what the statistics add to the cut after "
           "counting.\n")
-    print("| traffic (IPv4) | xdpban | bare drop | xdpban - bare drop | parse | policy "
-          "| ban check | classify | count | statistics |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| traffic (IPv4) | xdpban | bare drop | xdpban - bare drop | " + " | ".join(stages) + " |")
+    print("|---" * (4 + len(stages)) + "|")
     for r in main_rows:
         traffic, x, b = r[0], number(r[2]), number(r[3])
         if x is None or b is None:
-            print(f"| {traffic} | not measured | | | | | | | | |")
+            print(f"| {traffic} | not measured |" + " |" * (2 + len(stages)))
             continue
         steps = [number(c) for c in stage_rows.get(traffic, [])[1:]]
-        cells = ["-"] * 6
-        if len(steps) == 7 and None not in steps:
-            cells = [f"{steps[i] - steps[i - 1]:+.0f}" for i in range(1, 7)]
-        print(f"| {traffic} | {x:.0f} | {b:.0f} | {x - b:.0f} | " + " | ".join(cells) + " |")
+        added = ["-"] * len(stages)
+        if len(steps) == len(stages) + 1 and None not in steps:
+            added = [f"{steps[i] - steps[i - 1]:+.0f}" for i in range(1, len(steps))]
+        print(f"| {traffic} | {x:.0f} | {b:.0f} | {x - b:.0f} | " + " | ".join(added) + " |")
     print()
     if not host:
         return

@@ -71,8 +71,9 @@ build_bpf() {
 		build_bpf_one "$src" "$build/bench/bpf/$(basename "${src%.c}").o" || return 1
 	done
 	# The stage breakdown: the data path cut after each stage (bpf/xdpban.bpf.c,
-	# XDPBAN_BENCH_CUT: 1 parse, 2 policy, 3 ban check, 4 classify, 5 count).
-	for cut in 1 2 3 4 5; do
+	# XDPBAN_BENCH_CUT: 1 parse, 2 classes and key, 3 policy, 4 ban check, 5 classify,
+	# 6 count).
+	for cut in 1 2 3 4 5 6; do
 		build_bpf_one bpf/xdpban.bpf.c "$build/bench/bpf/xdpban_cut$cut.bpf.o" \
 			-DXDPBAN_BENCH_CUT=$cut || return 1
 	done

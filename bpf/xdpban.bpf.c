@@ -22,7 +22,7 @@
 #ifndef XDPBAN_BENCH_CUT
 #define XDPBAN_BENCH_CUT 0
 #endif
-enum bench_cut { CUT_NONE, CUT_PARSE, CUT_POLICY, CUT_BAN, CUT_CLASSIFY, CUT_COUNT };
+enum bench_cut { CUT_NONE, CUT_PARSE, CUT_KEY, CUT_POLICY, CUT_BAN, CUT_CLASSIFY, CUT_COUNT };
 /* Ends a cut build after `stage`. The empty asm takes what the stage found as an input, so
  * the compiler must compute it; a cut build then drops the packet. */
 #define STAGE_END(stage, work)                                                                 \
@@ -70,6 +70,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	seed = table_seed();
 	if (classes)
 		counter_warm(&key, seed); /* stage 6 will read it: start the miss now */
+	STAGE_END(CUT_KEY, key.addr[0] + classes);
 
 	verdict = policy_lookup(p.family, p.saddr, cfg->policy & XDPBAN_CFG_ALLOW_ONLY);
 	STAGE_END(CUT_POLICY, verdict);
