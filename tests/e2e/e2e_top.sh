@@ -5,7 +5,11 @@
 # own) shows both sources, the busier first, the drop_malformed rate near the rate sent, and a
 # hand-made ban of one of them; 'q' ends it and leaves the terminal as it was. Without a
 # terminal, --once --json and --once print one frame with those values, and the plain mode a
-# line per interval; without the daemon it reads the same maps.
+# line per interval. In a 60x12 terminal the zero verdicts fold into one line and the sources
+# table still shows both sources, with the bans' drop rate under it (the data path counts
+# drops for all bans together, not per ban). Left open across a daemon stopped with its pins
+# removed and started again, top says it waits for the maps, then that it reopened them, and
+# shows the new maps' counts. Without the daemon it reads the same maps.
 #
 # Everything it makes (namespaces, daemon, tmux server, senders, pins, files) is removed on
 # any exit, through tests/e2e/e2e_lib.sh's cleanup. Needs root and tmux; skips without them.
@@ -16,7 +20,7 @@ cd "$(dirname "$0")/../.." || exit 1
 source tests/e2e/e2e_lib.sh
 
 CASES=(screen_shows_sources_and_rates screen_quits_on_q once_json_values once_text_values
-	plain_line_per_interval top_without_daemon)
+	plain_line_per_interval small_screen_fits screen_follows_restart top_without_daemon)
 if ! command -v tmux >/dev/null; then
 	for c in "${CASES[@]}"; do e2e_skip "$c" "tmux is not installed (make deps)"; done
 	exit 0
@@ -71,7 +75,8 @@ EOF
 	tm -f /dev/null new-session -d -s top -x 160 -y 50 "bash $XBD_TMP/pane.sh"
 }
 
-pane() { tm capture-pane -p -t top; }
+# The text of a tmux session's pane (default: top).
+pane() { tm capture-pane -p -t "${1:-top}"; }
 
 # The number in column COL (1-based, whitespace-separated) of the first pane line starting
 # with WORD.
@@ -87,18 +92,23 @@ case_screen() {
 	e2e_wait 150 eval 'pane | grep -q "^SOURCE"' || { E2E_WHY="no SOURCE header in the pane: $(pane | head -3 | tr "\n" " ")"; return 1; }
 	sleep 3
 	pane >"$XBD_TMP/pane.txt"
-	order=$(awk -v f="$FAST" -v s="$SLOW" '$1 == f || $1 == s { printf "%s ", $1 }' "$XBD_TMP/pane.txt")
+	# the sources table: the ban table under it lists SLOW again
+	order=$(awk -v f="$FAST" -v s="$SLOW" '/^bans in force/ { exit } $1 == f || $1 == s { printf "%s ", $1 }' "$XBD_TMP/pane.txt")
 	e2e_expect "sources in order" "$FAST $SLOW " "$order" || return 1
 	fast_errors=$(awk -v f="$FAST" '$1 == f { print $2 }' "$XBD_TMP/pane.txt")
 	near "$fast_errors" "$FAST_RATE" ||
 		{ E2E_WHY="$FAST shows $fast_errors errors in the interval, sent $FAST_RATE/s"; return 1; }
-	slow_row=$(grep "^$SLOW " "$XBD_TMP/pane.txt")
+	slow_row=$(grep -m1 "^$SLOW " "$XBD_TMP/pane.txt")
 	[[ $slow_row == *" malformed "*"manual "* ]] ||
 		{ E2E_WHY="the row of $SLOW is '$slow_row', expected class malformed and a manual ban"; return 1; }
 	malformed=$(awk '$1 == "drop_malformed" { print $2 }' "$XBD_TMP/pane.txt")
 	near "$malformed" "$FAST_RATE" ||
 		{ E2E_WHY="drop_malformed shows ${malformed:-nothing}/s, $FAST_RATE/s of it sent from $FAST alone"; return 1; }
 	grep -q "^keys: s next sort" "$XBD_TMP/pane.txt" || { E2E_WHY="no line of keys"; return 1; }
+	# the ban table, under the one drop rate all bans share
+	e2e_expect "the ban table's row of $SLOW" "manual 0" \
+		"$(awk -v s="$SLOW" '/^BANNED/ { t = 1; next } t && $1 == s { print $2, $NF }' "$XBD_TMP/pane.txt")" || return 1
+	grep -q "^bans in force: 1, drop_banned [0-9.]*/s" "$XBD_TMP/pane.txt" || { E2E_WHY="no line of the bans"; return 1; }
 	# 'a' sorts by address at once: the header says so
 	tm send-keys -t top a
 	e2e_wait 50 eval 'pane | grep -q "sorted by source"' || { E2E_WHY="'a' did not sort by source"; return 1; }
@@ -148,7 +158,7 @@ case_once_text() {
 	out=$(xbd_cli top --once --sort source </dev/null) || { E2E_WHY="top --once failed"; return 1; }
 	[[ $out == *"sorted by source"* && $out != *"keys:"* ]] || { E2E_WHY="header: $(head -1 <<<"$out")"; return 1; }
 	e2e_expect "sources by address" "$FAST $SLOW" \
-		"$(awk -v f="$FAST" -v s="$SLOW" '$1 == f || $1 == s { print $1 }' <<<"$out" | paste -sd " ")" || return 1
+		"$(awk -v f="$FAST" -v s="$SLOW" '/^bans in force/ { exit } $1 == f || $1 == s { print $1 }' <<<"$out" | paste -sd " ")" || return 1
 	e2e_expect "bad --sort" 2 "$(xbd_cli top --sort size >/dev/null 2>&1; echo $?)"
 }
 
@@ -157,6 +167,71 @@ case_plain() {
 	out=$(timeout -s INT 3.5 "$XBD_BIN/xdpban" --socket "$XBD_SOCK" top </dev/null)
 	n=$(grep -c " drop_malformed .*; top $FAST [0-9]* of [0-9]*, $SLOW [0-9]* of [0-9]* banned$" <<<"$out")
 	((n >= 2 && n <= 4)) || { E2E_WHY="$n matching lines in 3.5 s: $(head -2 <<<"$out" | tr "\n" " ")"; return 1; }
+}
+
+# top in a 60x12 terminal, left running for the restart case.
+start_small() {
+	tm new-session -d -s small -x 60 -y 12 "$XBD_BIN/xdpban --socket $XBD_SOCK top --interval 1; exec sleep 600"
+}
+
+# The SOURCE header and the rows of both sources in the small pane.
+small_shows_sources() {
+	pane small | grep -q "^SOURCE" && pane small | grep -q "^$FAST " && pane small | grep -q "^$SLOW "
+}
+
+case_small() {
+	local shot fast errors banned lines
+	start_small || { E2E_WHY="tmux did not start a 60x12 pane"; return 1; }
+	e2e_wait 150 small_shows_sources || { E2E_WHY="the 60x12 pane: $(pane small | tr "\n" "|")"; return 1; }
+	sleep 2
+	shot=$(pane small)
+	# every verdict at 0/s is one line, and the reasons that moved are there
+	[[ $shot == *$'\nother verdicts ('* && $shot == *$'\ndrop_malformed '* ]] ||
+		{ E2E_WHY="no fold line or drop_malformed: $(tr "\n" "|" <<<"$shot")"; return 1; }
+	fast=$(grep "^$FAST " <<<"$shot")
+	errors=$(awk '{ print $2 }' <<<"$fast")
+	near "$errors" "$FAST_RATE" || { E2E_WHY="$FAST row '$fast': $errors errors, sent $FAST_RATE/s"; return 1; }
+	[[ $(grep -m1 "^$SLOW " <<<"$shot") == *" malformed "*"manual "* ]] || { E2E_WHY="$SLOW's row shows no manual ban"; return 1; }
+	# the one ban's drops: SLOW keeps sending after its ban
+	banned=$(sed -n 's/^bans in force: 1, drop_banned \([0-9.]*\)\/s.*/\1/p' <<<"$shot")
+	near "${banned:-0}" "$SLOW_RATE" ||
+		{ E2E_WHY="drop_banned of the bans: '${banned}', $SLOW sends $SLOW_RATE/s: $(tr "\n" "|" <<<"$shot")"; return 1; }
+	# nothing cut: the header ends with its order, the fast row with its ban column
+	[[ $(head -1 <<<"$shot") == *"sorted by errors" && $fast == *" -" ]] ||
+		{ E2E_WHY="a line is cut at 60 columns: $(tr "\n" "|" <<<"$shot")"; return 1; }
+	lines=$(tm display -p -t small '#{pane_width}x#{pane_height}')
+	e2e_expect "the pane's size" 60x12 "$lines"
+}
+
+# The errors column of FAST in the small pane is near its rate, and its count no more than the
+# daemon's: the new maps' numbers, not the old maps' frozen ones.
+small_shows_new_counts() {
+	local row count
+	row=$(pane small | grep "^$FAST ") || return 1
+	count=$(awk '{ print $3 }' <<<"$row")
+	near "$(awk '{ print $2 }' <<<"$row")" "$FAST_RATE" && ((count <= $(xbd_query "$FAST" 'd["count"]')))
+}
+
+case_restart() {
+	local watch=$XBD_TMP/small.log
+	# a daemon that removes its pins when it stops
+	XBD_CONF_LIMIT=1000000 XBD_CONF_DETACH=yes xbd_write_conf
+	e2e_run xbd_cli reload || { E2E_WHY="reload: $E2E_WHY"; return 1; }
+	xbd_stop TERM
+	e2e_wait 100 eval 'pane small | grep -q "^no xdpban maps pinned at $XBD_PIN: waiting"' ||
+		{ E2E_WHY="no waiting notice: $(pane small | head -3 | tr "\n" "|")"; return 1; }
+	# the notice lasts a few refreshes, and the start may take longer: watch the pane meanwhile
+	(while :; do pane small; sleep 0.2; done) >"$watch" 2>/dev/null &
+	e2e_defer e2e__kill "$!"
+	XBD_CONF_LIMIT=1000000 XBD_CONF_DETACH=no xbd_write_conf
+	xbd_start || { E2E_WHY="xdpband did not start again"; return 1; }
+	e2e_wait 100 grep -q "^daemon restarted: maps reopened at [0-9:]*Z" "$watch" ||
+		{ E2E_WHY="no restart notice: $(pane small | head -3 | tr "\n" "|")"; return 1; }
+	e2e_wait 100 small_shows_new_counts ||
+		{ E2E_WHY="not the new counts of $FAST: $(pane small | grep "^$FAST ") (daemon: $(xbd_query "$FAST" 'd["count"]'))"; return 1; }
+	# the ban came back from the state file: lift it, so that SLOW is counted again
+	xbd_cli unban "$SLOW" >/dev/null 2>&1
+	e2e_wait 100 slow_counted || { E2E_WHY="$SLOW not counted after the restart"; return 1; }
 }
 
 # The daemon stopped, the program still attached and its maps pinned: top reads them alone.
@@ -176,5 +251,7 @@ e2e_case screen_quits_on_q case_quit
 e2e_case once_json_values case_once_json
 e2e_case once_text_values case_once_text
 e2e_case plain_line_per_interval case_plain
+e2e_case small_screen_fits case_small
+e2e_case screen_follows_restart case_restart
 e2e_case top_without_daemon case_no_daemon
 e2e_finish

@@ -2,7 +2,8 @@
  * snapshots (a counter that went down reads as 0), a source's errors in the interval (the
  * difference within one window; the whole count for a new source, a new window or a counter
  * started over by a ban), the ranking in each order with its ties, the row limit, and the
- * refusal of snapshots out of order. No maps: the snapshots are made by hand.
+ * refusal of snapshots out of order; the bans newest first; the reasons table folded to the
+ * lines it may take. No maps: the snapshots are made by hand.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -145,6 +146,93 @@ static void test_ranking(void **state)
 	top_snapshot_free(&cur);
 }
 
+static struct top_ban ban_at(__u8 last, __u64 start_s)
+{
+	struct top_ban b = { .key = v4(last, 0, 0).key, .start_ns = start_s * NS,
+			     .reason = XDPBAN_REASON_MANUAL };
+	return b;
+}
+
+static void test_bans_newest_first(void **state)
+{
+	struct top_snapshot prev = { .time_ns = 1 * NS }, cur = { .time_ns = 20 * NS };
+	struct top_ban b[] = { ban_at(5, 3), ban_at(6, 9), ban_at(2, 3), ban_at(7, 1) };
+	struct top_frame f;
+
+	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+		assert_int_equal(top_snapshot_add_ban(&cur, &b[i]), 0);
+	assert_int_equal(top_frame_make(&prev, &cur, TOP_SORT_ERRORS, 3, &f), 0);
+	assert_int_equal(f.n_bans, 3); /* the count limits the bans as the sources */
+	assert_int_equal(f.bans[0].key.addr[3], 6);
+	assert_int_equal(f.bans[1].key.addr[3], 2); /* ties by address */
+	assert_int_equal(f.bans[2].key.addr[3], 5);
+	assert_true(f.time_ns == 20 * NS);
+	assert_int_equal(cur.bans[0].key.addr[3], 5); /* the snapshot keeps its order */
+	top_frame_free(&f);
+	assert_null(f.bans);
+	top_snapshot_free(&cur);
+	assert_int_equal(cur.n_bans, 0);
+}
+
+static void set_rate(struct top_frame *f, int stat, double packets)
+{
+	f->rates[stat].packets = packets;
+	f->rates[stat].bytes = packets * 64;
+}
+
+static void expect_shown(const struct top_reasons *r, const int *want, size_t n)
+{
+	assert_int_equal(r->n_shown, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(r->shown[i], want[i]);
+}
+
+/* The busy screen of a banned flood: drop_banned, drop_malformed and passed move, the other
+ * four verdicts do not; class_malformed and errors (on the summary line) move too. */
+static void test_reasons_fold(void **state)
+{
+	struct top_frame f = { 0 };
+	struct top_reasons r;
+
+	set_rate(&f, XDPBAN_STAT_DROP_BANNED, 10);
+	set_rate(&f, XDPBAN_STAT_DROP_MALFORMED, 40);
+	set_rate(&f, XDPBAN_STAT_PASSED, 0.5);
+	set_rate(&f, XDPBAN_STAT_ERRORS, 40);
+	set_rate(&f, XDPBAN_STAT_CLASS_MALFORMED, 40);
+	/* no limit: the zero verdicts fold, the events that moved follow the verdicts */
+	assert_int_equal(top_reasons_fold(&f, 0, &r), 5);
+	expect_shown(&r, (const int[]){ XDPBAN_STAT_PASSED, XDPBAN_STAT_DROP_BANNED,
+					XDPBAN_STAT_DROP_MALFORMED, XDPBAN_STAT_CLASS_MALFORMED }, 4);
+	assert_int_equal(r.n_folded, 4);
+	assert_true(r.folded_packets == 0);
+	/* four lines: the verdicts and the fold line, no room for the event */
+	assert_int_equal(top_reasons_fold(&f, 4, &r), 4);
+	expect_shown(&r, (const int[]){ XDPBAN_STAT_PASSED, XDPBAN_STAT_DROP_BANNED,
+					XDPBAN_STAT_DROP_MALFORMED }, 3);
+	/* three: the busiest two stay, in their order; passed joins the fold with its rate */
+	assert_int_equal(top_reasons_fold(&f, 3, &r), 3);
+	expect_shown(&r, (const int[]){ XDPBAN_STAT_DROP_BANNED, XDPBAN_STAT_DROP_MALFORMED }, 2);
+	assert_int_equal(r.n_folded, 5);
+	assert_true(r.folded_packets == 0.5);
+	assert_true(r.folded_bytes == 32);
+	/* one line, or none asked: the fold line alone, every verdict in it */
+	assert_int_equal(top_reasons_fold(&f, 1, &r), 1);
+	assert_int_equal(r.n_shown, 0);
+	assert_int_equal(r.n_folded, XDPBAN_STAT__VERDICTS);
+	assert_true(r.folded_packets == 50.5);
+	/* all seven verdicts moving and room for them: no fold line */
+	for (int i = 0; i < XDPBAN_STAT__VERDICTS; i++)
+		set_rate(&f, i, 1 + i);
+	assert_int_equal(top_reasons_fold(&f, XDPBAN_STAT__VERDICTS, &r), XDPBAN_STAT__VERDICTS);
+	assert_int_equal(r.n_folded, 0);
+	assert_int_equal(r.n_shown, XDPBAN_STAT__VERDICTS);
+	/* nothing moved: one fold line */
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(top_reasons_fold(&f, 0, &r), 1);
+	assert_int_equal(r.n_shown, 0);
+	assert_int_equal(r.n_folded, XDPBAN_STAT__VERDICTS);
+}
+
 static void test_sort_names(void **state)
 {
 	enum top_sort s;
@@ -163,6 +251,8 @@ int main(void)
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_errors_since),
 		cmocka_unit_test(test_ranking),
+		cmocka_unit_test(test_bans_newest_first),
+		cmocka_unit_test(test_reasons_fold),
 		cmocka_unit_test(test_sort_names),
 	};
 

@@ -1,8 +1,10 @@
 /* top_model.c - the computation behind `xdpban top` (top_model.h): rates from two snapshots,
- * and the ranking of sources by their errors in the interval. Pure: it never reads a map, a
+ * the ranking of sources by their errors in the interval, the bans newest first, and the
+ * folding of the reasons table to the lines it may take. Pure: it never reads a map, a
  * clock or a terminal.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "top_model.h"
@@ -45,19 +47,38 @@ static int source_cmp(const void *a, const void *b)
 	return key_cmp(&((const struct top_source *)a)->key, &((const struct top_source *)b)->key);
 }
 
+/* Room for one more of n elements of `size` in *arr (of *cap), doubling. 0 or -ENOMEM. */
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t more_cap = *cap ? *cap * 2 : 64;
+	void *more;
+
+	if (n < *cap)
+		return 0;
+	more = realloc(*arr, more_cap * size);
+	if (!more)
+		return -ENOMEM;
+	*arr = more;
+	*cap = more_cap;
+	return 0;
+}
+
 int top_snapshot_add(struct top_snapshot *s, const struct top_source *src)
 {
-	if (s->n_sources == s->cap_sources) {
-		size_t cap = s->cap_sources ? s->cap_sources * 2 : 64;
-		struct top_source *more = realloc(s->sources, cap * sizeof(*more));
+	int ret = grow((void **)&s->sources, &s->cap_sources, s->n_sources, sizeof(*src));
 
-		if (!more)
-			return -ENOMEM;
-		s->sources = more;
-		s->cap_sources = cap;
-	}
-	s->sources[s->n_sources++] = *src;
-	return 0;
+	if (!ret)
+		s->sources[s->n_sources++] = *src;
+	return ret;
+}
+
+int top_snapshot_add_ban(struct top_snapshot *s, const struct top_ban *ban)
+{
+	int ret = grow((void **)&s->bans, &s->cap_bans, s->n_bans, sizeof(*ban));
+
+	if (!ret)
+		s->bans[s->n_bans++] = *ban;
+	return ret;
 }
 
 void top_snapshot_finish(struct top_snapshot *s)
@@ -71,6 +92,9 @@ void top_snapshot_free(struct top_snapshot *s)
 	free(s->sources);
 	s->sources = NULL;
 	s->n_sources = s->cap_sources = 0;
+	free(s->bans);
+	s->bans = NULL;
+	s->n_bans = s->cap_bans = 0;
 }
 
 __u32 top_errors_since(const struct top_snapshot *prev, const struct top_source *src)
@@ -143,6 +167,30 @@ static int rank(const struct top_snapshot *prev, const struct top_snapshot *cur,
 	return 0;
 }
 
+/* Newest first: the ban an operator has not seen yet leads; ties by address. */
+static int by_start(const void *a, const void *b)
+{
+	const struct top_ban *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? 1 : -1;
+	return key_cmp(&x->key, &y->key);
+}
+
+/* The first `count` bans of cur, newest first (a copy: cur stays in table order). */
+static int newest_bans(const struct top_snapshot *cur, size_t count, struct top_frame *f)
+{
+	f->bans = malloc((cur->n_bans ? cur->n_bans : 1) * sizeof(*f->bans));
+	if (!f->bans)
+		return -ENOMEM;
+	if (cur->n_bans) {
+		memcpy(f->bans, cur->bans, cur->n_bans * sizeof(*f->bans));
+		qsort(f->bans, cur->n_bans, sizeof(*f->bans), by_start);
+	}
+	f->n_bans = cur->n_bans < count ? cur->n_bans : count;
+	return 0;
+}
+
 int top_frame_make(const struct top_snapshot *prev, const struct top_snapshot *cur,
 		   enum top_sort sort, size_t count, struct top_frame *f)
 {
@@ -163,9 +211,14 @@ int top_frame_make(const struct top_snapshot *prev, const struct top_snapshot *c
 	f->bans_used = cur->bans_used;
 	f->bans_max = cur->bans_max;
 	f->sort = sort;
+	f->time_ns = cur->time_ns;
 	ret = rank(prev, cur, sort, &f->rows, &f->n_active);
-	if (ret)
+	if (!ret)
+		ret = newest_bans(cur, count, f);
+	if (ret) {
+		top_frame_free(f);
 		return ret;
+	}
 	f->n_rows = f->n_active < count ? f->n_active : count;
 	return 0;
 }
@@ -175,4 +228,73 @@ void top_frame_free(struct top_frame *f)
 	free(f->rows);
 	f->rows = NULL;
 	f->n_rows = f->n_active = 0;
+	free(f->bans);
+	f->bans = NULL;
+	f->n_bans = 0;
+}
+
+/* The events the reasons table may show: errors and bans created are on the summary line. */
+static bool event_listed(const struct top_frame *f, int i)
+{
+	if (i == XDPBAN_STAT_ERRORS || i == XDPBAN_STAT_BANS_CREATED)
+		return false;
+	return f->rates[i].packets > 0 || f->rates[i].bytes > 0;
+}
+
+/* Busiest first; ties in the order of the statistics. */
+static int by_rate_desc(const struct top_frame *f, int a, int b)
+{
+	if (f->rates[a].packets != f->rates[b].packets)
+		return f->rates[a].packets < f->rates[b].packets ? 1 : -1;
+	return a - b;
+}
+
+/* The n busiest of the verdicts that moved, in the order of the statistics; the others go to
+ * the fold. Seven verdicts at most: a selection by hand is enough. */
+static void keep_busiest(const struct top_frame *f, const int *moved, size_t n_moved, size_t n,
+			 struct top_reasons *out)
+{
+	for (size_t i = 0; i < n_moved; i++) {
+		size_t busier = 0;
+
+		for (size_t j = 0; j < n_moved; j++)
+			busier += j != i && by_rate_desc(f, moved[j], moved[i]) < 0;
+		if (busier < n) {
+			out->shown[out->n_shown++] = moved[i];
+		} else {
+			out->n_folded++;
+			out->folded_packets += f->rates[moved[i]].packets;
+			out->folded_bytes += f->rates[moved[i]].bytes;
+		}
+	}
+}
+
+size_t top_reasons_fold(const struct top_frame *f, size_t lines, struct top_reasons *out)
+{
+	int moved[XDPBAN_STAT__VERDICTS];
+	size_t n_moved = 0, room, used;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < XDPBAN_STAT__VERDICTS; i++) {
+		if (f->rates[i].packets > 0 || f->rates[i].bytes > 0)
+			moved[n_moved++] = i;
+		else
+			out->n_folded++;
+	}
+	if (!lines)
+		lines = SIZE_MAX;
+	room = lines > 1 ? lines : 1;
+	/* When the verdicts that moved do not fit, the fold line takes one of their lines. */
+	if (n_moved + (out->n_folded > 0) > room)
+		keep_busiest(f, moved, n_moved, room > 1 ? room - 1 : 0, out);
+	else
+		keep_busiest(f, moved, n_moved, n_moved, out);
+	used = out->n_shown + (out->n_folded > 0);
+	for (int i = XDPBAN_STAT__VERDICTS; i < XDPBAN_STAT__MAX && used < room; i++) {
+		if (event_listed(f, i)) {
+			out->shown[out->n_shown++] = i;
+			used++;
+		}
+	}
+	return used ? used : 1;
 }

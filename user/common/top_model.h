@@ -33,6 +33,14 @@ struct top_source {
 	__u8 classes;  /* enum xdpban_class bits of those errors */
 };
 
+/* One unexpired ban of the ban table. */
+struct top_ban {
+	struct xdpban_key key;
+	__u64 start_ns, expires_ns; /* CLOCK_BOOTTIME; expires_ns 0: permanent */
+	__u32 count;                /* the errors that caused it (0 for manual bans) */
+	__u8 reason;                /* enum xdpban_ban_reason */
+};
+
 struct top_snapshot {
 	__u64 time_ns; /* CLOCK_BOOTTIME when it was read */
 	struct xdpban_stat_value stats[XDPBAN_STAT__MAX];
@@ -40,10 +48,13 @@ struct top_snapshot {
 	__u32 bans_used, bans_max;         /* unexpired bans, the bans the table is sized for */
 	struct top_source *sources;        /* in key order after top_snapshot_finish */
 	size_t n_sources, cap_sources;
+	struct top_ban *bans;              /* the unexpired bans, in table order */
+	size_t n_bans, cap_bans;
 };
 
 /* 0 or -ENOMEM. */
 int top_snapshot_add(struct top_snapshot *s, const struct top_source *src);
+int top_snapshot_add_ban(struct top_snapshot *s, const struct top_ban *ban);
 void top_snapshot_finish(struct top_snapshot *s); /* sorts the sources by key */
 void top_snapshot_free(struct top_snapshot *s);
 
@@ -68,6 +79,19 @@ struct top_frame {
 	struct top_row *rows; /* the first n_rows of the ranking */
 	size_t n_rows;
 	enum top_sort sort;
+	__u64 time_ns;        /* of the later snapshot, for the bans' times */
+	struct top_ban *bans; /* the first n_bans of the later snapshot's bans, newest first */
+	size_t n_bans;
+};
+
+/* The reasons table of a frame, folded to fit: the verdicts with packets in the interval, then
+ * the events with packets in it (but errors and bans_created, which the summary shows), in the
+ * order of the statistics; the verdicts left out are one line of their own. */
+struct top_reasons {
+	int shown[XDPBAN_STAT__MAX]; /* enum xdpban_stat, n_shown of them */
+	size_t n_shown;
+	size_t n_folded;        /* verdicts left out: 0 means no fold line */
+	double folded_packets, folded_bytes; /* their rates per second, together */
 };
 
 /* Errors of src (from the later snapshot) in the interval since prev (in key order). */
@@ -75,10 +99,15 @@ __u32 top_errors_since(const struct top_snapshot *prev, const struct top_source 
 /* Per second between two readings of a counter that only grows; 0 when it went down (the maps
  * were made anew). */
 double top_per_second(__u64 before, __u64 after, double seconds);
-/* The frame from prev to cur, its rows the first `count` sources in the order of sort.
+/* The frame from prev to cur, its rows the first `count` sources in the order of sort, its
+ * bans the first `count` of cur's, newest first.
  * 0, -EINVAL (cur is not later than prev) or -ENOMEM; free with top_frame_free. */
 int top_frame_make(const struct top_snapshot *prev, const struct top_snapshot *cur,
 		   enum top_sort sort, size_t count, struct top_frame *f);
 void top_frame_free(struct top_frame *f);
+/* The reasons of f in at most `lines` lines, the fold line included (0: no limit). Verdicts with
+ * packets come first, the busiest kept when they do not all fit; events only fill what is
+ * left. At least one line whatever `lines` says. Returns the lines used. */
+size_t top_reasons_fold(const struct top_frame *f, size_t lines, struct top_reasons *out);
 
 #endif /* XDPBAN_TOP_MODEL_H */

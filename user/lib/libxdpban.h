@@ -67,6 +67,10 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 /* The directory xb_maps_open_pinned(NULL) would use, or NULL when neither holds the maps. */
 const char *xb_pin_dir_find(void);
 void xb_maps_close(struct xb_maps *m);
+/* Whether every map pinned in pin_dir is still the one m holds (compared by map id): 0 if so,
+ * -ESTALE if one was pinned anew (a restarted loader made new maps), -ENOENT if one is gone (it
+ * stopped, or is still pinning), or another -errno. */
+int xb_maps_pinned_same(const struct xb_maps *m, const char *pin_dir);
 /* Keeps the mmapable maps a compile writes mapped from one compile to the next, until
  * xb_maps_drop_views or xb_maps_close: a fresh mapping's first store into each page is costly
  * on some VMs. xb_maps_map_tables (table.h) does it too, for the daemon. Optional; one thread

@@ -146,6 +146,41 @@ int xb_maps_open_pinned(struct xb_maps *m, const char *pin_dir, char *err, size_
 	return 0;
 }
 
+static int map_id(int fd, __u32 *id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return 0;
+}
+
+/* A pin names the map it was made for until it is removed: only the id tells a new one. */
+int xb_maps_pinned_same(const struct xb_maps *m, const char *pin_dir)
+{
+	char path[512];
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(map_specs) / sizeof(map_specs[0]) && !ret; i++) {
+		int held = *(const int *)((const char *)m + map_specs[i].fd_offset), pinned;
+		__u32 held_id = 0, pinned_id = 0;
+
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, map_specs[i].name);
+		pinned = bpf_obj_get(path);
+		if (pinned < 0)
+			return -errno;
+		ret = map_id(held, &held_id);
+		if (!ret)
+			ret = map_id(pinned, &pinned_id);
+		if (!ret && held_id != pinned_id)
+			ret = -ESTALE;
+		close(pinned);
+	}
+	return ret;
+}
+
 void xb_maps_close(struct xb_maps *m)
 {
 	xb_maps_unmap_tables(m);

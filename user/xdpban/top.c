@@ -1,9 +1,10 @@
 /* top.c - `xdpban top`: a live view of the data path, read from the pinned maps once per
- * interval: rates per reason, table fill, and the sources with the most errors (the
+ * interval: rates per reason, table fill, the sources with the most errors and the bans (the
  * computation is top_model.c's, the text top_view.c's). It only reads: it never changes a map,
  * and never goes through the daemon for its data (a daemon only tells where its maps are
- * pinned). Full screen (curses) when stdout is a terminal; otherwise a line, or a JSON object,
- * per interval.
+ * pinned). Left open, it follows the pins: maps pinned anew (a restarted daemon) are reopened,
+ * and while none are pinned it waits. Full screen (curses) when stdout is a terminal;
+ * otherwise a line, or a JSON object, per interval.
  */
 #include <curses.h>
 #include <errno.h>
@@ -22,12 +23,14 @@
 
 #define TOP_COUNT_DEFAULT 10
 #define MS_PER_S 1000
+#define NOTICE_REFRESHES 5 /* how long "maps reopened" stays on the screen */
+#define NOTICE_LEN (PATH_MAX + 64) /* a sentence about the pin directory */
 
 const struct param top_params[] = {
 	{ "--interval", 0, P_DURATION, false, offsetof(struct top_args, interval_s), "SECONDS",
 	  "time between refreshes: seconds, or a number with s, m, h, d or w (default 1)" },
 	{ "--count", 0, P_COUNT, false, offsetof(struct top_args, count), "N",
-	  "how many sources to show (default 10; on a terminal, those that fit)" },
+	  "how many sources, and bans, to show (default 10; on a terminal, those that fit)" },
 	{ "--sort", 0, P_STRING, false, offsetof(struct top_args, sort), "COLUMN",
 	  "order of the sources: errors (in the interval; the default), count (in the window) "
 	  "or source" },
@@ -40,7 +43,8 @@ const struct param top_params[] = {
 
 /* What a run holds: the maps, the last two snapshots and the frame between them. */
 struct top_run {
-	const struct xb_maps *m;
+	const struct xb_maps *m; /* NULL while no maps are pinned */
+	char dir[PATH_MAX];      /* where they are pinned */
 	struct xb_maps own; /* the maps when opened here (owned) */
 	struct backend b;   /* the maps when the backend found no daemon */
 	struct top_snapshot snap[2];
@@ -54,6 +58,9 @@ struct top_run {
 	unsigned int interval_s;
 	bool paused;
 	char err[XB_ERRLEN]; /* why a refresh failed */
+	char notice[NOTICE_LEN]; /* what happened to the maps, or "" */
+	int notice_left;        /* refreshes it stays; -1: until the maps are back */
+	bool notice_new;        /* not shown yet */
 };
 
 static volatile sig_atomic_t stopping;
@@ -103,6 +110,7 @@ static int open_maps(const struct cli *cli, struct top_run *r)
 		if (ret)
 			return ret;
 		if (backend_direct(&r->b)) {
+			snprintf(r->dir, sizeof(r->dir), "%s", r->b.pin_dir);
 			r->m = &r->b.maps;
 			return EXIT_OK;
 		}
@@ -113,6 +121,7 @@ static int open_maps(const struct cli *cli, struct top_run *r)
 		pin_dir = dir;
 	}
 	pr_debug(cli, "reading the maps pinned in %s", pin_dir);
+	snprintf(r->dir, sizeof(r->dir), "%s", pin_dir);
 	if (xb_maps_open_pinned(&r->own, pin_dir, err, sizeof(err))) {
 		pr_warn("%s", err);
 		return EXIT_FAIL;
@@ -138,14 +147,32 @@ static int add_counter(const struct xdpban_key *key, const struct xb_counter *ct
 	return top_snapshot_add(w->s, &src);
 }
 
+struct ban_walk {
+	struct top_snapshot *s;
+	__u64 now_ns;
+};
+
+static int add_ban(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)
+{
+	struct ban_walk *w = ctx;
+	struct top_ban b = { .key = *key, .start_ns = ban->start_ns, .expires_ns = ban->expires_ns,
+			     .count = ban->count, .reason = ban->reason };
+
+	if (ban->expires_ns && ban->expires_ns <= w->now_ns)
+		return 0; /* expired: lifted by the next packet or sweep */
+	return top_snapshot_add_ban(w->s, &b);
+}
+
 /* Reads a snapshot into s (reusing its memory). 0 or -errno, with the reason in r->err. */
 static int snapshot_read(struct top_run *r, struct top_snapshot *s)
 {
 	struct xdpban_config cfg;
 	struct walk w = { .s = s };
-	int ret = xb_config_read(r->m, &cfg), banned = 0;
+	struct ban_walk bw = { .s = s };
+	int ret = xb_config_read(r->m, &cfg);
 
 	s->n_sources = 0;
+	s->n_bans = 0;
 	s->counters_used = 0;
 	s->counters_max = r->counters_max;
 	s->bans_max = r->bans_max;
@@ -154,15 +181,16 @@ static int snapshot_read(struct top_run *r, struct top_snapshot *s)
 	s->time_ns = xb_boot_ns();
 	w.now_s = s->time_ns / NS_PER_SEC;
 	w.window_s = cfg.window_s;
+	bw.now_ns = s->time_ns;
 	if (!ret)
 		ret = xb_counters_walk_in(r->m, w.now_s, add_counter, &w);
 	if (!ret)
-		ret = banned = xb_count_banned(r->m, s->time_ns);
+		ret = xb_bans_walk_in(r->m, add_ban, &bw);
 	if (ret < 0) {
 		snprintf(r->err, sizeof(r->err), "cannot read the maps: %s", strerror(-ret));
 		return ret;
 	}
-	s->bans_used = banned;
+	s->bans_used = s->n_bans;
 	top_snapshot_finish(s);
 	return 0;
 }
@@ -203,11 +231,94 @@ static int remake(struct top_run *r)
 	return 0;
 }
 
-/* One refresh: a new snapshot and, from the second one on, a frame. */
+static void set_notice(struct top_run *r, int refreshes, const char *text)
+{
+	r->notice_new = strcmp(r->notice, text) != 0;
+	snprintf(r->notice, sizeof(r->notice), "%s", text);
+	r->notice_left = refreshes;
+}
+
+/* The maps are closed and the frames forgotten: the next maps' counts are another story. */
+static void release_maps(struct top_run *r)
+{
+	if (r->m == &r->own)
+		xb_maps_close(&r->own);
+	else if (r->m == &r->b.maps)
+		backend_close(&r->b);
+	r->m = NULL;
+	if (r->have_frame)
+		top_frame_free(&r->frame);
+	r->have_frame = false;
+	r->last = -1;
+}
+
+/* No maps (or not all of them yet) at r->dir: wait, and say so until they are back. */
+static void wait_for_maps(struct top_run *r, int err)
+{
+	char text[NOTICE_LEN];
+
+	if (err == -ENOENT)
+		snprintf(text, sizeof(text), "no xdpban maps pinned at %s: waiting", r->dir);
+	else
+		snprintf(text, sizeof(text), "cannot open the maps at %s (%s): waiting", r->dir,
+			 strerror(-err));
+	set_notice(r, -1, text);
+}
+
+/* Opens the maps pinned at r->dir, sized anew (a new daemon may size them otherwise). */
+static int reopen(struct top_run *r)
+{
+	char err[XB_ERRLEN], text[NOTICE_LEN], when[32] = "?";
+	int ret = xb_maps_open_pinned(&r->own, r->dir, err, sizeof(err));
+
+	if (!ret) {
+		r->m = &r->own;
+		ret = xb_capacity(r->m, &r->counters_max, &r->bans_max);
+		if (ret)
+			release_maps(r);
+	}
+	if (ret) {
+		wait_for_maps(r, ret);
+		return ret;
+	}
+	xb_time_format(time(NULL), when, sizeof(when));
+	/* the time of day of "YYYY-MM-DDTHH:MM:SSZ" */
+	snprintf(text, sizeof(text), "daemon restarted: maps reopened at %s",
+		 strlen(when) > 11 ? when + 11 : when);
+	set_notice(r, NOTICE_REFRESHES, text);
+	return 0;
+}
+
+/* Before each refresh: are the maps held still the ones pinned? 0 when there are maps to read,
+ * else the reason there are none (said in r->notice). */
+static int follow_pins(struct top_run *r)
+{
+	int ret;
+
+	if (r->notice_left > 0 && !--r->notice_left)
+		r->notice[0] = '\0';
+	if (!r->m)
+		return reopen(r);
+	ret = xb_maps_pinned_same(r->m, r->dir);
+	if (!ret)
+		return 0;
+	release_maps(r);
+	if (ret == -ESTALE)
+		return reopen(r);
+	wait_for_maps(r, ret);
+	return ret;
+}
+
+/* One refresh: a new snapshot and, from the second one on, a frame. Missing maps are no
+ * error: it waits for them. */
 static int step(struct top_run *r)
 {
-	int next = r->last < 0 ? 0 : !r->last, ret = snapshot_read(r, &r->snap[next]);
+	int next, ret;
 
+	if (follow_pins(r))
+		return 0;
+	next = r->last < 0 ? 0 : !r->last;
+	ret = snapshot_read(r, &r->snap[next]);
 	if (ret)
 		return ret;
 	r->wall = time(NULL);
@@ -248,7 +359,9 @@ static void draw(const struct top_run *r)
 {
 	struct top_view v = { .frame = r->have_frame ? &r->frame : NULL, .wall = r->wall,
 			      .interval_s = r->interval_s, .sort = r->sort, .paused = r->paused,
-			      .keys = true };
+			      .keys = true, .notice = r->notice[0] ? r->notice : NULL,
+			      .waiting = !r->m, .width = COLS > 0 ? COLS : 1,
+			      .height = LINES > 0 ? LINES : 1 };
 	struct screen_pos pos = { 0 };
 
 	erase();
@@ -291,8 +404,9 @@ static bool on_key(struct top_run *r, int ch)
 }
 
 /* The full view until 'q' or a signal. Paused, it reads nothing: the next frame after it
- * covers the time since the last one. */
-static int run_screen(struct top_run *r)
+ * covers the time since the last one. Without --count, as many rows as the screen has lines
+ * (the view shows those that fit). */
+static int run_screen(struct top_run *r, bool fit)
 {
 	SCREEN *scr = newterm(NULL, stdout, stdin);
 	__u64 deadline = now_ms() + (__u64)r->interval_s * MS_PER_S;
@@ -315,6 +429,8 @@ static int run_screen(struct top_run *r)
 		timeout(deadline > now ? (int)(deadline - now) : 0);
 		ch = getch();
 		if (ch == ERR && now_ms() >= deadline) {
+			if (fit)
+				r->count = LINES > 0 ? (size_t)LINES : TOP_COUNT_DEFAULT;
 			if (!r->paused)
 				ret = step(r);
 			deadline = now_ms() + (__u64)r->interval_s * MS_PER_S;
@@ -371,7 +487,11 @@ static int run_plain(struct top_run *r, const struct top_args *a)
 			pr_warn("%s", r->err);
 			return EXIT_FAIL;
 		}
-		print_frame(r, a);
+		if (r->notice_new) /* beside the output, which stays one kind of line */
+			pr_warn("top: %s", r->notice);
+		r->notice_new = false;
+		if (r->have_frame)
+			print_frame(r, a);
 		if (a->once)
 			break;
 	}
@@ -380,14 +500,9 @@ static int run_plain(struct top_run *r, const struct top_args *a)
 
 static void run_close(struct top_run *r)
 {
-	if (r->have_frame)
-		top_frame_free(&r->frame);
+	release_maps(r);
 	top_snapshot_free(&r->snap[0]);
 	top_snapshot_free(&r->snap[1]);
-	if (r->m == &r->own)
-		xb_maps_close(&r->own);
-	else if (r->m == &r->b.maps)
-		backend_close(&r->b);
 }
 
 int do_top(const struct cli *cli, const void *args)
@@ -418,7 +533,7 @@ int do_top(const struct cli *cli, const void *args)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (isatty(STDOUT_FILENO) && !a->once && !a->json)
-		ret = run_screen(&r);
+		ret = run_screen(&r, !a->count);
 	else
 		ret = run_plain(&r, a);
 	run_close(&r);

@@ -16,10 +16,16 @@ struct top_view {
 	unsigned int interval_s;
 	enum top_sort sort;
 	bool paused;
-	bool keys; /* the line of keys (on a terminal) */
+	bool keys;          /* the line of keys (on a terminal) */
+	const char *notice; /* NULL, or a line under the header: what happened to the maps */
+	bool waiting;       /* no maps to read: no frame is coming until they are back */
+	/* The terminal's size: the lines fit in it, the sources table taking the rows the rest
+	 * leaves. 0: no limit (--once). */
+	unsigned int width, height;
 };
 typedef void (*top_line_cb)(const char *line, bool bold, void *ctx);
-/* The lines of the full view, one cb call each. */
+/* The lines of the full view, one cb call each, none wider than v->width (the widest
+ * addresses aside) and no more than v->height. */
 void top_view_lines(const struct top_view *v, top_line_cb cb, void *ctx);
 /* One line per interval, when stdout is not a terminal. */
 void top_view_plain(const struct top_frame *f, time_t wall, FILE *out);
