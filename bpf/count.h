@@ -107,18 +107,18 @@ static __always_inline __u64 table_seed(void)
  * its own, where inlined into every caller their bounded loops would multiply. Their pointer
  * arguments may be NULL as far as the verifier knows, so each checks. */
 
-/* 1 if the key is under a ban that has not expired. An expired ban is lifted on the way.
- * Called only when ban_check's index word says the key may have one. */
-__attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 seed, __u64 bytes)
+/* 1 if the key, whose hash is h, is under a ban that has not expired. An expired ban is lifted
+ * on the way. Called only when ban_check's index word says the key may have one. */
+__attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 seed, __u64 h,
+					 __u64 bytes)
 {
 	__u32 groups = map_entries(&xdpban_bans);
 	struct xdpban_ban_ref ref = {};
-	__u64 now;
 
-	if (!key || !xdpban_ban_find(BAN_TAB, groups, seed, key, &ref))
+	if (!key || !xdpban_ban_find_hashed(BAN_TAB, groups, h, key, &ref))
 		return 0;
-	now = clock_now_ns();
-	if (ref.expires_ns == 0 || now < ref.expires_ns)
+	/* A permanent ban needs no clock. */
+	if (ref.expires_ns == 0 || clock_now_ns() < ref.expires_ns)
 		return 1;
 	if (xdpban_ban_delete(BAN_TAB, groups, seed, key, &ref))
 		stat_add(XDPBAN_STAT_BANS_EXPIRED, 1, bytes);
@@ -129,9 +129,11 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
  * (nearly all) pays one cached read and no call. */
 static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, __u64 bytes)
 {
-	if (!xdpban_ban_maybe(BAN_TAB, map_entries(&xdpban_bans), seed, key))
+	__u64 h = xdpban_key_hash(seed, key);
+
+	if (!xdpban_ban_maybe(BAN_TAB, map_entries(&xdpban_bans), h))
 		return 0;
-	return ban_active(key, seed, bytes);
+	return ban_active(key, seed, h, bytes);
 }
 
 static __always_inline void ban_event(const struct xdpban_key *key, __u64 start_ns,

@@ -149,10 +149,9 @@ XDPBAN_INLINE __u32 xdpban_group_next(__u32 home, __u32 step, __u32 groups)
 /* 0 when the key's home index word proves it has no ban (no slot of its home group has its
  * tag, and no ban lives past the group): the whole ban check of almost every source, one
  * cached read. 1: xdpban_ban_find must look. */
-XDPBAN_INLINE int xdpban_ban_maybe(const XDPBAN_TAB *tab, __u32 groups, __u64 seed,
-				   const struct xdpban_key *key)
+XDPBAN_INLINE int xdpban_ban_maybe(const XDPBAN_TAB *tab, __u32 groups, __u64 h)
 {
-	__u64 h = xdpban_key_hash(seed, key), *w, word;
+	__u64 *w, word;
 
 	if (!groups)
 		return 0;
@@ -178,18 +177,16 @@ XDPBAN_STEP int xdpban_ban_group_find(const struct xdpban_group *g, __u64 word, 
 	return -1;
 }
 
-/* Finds key's ban: 1 (*ref filled) or 0. The probe reads a group's slots only where the index
- * word has the key's tag, and goes past a group only while its overflow count says a ban of an
- * earlier home lives beyond it. */
-XDPBAN_STEP int xdpban_ban_find(const XDPBAN_TAB *tab, __u32 groups, __u64 seed,
-				  const struct xdpban_key *key, struct xdpban_ban_ref *ref)
+/* Finds the ban of key, whose hash is h: 1 (*ref filled) or 0. The probe reads a group's slots
+ * only where the index word has the key's tag, and goes past a group only while its overflow
+ * count says a ban of an earlier home lives beyond it. */
+XDPBAN_STEP int xdpban_ban_find_hashed(const XDPBAN_TAB *tab, __u32 groups, __u64 h,
+					 const struct xdpban_key *key, struct xdpban_ban_ref *ref)
 {
 	__u32 home, tag;
-	__u64 h;
 
 	if (!groups || !key || !ref)
 		return 0;
-	h = xdpban_key_hash(seed, key);
 	home = xdpban_hash_home(h, groups);
 	tag = xdpban_hash_tag(h);
 	for (__u32 step = 0; step < XDPBAN_BAN_PROBE && step < groups; step++) {
@@ -212,6 +209,13 @@ XDPBAN_STEP int xdpban_ban_find(const XDPBAN_TAB *tab, __u32 groups, __u64 seed,
 			return 0;
 	}
 	return 0;
+}
+
+/* Finds key's ban: 1 (*ref filled) or 0. */
+XDPBAN_INLINE int xdpban_ban_find(const XDPBAN_TAB *tab, __u32 groups, __u64 seed,
+				  const struct xdpban_key *key, struct xdpban_ban_ref *ref)
+{
+	return key ? xdpban_ban_find_hashed(tab, groups, xdpban_key_hash(seed, key), key, ref) : 0;
 }
 
 /* Raises (+1) or lowers (-1) the overflow counts of the `steps` groups from home on: raised
