@@ -4,7 +4,7 @@
 # It knows no command, option or key itself: it reads them from the program it completes,
 # whose help is printed from the program's own tables (the CLI's command and option tables,
 # the keys of `set`, the daemon's option table), so that it cannot fall behind them. The
-# subcommands offered after `lists` are its keys; the addresses offered after `unban` are the banned prefixes `xdpban bans` lists (nothing when it
+# subcommands offered after `lists` are its keys, and the layers after `lists clear|add|del` theirs; the addresses offered after `unban` are the banned prefixes `xdpban bans` lists (nothing when it
 # cannot list them: no daemon, no maps, no permission). Nothing here changes any state.
 
 # _xdpban_help_words PROG ARGS...: the options ("--name") and, under "Commands:", the command
@@ -103,10 +103,13 @@ _xdpban() {
 			mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick command)" -- "$cur")
 		;;
 	lists)
-		if ((${#sub[@]})); then
-			[[ ${sub[0]} == load ]] && mapfile -t COMPREPLY < <(compgen -f -- "$cur")
-			[[ ${sub[0]} == clear && $COMP_CWORD == $((i + 1)) ]] &&
-				mapfile -t COMPREPLY < <(compgen -W "allow deny trusted" -- "$cur")
+		# A subcommand with keys takes a layer first; load's words, and clear's after its
+		# layer, are files.
+		if ((${#sub[@]})) && ((COMP_CWORD == i + 1)) && [[ -n $(_xdpban_pick key) ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick key)" -- "$cur")
+		elif ((${#sub[@]})); then
+			[[ ${sub[0]} == load || (${sub[0]} == clear && $COMP_CWORD == $((i + 2))) ]] &&
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		elif ((COMP_CWORD == i + 1)); then
 			mapfile -t COMPREPLY < <(compgen -W "$(_xdpban_pick key)" -- "$cur")
 		fi

@@ -3,6 +3,7 @@
 # `make install` installs it: sourced into this shell, driven the way bash drives it
 # (COMP_WORDS, COMP_CWORD, then the function), with COMPREPLY checked: the commands, the
 # options of a command and the global ones (and `-`, standard input, after `lists load`), the
+# layers after `lists clear|add|del` and the files after `lists clear LAYER`, the
 # keys of `set` (the same list the CLI names when a key is unknown), a command's option value
 # (files, interfaces), the daemon's options, and after `unban` the prefixes a daemon lists,
 # from a fake daemon found through $XDPBAN_SOCKET. Needs no root; installs into, and listens
@@ -53,8 +54,13 @@ case_commands() {
 		expect_words "--json" xdpban reload --j &&
 		expect_words "unban" xdpban unb &&
 		expect_words "ban bans" xdpban help ba &&
-		expect_words "clear load show" xdpban lists "" &&
-		expect_words "allow deny trusted" xdpban lists clear "" &&
+		expect_words "add clear del load show" xdpban lists "" &&
+		expect_words "allow deny never-ban trusted" xdpban lists clear "" &&
+		expect_words "allow deny never-ban trusted" xdpban lists add "" &&
+		expect_words "never-ban" xdpban lists del n &&
+		expect_words "--comment --config" xdpban lists add deny 192.0.2.1 --co &&
+		expect_words "" xdpban lists add deny "" &&
+		touch "$tmp/one.list" && expect_words "$tmp/one.list" xdpban lists clear deny "$tmp/one." &&
 		expect_words "--allow" xdpban lists load --al &&
 		expect_words "--ignore-errors" xdpban lists load --deny --ig &&
 		expect_words "- --allow --config --deny --help --ignore-errors --pin-dir --socket --trusted --verbose --version" \

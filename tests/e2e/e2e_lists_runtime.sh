@@ -15,6 +15,12 @@
 # file goes to the daemon open, with the request: a request that names a file it does not
 # send, sends one that is not a regular file, or sends more than 64 is refused, and files sent
 # with a request that takes none are closed.
+# Single entries (`lists add|del`, the layer's list <entries>): a deny entry's packets are
+# dropped, trusted and allow entries are named by query with their comment and shown by
+# `lists show`, a never-ban entry keeps a source that sends errors from being counted or banned
+# (errors_exempt) until deleted, all of them survive a restart; `lists clear deny FILE` drops
+# that one list; a missing entry or list is exit 1, bad input exit 2, both changing nothing;
+# without a daemon a deny entry is added on the maps and a never-ban one is refused.
 #
 # Everything it makes is removed on any exit (the daemon helpers' cleanup in tests/e2e/e2e_lib.sh). Needs root.
 # shellcheck disable=SC2317 # the case functions are called through e2e_case
@@ -25,7 +31,8 @@ source tests/e2e/e2e_lib.sh
 
 CASES=(load_with_daemon show_values restart_and_sighup_keep_them clear_drops_them
 	small_lines_say_so corrupt_store_set_aside bad_inputs_change_nothing stdin_with_daemon
-	files_sent_open load_without_daemon zmap_blocklist_on_the_wire limit_checked_before_reading)
+	files_sent_open single_entries never_ban_entry entries_kept_and_deleted clear_one_file
+	entry_bad_inputs load_without_daemon zmap_blocklist_on_the_wire limit_checked_before_reading)
 XBD_NS_TAG=lists-
 xbd_begin R "${CASES[@]}"
 readonly D=$XBD_TMP/lists
@@ -159,7 +166,7 @@ for i in range(int(sys.argv[1]) + 1): print("2001:db8:%x:%x::/64" % (i >> 16, i 
 	refused "xdpban: cannot read list $D/missing.txt: No such file or directory" 1 \
 		lists load --deny "$D/missing.txt" &&
 		refused "xdpban: $D/bad.txt:2: *'example.com'*" 1 lists load --deny "$D/bad.txt" &&
-		refused "xdpban: lists clear: unknown layer 'bogus': allow, deny or trusted" 2 lists clear bogus &&
+		refused "xdpban: lists clear: unknown layer 'bogus': allow, deny, trusted or never-ban" 2 lists clear bogus &&
 		refused "xdpban: lists load: missing FILE... *" 2 lists load --deny &&
 		refused "xdpban: lists load: give one of --allow, --deny or --trusted" 2 lists load "$D/hole.txt" &&
 		refused "xdpban: $D/big6.txt: $((cap + 1)) IPv6 entries: more than the IPv6 policy table holds ($cap)" 1 \
@@ -230,6 +237,122 @@ more than 64 open files sent with one request" "$got" &&
 		e2e_expect "nothing loaded" "none" "$(q 203.0.113.70 'd["policy"]')"
 }
 
+entry_of() { q "$1" 'd["policy"] + " " + d["policy_match"] + " " + d.get("policy_file", "-") + ":" + str(d.get("policy_line", "-")) + " " + d.get("policy_origin", "-") + " [" + d.get("policy_comment", "-") + "]"'; }
+exempt_of() { q "$1" 'str(d["exempt"]) + " " + str(d["exempt_why"]) + " " + d.get("exempt_file", "-") + ":" + str(d.get("exempt_line", "-")) + " [" + d.get("exempt_comment", "-") + "]"'; }
+
+# A deny entry drops at once; trusted entries (one inside the config's deny list, whose
+# comment a second add changes) and an allow entry (which turns allow-only mode on) are named
+# by query and lists show with their comments.
+case_entries() {
+	local out deny j
+	out=$(xbd_cli lists add deny 192.0.2.77 --comment "noisy scanner" 2>&1) || { E2E_WHY="add: $out"; return 1; }
+	e2e_expect "add's answer" "added 192.0.2.77 to the deny layer" "$out" &&
+		e2e_expect "query names the entry" "deny 192.0.2.77 <entries>:1 runtime [noisy scanner]" \
+			"$(entry_of 192.0.2.77)" || return 1
+	deny=$(xbd_stat drop_deny)
+	xbd_send udp 192.0.2.77 3 || { E2E_WHY="cannot send"; return 1; }
+	e2e_expect "dropped as denied" 3 "$(xbd_stat_delta drop_deny "$deny")" &&
+		e2e_run xbd_cli lists add trusted 198.51.100.7 --comment partner &&
+		e2e_run xbd_cli lists add trusted 2001:db8:7::/48 &&
+		out=$(xbd_cli lists add trusted 198.51.100.7 --comment "partner, new" 2>&1) &&
+		e2e_expect "a second add" "changed the comment of 198.51.100.7 in the trusted layer" "$out" &&
+		e2e_expect "trusted over the config's deny" "trusted 198.51.100.7 <entries>:1 runtime [partner, new]" \
+			"$(entry_of 198.51.100.7)" &&
+		e2e_expect "text query" 'policy:       trusted (198.51.100.7, <entries>:1, runtime trusted list, "partner, new")' \
+			"$(xbd_cli query 198.51.100.7 | grep '^policy:')" &&
+		j=$(show) &&
+		e2e_expect "lists show" "[('<entries>', 'runtime', 2, 1, [{'prefix': '198.51.100.7', 'comment': 'partner, new'}, {'prefix': '2001:db8:7::/48', 'comment': ''}])]" \
+			"$(xbd_json '[(f["file"], f["origin"], f["entries"], f["ipv4_addresses"], f["prefixes"]) for f in d["layers"][2]["files"]]' <<<"$j")" &&
+		{ xbd_cli lists show | grep -qx '  198.51.100.7  # partner, new' ||
+			{ E2E_WHY="the text lacks the entry: $(xbd_cli lists show)"; false; }; } &&
+		e2e_run xbd_cli lists add allow 203.0.113.9 --comment office &&
+		e2e_expect "an allow entry" "allowed 203.0.113.9 <entries>:1 runtime [office] True" \
+			"$(entry_of 203.0.113.9) $(show | xbd_json 'd["allow_only"]')" &&
+		e2e_run xbd_cli lists del allow 203.0.113.9 &&
+		e2e_expect "allow-only mode ends with it" "False" "$(show | xbd_json 'd["allow_only"]')"
+}
+
+# A never-ban entry: a source's errors are counted as errors_exempt, never against it; query
+# names the entry. Deleted (after the next case's restart) it is counted and banned again.
+case_never_ban() {
+	local out before
+	out=$(xbd_cli lists add never-ban 192.0.2.150 --comment monitoring 2>&1) || { E2E_WHY="add: $out"; return 1; }
+	e2e_expect "add's answer" "added 192.0.2.150 to the never-ban layer" "$out" &&
+		e2e_expect "query" "True never-ban <entries>:1 [monitoring]" "$(exempt_of 192.0.2.150)" &&
+		e2e_expect "text query" 'exempt:       yes (never-ban 192.0.2.150, <entries>:1, "monitoring")' \
+			"$(xbd_cli query 192.0.2.150 | grep '^exempt:')" &&
+		e2e_expect "lists show" "never-ban ['192.0.2.150']" \
+			"$(show | xbd_json 'd["layers"][3]["layer"] + " " + str([e["prefix"] for f in d["layers"][3]["files"] for e in f.get("prefixes", [])])')" || return 1
+	before=$(xbd_stat errors_exempt)
+	xbd_send synfin 192.0.2.150 5 || { E2E_WHY="cannot send"; return 1; }
+	xbd_wait_until xbd_stat_is errors_exempt $((before + 5))
+	e2e_expect "errors_exempt" 5 "$(xbd_stat_delta errors_exempt "$before")" &&
+		e2e_expect "not counted or banned" "0 False" "$(q 192.0.2.150 'str(d["count"]) + " " + str(d["banned"])')"
+}
+
+# The entries of the two cases above survive a restart; deleted, they are gone (the others of
+# the layer move up a line), and the source no longer exempt is banned by its errors.
+case_entries_kept() {
+	xbd_stop TERM
+	xbd_start || { E2E_WHY="no restart"; return 1; }
+	e2e_expect "deny after a restart" "deny 192.0.2.77 <entries>:1 runtime [noisy scanner]" "$(entry_of 192.0.2.77)" &&
+		e2e_expect "never-ban after a restart" "True never-ban <entries>:1 [monitoring]" "$(exempt_of 192.0.2.150)" &&
+		e2e_expect "the store's line" "192.0.2.150 1 monitoring" "$(grep -x '192.0.2.150 .*' "$XBD_STATE.lists")" &&
+		e2e_expect "del" "deleted 192.0.2.77 from the deny layer" "$(xbd_cli lists del deny 192.0.2.77 2>&1)" &&
+		e2e_expect "deleted" "none" "$(q 192.0.2.77 'd["policy"]')" &&
+		e2e_run xbd_cli lists del trusted 198.51.100.7 &&
+		e2e_expect "the next moves up" "trusted 2001:db8:7::/48 <entries>:1 runtime []" "$(entry_of 2001:db8:7::1)" &&
+		e2e_expect "back under the config's deny" "deny" "$(q 198.51.100.7 'd["policy"]')" &&
+		e2e_run xbd_cli lists del never-ban 192.0.2.150 &&
+		e2e_expect "no longer exempt" "False" "$(q 192.0.2.150 'd["exempt"]')" || return 1
+	xbd_send synfin 192.0.2.150 4 || { E2E_WHY="cannot send"; return 1; }
+	xbd_wait_until xbd_banned 192.0.2.150 || { E2E_WHY="192.0.2.150 not banned after its never-ban entry went"; return 1; }
+	xbd_cli unban 192.0.2.150 >/dev/null && e2e_run xbd_cli lists clear trusted
+}
+
+# `lists clear deny FILE`: that file's prefixes go, the layer's other list and entries stay.
+case_clear_one() {
+	local out
+	printf '%s\n' 192.0.2.10 >"$D/one.txt"
+	printf '%s\n' 192.0.2.20 >"$D/two.txt"
+	xbd_cli lists load --deny "$D/one.txt" "$D/two.txt" >/dev/null && xbd_cli lists add deny 192.0.2.30 >/dev/null ||
+		{ E2E_WHY="cannot load"; return 1; }
+	out=$(cd "$D" && xbd_cli lists clear deny one.txt 2>&1)
+	e2e_expect "clear's answer" "cleared runtime list $D/one.txt of the deny layer" "$out" &&
+		e2e_expect "one file gone" "none|deny 192.0.2.20 $D/two.txt:1 runtime|deny <entries>" \
+			"$(q 192.0.2.10 'd["policy"]')|$(source_of 192.0.2.20)|$(q 192.0.2.30 'd["policy"] + " " + d["policy_file"]')" &&
+		e2e_run xbd_cli lists clear deny '<entries>' &&
+		e2e_expect "the entries gone" "none deny" "$(q 192.0.2.30 'd["policy"]') $(q 192.0.2.20 'd["policy"]')" &&
+		e2e_run xbd_cli lists clear deny
+}
+
+# A missing entry or list: exit 1; bad input: exit 2 (raw requests: an error); both change
+# nothing, the store included.
+case_entry_bad() {
+	local long store
+	long=$(printf 'x%.0s' {1..201})
+	xbd_cli lists add deny 192.0.2.40 --comment kept >/dev/null || { E2E_WHY="cannot add"; return 1; }
+	store=$(cat "$XBD_STATE.lists")
+	refused "xdpban: no single entry 192.0.2.99 in the deny layer" 1 lists del deny 192.0.2.99 &&
+		refused "xdpban: no single entry 192.0.2.40 in the trusted layer" 1 lists del trusted 192.0.2.40 &&
+		refused "xdpban: no runtime list $D/nothere.txt in the deny layer" 1 lists clear deny "$D/nothere.txt" &&
+		refused "xdpban: lists add: unknown layer 'bogus': allow, deny, trusted or never-ban" 2 lists add bogus 192.0.2.1 &&
+		refused "xdpban: lists del: unknown layer 'drop': *" 2 lists del drop 192.0.2.40 &&
+		refused "xdpban: host bits set in '192.0.2.1/24' (the prefix is 192.0.2.0/24)" 2 lists add deny 192.0.2.1/24 &&
+		refused "xdpban: *example.com*" 2 lists add deny example.com &&
+		refused "xdpban: lists add: ::/0: a whole address family is not an entry" 2 lists add deny ::/0 &&
+		refused "xdpban: lists add: comment of 201 bytes: at most 200" 2 lists add deny 192.0.2.41 --comment "$long" &&
+		refused "xdpban: lists add: comment holds a control character (0x0a at byte 2)" 2 \
+			lists add deny 192.0.2.41 --comment $'a\nb' &&
+		refused "xdpban: lists add: missing PREFIX *" 2 lists add deny &&
+		e2e_expect "raw requests" '{"ok":false,"error":"comment holds a control character (0x01 at byte 1)"}
+{"ok":false,"error":"the never-ban layer takes single entries (lists add), not files"}' \
+			"$(xbd_request '{"cmd": "lists_add", "layer": "deny", "prefix": "192.0.2.41", "comment": "\u0001"}'
+			xbd_request '{"cmd": "lists_load", "layer": "never-ban", "files": ["/x"]}')" &&
+		e2e_expect "the store" "$store" "$(cat "$XBD_STATE.lists")" &&
+		e2e_run xbd_cli lists del deny 192.0.2.40
+}
+
 case_direct() {
 	local out
 	xbd_write_conf "${CONF_LISTS[@]}"
@@ -250,9 +373,15 @@ loaded 1 file into the trusted layer: 1 entry" "$out" &&
 		e2e_expect "direct load of -" "xdpban: note: no daemon answers on $XBD_SOCK; changed the maps in $XBD_PIN directly
 loaded 1 file into the deny layer: 1 entry" "$out" &&
 		refused "xdpban: <stdin>:1: *'x'*" 1 --config "$XBD_CONF" lists load --deny - <<<x &&
+		out=$(xbd_cli --config "$XBD_CONF" lists add deny 192.0.2.160 --comment direct 2>&1) &&
+		e2e_expect "direct add" "xdpban: note: no daemon answers on $XBD_SOCK; changed the maps in $XBD_PIN directly
+added 192.0.2.160 to the deny layer" "$out" &&
+		refused "xdpban: the never-ban layer needs the daemon: xdpband alone writes the exempt tries" 1 \
+			--config "$XBD_CONF" lists add never-ban 192.0.2.161 &&
 		xbd_start && e2e_expect "the daemon finds it" "trusted 203.0.113.64/26 $D/hole.txt:1 runtime" \
 			"$(source_of 203.0.113.70)" &&
 		e2e_expect "and <stdin>" "deny 192.0.2.0/25 <stdin>:1 runtime" "$(source_of 192.0.2.7)" &&
+		e2e_expect "and the entry" "deny 192.0.2.160 <entries>:1 runtime [direct]" "$(entry_of 192.0.2.160)" &&
 		xbd_cli lists clear trusted >/dev/null && xbd_cli lists clear deny >/dev/null
 }
 
@@ -333,6 +462,11 @@ e2e_case corrupt_store_set_aside case_corrupt
 e2e_case bad_inputs_change_nothing case_bad
 e2e_case stdin_with_daemon case_stdin
 e2e_case files_sent_open case_sent_open
+e2e_case single_entries case_entries
+e2e_case never_ban_entry case_never_ban
+e2e_case entries_kept_and_deleted case_entries_kept
+e2e_case clear_one_file case_clear_one
+e2e_case entry_bad_inputs case_entry_bad
 e2e_case load_without_daemon case_direct
 e2e_case zmap_blocklist_on_the_wire case_zmap
 e2e_case limit_checked_before_reading case_limit

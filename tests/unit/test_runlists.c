@@ -3,7 +3,10 @@
  * those no entry holds, against a brute force over IPv4 /24..32 sets and with exact IPv6
  * values up to 2^128; the decimal and "2^128" formatting; and the store: a file written by
  * hand is read back with its files (paths, or <stdin>), layers, skipped counts, entries and
- * lines, a cut or a garbled one is refused and moved aside, and a missing one is empty.
+ * lines, a cut or a garbled one is refused and moved aside, and a missing one is empty;
+ * single entries (<entries>): added, their comments changed and deleted in memory (the later
+ * ones moving up a line), written and read back with their comments and order, and the checks
+ * of a prefix and a comment.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -197,6 +200,176 @@ static void store_refused(void **state)
 	free(rt);
 }
 
+/* An <entries> list of the layer with the given prefixes and comments, in that order. */
+static void entries_list(struct xbd_rt_list *l, __u32 verdict, const char *const *v, size_t n)
+{
+	bool added;
+
+	memset(l, 0, sizeof(*l));
+	l->verdict = verdict;
+	l->path = strdup(XBD_LIST_ENTRIES);
+	assert_non_null(l->path);
+	for (size_t i = 0; i < n; i += 2) {
+		struct xbd_list_entry e = entry(v[i], verdict);
+
+		assert_int_equal(xbd_rt_entries_put(l, &e.prefix, v[i + 1], &added), 0);
+		assert_true(added);
+	}
+}
+
+/* The comment of the entry at p in l, or NULL when l lacks it; its line in *line. */
+static const char *comment_at(const struct xbd_rt_list *l, const char *p, __u32 *line)
+{
+	struct xbd_list_entry want = entry(p, l->verdict);
+	const struct xbd_list_entry *e = xbd_lists_find(&l->e, &want.prefix);
+
+	if (!e)
+		return NULL;
+	*line = e->line;
+	return xbd_rt_entry_comment(l, e);
+}
+
+static void entries_put_and_del(void **state)
+{
+	static const char *const v[] = { "203.0.113.9", "first", "192.0.2.0/24", NULL,
+					 "2001:db8::/48", "third" };
+	struct xbd_rt_list l;
+	struct xbd_list_entry e = entry("192.0.2.0/24", XDPBAN_POLICY_DENY);
+	bool added = true;
+	__u32 line = 0;
+
+	entries_list(&l, XDPBAN_POLICY_DENY, v, 6);
+	assert_int_equal(l.e.n, 3);
+	/* sorted by prefix, lines in the order added */
+	assert_int_equal(l.e.v[0].line, 2);
+	assert_string_equal(comment_at(&l, "203.0.113.9", &line), "first");
+	assert_int_equal(line, 1);
+	assert_string_equal(comment_at(&l, "192.0.2.0/24", &line), "");
+	assert_int_equal(xbd_rt_entries_put(&l, &e.prefix, "now one", &added), 0);
+	assert_false(added);
+	assert_int_equal(l.e.n, 3);
+	assert_string_equal(comment_at(&l, "192.0.2.0/24", &line), "now one");
+	assert_int_equal(line, 2);
+	assert_int_equal(xbd_rt_entries_del(&l, &e.prefix), 0);
+	assert_int_equal(xbd_rt_entries_del(&l, &e.prefix), -ENOENT);
+	assert_null(comment_at(&l, "192.0.2.0/24", &line));
+	assert_string_equal(comment_at(&l, "2001:db8::/48", &line), "third");
+	assert_int_equal(line, 2); /* moved up */
+	assert_string_equal(comment_at(&l, "203.0.113.9", &line), "first");
+	assert_int_equal(line, 1);
+	xbd_rt_list_free(&l);
+}
+
+static void entries_round_trip(void **state)
+{
+	static const char *const deny[] = { "203.0.113.9", "noisy scanner", "192.0.2.0/24", NULL };
+	static const char *const never[] = { "2001:db8:1::/64", "lab, 2nd floor", "198.51.100.7",
+					     "monitoring" };
+	struct xbd_runtime *rt = calloc(1, sizeof(*rt)), *back = calloc(1, sizeof(*back));
+	char path[256], err[XB_ERRLEN], text[512];
+	__u32 line = 0;
+	FILE *f;
+
+	assert_non_null(rt);
+	assert_non_null(back);
+	rt->v[0] = (struct xbd_rt_list){ .path = strdup("/srv/a"), .verdict = XDPBAN_POLICY_DENY };
+	assert_int_equal(xbd_list_entries_push(&rt->v[0].e, &(struct xbd_list_entry){
+		.prefix = entry("198.51.100.0/24", 0).prefix, .verdict = XDPBAN_POLICY_DENY,
+		.line = 4 }, 8), 0);
+	entries_list(&rt->v[1], XDPBAN_POLICY_DENY, deny, 4);
+	entries_list(&rt->v[2], XBD_LIST_NEVER_BAN, never, 4);
+	rt->n = 3;
+	snprintf(path, sizeof(path), "%s/entries", dir);
+	assert_int_equal(xbd_runtime_save(path, rt, err, sizeof(err)), 0);
+	/* single entries in the order added, with their comments */
+	f = fopen(path, "r");
+	assert_non_null(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	assert_string_equal(text, "xdpban-runtime-lists 1\nlist deny 0 /srv/a\n198.51.100.0/24 4\n"
+				  "list deny 0 <entries>\n203.0.113.9 1 noisy scanner\n192.0.2.0/24 2\n"
+				  "list never-ban 0 <entries>\n2001:db8:1::/64 1 lab, 2nd floor\n"
+				  "198.51.100.7 2 monitoring\nend 5\n");
+	assert_int_equal(xbd_runtime_load(path, back, err, sizeof(err)), 0);
+	assert_int_equal(back->n, 3);
+	assert_true(xbd_rt_is_entries(&back->v[1]));
+	assert_false(xbd_rt_is_entries(&back->v[0]));
+	assert_int_equal(back->v[2].verdict, XBD_LIST_NEVER_BAN);
+	assert_string_equal(comment_at(&back->v[1], "203.0.113.9", &line), "noisy scanner");
+	assert_int_equal(line, 1);
+	assert_string_equal(comment_at(&back->v[1], "192.0.2.0/24", &line), "");
+	assert_int_equal(line, 2);
+	assert_string_equal(comment_at(&back->v[2], "198.51.100.7", &line), "monitoring");
+	assert_int_equal(back->v[2].e.v[0].list_id, XBD_RUNTIME_LIST_BASE + 2);
+	/* an empty runtime leaves no store */
+	xbd_runtime_free(back);
+	assert_int_equal(xbd_runtime_save(path, back, err, sizeof(err)), 0);
+	assert_int_not_equal(access(path, F_OK), 0);
+	xbd_runtime_free(rt);
+	free(rt);
+	free(back);
+}
+
+static void entries_store_refused(void **state)
+{
+	static const char *const bad[] = {
+		/* a never-ban file, a place out of order, a prefix twice, a comment on a file's line,
+		 * a control character, a comment too long */
+		"xdpban-runtime-lists 1\nlist never-ban 0 /a\nend 0\n",
+		"xdpban-runtime-lists 1\nlist deny 0 <entries>\n192.0.2.1 2\nend 1\n",
+		"xdpban-runtime-lists 1\nlist deny 0 <entries>\n192.0.2.1 1\n192.0.2.1 2\nend 2\n",
+		"xdpban-runtime-lists 1\nlist deny 0 /a\n192.0.2.1 1 why\nend 1\n",
+		"xdpban-runtime-lists 1\nlist deny 0 <entries>\n192.0.2.1 1 a\tb\nend 1\n",
+	};
+	struct xbd_runtime *rt = calloc(1, sizeof(*rt));
+	char path[256], err[XB_ERRLEN], text[400];
+
+	assert_non_null(rt);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(write_store("bad", bad[i], path, sizeof(path)), 0);
+		assert_int_equal(xbd_runtime_load(path, rt, err, sizeof(err)), -EBADMSG);
+		assert_non_null(strstr(err, "not a list or entry line"));
+	}
+	snprintf(text, sizeof(text), "xdpban-runtime-lists 1\nlist deny 0 <entries>\n192.0.2.1 1 %0*d\nend 1\n",
+		 XB_COMMENT_MAX + 1, 0);
+	assert_int_equal(write_store("bad", text, path, sizeof(path)), 0);
+	assert_int_equal(xbd_runtime_load(path, rt, err, sizeof(err)), -EBADMSG);
+	free(rt);
+}
+
+static void entry_checks(void **state)
+{
+	struct xbd_list_entry host = entry("192.0.2.1", 0), all = entry("::/0", 0);
+	char err[XB_ERRLEN], longest[XB_COMMENT_MAX + 2];
+
+	memset(longest, 'x', sizeof(longest) - 1);
+	longest[XB_COMMENT_MAX] = '\0';
+	assert_int_equal(xbd_entry_check(&host.prefix, NULL, err, sizeof(err)), 0);
+	assert_int_equal(xbd_entry_check(&host.prefix, "caf\xc3\xa9, \"quoted\" # not a comment", err,
+					 sizeof(err)), 0);
+	assert_int_equal(xbd_entry_check(&host.prefix, longest, err, sizeof(err)), 0);
+	longest[XB_COMMENT_MAX] = 'x';
+	longest[XB_COMMENT_MAX + 1] = '\0';
+	assert_int_equal(xbd_entry_check(&host.prefix, longest, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "comment of 201 bytes: at most 200");
+	assert_int_equal(xbd_entry_check(&host.prefix, "a\x7f", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "comment holds a control character (0x7f at byte 2)");
+	assert_int_equal(xbd_entry_check(&all.prefix, NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "::/0: a whole address family is not an entry");
+}
+
+static void layer_names(void **state)
+{
+	__u32 v = 0;
+
+	assert_int_equal(xbd_layer_parse("never-ban", &v), 0);
+	assert_int_equal(v, XBD_LIST_NEVER_BAN);
+	assert_string_equal(xbd_layer_name(XBD_LIST_NEVER_BAN), "never-ban");
+	assert_int_equal(xbd_layer_parse("never_ban", &v), -EINVAL);
+	assert_string_equal(xbd_layer_nth(3), "never-ban");
+	assert_null(xbd_layer_nth(4));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +378,11 @@ int main(void)
 		cmocka_unit_test(own_counts_brute_force),
 		cmocka_unit_test(store_round_trip),
 		cmocka_unit_test(store_refused),
+		cmocka_unit_test(entries_put_and_del),
+		cmocka_unit_test(entries_round_trip),
+		cmocka_unit_test(entries_store_refused),
+		cmocka_unit_test(entry_checks),
+		cmocka_unit_test(layer_names),
 	};
 	int ret;
 

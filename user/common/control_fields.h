@@ -31,8 +31,10 @@
 	C(SAVE, "save", "the daemon writes its state file now")                                    \
 	C(EVENTS, "events", "the event stream's backlog, and with follow every later event")       \
 	C(LISTS_LOAD, "lists_load", "loads list files into a layer at runtime")                    \
-	C(LISTS_CLEAR, "lists_clear", "drops the runtime lists of a layer")                        \
-	C(LISTS_SHOW, "lists_show", "the lists in force, by layer and file")
+	C(LISTS_CLEAR, "lists_clear", "drops the runtime lists of a layer, or one of them")        \
+	C(LISTS_SHOW, "lists_show", "the lists in force, by layer and file")                       \
+	C(LISTS_ADD, "lists_add", "adds a single entry to a layer at runtime")                     \
+	C(LISTS_DEL, "lists_del", "deletes a single entry of a layer")
 
 /* O(name): the objects fields are in, in the order of docs/control.md's tables. */
 #define XB_CONTROL_OBJECTS(O)                                                                      \
@@ -56,6 +58,8 @@
 	O("`lists_load` reply")                                                                    \
 	O("`lists_clear` reply")                                                                   \
 	O("`lists_show` reply")                                                                    \
+	O("`lists_add` reply")                                                                     \
+	O("`lists_del` reply")                                                                     \
 	O("`config`")                                                                              \
 	O("`ports`")                                                                               \
 	O("a member of `stats`")                                                                   \
@@ -73,6 +77,7 @@
 	O("an event")                                                                              \
 	O("a layer")                                                                               \
 	O("a layer's file")                                                                        \
+	O("an entry of `<entries>`")                                                               \
 	O("`default` of `lists_show`")                                                             \
 	O("`totals` of `lists_show`")                                                              \
 	O("a member of `totals`")
@@ -83,22 +88,35 @@
 #define XB_CONTROL_FIELDS(X)                                                                       \
 	X(CMD, "cmd", "request", "string", "the command: every request has it")                    \
 	X(ADDR, "addr", "request", "string", "one address (`query`, `report`)")                    \
-	X(PREFIX, "prefix", "request; `ban` reply; `unban` reply; a ban", "string",                \
-	  "an address or prefix to ban or unban; in the `unban` reply what was lifted (for an "    \
-	  "address whose key is banned, such as an IPv6 address under its /64 ban, the key)")      \
+	X(PREFIX, "prefix",                                                                        \
+	  "request; `ban` reply; `unban` reply; `lists_add` reply; `lists_del` reply; a ban; an "  \
+	  "entry of `<entries>`",                                                                  \
+	  "string",                                                                                \
+	  "an address or prefix to ban or unban, or of a single entry (`lists_add`, `lists_del`); " \
+	  "in the `unban` reply what was lifted (for an address whose key is banned, such as an "  \
+	  "IPv6 address under its /64 ban, the key)")                                              \
 	X(SECONDS, "seconds", "request; `ban` reply; an event", "integer",                         \
 	  "a ban's length in seconds, 0..315360000; 0 (or absent in a request) = permanent")       \
 	X(COUNT, "count", "request; `query` reply; `report` reply; a ban; an event", "integer",    \
 	  "errors: to report (request, 1..1000000000, default 1); counted against the source "     \
 	  "(replies); that made the ban (a ban, an event; 0 for a manual ban)")                    \
-	X(COMMENT, "comment", "request; `ban` reply; `query` reply; a ban; an event", "string",    \
-	  "an operator's note on a manual ban, up to 200 bytes of UTF-8 without control "          \
-	  "characters, kept by the daemon (`ban`; `query`, `xdpban bans --json` and ban events "   \
-	  "show it; absent: none)")                                                                \
+	X(COMMENT, "comment",                                                                      \
+	  "request; `ban` reply; `query` reply; a ban; an event; `lists_add` reply; `lists_del` "  \
+	  "reply; an entry of `<entries>`",                                                        \
+	  "string",                                                                                \
+	  "an operator's note, up to 200 bytes of UTF-8 without control characters: on a manual "  \
+	  "ban, kept by the daemon (`ban`; `query`, `xdpban bans --json` and ban events show it; " \
+	  "absent: none), or on a single list entry (`lists_add`; \"\" for none)")                  \
 	X(KEY, "key", "request", "string", "the setting `set` changes")                            \
 	X(VALUE, "value", "request", "string or integer", "the setting's new value")               \
-	X(LAYER, "layer", "request; `lists_load` reply; `lists_clear` reply; a layer", "string",   \
-	  "`allow`, `deny` or `trusted`")                                                          \
+	X(LAYER, "layer",                                                                          \
+	  "request; `lists_load` reply; `lists_clear` reply; `lists_add` reply; `lists_del` "      \
+	  "reply; a layer",                                                                        \
+	  "string",                                                                                \
+	  "`allow`, `deny` or `trusted`; also `never-ban`, but for `lists_load`")                  \
+	X(CLEAR_FILE, "file", "request", "string",                                                 \
+	  "`lists_clear`: the one runtime list of the layer to drop, as `lists_show` names it "    \
+	  "(an absolute path, `<stdin>` or `<entries>`); absent: all of them")                     \
 	X(FILES, "files", "request", "array",                                                      \
 	  "the names of 1..64 list files sent open with the request (`lists_load`): absolute "     \
 	  "paths, or `<stdin>`")                                                                   \
@@ -175,7 +193,10 @@
 	X(POLICY_FILE, "policy_file", "`query` reply", "string",                                   \
 	  "the file of the entry that matched (added by the daemon)")                              \
 	X(POLICY_LINE, "policy_line", "`query` reply", "integer",                                  \
-	  "its line in that file (added by the daemon)")                                           \
+	  "its line in that file; for `<entries>`, its place in the order added (added by the "    \
+	  "daemon)")                                                                               \
+	X(POLICY_COMMENT, "policy_comment", "`query` reply", "string",                             \
+	  "for a single entry (`policy_file` `<entries>`), its comment (added by the daemon)")     \
 	X(EXEMPT, "exempt", "`query` reply", "boolean", "whether the address is never banned")     \
 	X(EXEMPT_WHY, "exempt_why", "`query` reply", "string or null", "why it is exempt")         \
 	X(EXEMPT_MATCH, "exempt_match", "`query` reply", "string or null",                         \
@@ -184,6 +205,13 @@
 	  "for a host address, its interface's index")                                             \
 	X(EXEMPT_INTERFACE, "exempt_interface", "`query` reply", "string or null",                 \
 	  "for a host address, its interface's name in this network namespace")                    \
+	X(EXEMPT_FILE, "exempt_file", "`query` reply", "string",                                   \
+	  "for a never-ban entry, its list file, or `<entries>` for a single entry (added by the " \
+	  "daemon)")                                                                               \
+	X(EXEMPT_LINE, "exempt_line", "`query` reply", "integer",                                  \
+	  "its line there, as `policy_line` (added by the daemon)")                                \
+	X(EXEMPT_COMMENT, "exempt_comment", "`query` reply", "string",                             \
+	  "for a single never-ban entry, its comment (added by the daemon)")                       \
 	X(HOP, "hop", "`query` reply", "integer or null", "the source's reference hop count")      \
 	X(HOP_FROM, "hop_from", "`query` reply", "string or null",                                 \
 	  "where it came from: `verified` or `first_error`")                                       \
@@ -216,7 +244,10 @@
 	  "only when lines or IPv6 hosts did not fit: one line naming the key to raise and to "    \
 	  "what")                                                                                  \
 	X(CLEARED, "cleared", "`lists_clear` reply", "integer",                                    \
-	  "runtime lists dropped; the config's stay")                                              \
+	  "runtime lists dropped (a layer's single entries are one); the config's stay")           \
+	X(ADDED, "added", "`lists_add` reply", "boolean",                                          \
+	  "true for a new entry; false when the layer held the prefix and only its comment "       \
+	  "changed")                                                                               \
 	X(LAYERS, "layers", "`lists_show` reply", "array", "one object per layer")                 \
 	X(DEFAULT_LAYER, "default", "`lists_show` reply", "object",                                \
 	  "the addresses in no list, and their verdict")                                           \
@@ -372,6 +403,8 @@
 	  "a layer's file; `default` of `lists_show`; a member of `totals`",                       \
 	  "string", "IPv6 addresses covered, in decimal")                                          \
 	X(LAYER_FILES, "files", "a layer", "array", "one object per file of the layer")            \
+	X(ENTRY_LIST, "prefixes", "a layer's file", "array",                                       \
+	  "for `<entries>` only: its entries in the order added, each an object")                  \
 	X(TOTAL_ALLOWED, "allowed", "`totals` of `lists_show`", "object", "addresses allowed")     \
 	X(TOTAL_DENIED, "denied", "`totals` of `lists_show`", "object", "addresses denied")        \
 	X(TOTAL_TRUSTED, "trusted", "`totals` of `lists_show`", "object", "addresses trusted")     \

@@ -3,7 +3,9 @@
  *   xdpban-runtime-lists 1
  *   list deny 2 /srv/feeds/drop.txt      (layer, lines skipped, the name: the rest of the line)
  *   192.0.2.0/24 17                      (an entry and its line in that file)
- *   end 1                                (the number of entries: a cut file is recognised)
+ *   list never-ban 0 <entries>           (a layer's single entries, in the order added:)
+ *   198.51.100.9/32 1 lab host           (an entry, its place, and its comment, if any)
+ *   end 2                                (the number of entries: a cut file is recognised)
  *
  * (the first and the last line are the frame, frame.h). The runtime lists are read with the
  * config's reader (lists.h), and composed with the config's lists into the plan the maps get,
@@ -30,7 +32,8 @@ static const struct {
 	__u32 verdict;
 } layers[] = { { "allow", XDPBAN_POLICY_ALLOWED },
 	       { "deny", XDPBAN_POLICY_DENY },
-	       { "trusted", XDPBAN_POLICY_TRUSTED } };
+	       { "trusted", XDPBAN_POLICY_TRUSTED },
+	       { "never-ban", XBD_LIST_NEVER_BAN } };
 #define N_LAYERS (sizeof(layers) / sizeof(layers[0]))
 
 int xbd_layer_parse(const char *name, __u32 *verdict)
@@ -42,6 +45,11 @@ int xbd_layer_parse(const char *name, __u32 *verdict)
 		}
 	}
 	return -EINVAL;
+}
+
+const char *xbd_layer_nth(size_t i)
+{
+	return i < N_LAYERS ? layers[i].name : NULL;
 }
 
 const char *xbd_layer_name(__u32 verdict)
@@ -61,8 +69,11 @@ char *xbd_runtime_store(const char *state_file)
 	return path;
 }
 
-static void rt_list_free(struct xbd_rt_list *l)
+void xbd_rt_list_free(struct xbd_rt_list *l)
 {
+	for (size_t i = 0; l->comments && i < l->e.n; i++)
+		free(l->comments[i]);
+	free(l->comments);
 	free(l->path);
 	free(l->e.v);
 	memset(l, 0, sizeof(*l));
@@ -71,7 +82,7 @@ static void rt_list_free(struct xbd_rt_list *l)
 void xbd_runtime_free(struct xbd_runtime *rt)
 {
 	for (size_t i = 0; i < rt->n; i++)
-		rt_list_free(&rt->v[i]);
+		xbd_rt_list_free(&rt->v[i]);
 	rt->n = 0;
 }
 
@@ -91,28 +102,52 @@ static void renumber(struct xbd_runtime *rt)
 static const struct xbd_frame store_frame = { .magic = XBD_RUNTIME_MAGIC,
 					      .version = XBD_RUNTIME_VERSION };
 
+static void store_write_entry(FILE *f, const struct xbd_rt_list *l, const struct xbd_list_entry *e)
+{
+	const char *comment = xbd_rt_entry_comment(l, e);
+	char text[64];
+
+	xb_prefix_format(&e->prefix, text, sizeof(text));
+	fprintf(f, "%s %u%s%s\n", text, e->line, *comment ? " " : "", comment);
+}
+
+/* A list's entries; single entries in the order added, so that their lines read back as
+ * 1, 2, 3... (store_line). */
+static int store_write_list(FILE *f, const struct xbd_rt_list *l)
+{
+	const struct xbd_list_entry **by_line;
+
+	fprintf(f, "list %s %zu %s\n", xbd_layer_name(l->verdict), l->skipped, l->path);
+	if (!xbd_rt_is_entries(l)) {
+		for (size_t j = 0; j < l->e.n; j++)
+			store_write_entry(f, l, &l->e.v[j]);
+		return 0;
+	}
+	by_line = xbd_rt_entries_by_line(l);
+	if (!by_line)
+		return -ENOMEM;
+	for (size_t j = 0; j < l->e.n; j++)
+		store_write_entry(f, l, by_line[j]);
+	free(by_line);
+	return 0;
+}
+
 static int store_write(FILE *f, void *ctx)
 {
 	const struct xbd_runtime *rt = ctx;
-	char text[64];
 	size_t total = 0;
+	int ret = 0;
 
 	xbd_frame_write_header(f, &store_frame);
-	for (size_t i = 0; i < rt->n; i++) {
-		const struct xbd_rt_list *l = &rt->v[i];
-
-		fprintf(f, "list %s %zu %s\n", xbd_layer_name(l->verdict), l->skipped, l->path);
-		for (size_t j = 0; j < l->e.n; j++) {
-			xb_prefix_format(&l->e.v[j].prefix, text, sizeof(text));
-			fprintf(f, "%s %u\n", text, l->e.v[j].line);
-		}
-		total += l->e.n;
+	for (size_t i = 0; i < rt->n && !ret; i++) {
+		ret = store_write_list(f, &rt->v[i]);
+		total += rt->v[i].e.n;
 	}
 	xbd_frame_write_end(f, total);
-	return ferror(f) ? -EIO : 0;
+	return ret ? ret : ferror(f) ? -EIO : 0;
 }
 
-static int store_save(const char *path, const struct xbd_runtime *rt, char *err, size_t errlen)
+int xbd_runtime_save(const char *path, const struct xbd_runtime *rt, char *err, size_t errlen)
 {
 	if (!path)
 		return 0;
@@ -150,44 +185,78 @@ static int frame_line(struct xbd_frame *fr, const char *line, unsigned int no, c
 	return -EINVAL;
 }
 
+/* A "list" line of the store into rt: 0, or -EINVAL (the caller says why). The never-ban
+ * layer holds single entries only. */
+static int store_list_line(const char *line, struct xbd_runtime *rt)
+{
+	struct xbd_rt_list *l = &rt->v[rt->n];
+	unsigned long long n;
+	char layer[16];
+	int off = 0;
+
+	if (rt->n == XBD_RUNTIME_LISTS_MAX ||
+	    sscanf(line, "list %15s %llu %n", layer, &n, &off) != 2 || !off ||
+	    xbd_layer_parse(layer, &l->verdict))
+		return -EINVAL;
+	if (strcmp(line + off, XBD_LIST_ENTRIES) &&
+	    (!xbd_list_name_ok(line + off) || l->verdict == XBD_LIST_NEVER_BAN))
+		return -EINVAL;
+	l->skipped = n;
+	l->path = strdup(line + off);
+	if (!l->path)
+		return -ENOMEM;
+	rt->n++;
+	return 0;
+}
+
+/* An entry line into the last list of rt: "PREFIX LINE", and for a single entry its place
+ * (the next in the order added) and " COMMENT" after it. 0, or -EINVAL (with why when the
+ * prefix is what is wrong). */
+static int store_entry_line(const char *line, struct xbd_runtime *rt, char *why, size_t whylen)
+{
+	struct xbd_rt_list *l = &rt->v[rt->n - 1];
+	struct xbd_list_entry e = { .verdict = l->verdict };
+	const char *comment = NULL;
+	unsigned long long n;
+	bool added = false;
+	char rest[64];
+	int off = 0, ret;
+
+	if (sscanf(line, "%63s %llu%n", rest, &n, &off) != 2 || !n || n > 0xffffffffull ||
+	    xb_prefix_parse(rest, &e.prefix, why, whylen) || !e.prefix.plen)
+		return -EINVAL;
+	if (xbd_rt_is_entries(l) && line[off] == ' ')
+		comment = line + off + 1;
+	else if (line[off])
+		return -EINVAL;
+	e.line = (__u32)n;
+	if (!xbd_rt_is_entries(l))
+		return xbd_list_entries_push(&l->e, &e, SIZE_MAX);
+	if (e.line != l->e.n + 1 || xbd_entry_check(&e.prefix, comment, why, whylen))
+		return -EINVAL;
+	ret = xbd_rt_entries_put(l, &e.prefix, comment, &added);
+	return !ret && !added ? -EINVAL : ret; /* a prefix twice */
+}
+
 /* One line of the store into rt. 0, or -EINVAL with why. */
 static int store_line(char *line, unsigned int no, struct xbd_runtime *rt, struct xbd_frame *fr,
 		      char *why, size_t whylen)
 {
-	char word[16], layer[16], rest[64];
-	struct xbd_list_entry e = { .line = 0 };
-	unsigned long long n;
-	int off = 0, ret = frame_line(fr, line, no, why, whylen);
+	char word[16];
+	int ret = frame_line(fr, line, no, why, whylen);
 
 	if (ret <= 0)
 		return ret;
 	if (sscanf(line, "%15s", word) != 1)
 		goto bad;
-	if (!strcmp(word, "list")) {
-		struct xbd_rt_list *l = &rt->v[rt->n];
-
-		if (rt->n == XBD_RUNTIME_LISTS_MAX)
-			goto bad;
-		if (sscanf(line, "list %15s %llu %n", layer, &n, &off) != 2 || !off ||
-		    !xbd_list_name_ok(line + off) || xbd_layer_parse(layer, &l->verdict))
-			goto bad;
-		l->skipped = n;
-		l->path = strdup(line + off);
-		if (!l->path)
-			return -ENOMEM;
-		rt->n++;
-		return 0;
+	if (!strcmp(word, "list"))
+		ret = store_list_line(line, rt);
+	else
+		ret = rt->n ? store_entry_line(line, rt, why, whylen) : -EINVAL;
+	if (ret != -EINVAL) {
+		fr->records += ret == 0 && strcmp(word, "list");
+		return ret;
 	}
-	if (!rt->n || sscanf(line, "%63s %llu%n", rest, &n, &off) != 2 || line[off] || !n ||
-	    n > 0xffffffffull || xb_prefix_parse(rest, &e.prefix, why, whylen) ||
-	    !e.prefix.plen)
-		goto bad;
-	e.line = (__u32)n;
-	e.verdict = rt->v[rt->n - 1].verdict;
-	if (xbd_list_entries_push(&rt->v[rt->n - 1].e, &e, SIZE_MAX))
-		return -ENOMEM;
-	fr->records++;
-	return 0;
 bad:
 	snprintf(why, whylen, "line %u: not a list or entry line: '%.60s'", no, line);
 	return -EINVAL;
@@ -260,7 +329,8 @@ int xbd_lists_compose(const struct xbd_lists *config, const struct xbd_runtime *
 	out->allow_only = allow_only(config, rt);
 	ret = xbd_list_entries_merge(&out->policy, &config->policy);
 	for (size_t i = 0; i < rt->n && !ret; i++)
-		ret = xbd_list_entries_merge(&out->policy, &rt->v[i].e);
+		if (rt->v[i].verdict != XBD_LIST_NEVER_BAN) /* the exempt tries' */
+			ret = xbd_list_entries_merge(&out->policy, &rt->v[i].e);
 	if (ret)
 		xbd_list_plan_free(out);
 	return ret;
@@ -281,16 +351,49 @@ int xbd_lists_ctx_apply(const struct xbd_lists_ctx *c, struct xb_progress *progr
 	return ret;
 }
 
-/* Puts next in force (tries, then the store); on failure puts *c->rt back in force. The reply
- * says what the compile left to the trie for room, if anything. */
+/* Whether a and b hold other never-ban lists (a list changed is a new one: runentries.c). */
+static bool never_ban_differs(const struct xbd_runtime *a, const struct xbd_runtime *b)
+{
+	size_t na = 0, nb = 0, same = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->v[i].verdict != XBD_LIST_NEVER_BAN)
+			continue;
+		na++;
+		for (size_t j = 0; j < b->n; j++)
+			same += a->v[i].path == b->v[j].path;
+	}
+	for (size_t j = 0; j < b->n; j++)
+		nb += b->v[j].verdict == XBD_LIST_NEVER_BAN;
+	return na != nb || same != na;
+}
+
+/* The never-ban entries of next in force. 0 or -errno with err. */
+static int switch_never_ban(const struct xbd_lists_ctx *c, const struct xbd_runtime *next,
+			    char *err, size_t errlen)
+{
+	if (!c->never_ban) {
+		snprintf(err, errlen, "the never-ban layer needs the daemon: xdpband alone writes "
+				      "the exempt tries");
+		return -EOPNOTSUPP;
+	}
+	return c->never_ban(c->user, next, err, errlen);
+}
+
+/* Puts next in force (the exempt tries when its never-ban entries changed, the policy tries,
+ * then the store); on failure puts *c->rt back in force. The reply says what the compile left
+ * to the trie for room, if anything. */
 static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, struct json_object *reply,
 		     char *err, size_t errlen)
 {
 	struct xbd_lists_ctx n = *c;
 	struct xb_compile_result res = {};
 	char ignored[XB_ERRLEN], left[512];
-	int ret;
+	bool exempt = never_ban_differs(c->rt, next);
+	int ret = exempt ? switch_never_ban(c, next, err, errlen) : 0;
 
+	if (ret)
+		return ret;
 	n.rt = next;
 	renumber(next);
 	ret = xbd_lists_ctx_apply(&n, NULL, &res, err, errlen);
@@ -298,12 +401,44 @@ static int switch_to(struct xbd_lists_ctx *c, struct xbd_runtime *next, struct j
 	if (!ret && *left)
 		json_object_object_add(reply, XB_F(LEFT_OUT), json_object_new_string(left));
 	if (!ret) {
-		ret = store_save(c->store, next, err, errlen);
+		ret = xbd_runtime_save(c->store, next, err, errlen);
 		if (ret)
 			xbd_lists_ctx_apply(c, NULL, NULL, ignored, sizeof(ignored));
 	}
 	renumber(c->rt);
+	if (ret && exempt)
+		c->never_ban(c->user, c->rt, ignored, sizeof(ignored));
 	return ret;
+}
+
+/* Frees the lists of a that b does not share, and empties a. */
+static void free_unshared(struct xbd_runtime *a, const struct xbd_runtime *b)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		bool shared = false;
+
+		for (size_t j = 0; j < b->n && !shared; j++)
+			shared = a->v[i].path == b->v[j].path;
+		if (!shared)
+			xbd_rt_list_free(&a->v[i]);
+	}
+	a->n = 0;
+}
+
+int xbd_lists_ctx_replace(struct xbd_lists_ctx *c, struct xbd_runtime *next,
+			  struct json_object *reply, char *err, size_t errlen)
+{
+	int ret = switch_to(c, next, reply, err, errlen);
+
+	if (ret) {
+		free_unshared(next, c->rt);
+		return ret;
+	}
+	free_unshared(c->rt, next);
+	*c->rt = *next;
+	next->n = 0;
+	renumber(c->rt);
+	return 0;
 }
 
 /* ---- load and clear ---- */
@@ -385,6 +520,10 @@ int xbd_lists_ctx_load_check(const struct xbd_lists_ctx *c, __u32 verdict,
 			 XBD_MAX_LISTS);
 		return -EINVAL;
 	}
+	if (verdict == XBD_LIST_NEVER_BAN) {
+		snprintf(err, errlen, "the never-ban layer takes single entries (lists add), not files");
+		return -EINVAL;
+	}
 	if (kept_lists(c, verdict, files, n, replaced, NULL) + n > XBD_RUNTIME_LISTS_MAX) {
 		snprintf(err, errlen, "at most %d runtime lists at once: clear a layer first",
 			 XBD_RUNTIME_LISTS_MAX);
@@ -420,25 +559,19 @@ int xbd_lists_ctx_load_read(struct xbd_lists_ctx *c, __u32 verdict, const char *
 		entries += read->entries[j + 1];
 		skipped += l->skipped;
 	}
+	added = next->n - kept;
 	if (ret)
 		snprintf(err, errlen, "out of memory");
-	if (!ret)
-		ret = switch_to(c, next, reply, err, errlen);
-	added = next->n - kept;
+	if (ret)
+		free_unshared(next, c->rt);
+	else
+		ret = xbd_lists_ctx_replace(c, next, reply, err, errlen);
 	if (!ret) {
-		for (size_t i = 0; i < c->rt->n; i++)
-			if (replaced[i])
-				rt_list_free(&c->rt->v[i]);
-		*c->rt = *next;
-		renumber(c->rt);
 		json_object_object_add(reply, XB_F(LOADED), json_object_new_int64((int64_t)added));
 		json_object_object_add(reply, XB_F(LAYER), json_object_new_string(xbd_layer_name(verdict)));
 		json_object_object_add(reply, XB_F(ENTRIES), json_object_new_int64((int64_t)entries));
 		json_object_object_add(reply, XB_F(SKIPPED), json_object_new_int64((int64_t)skipped));
 		json_object_object_add(reply, XB_F(SKIPPED_FIRST), skipped_json(read));
-	} else {
-		for (size_t i = kept; i < next->n; i++)
-			rt_list_free(&next->v[i]);
 	}
 out:
 	free(next);
@@ -464,8 +597,14 @@ int xbd_lists_ctx_load(struct xbd_lists_ctx *c, __u32 verdict, const char *const
 	return ret;
 }
 
-int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_object *reply,
-			char *err, size_t errlen)
+/* The runtime lists of a layer `lists clear` drops: all of them, or the one named file. */
+static bool cleared_by(const struct xbd_rt_list *l, __u32 verdict, const char *file)
+{
+	return l->verdict == verdict && (!file || !strcmp(l->path, file));
+}
+
+int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, const char *file,
+			struct json_object *reply, char *err, size_t errlen)
 {
 	struct xbd_runtime *next = calloc(1, sizeof(*next));
 	size_t cleared = 0;
@@ -474,17 +613,15 @@ int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_obje
 	if (!next)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rt->n; i++)
-		if (c->rt->v[i].verdict != verdict)
+		if (!cleared_by(&c->rt->v[i], verdict, file))
 			next->v[next->n++] = c->rt->v[i];
 	cleared = c->rt->n - next->n;
-	if (cleared)
-		ret = switch_to(c, next, reply, err, errlen);
-	if (!ret && cleared) {
-		for (size_t i = 0; i < c->rt->n; i++)
-			if (c->rt->v[i].verdict == verdict)
-				rt_list_free(&c->rt->v[i]);
-		*c->rt = *next;
-		renumber(c->rt);
+	if (file && !cleared) {
+		snprintf(err, errlen, "no runtime list %s in the %s layer", file,
+			 xbd_layer_name(verdict));
+		ret = -ENOENT;
+	} else if (cleared) {
+		ret = xbd_lists_ctx_replace(c, next, reply, err, errlen);
 	}
 	if (!ret) {
 		json_object_object_add(reply, XB_F(LAYER), json_object_new_string(xbd_layer_name(verdict)));

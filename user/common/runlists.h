@@ -7,7 +7,13 @@
  * (through its control socket) and in the CLI on the pinned maps when no daemon runs.
  *
  * Provenance stays in userspace: the trie value carries only the list id (config lists 1..64,
- * runtime lists XBD_RUNTIME_LIST_BASE + n), and the line is found in the entries read. */
+ * runtime lists XBD_RUNTIME_LIST_BASE + n), and the line is found in the entries read.
+ *
+ * Single entries (`xdpban lists add|del`) of a layer form one more runtime list of it, the
+ * pseudo-list XBD_LIST_ENTRIES, whose "line" is an entry's place in the order added and which
+ * keeps a comment per entry; it is stored, shown, queried and cleared like a file. The
+ * never-ban layer holds only such entries: they go to the exempt tries, which only the daemon
+ * writes (xbd_lists_ctx.never_ban), never to the policy. */
 #ifndef XDPBAND_RUNLISTS_H
 #define XDPBAND_RUNLISTS_H
 
@@ -18,6 +24,7 @@
 #include "conf.h"
 #include "libxdpban.h"
 #include "lists.h"
+#include "runentries.h"
 
 struct json_object;
 
@@ -30,21 +37,16 @@ struct json_object;
 /* The name of a list read from standard input (`xdpban lists load -`). */
 #define XBD_LIST_STDIN "<stdin>"
 
-struct xbd_rt_list {
-	char *path;                /* absolute as the client named it, or XBD_LIST_STDIN */
-	__u32 verdict;             /* XDPBAN_POLICY_ALLOWED, _DENY or _TRUSTED */
-	size_t skipped;            /* bad lines --ignore-errors skipped */
-	struct xbd_list_entries e; /* sorted by prefix; list_id is the list's id */
-};
-
 struct xbd_runtime {
 	struct xbd_rt_list v[XBD_RUNTIME_LISTS_MAX];
 	size_t n;
 };
 
-/* "allow", "deny", "trusted" and back. 0 or -EINVAL. */
+/* "allow", "deny", "trusted", "never-ban" and back. 0 or -EINVAL. */
 int xbd_layer_parse(const char *name, __u32 *verdict);
 const char *xbd_layer_name(__u32 verdict);
+/* The i-th layer's name, NULL past the last (for help and completion). */
+const char *xbd_layer_nth(size_t i);
 
 /* Everything a list command works on. */
 struct xbd_lists_ctx {
@@ -53,6 +55,11 @@ struct xbd_lists_ctx {
 	const struct xbd_lists *config; /* what they held when read */
 	struct xbd_runtime *rt;
 	const char *store;            /* STATE.lists; NULL: [state] file = off, kept in memory */
+	/* Puts the never-ban entries of rt in force beside the config's, in the exempt tries,
+	 * which the daemon alone writes (with the host's addresses): 0 or -errno with one line in
+	 * err. NULL in the CLI without a daemon: a change of the never-ban layer is refused. */
+	int (*never_ban)(void *user, const struct xbd_runtime *rt, char *err, size_t errlen);
+	void *user;
 };
 
 /* A name a runtime list may have: an absolute path, or XBD_LIST_STDIN; one line. */
@@ -64,6 +71,9 @@ char *xbd_runtime_store(const char *state_file);
  * does not parse is moved aside (-EBADMSG, err says where) and rt is left empty. */
 int xbd_runtime_load(const char *path, struct xbd_runtime *rt, char *err, size_t errlen);
 void xbd_runtime_free(struct xbd_runtime *rt);
+void xbd_rt_list_free(struct xbd_rt_list *l);
+/* Writes rt to the store (none when rt holds no list). 0 or -errno with one line in err. */
+int xbd_runtime_save(const char *path, const struct xbd_runtime *rt, char *err, size_t errlen);
 
 /* The one composition of the policy lists in force: the config's lists painted with the
  * runtime ones into a plan (lists.h; xbd_list_plan_free it), in allow-only mode when an allow
@@ -98,14 +108,40 @@ int xbd_runtime_read(const struct xbd_list_caps *caps, const int *fds, __u32 ver
 int xbd_lists_ctx_load_read(struct xbd_lists_ctx *c, __u32 verdict, const char *const *files,
 			    size_t n, const struct xbd_lists *read, struct json_object *reply,
 			    char *err, size_t errlen);
-/* `lists clear`: drops the runtime lists of a layer (the config's stay). Adds "cleared". */
-int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, struct json_object *reply,
-			char *err, size_t errlen);
+/* `lists clear`: drops the runtime lists of a layer, or only the one named file (a name as
+ * xbd_list_name_ok says, or XBD_LIST_ENTRIES; -ENOENT when the layer has no such list); the
+ * config's stay. Adds "layer" and "cleared". */
+int xbd_lists_ctx_clear(struct xbd_lists_ctx *c, __u32 verdict, const char *file,
+			struct json_object *reply, char *err, size_t errlen);
+
+/* ---- single entries through the context (runlists_edit.c) ---- */
+
+/* The runtime never-ban entries as exempt entries (origin XDPBAN_EXEMPT_LIST), added to out.
+ * 0 or -ENOMEM. */
+struct xb_exempt_set;
+int xbd_runtime_never_ban(const struct xbd_runtime *rt, struct xb_exempt_set *out);
+
+/* `lists add`: p (checked with xbd_entry_check) with its comment into the layer's entries,
+ * put in force and saved, or refused with nothing changed. Adds "layer", "prefix", "comment"
+ * and "added" to reply. 0 or -errno with one line in err. */
+int xbd_lists_ctx_add(struct xbd_lists_ctx *c, __u32 verdict, const struct xb_prefix *p,
+		      const char *comment, struct json_object *reply, char *err, size_t errlen);
+/* `lists del`: p out of the layer's entries (-ENOENT, nothing changed, when it holds none).
+ * Adds "layer", "prefix" and the entry's "comment" to reply. */
+int xbd_lists_ctx_del(struct xbd_lists_ctx *c, __u32 verdict, const struct xb_prefix *p,
+		      struct json_object *reply, char *err, size_t errlen);
+/* What add, del and clear share: puts next (which may share lists with c->rt) in force and
+ * saves it; then it is c->rt, and the lists only the old one held are freed. On failure all
+ * is as it was, and the lists only next held are freed. Either way next is left empty. */
+int xbd_lists_ctx_replace(struct xbd_lists_ctx *c, struct xbd_runtime *next,
+			  struct json_object *reply, char *err, size_t errlen);
 /* `lists show`: adds "layers" and "totals" to reply. 0 or -errno with one line in err. */
 int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply, char *err,
 		       size_t errlen);
-/* After `query`: adds "policy_layer", "policy_origin", "policy_file" and "policy_line" when
- * the reply's policy_list is a list of ctx. */
+/* After `query`: adds "policy_layer", "policy_origin", "policy_file", "policy_line" (and
+ * "policy_comment" for a single entry) when the reply's policy_list is a list of ctx; and
+ * "exempt_file", "exempt_line" (and "exempt_comment") when a never-ban entry of ctx makes the
+ * address exempt. */
 void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *reply);
 
 /* Addresses, counted exactly: IPv4 fits any integer, IPv6 needs 129 bits (2^128 is "all"). */

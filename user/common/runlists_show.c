@@ -1,7 +1,9 @@
 /* runlists_show.c - what `lists show` and `query` say of the lists (runlists.h): the
  * addresses each file decides once the layers are painted, the totals allowed and denied as
- * zmap prints them, and the file and line of the entry that decided an address. IPv6 counts
- * are exact: 128-bit integers, and "2^128" for every address. */
+ * zmap prints them, the single entries with their comments, and the file and line of the
+ * entry that decided an address (or made it exempt). IPv6 counts are exact: 128-bit integers,
+ * and "2^128" for every address. The never-ban layer is shown beside the policy's three, with
+ * counts of its own: its entries are in no policy verdict. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -125,23 +127,46 @@ static void add_counts(struct json_object *o, const struct xbd_count c[2])
 /* One file's row: where it comes from, its entries and the addresses it decides. */
 struct file_row {
 	const char *path;
-	bool runtime;
+	const struct xbd_rt_list *rt; /* a runtime list's */
 	__u32 id, verdict;
 	size_t entries, skipped;
 	struct xbd_count addrs[2];
 };
 
+/* The single entries of l, in the order added, with their comments. */
+static struct json_object *entries_json(const struct xbd_rt_list *l)
+{
+	const struct xbd_list_entry **by_line = xbd_rt_entries_by_line(l);
+	struct json_object *arr = by_line ? json_object_new_array() : NULL;
+	char text[64];
+
+	for (size_t i = 0; arr && i < l->e.n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		xb_prefix_format(&by_line[i]->prefix, text, sizeof(text));
+		json_object_object_add(o, XB_F(PREFIX), json_object_new_string(text));
+		json_object_object_add(o, XB_F(COMMENT),
+				       json_object_new_string(xbd_rt_entry_comment(l, by_line[i])));
+		json_object_array_add(arr, o);
+	}
+	free(by_line);
+	return arr;
+}
+
 static struct json_object *file_json(const struct file_row *r)
 {
 	struct json_object *o = json_object_new_object();
+	bool runtime = r->rt != NULL;
 
 	json_object_object_add(o, XB_F(FILE), json_object_new_string(r->path));
-	json_object_object_add(o, XB_F(FILE_ORIGIN), json_object_new_string(r->runtime ? "runtime"
-									       : "config"));
+	json_object_object_add(o, XB_F(FILE_ORIGIN), json_object_new_string(runtime ? "runtime"
+									   : "config"));
 	json_object_object_add(o, XB_F(LIST), json_object_new_int64(r->id));
 	json_object_object_add(o, XB_F(ENTRIES), json_object_new_int64((int64_t)r->entries));
 	json_object_object_add(o, XB_F(SKIPPED), json_object_new_int64((int64_t)r->skipped));
 	add_counts(o, r->addrs);
+	if (runtime && xbd_rt_is_entries(r->rt))
+		json_object_object_add(o, XB_F(ENTRY_LIST), entries_json(r->rt));
 	return o;
 }
 
@@ -152,8 +177,6 @@ static size_t collect_rows(const struct xbd_lists_ctx *c, struct file_row *rows)
 	for (int i = 0; i < c->conf->n_lists; i++) {
 		const struct xbd_list_conf *l = &c->conf->lists[i];
 
-		if (l->verdict == XBD_LIST_NEVER_BAN)
-			continue;
 		rows[n++] = (struct file_row){ .path = l->path, .id = l->id, .verdict = l->verdict,
 					       .entries = c->config->entries[l->id],
 					       .skipped = c->config->skipped[l->id] };
@@ -161,7 +184,7 @@ static size_t collect_rows(const struct xbd_lists_ctx *c, struct file_row *rows)
 	for (size_t i = 0; i < c->rt->n; i++) {
 		const struct xbd_rt_list *l = &c->rt->v[i];
 
-		rows[n++] = (struct file_row){ .path = l->path, .runtime = true,
+		rows[n++] = (struct file_row){ .path = l->path, .rt = l,
 					       .id = XBD_RUNTIME_LIST_BASE + (__u32)i,
 					       .verdict = l->verdict, .entries = l->e.n,
 					       .skipped = l->skipped };
@@ -177,112 +200,232 @@ static struct file_row *row_of(struct file_row *rows, size_t n, __u32 id)
 	return NULL;
 }
 
-int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply, char *err,
-		       size_t errlen)
-{
-	struct file_row rows[XBD_MAX_LISTS + XBD_RUNTIME_LISTS_MAX];
-	struct xbd_count *own = NULL, rest[2], by_layer[3][2] = {}, allowed[2], denied[2];
-	struct json_object *arr = json_object_new_array(), *totals, *dflt;
-	struct xbd_list_plan all;
-	size_t n = collect_rows(c, rows);
-	int ret = xbd_lists_compose(c->config, c->rt, &all);
+/* The layers of `lists show`, in its order: the policy's three, then never-ban. */
+static const __u32 show_order[] = { XDPBAN_POLICY_ALLOWED, XDPBAN_POLICY_DENY,
+				    XDPBAN_POLICY_TRUSTED, XBD_LIST_NEVER_BAN };
+#define N_SHOWN (sizeof(show_order) / sizeof(show_order[0]))
 
-	if (!ret) {
-		own = calloc(all.policy.n ? all.policy.n : 1, sizeof(*own));
-		ret = own ? xbd_count_own(all.policy.v, all.policy.n, own, rest) : -ENOMEM;
-	}
-	if (ret || !arr) {
-		json_object_put(arr);
-		free(own);
-		xbd_list_plan_free(&all);
-		snprintf(err, errlen, "out of memory counting the lists");
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < all.policy.n; i++) {
-		const struct xbd_list_entry *e = &all.policy.v[i];
-		struct file_row *r = row_of(rows, n, e->list_id);
-		int f = e->prefix.family == XDPBAN_FAMILY_INET6;
-		int layer = e->verdict == XDPBAN_POLICY_ALLOWED ? 0
-			    : e->verdict == XDPBAN_POLICY_DENY ? 1
-							       : 2;
+static size_t shown_layer(__u32 verdict)
+{
+	size_t i = 0;
+
+	while (i + 1 < N_SHOWN && show_order[i] != verdict)
+		i++;
+	return i;
+}
+
+/* Adds the addresses each painted entry of l decides (own counts, xbd_count_own) to its row
+ * and to its layer; rest gets those no entry holds. 0 or -ENOMEM. */
+static int count_entries(struct xbd_list_entries *l, struct file_row *rows, size_t n,
+			 struct xbd_count by_layer[N_SHOWN][2], struct xbd_count rest[2])
+{
+	struct xbd_count *own = calloc(l->n ? l->n : 1, sizeof(*own));
+	int ret = own ? xbd_count_own(l->v, l->n, own, rest) : -ENOMEM;
+
+	for (size_t i = 0; !ret && i < l->n; i++) {
+		struct file_row *r = row_of(rows, n, l->v[i].list_id);
+		int f = l->v[i].prefix.family == XDPBAN_FAMILY_INET6;
 
 		if (r)
 			count_add(&r->addrs[f], &own[i]);
-		count_add(&by_layer[layer][f], &own[i]);
+		count_add(&by_layer[shown_layer(l->v[i].verdict)][f], &own[i]);
 	}
-	for (size_t layer = 0; layer < 3; layer++) {
-		static const __u32 order[] = { XDPBAN_POLICY_ALLOWED, XDPBAN_POLICY_DENY,
-					       XDPBAN_POLICY_TRUSTED };
+	free(own);
+	return ret;
+}
+
+/* The never-ban entries, the config's and the runtime ones, counted apart from the policy's. */
+static int count_never_ban(const struct xbd_lists_ctx *c, struct file_row *rows, size_t n,
+			   struct xbd_count by_layer[N_SHOWN][2])
+{
+	struct xbd_list_entries all = {};
+	struct xbd_count rest[2];
+	int ret = xbd_list_entries_merge(&all, &c->config->never_ban);
+
+	for (size_t i = 0; i < c->rt->n && !ret; i++)
+		if (c->rt->v[i].verdict == XBD_LIST_NEVER_BAN)
+			ret = xbd_list_entries_merge(&all, &c->rt->v[i].e);
+	if (!ret)
+		ret = count_entries(&all, rows, n, by_layer, rest);
+	free(all.v);
+	return ret;
+}
+
+static struct json_object *layers_json(const struct file_row *rows, size_t n,
+				       struct xbd_count by_layer[N_SHOWN][2])
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t layer = 0; arr && layer < N_SHOWN; layer++) {
 		struct json_object *o = json_object_new_object(), *files = json_object_new_array();
 		size_t entries = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			if (rows[i].verdict != order[layer])
+			if (rows[i].verdict != show_order[layer])
 				continue;
 			json_object_array_add(files, file_json(&rows[i]));
 			entries += rows[i].entries;
 		}
-		json_object_object_add(o, XB_F(LAYER), json_object_new_string(xbd_layer_name(order[layer])));
+		json_object_object_add(o, XB_F(LAYER), json_object_new_string(xbd_layer_name(show_order[layer])));
 		json_object_object_add(o, XB_F(LAYER_FILES), files);
 		json_object_object_add(o, XB_F(ENTRIES), json_object_new_int64((int64_t)entries));
 		add_counts(o, by_layer[layer]);
 		json_object_array_add(arr, o);
 	}
+	return arr;
+}
+
+static struct json_object *totals_json(const struct xbd_list_plan *all,
+				       struct xbd_count by_layer[N_SHOWN][2],
+				       const struct xbd_count rest[2])
+{
+	struct json_object *totals = json_object_new_object();
+	struct xbd_count allowed[2], denied[2];
+
 	for (int f = 0; f < 2; f++) {
 		allowed[f] = by_layer[0][f];
 		denied[f] = by_layer[1][f];
-		count_add(all.allow_only ? &denied[f] : &allowed[f], &rest[f]);
+		count_add(all->allow_only ? &denied[f] : &allowed[f], &rest[f]);
 	}
-	dflt = json_object_new_object();
-	json_object_object_add(dflt, XB_F(VERDICT), json_object_new_string(all.allow_only ? "not-allowed"
-										      : "pass"));
-	add_counts(dflt, rest);
-	totals = json_object_new_object();
 	json_object_object_add(totals, XB_F(TOTAL_ALLOWED), json_object_new_object());
 	json_object_object_add(totals, XB_F(TOTAL_DENIED), json_object_new_object());
 	json_object_object_add(totals, XB_F(TOTAL_TRUSTED), json_object_new_object());
 	add_counts(json_object_object_get(totals, XB_F(TOTAL_ALLOWED)), allowed);
 	add_counts(json_object_object_get(totals, XB_F(TOTAL_DENIED)), denied);
 	add_counts(json_object_object_get(totals, XB_F(TOTAL_TRUSTED)), by_layer[2]);
-	json_object_object_add(reply, XB_F(LAYERS), arr);
+	return totals;
+}
+
+int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply, char *err,
+		       size_t errlen)
+{
+	struct file_row rows[XBD_MAX_LISTS + XBD_RUNTIME_LISTS_MAX];
+	struct xbd_count rest[2], by_layer[N_SHOWN][2] = {};
+	struct json_object *dflt;
+	struct xbd_list_plan all;
+	size_t n = collect_rows(c, rows);
+	int ret = xbd_lists_compose(c->config, c->rt, &all);
+
+	if (!ret)
+		ret = count_entries(&all.policy, rows, n, by_layer, rest);
+	if (!ret)
+		ret = count_never_ban(c, rows, n, by_layer);
+	if (ret) {
+		xbd_list_plan_free(&all);
+		snprintf(err, errlen, "out of memory counting the lists");
+		return -ENOMEM;
+	}
+	dflt = json_object_new_object();
+	json_object_object_add(dflt, XB_F(VERDICT), json_object_new_string(all.allow_only ? "not-allowed"
+										      : "pass"));
+	add_counts(dflt, rest);
+	json_object_object_add(reply, XB_F(LAYERS), layers_json(rows, n, by_layer));
 	json_object_object_add(reply, XB_F(DEFAULT_LAYER), dflt);
-	json_object_object_add(reply, XB_F(TOTALS), totals);
+	json_object_object_add(reply, XB_F(TOTALS), totals_json(&all, by_layer, rest));
 	json_object_object_add(reply, XB_F(ALLOW_ONLY), json_object_new_boolean(all.allow_only));
-	free(own);
 	xbd_list_plan_free(&all);
 	return 0;
 }
 
-void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *reply)
+/* The list of id in c: its entries, its name and, for a runtime list, the list itself. */
+static const struct xbd_list_entries *list_of(const struct xbd_lists_ctx *c, __u32 id,
+					      bool never_ban, const char **path,
+					      const struct xbd_rt_list **rt)
 {
-	struct json_object *id_obj, *match;
-	const struct xbd_list_entries *entries = NULL;
-	const struct xbd_list_entry *e;
+	*rt = NULL;
+	if (id >= 1 && id <= (__u32)c->conf->n_lists) {
+		*path = c->conf->lists[id - 1].path;
+		return never_ban ? &c->config->never_ban : &c->config->policy;
+	}
+	if (id < XBD_RUNTIME_LIST_BASE || id - XBD_RUNTIME_LIST_BASE >= c->rt->n)
+		return NULL;
+	*rt = &c->rt->v[id - XBD_RUNTIME_LIST_BASE];
+	*path = (*rt)->path;
+	return &(*rt)->e;
+}
+
+/* The prefix a string member of reply names. */
+static bool prefix_member(struct json_object *reply, const char *field, struct xb_prefix *p)
+{
+	struct json_object *v;
+	char ignored[XB_ERRLEN];
+
+	return json_object_object_get_ex(reply, field, &v) && json_object_is_type(v, json_type_string) &&
+	       !xb_prefix_parse(json_object_get_string(v), p, ignored, sizeof(ignored));
+}
+
+static void policy_source(const struct xbd_lists_ctx *c, struct json_object *reply)
+{
+	const struct xbd_list_entries *entries;
+	const struct xbd_list_entry *e = NULL;
+	const struct xbd_rt_list *rt;
+	struct json_object *id_obj;
 	const char *path = NULL;
 	struct xb_prefix p;
-	char ignored[XB_ERRLEN];
 	__u32 id;
 
-	if (!json_object_object_get_ex(reply, XB_F(POLICY_LIST), &id_obj) ||
-	    !json_object_object_get_ex(reply, XB_F(POLICY_MATCH), &match) || !id_obj || !match ||
-	    xb_prefix_parse(json_object_get_string(match), &p, ignored, sizeof(ignored)))
+	if (!json_object_object_get_ex(reply, XB_F(POLICY_LIST), &id_obj) || !id_obj ||
+	    !prefix_member(reply, XB_F(POLICY_MATCH), &p))
 		return;
 	id = (__u32)json_object_get_int64(id_obj);
-	if (id >= 1 && id <= (__u32)c->conf->n_lists) {
-		entries = &c->config->policy;
-		path = c->conf->lists[id - 1].path;
-	} else if (id >= XBD_RUNTIME_LIST_BASE && id - XBD_RUNTIME_LIST_BASE < c->rt->n) {
-		entries = &c->rt->v[id - XBD_RUNTIME_LIST_BASE].e;
-		path = c->rt->v[id - XBD_RUNTIME_LIST_BASE].path;
-	}
+	entries = list_of(c, id, false, &path, &rt);
 	e = entries ? xbd_lists_find(entries, &p) : NULL;
 	if (!e)
 		return;
 	json_object_object_add(reply, XB_F(POLICY_LAYER),
 			       json_object_new_string(xbd_layer_name(e->verdict)));
 	json_object_object_add(reply, XB_F(POLICY_ORIGIN),
-			       json_object_new_string(id >= XBD_RUNTIME_LIST_BASE ? "runtime"
-										  : "config"));
+			       json_object_new_string(rt ? "runtime" : "config"));
 	json_object_object_add(reply, XB_F(POLICY_FILE), json_object_new_string(path));
 	json_object_object_add(reply, XB_F(POLICY_LINE), json_object_new_int64(e->line));
+	if (rt && xbd_rt_is_entries(rt))
+		json_object_object_add(reply, XB_F(POLICY_COMMENT),
+				       json_object_new_string(xbd_rt_entry_comment(rt, e)));
+}
+
+/* The never-ban entry that makes the address exempt: a runtime one first (the config's would
+ * name it as well, but the runtime one is what a `lists del` would have to take away). */
+static const struct xbd_list_entry *never_ban_entry(const struct xbd_lists_ctx *c,
+						    const struct xb_prefix *p, const char **path,
+						    const struct xbd_rt_list **rt)
+{
+	const struct xbd_list_entry *e;
+
+	for (size_t i = 0; i < c->rt->n; i++) {
+		*rt = &c->rt->v[i];
+		*path = (*rt)->path;
+		if ((*rt)->verdict == XBD_LIST_NEVER_BAN && (e = xbd_lists_find(&(*rt)->e, p)))
+			return e;
+	}
+	*rt = NULL;
+	e = xbd_lists_find(&c->config->never_ban, p);
+	if (e && e->list_id >= 1 && e->list_id <= (__u32)c->conf->n_lists)
+		*path = c->conf->lists[e->list_id - 1].path;
+	return e && *path ? e : NULL;
+}
+
+static void exempt_source(const struct xbd_lists_ctx *c, struct json_object *reply)
+{
+	const struct xbd_list_entry *e;
+	const struct xbd_rt_list *rt;
+	const char *path = NULL;
+	struct json_object *why;
+	struct xb_prefix p;
+
+	if (!json_object_object_get_ex(reply, XB_F(EXEMPT_WHY), &why) ||
+	    !json_object_is_type(why, json_type_string) ||
+	    strcmp(json_object_get_string(why), xb_exempt_origin_name(XDPBAN_EXEMPT_LIST)) ||
+	    !prefix_member(reply, XB_F(EXEMPT_MATCH), &p) || !(e = never_ban_entry(c, &p, &path, &rt)))
+		return;
+	json_object_object_add(reply, XB_F(EXEMPT_FILE), json_object_new_string(path));
+	json_object_object_add(reply, XB_F(EXEMPT_LINE), json_object_new_int64(e->line));
+	if (rt)
+		json_object_object_add(reply, XB_F(EXEMPT_COMMENT),
+				       json_object_new_string(xbd_rt_entry_comment(rt, e)));
+}
+
+void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *reply)
+{
+	policy_source(c, reply);
+	exempt_source(c, reply);
 }

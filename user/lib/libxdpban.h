@@ -182,7 +182,7 @@ int xb_ban(const struct xb_maps *m, const struct xb_prefix *p, __u32 seconds, ch
  * -EINVAL (a family, a length of 0 or past the family's bits) or -ERANGE (seconds) with the
  * reason in err. What a caller refuses as bad input, before it asks anything of the maps. */
 int xb_ban_args_check(const struct xb_prefix *p, __u32 seconds, char *err, size_t errlen);
-/* A manual ban's comment: UTF-8 text of at most XB_COMMENT_MAX bytes without control
+/* An operator's comment, on a manual ban or a single list entry: UTF-8 text of at most XB_COMMENT_MAX bytes without control
  * characters (it is printed to terminals and written to the state file as it is). 0, or
  * -EINVAL with one line in err. */
 #define XB_COMMENT_MAX 200

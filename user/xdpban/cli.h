@@ -156,19 +156,30 @@ struct events_args {
 extern const struct param events_params[];
 int do_events(const struct cli *cli, const void *args);
 
-/* listcmds.c: `lists load`, `lists clear`, `lists show`, and query's file and line. */
-extern const struct param lists_load_params[], lists_clear_params[];
+/* listcmds.c: `lists load`, `lists clear`, `lists add`, `lists del`, `lists show`, and
+ * query's file and line. */
+extern const struct param lists_load_params[], lists_clear_params[], lists_add_params[],
+	lists_del_params[];
 struct lists_load_args {
 	bool allow, deny, trusted, ignore_errors;
 	struct cli_files files;
 };
 struct lists_clear_args {
 	const char *layer;
+	const char *file; /* NULL: every runtime list of the layer */
+};
+struct lists_entry_args {
+	const char *layer;
+	struct xb_prefix prefix;
+	const char *comment; /* NULL: none */
 };
 int do_lists_load(const struct cli *cli, const void *args);
 int do_lists_clear(const struct cli *cli, const void *args);
+int do_lists_add(const struct cli *cli, const void *args);
+int do_lists_del(const struct cli *cli, const void *args);
 int do_lists_show(const struct cli *cli, const void *args);
-/* Without a daemon: adds the file and line of the policy entry to a query reply. */
+/* Without a daemon: adds the file and line of the policy or never-ban entry to a query
+ * reply. */
 void lists_direct_source(const struct cli *cli, struct backend *b, struct json_object *reply);
 
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "control.h"
 #include "control_fields.h"
+#include "runlists.h"
 #include "top.h"
 
 #define ARGS(type, field) offsetof(type, field)
@@ -533,7 +534,7 @@ static int do_reload(const struct cli *cli, const void *args)
 /* The subcommands of `lists`, as its help's keys (the completion offers them). */
 static const char *lists_key(size_t i)
 {
-	static const char *const subs[] = { "show", "load", "clear" };
+	static const char *const subs[] = { "show", "load", "clear", "add", "del" };
 
 	return i < sizeof(subs) / sizeof(subs[0]) ? subs[i] : NULL;
 }
@@ -569,7 +570,8 @@ const struct command cli_commands[] = {
 		"count, a source), p or space pause, q quit."),
 	COMMAND(lists, json_params, struct json_args,
 		"Show the policy lists loaded (prefixes per list), never-ban entries and host "
-		"addresses. Subcommands (the keys): lists show, lists load, lists clear.",
+		"addresses. Subcommands (the keys): lists show, lists load, lists clear, lists add, "
+		"lists del.",
 		.keys = lists_key),
 	{ .name = "lists show", .run = do_lists_show, .params = json_params,
 	  .args_size = sizeof(struct json_args),
@@ -581,8 +583,19 @@ const struct command cli_commands[] = {
 		     "kept across restarts until cleared." },
 	{ .name = "lists clear", .run = do_lists_clear, .params = lists_clear_params,
 	  .args_size = sizeof(struct lists_clear_args),
-	  .summary = "Drop the runtime lists of a layer (allow, deny or trusted); the "
-		     "config's stay." },
+	  .summary = "Drop the runtime lists of a layer (its single entries are one, "
+		     "<entries>), or with FILE only that one; the config's stay. The keys are the "
+		     "layers.",
+	  .keys = xbd_layer_nth },
+	{ .name = "lists add", .run = do_lists_add, .params = lists_add_params,
+	  .args_size = sizeof(struct lists_entry_args),
+	  .summary = "Add one prefix to a layer at run time, in force at once and kept across "
+		     "restarts until deleted; never-ban needs the daemon. The keys are the layers.",
+	  .keys = xbd_layer_nth },
+	{ .name = "lists del", .run = do_lists_del, .params = lists_del_params,
+	  .args_size = sizeof(struct lists_entry_args),
+	  .summary = "Delete a prefix that lists add put in a layer. The keys are the layers.",
+	  .keys = xbd_layer_nth },
 	{ NULL },
 };
 

@@ -1,10 +1,12 @@
-/* listcmds.c - `xdpban lists load|clear|show` and the file and line `query` names. With a
+/* listcmds.c - `xdpban lists load|clear|add|del|show` and the file and line `query` names. With a
  * daemon they are requests on its socket (docs/control.md), a load's files opened here with
  * this user's rights and sent open with it (standard input too); without one this process does
  * what the daemon would, with the daemon's own code (user/common/runlists.h) on the pinned
  * maps, under the pin-directory lock: it reads the daemon's config (--config, else
  * XBD_CONF_DEFAULT) for its lists and its state file, beside which the runtime lists are
- * kept, so that the daemon's next start finds exactly what was loaded. */
+ * kept, so that the daemon's next start finds exactly what was loaded. The never-ban layer is
+ * the exception: its entries live in the exempt tries, which only the daemon writes, so that
+ * without one a change of it is refused (by the same code, runlists.h). */
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -38,9 +40,30 @@ const struct param lists_load_params[] = {
 	{ NULL },
 };
 
+#define LAYER_HELP "allow, deny, trusted or never-ban"
+
 const struct param lists_clear_params[] = {
-	{ "LAYER", 0, P_STRING, true, ARGS(struct lists_clear_args, layer), NULL,
-	  "allow, deny or trusted" },
+	{ "LAYER", 0, P_STRING, true, ARGS(struct lists_clear_args, layer), NULL, LAYER_HELP },
+	{ "FILE", 0, P_STRING, false, ARGS(struct lists_clear_args, file), NULL,
+	  "only this runtime list of the layer, as lists show names it: a path (relative to "
+	  "here), - for <stdin>, or <entries> for the layer's single entries" },
+	{ NULL },
+};
+
+const struct param lists_add_params[] = {
+	{ "LAYER", 0, P_STRING, true, ARGS(struct lists_entry_args, layer), NULL, LAYER_HELP },
+	{ "PREFIX", 0, P_PREFIX, true, ARGS(struct lists_entry_args, prefix), NULL,
+	  "ADDR or ADDR/LEN, with no host bits set" },
+	{ "--comment", 0, P_STRING, false, ARGS(struct lists_entry_args, comment), "TEXT",
+	  "why it is there (at most 200 bytes, no control characters), shown by lists show "
+	  "and query" },
+	{ NULL },
+};
+
+const struct param lists_del_params[] = {
+	{ "LAYER", 0, P_STRING, true, ARGS(struct lists_entry_args, layer), NULL, LAYER_HELP },
+	{ "PREFIX", 0, P_PREFIX, true, ARGS(struct lists_entry_args, prefix), NULL,
+	  "the entry's prefix, as added" },
 	{ NULL },
 };
 
@@ -401,33 +424,157 @@ int do_lists_load(const struct cli *cli, const void *args)
 	return EXIT_OK;
 }
 
-/* ---- clear ---- */
+/* ---- clear, add and del ---- */
+
+/* A layer named on the command line. EXIT_OK, or one line and EXIT_USAGE. */
+static int parse_layer(const char *cmd, const char *name, __u32 *verdict)
+{
+	if (!xbd_layer_parse(name, verdict))
+		return EXIT_OK;
+	pr_warn("%s: unknown layer '%s': %s", cmd, name, LAYER_HELP);
+	return EXIT_USAGE;
+}
+
+struct clear_job {
+	__u32 verdict;
+	char *file; /* the list's name, or NULL for all */
+};
 
 static int direct_clear(struct xbd_lists_ctx *ctx, const void *args, struct json_object *reply,
 			char *err, size_t errlen)
 {
-	return xbd_lists_ctx_clear(ctx, *(const __u32 *)args, reply, err, errlen);
+	const struct clear_job *j = args;
+
+	return xbd_lists_ctx_clear(ctx, j->verdict, j->file, reply, err, errlen);
+}
+
+/* The name `lists clear` gives a runtime list as `lists load` named it: <entries> and <stdin>
+ * as they are, - for <stdin>, a path made absolute. NULL when out of memory. */
+static char *list_name(const char *file)
+{
+	char cwd[PATH_MAX], *name = NULL;
+
+	if (!strcmp(file, XBD_LIST_ENTRIES) || !strcmp(file, XBD_LIST_STDIN) || is_stdin(file))
+		return strdup(is_stdin(file) ? XBD_LIST_STDIN : file);
+	if (file[0] == '/')
+		return strdup(file);
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&name, "%s/%s", cwd, file) < 0)
+		return NULL;
+	return name;
 }
 
 int do_lists_clear(const struct cli *cli, const void *args)
 {
 	const struct lists_clear_args *a = args;
-	struct json_object *reply = NULL;
+	struct clear_job j = {};
+	struct json_object *reply = NULL, *req;
 	char n[32];
-	__u32 verdict;
-	int ret;
+	int ret = parse_layer("lists clear", a->layer, &j.verdict);
 
-	if (xbd_layer_parse(a->layer, &verdict)) {
-		pr_warn("lists clear: unknown layer '%s': allow, deny or trusted", a->layer);
-		return EXIT_USAGE;
-	}
-	ret = run_lists(cli, lists_request(XB_CMD(LISTS_CLEAR), a->layer), true, direct_clear,
-			&verdict, NULL, &reply);
 	if (ret)
 		return ret;
-	num_text(reply, XB_F(CLEARED), n, sizeof(n));
-	printf("cleared %s runtime %s of the %s layer (the config's lists stay)\n", n,
-	       xb_plural(strtoull(n, NULL, 10), "list", "lists"), a->layer);
+	if (a->file && !(j.file = list_name(a->file))) {
+		pr_warn("cannot name %s: %s", a->file, strerror(errno ? errno : ENOMEM));
+		return EXIT_FAIL;
+	}
+	req = lists_request(XB_CMD(LISTS_CLEAR), a->layer);
+	if (req && j.file)
+		json_object_object_add(req, XB_F(CLEAR_FILE), json_object_new_string(j.file));
+	ret = run_lists(cli, req, true, direct_clear, &j, NULL, &reply);
+	if (!ret) {
+		num_text(reply, XB_F(CLEARED), n, sizeof(n));
+		if (j.file)
+			printf("cleared runtime list %s of the %s layer\n", j.file, a->layer);
+		else
+			printf("cleared %s runtime %s of the %s layer (the config's lists stay)\n", n,
+			       xb_plural(strtoull(n, NULL, 10), "list", "lists"), a->layer);
+		warn_left_out(reply);
+	}
+	json_object_put(reply);
+	free(j.file);
+	return ret;
+}
+
+struct entry_job {
+	const struct lists_entry_args *a;
+	__u32 verdict;
+};
+
+static int direct_add(struct xbd_lists_ctx *ctx, const void *args, struct json_object *reply,
+		      char *err, size_t errlen)
+{
+	const struct entry_job *j = args;
+
+	return xbd_lists_ctx_add(ctx, j->verdict, &j->a->prefix, j->a->comment, reply, err, errlen);
+}
+
+static int direct_del(struct xbd_lists_ctx *ctx, const void *args, struct json_object *reply,
+		      char *err, size_t errlen)
+{
+	const struct entry_job *j = args;
+
+	return xbd_lists_ctx_del(ctx, j->verdict, &j->a->prefix, reply, err, errlen);
+}
+
+/* The request of `lists add` or `lists del`, checked here first: bad input is a usage error
+ * that reaches no daemon. EXIT_OK, or one line and EXIT_USAGE. */
+static int entry_request(const char *cmd, const struct lists_entry_args *a, struct entry_job *j,
+			 struct json_object **req)
+{
+	char err[XB_ERRLEN], text[64];
+	int ret = parse_layer(cmd, a->layer, &j->verdict);
+
+	if (ret)
+		return ret;
+	if (xbd_entry_check(&a->prefix, a->comment, err, sizeof(err))) {
+		pr_warn("%s: %s", cmd, err);
+		return EXIT_USAGE;
+	}
+	j->a = a;
+	*req = lists_request(strcmp(cmd, "lists add") ? XB_CMD(LISTS_DEL) : XB_CMD(LISTS_ADD),
+			     a->layer);
+	xb_prefix_format(&a->prefix, text, sizeof(text));
+	if (*req)
+		json_object_object_add(*req, XB_F(PREFIX), json_object_new_string(text));
+	if (*req && a->comment)
+		json_object_object_add(*req, XB_F(COMMENT), json_object_new_string(a->comment));
+	return EXIT_OK;
+}
+
+int do_lists_add(const struct cli *cli, const void *args)
+{
+	struct json_object *req = NULL, *reply = NULL, *added;
+	struct entry_job j;
+	char text[64];
+	int ret = entry_request("lists add", args, &j, &req);
+
+	if (!ret)
+		ret = run_lists(cli, req, true, direct_add, &j, NULL, &reply);
+	if (ret)
+		return ret;
+	xb_prefix_format(&j.a->prefix, text, sizeof(text));
+	if (json_object_object_get_ex(reply, XB_F(ADDED), &added) && !json_object_get_boolean(added))
+		printf("changed the comment of %s in the %s layer\n", text, j.a->layer);
+	else
+		printf("added %s to the %s layer\n", text, j.a->layer);
+	warn_left_out(reply);
+	json_object_put(reply);
+	return EXIT_OK;
+}
+
+int do_lists_del(const struct cli *cli, const void *args)
+{
+	struct json_object *req = NULL, *reply = NULL;
+	struct entry_job j;
+	char text[64];
+	int ret = entry_request("lists del", args, &j, &req);
+
+	if (!ret)
+		ret = run_lists(cli, req, true, direct_del, &j, NULL, &reply);
+	if (ret)
+		return ret;
+	xb_prefix_format(&j.a->prefix, text, sizeof(text));
+	printf("deleted %s from the %s layer\n", text, j.a->layer);
 	warn_left_out(reply);
 	json_object_put(reply);
 	return EXIT_OK;
@@ -458,14 +605,25 @@ int do_lists_show(const struct cli *cli, const void *args)
 	return EXIT_OK;
 }
 
+/* Whether a query reply names an entry of a list: a policy list's, or a never-ban one. */
+static bool names_list_entry(struct json_object *reply)
+{
+	struct json_object *id, *why;
+
+	if (json_object_object_get_ex(reply, XB_F(EXEMPT_WHY), &why) &&
+	    json_object_is_type(why, json_type_string) &&
+	    !strcmp(json_object_get_string(why), xb_exempt_origin_name(XDPBAN_EXEMPT_LIST)))
+		return true;
+	return json_object_object_get_ex(reply, XB_F(POLICY_LIST), &id) && id &&
+	       (__u32)json_object_get_int64(id) != XDPBAN_LIST_MANUAL_BAN &&
+	       (__u32)json_object_get_int64(id) != XDPBAN_LIST_DEFAULT;
+}
+
 void lists_direct_source(const struct cli *cli, struct backend *b, struct json_object *reply)
 {
-	struct json_object *id;
 	struct direct *d;
 
-	if (!json_object_object_get_ex(reply, XB_F(POLICY_LIST), &id) ||
-	    (__u32)json_object_get_int64(id) == XDPBAN_LIST_MANUAL_BAN ||
-	    (__u32)json_object_get_int64(id) == XDPBAN_LIST_DEFAULT)
+	if (!names_list_entry(reply))
 		return;
 	d = direct_open(cli, &b->maps);
 	if (d) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cli.h"
 #include "control_fields.h"
+#include "runlists.h"
 
 static struct json_object *member(struct json_object *obj, const char *name)
 {
@@ -390,10 +391,20 @@ void render_bans(struct json_object *reply)
 }
 
 /* Why an exempt source is never banned, in the words of a refused ban. */
+/* ', "COMMENT"' after the entry a query names, or "" when it has none. */
+static const char *comment_text(const char *comment, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (comment && *comment)
+		snprintf(buf, len, ", \"%s\"", comment);
+	return buf;
+}
+
 static void render_exempt(struct json_object *r)
 {
 	const char *why = str(r, XB_F(EXEMPT_WHY)) ?: "?",
 		   *match = str(r, XB_F(EXEMPT_MATCH)) ?: "?";
+	char text[XB_COMMENT_MAX + 8];
 
 	if (!json_object_get_boolean(member(r, XB_F(EXEMPT))))
 		printf("%-13s no\n", "exempt:");
@@ -405,6 +416,10 @@ static void render_exempt(struct json_object *r)
 		       num(r, XB_F(EXEMPT_IFINDEX)));
 	else if (!strcmp(why, "built-in"))
 		printf("%-13s yes (built in: %s)\n", "exempt:", match);
+	else if (str(r, XB_F(EXEMPT_FILE)))
+		printf("%-13s yes (never-ban %s, %s:%" PRId64 "%s)\n", "exempt:", match,
+		       str(r, XB_F(EXEMPT_FILE)), num(r, XB_F(EXEMPT_LINE)),
+		       comment_text(str(r, XB_F(EXEMPT_COMMENT)), text, sizeof(text)));
 	else if (strcmp(match, str(r, XB_F(ADDRESS)) ?: ""))
 		printf("%-13s yes (never-ban list %s)\n", "exempt:", match);
 	else
@@ -435,7 +450,7 @@ static void render_query_spoof(struct json_object *r)
 
 void render_query(struct json_object *r)
 {
-	char left[XB_DURATION_TEXT_MAX], classes[64];
+	char left[XB_DURATION_TEXT_MAX], classes[64], comment[XB_COMMENT_MAX + 8];
 	struct json_object *window = member(r, XB_F(CLASSES)),
 			   *crossed = member(r, XB_F(BAN_CLASSES));
 
@@ -469,10 +484,11 @@ void render_query(struct json_object *r)
 		printf("%-13s %s (%s, manual)\n", "policy:", str(r, XB_F(POLICY)),
 		       str(r, XB_F(POLICY_MATCH)));
 	else if (str(r, XB_F(POLICY_FILE)))
-		printf("%-13s %s (%s, %s:%" PRId64 ", %s %s list)\n",
+		printf("%-13s %s (%s, %s:%" PRId64 ", %s %s list%s)\n",
 		       "policy:", str(r, XB_F(POLICY)), str(r, XB_F(POLICY_MATCH)),
 		       str(r, XB_F(POLICY_FILE)), num(r, XB_F(POLICY_LINE)),
-		       str(r, XB_F(POLICY_ORIGIN)), str(r, XB_F(POLICY_LAYER)));
+		       str(r, XB_F(POLICY_ORIGIN)), str(r, XB_F(POLICY_LAYER)),
+		       comment_text(str(r, XB_F(POLICY_COMMENT)), comment, sizeof(comment)));
 	else if (str(r, XB_F(POLICY_MATCH)))
 		printf("%-13s %s (%s, list %" PRId64 ")\n", "policy:", str(r, XB_F(POLICY)),
 		       str(r, XB_F(POLICY_MATCH)), num(r, XB_F(POLICY_LIST)));
@@ -535,6 +551,17 @@ static const char *addrs(struct json_object *o, const char *name)
 	return json_object_get_string(member(o, name)) ?: "?";
 }
 
+/* The single entries of a layer, under its <entries> row: "  PREFIX  # COMMENT". */
+static void render_entries(struct json_object *entries)
+{
+	for (size_t i = 0; entries && i < json_object_array_length(entries); i++) {
+		struct json_object *e = json_object_array_get_idx(entries, i);
+		const char *comment = str(e, XB_F(COMMENT)) ?: "";
+
+		printf("  %s%s%s\n", str(e, XB_F(PREFIX)) ?: "?", *comment ? "  # " : "", comment);
+	}
+}
+
 void render_lists_show(struct json_object *r)
 {
 	struct json_object *layers = member(r, XB_F(LAYERS)), *totals = member(r, XB_F(TOTALS));
@@ -558,6 +585,7 @@ void render_lists_show(struct json_object *r)
 				printf(" (%" PRId64 " bad %s skipped)", num(f, XB_F(SKIPPED)),
 				       xb_plural(num(f, XB_F(SKIPPED)), "line", "lines"));
 			printf("\n");
+			render_entries(member(f, XB_F(ENTRY_LIST)));
 		}
 	}
 	printf("%-8s %-8s %9s %12s %-40s %s\n", "default",

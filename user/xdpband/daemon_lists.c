@@ -1,17 +1,53 @@
 /* daemon_lists.c - the daemon's half of the policy lists (xdpband.h): the config's lists
  * compiled with the runtime ones (runlists.h), at start (with the store a former run left) and
- * at every reload. */
+ * at every reload; and the never-ban entries of both, which it keeps in the exempt tries
+ * beside the host's addresses (exemptions.h). */
 #include <stdio.h>
 #include <string.h>
 #include "log.h"
 #include "policy.h"
 #include "xdpband.h"
 
+int xbd_never_ban_set(const struct xbd_conf *conf, const struct xbd_lists *lists,
+		      const struct xbd_runtime *rt, struct xb_exempt_set *out, char *err,
+		      size_t errlen)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = xbd_lists_never_ban(lists, out);
+	if (!ret)
+		ret = xbd_runtime_never_ban(rt, out);
+	if (!ret)
+		ret = xbd_fleet_endpoint_exempt(&conf->fleet, out);
+	if (ret) {
+		xb_exempt_set_free(out);
+		snprintf(err, errlen, "out of memory for %zu never-ban entries", lists->never_ban.n);
+		return ret;
+	}
+	xb_exempt_set_finish(out);
+	return 0;
+}
+
+/* A `lists add|del|clear` of the never-ban layer: the config's entries with rt's in force. */
+static int put_never_ban(void *user, const struct xbd_runtime *rt, char *err, size_t errlen)
+{
+	struct xbd *d = user;
+	struct xb_exempt_set set;
+	int ret = xbd_never_ban_set(&d->conf, &d->config_lists, rt, &set, err, errlen);
+
+	if (!ret)
+		ret = xbd_exemptions_swap(&d->exempt, &d->maps, &set, err, errlen);
+	xb_exempt_set_free(&set);
+	return ret;
+}
+
 struct xbd_lists_ctx xbd_lists_ctx_of(struct xbd *d, const struct xbd_lists *config)
 {
 	return (struct xbd_lists_ctx){ .maps = &d->maps, .conf = &d->conf,
 				       .config = config ? config : &d->config_lists,
-				       .rt = &d->runtime, .store = d->runtime_store };
+				       .rt = &d->runtime, .store = d->runtime_store,
+				       .never_ban = put_never_ban, .user = d };
 }
 
 /* The config's lists composed with the runtime ones, and the plan put in force (the tries and

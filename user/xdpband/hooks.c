@@ -332,41 +332,70 @@ static void on_listed(struct json_object *reply, void *user)
 	json_object_object_add(reply, XB_F(COMMENTS), l.obj);
 }
 
-/* {"cmd": "lists_load", "layer": L, "files": [NAME, ...], "ignore_errors": BOOL} with the
- * files sent open, {"cmd": "lists_clear", "layer": L} and {"cmd": "lists_show"}
- * (docs/control.md). */
-static int list_fields(const char *cmd, struct json_object *request, __u32 *verdict,
-		       const char **files, size_t *n, bool *ignore, char *err, size_t errlen)
+/* A list command's fields. */
+struct list_req {
+	int id;               /* XB_CMD_LISTS_... */
+	__u32 verdict;
+	const char *files[XBD_MAX_LISTS];
+	size_t n;
+	bool ignore;
+	const char *file;     /* lists_clear: the one list, or NULL */
+	struct xb_prefix prefix;
+	const char *comment;  /* lists_add: NULL for none */
+};
+
+/* The fields a list command takes beside "cmd" (docs/control.md). */
+static bool list_field_known(int id, const char *key)
 {
-	bool load = !strcmp(cmd, XB_CMD(LISTS_LOAD)), show = !strcmp(cmd, XB_CMD(LISTS_SHOW));
+	static const struct {
+		int id;
+		enum xb_control_field f;
+	} known[] = {
+		{ XB_CMD_LISTS_LOAD, XB_FIELD_LAYER },	 { XB_CMD_LISTS_LOAD, XB_FIELD_FILES },
+		{ XB_CMD_LISTS_LOAD, XB_FIELD_IGNORE_ERRORS },
+		{ XB_CMD_LISTS_CLEAR, XB_FIELD_LAYER },	 { XB_CMD_LISTS_CLEAR, XB_FIELD_CLEAR_FILE },
+		{ XB_CMD_LISTS_ADD, XB_FIELD_LAYER },	 { XB_CMD_LISTS_ADD, XB_FIELD_PREFIX },
+		{ XB_CMD_LISTS_ADD, XB_FIELD_COMMENT },	 { XB_CMD_LISTS_DEL, XB_FIELD_LAYER },
+		{ XB_CMD_LISTS_DEL, XB_FIELD_PREFIX },
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (known[i].id == id && !strcmp(key, xb_control_fields[known[i].f].name))
+			return true;
+	return !strcmp(key, XB_F(CMD));
+}
+
+/* A string member of request, or NULL when it has none; -EINVAL with err when it is another
+ * type or holds a NUL. */
+static int string_field(struct json_object *request, const char *key, const char **out,
+			char *err, size_t errlen)
+{
 	struct json_object *v;
 
-	json_object_object_foreach(request, key, val) {
-		(void)val;
-		if (strcmp(key, XB_F(CMD)) && (show || strcmp(key, XB_F(LAYER))) &&
-		    (!load || (strcmp(key, XB_F(FILES)) && strcmp(key, XB_F(IGNORE_ERRORS))))) {
-			snprintf(err, errlen, "unknown field \"%.40s\" for %s", key, cmd);
-			return -EINVAL;
-		}
-	}
-	if (show)
+	*out = NULL;
+	if (!json_object_object_get_ex(request, key, &v))
 		return 0;
-	if (!json_object_object_get_ex(request, XB_F(LAYER), &v) ||
-	    !json_object_is_type(v, json_type_string) ||
-	    xbd_layer_parse(json_object_get_string(v), verdict)) {
-		snprintf(err, errlen, "field \"%s\" must be \"allow\", \"deny\" or \"trusted\"",
-			 XB_F(LAYER));
+	if (!json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v)) {
+		snprintf(err, errlen, "field \"%s\" must be a string", key);
 		return -EINVAL;
 	}
-	if (!load)
-		return 0;
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+/* {"cmd": "lists_load", "layer": L, "files": [NAME, ...], "ignore_errors": BOOL}: the files. */
+static int load_fields(struct json_object *request, struct list_req *r, char *err, size_t errlen)
+{
+	struct json_object *v;
+
 	if (json_object_object_get_ex(request, XB_F(IGNORE_ERRORS), &v)) {
 		if (!json_object_is_type(v, json_type_boolean)) {
 			snprintf(err, errlen, "field \"%s\" must be true or false",
 				 XB_F(IGNORE_ERRORS));
 			return -EINVAL;
 		}
-		*ignore = json_object_get_boolean(v);
+		r->ignore = json_object_get_boolean(v);
 	}
 	if (!json_object_object_get_ex(request, XB_F(FILES), &v) ||
 	    !json_object_is_type(v, json_type_array) || !json_object_array_length(v)) {
@@ -378,19 +407,80 @@ static int list_fields(const char *cmd, struct json_object *request, __u32 *verd
 		snprintf(err, errlen, "at most %d files in one load", XBD_MAX_LISTS);
 		return -EINVAL;
 	}
-	*n = json_object_array_length(v);
-	for (size_t i = 0; i < *n; i++) {
+	r->n = json_object_array_length(v);
+	for (size_t i = 0; i < r->n; i++) {
 		struct json_object *f = json_object_array_get_idx(v, i);
 
-		files[i] = json_object_is_type(f, json_type_string) ? json_object_get_string(f) : NULL;
-		if (!files[i] || strlen(files[i]) != (size_t)json_object_get_string_len(f) ||
-		    !xbd_list_name_ok(files[i])) {
+		r->files[i] = json_object_is_type(f, json_type_string) ? json_object_get_string(f) : NULL;
+		if (!r->files[i] || strlen(r->files[i]) != (size_t)json_object_get_string_len(f) ||
+		    !xbd_list_name_ok(r->files[i])) {
 			snprintf(err, errlen, "field \"%s\": each must be an absolute path or \"%s\"",
 				 XB_F(FILES), XBD_LIST_STDIN);
 			return -EINVAL;
 		}
 	}
 	return 0;
+}
+
+/* {"cmd": "lists_add", "layer": L, "prefix": P, "comment": C} and {"cmd": "lists_del",
+ * "layer": L, "prefix": P}. */
+static int entry_fields(struct json_object *request, struct list_req *r, char *err, size_t errlen)
+{
+	const char *prefix;
+	int ret = string_field(request, XB_F(PREFIX), &prefix, err, errlen);
+
+	if (!ret)
+		ret = string_field(request, XB_F(COMMENT), &r->comment, err, errlen);
+	if (ret)
+		return ret;
+	if (!prefix) {
+		snprintf(err, errlen, "field \"%s\" is missing", XB_F(PREFIX));
+		return -EINVAL;
+	}
+	if (xb_prefix_parse(prefix, &r->prefix, err, errlen))
+		return -EINVAL;
+	return xbd_entry_check(&r->prefix, r->comment, err, errlen);
+}
+
+/* {"cmd": "lists_clear", "layer": L, "file": F}: the list, when named. */
+static int clear_fields(struct json_object *request, struct list_req *r, char *err, size_t errlen)
+{
+	int ret = string_field(request, XB_F(CLEAR_FILE), &r->file, err, errlen);
+
+	if (!ret && r->file && !xbd_list_name_ok(r->file) && strcmp(r->file, XBD_LIST_ENTRIES)) {
+		snprintf(err, errlen, "field \"%s\" must be an absolute path, \"%s\" or \"%s\"",
+			 XB_F(CLEAR_FILE), XBD_LIST_STDIN, XBD_LIST_ENTRIES);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+/* The fields of a list command (docs/control.md); {"cmd": "lists_show"} takes none. */
+static int list_fields(struct json_object *request, struct list_req *r, char *err, size_t errlen)
+{
+	const char *cmd = xb_control_commands[r->id].name, *layer;
+
+	json_object_object_foreach(request, key, val) {
+		(void)val;
+		if (!list_field_known(r->id, key)) {
+			snprintf(err, errlen, "unknown field \"%.40s\" for %s", key, cmd);
+			return -EINVAL;
+		}
+	}
+	if (r->id == XB_CMD_LISTS_SHOW)
+		return 0;
+	if (string_field(request, XB_F(LAYER), &layer, err, errlen) || !layer ||
+	    xbd_layer_parse(layer, &r->verdict)) {
+		snprintf(err, errlen, "field \"%s\" must be \"allow\", \"deny\", \"trusted\" or "
+				      "\"never-ban\"",
+			 XB_F(LAYER));
+		return -EINVAL;
+	}
+	if (r->id == XB_CMD_LISTS_LOAD)
+		return load_fields(request, r, err, errlen);
+	if (r->id == XB_CMD_LISTS_CLEAR)
+		return clear_fields(request, r, err, errlen);
+	return entry_fields(request, r, err, errlen);
 }
 
 /* A load is read beside the loop (listload.h); its answer comes when it is in force
@@ -403,8 +493,10 @@ static int start_lists_load(struct xbd *d, const struct xbd_lists_ctx *ctx, __u3
 {
 	struct xb_control_fds *fds = xbd_server_serving_fds(&d->server);
 	struct xbd_list_caps caps;
-	int ret = 0;
+	int ret = xbd_lists_ctx_load_check(ctx, verdict, files, n, err, errlen);
 
+	if (ret)
+		return ret;
 	if (!fds || fds->n != n) {
 		snprintf(err, errlen,
 			 "%zu %s named but %zu sent open with the request: each list file goes "
@@ -412,9 +504,7 @@ static int start_lists_load(struct xbd *d, const struct xbd_lists_ctx *ctx, __u3
 			 n, xb_plural(n, "file", "files"), fds ? fds->n : 0);
 		return -EINVAL;
 	}
-	ret = xbd_lists_ctx_load_check(ctx, verdict, files, n, err, errlen);
-	if (!ret)
-		ret = xbd_list_caps_of(&d->maps, &caps, err, errlen);
+	ret = xbd_list_caps_of(&d->maps, &caps, err, errlen);
 	if (ret)
 		return ret;
 	ret = xbd_list_load_start(&d->list_load, verdict, files, fds, n, ignore, &caps);
@@ -455,27 +545,32 @@ void xbd_hooks_lists_loaded(struct xbd *d)
 	free(line);
 }
 
-static int do_lists_cmd(struct xbd *d, const char *cmd, struct json_object *request,
+static int do_lists_cmd(struct xbd *d, int id, struct json_object *request,
 			struct json_object *reply, char *err, size_t errlen)
 {
 	struct xbd_lists_ctx ctx = xbd_lists_ctx_of(d, NULL);
-	const char *files[XBD_MAX_LISTS];
-	bool ignore = false;
-	__u32 verdict = 0;
-	size_t n = 0;
-	int ret = list_fields(cmd, request, &verdict, files, &n, &ignore, err, errlen);
+	struct list_req r = { .id = id };
+	int ret = list_fields(request, &r, err, errlen);
 
 	if (ret)
 		return ret;
-	if (!strcmp(cmd, XB_CMD(LISTS_SHOW)))
+	if (id == XB_CMD_LISTS_SHOW)
 		return xbd_lists_ctx_show(&ctx, reply, err, errlen);
 	if (d->server.serving_read_only) {
-		snprintf(err, errlen, "permission denied: %s needs write access", cmd);
+		snprintf(err, errlen, "permission denied: %s needs write access",
+			 xb_control_commands[id].name);
 		return -EPERM;
 	}
-	if (!strcmp(cmd, XB_CMD(LISTS_CLEAR)))
-		return xbd_lists_ctx_clear(&ctx, verdict, reply, err, errlen);
-	return start_lists_load(d, &ctx, verdict, files, n, ignore, err, errlen);
+	if (id == XB_CMD_LISTS_LOAD)
+		return start_lists_load(d, &ctx, r.verdict, r.files, r.n, r.ignore, err, errlen);
+	if (id == XB_CMD_LISTS_CLEAR)
+		ret = xbd_lists_ctx_clear(&ctx, r.verdict, r.file, reply, err, errlen);
+	else if (id == XB_CMD_LISTS_ADD)
+		ret = xbd_lists_ctx_add(&ctx, r.verdict, &r.prefix, r.comment, reply, err, errlen);
+	else
+		ret = xbd_lists_ctx_del(&ctx, r.verdict, &r.prefix, reply, err, errlen);
+	/* No such entry or list: to the server, -ENOENT from this hook is no such command. */
+	return ret == -ENOENT ? -ESRCH : ret;
 }
 
 /* The daemon's commands take no fields but "cmd", like every command of the protocol. */
@@ -647,8 +742,9 @@ static int on_command(const char *cmd, struct json_object *request, struct json_
 
 	if (id == XB_CMD_EVENTS)
 		return do_events(d, request, reply, err, errlen);
-	if (id == XB_CMD_LISTS_LOAD || id == XB_CMD_LISTS_CLEAR || id == XB_CMD_LISTS_SHOW)
-		return do_lists_cmd(d, cmd, request, reply, err, errlen);
+	if (id == XB_CMD_LISTS_LOAD || id == XB_CMD_LISTS_CLEAR || id == XB_CMD_LISTS_SHOW ||
+	    id == XB_CMD_LISTS_ADD || id == XB_CMD_LISTS_DEL)
+		return do_lists_cmd(d, id, request, reply, err, errlen);
 	if (id != XB_CMD_RELOAD && id != XB_CMD_SAVE)
 		return -ENOENT;
 	ret = check_no_fields(cmd, request, err, errlen);

@@ -287,26 +287,6 @@ static int write_settings(struct xbd *d, const struct xbd_conf *c, char *err, si
 	return xb_config_write(&d->maps, &dp, err, errlen);
 }
 
-/* The never-ban entries of lists and the address of the fleet's Redis server (conf), as a
- * finished exempt set. 0, or -ENOMEM with err. */
-static int never_ban_set(const struct xbd_conf *conf, const struct xbd_lists *lists,
-			 struct xb_exempt_set *out, char *err, size_t errlen)
-{
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	ret = xbd_lists_never_ban(lists, out);
-	if (!ret)
-		ret = xbd_fleet_endpoint_exempt(&conf->fleet, out);
-	if (ret) {
-		xb_exempt_set_free(out);
-		snprintf(err, errlen, "out of memory for %zu never-ban entries", lists->never_ban.n);
-		return ret;
-	}
-	xb_exempt_set_finish(out);
-	return 0;
-}
-
 /* Applies the thresholds and the lists of next, the never-ban entries before the policy; on
  * failure puts back the old thresholds and never-ban entries (the policy rolls itself back). */
 static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
@@ -314,7 +294,7 @@ static int apply_reloaded(struct xbd *d, const struct xbd_conf *next,
 {
 	struct xb_exempt_set never_ban;
 	char ignored[XB_ERRLEN];
-	int ret = never_ban_set(&d->conf, lists, &never_ban, err, errlen);
+	int ret = xbd_never_ban_set(&d->conf, lists, &d->runtime, &never_ban, err, errlen);
 
 	if (ret)
 		return ret;
@@ -577,7 +557,7 @@ static int start_exemptions(struct xbd *d, const struct xbd_lists *lists, char *
 			    size_t errlen)
 {
 	struct xb_exempt_set never_ban;
-	int ret = never_ban_set(&d->conf, lists, &never_ban, err, errlen);
+	int ret = xbd_never_ban_set(&d->conf, lists, &d->runtime, &never_ban, err, errlen);
 
 	if (!ret)
 		ret = xbd_exemptions_start(&d->exempt, &d->maps, d->conf.ifaces, d->conf.n_ifaces,

@@ -66,6 +66,11 @@ int xbd_reload_request(struct xbd *d, char *err, size_t errlen);
 /* Saves the state file now (if one is configured). 0 or -errno with one line in err. */
 int xbd_save_state(struct xbd *d, char *err, size_t errlen);
 
+/* daemon_lists.c. The never-ban entries of lists and rt and the address of the fleet's Redis
+ * server (conf), as a finished exempt set. 0, or -ENOMEM with err. */
+int xbd_never_ban_set(const struct xbd_conf *conf, const struct xbd_lists *lists,
+		      const struct xbd_runtime *rt, struct xb_exempt_set *out, char *err,
+		      size_t errlen);
 /* daemon_lists.c. What a list command works on: the lists in force, or config in their place. */
 struct xbd_lists_ctx xbd_lists_ctx_of(struct xbd *d, const struct xbd_lists *config);
 /* Compiles the config's lists with the runtime ones. 0 or -errno with one line in err. */
