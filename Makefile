@@ -78,8 +78,10 @@ BENCH_CUT_OBJS := $(foreach c,1 2 3 4 5 6,$(BUILD)/bench/bpf/xdpban_cut$(c).bpf.
 # with OpenSSL's HMAC (libssl-dev): the common library's fleet entries need the latter.
 FLEET_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis) \
 	$(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
+# The daemon's log sends its lines to the journal with libsystemd (libsystemd-dev).
+LOG_LIBS := $(shell pkg-config --libs libsystemd 2>/dev/null || echo -lsystemd)
 USER_LIBS := -Wl,--as-needed $(LDLIBS) $(shell pkg-config --libs inih json-c libmicrohttpd 2>/dev/null) \
-	     $(FLEET_LIBS)
+	     $(FLEET_LIBS) $(LOG_LIBS)
 # Every link writes a map beside its output: what went in, for `make layers`.
 LINK_MAP   = -Wl,-Map=$@.map
 
@@ -135,7 +137,7 @@ deps-demo:
 # (PROGRAMS_ONLY=1, as `make demo` builds).
 BUILD_TOOLS   := $(CLANG) $(BPFTOOL) $(firstword $(CC)) pkg-config
 BUILD_HEADERS := bpf/libbpf.h xdp/libxdp.h gelf.h zlib.h zstd.h ini.h json-c/json.h microhttpd.h \
-		 hiredis/hiredis.h openssl/hmac.h
+		 hiredis/hiredis.h openssl/hmac.h systemd/sd-journal.h
 TEST_HEADERS  := cmocka.h
 PROGRAMS_ONLY ?=
 check-deps:

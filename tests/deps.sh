@@ -17,6 +17,8 @@ set -euo pipefail
 # libncurses-dev: the curses of `xdpban top`; tmux: the real terminal of tests/e2e/e2e_top.sh.
 # libhiredis-dev: xdpband's Redis client ([fleet]); libssl-dev: the HMAC that signs its
 # entries; redis-server: the real Redis of tests/e2e/e2e_fleet.sh.
+# libsystemd-dev: the journal fields of xdpband's log (sd_journal_sendv); systemd: the real
+# systemd-journald, journalctl and systemd-cat of that case in tests/e2e/e2e_daemon.sh.
 # stunnel4: the TLS that carries the fleet's Redis link (deploy/stunnel/); openssl makes the
 # run's CA and certificate, and tcpdump shows the link is TLS on the wire, in
 # tests/e2e/e2e_fleet_tls.sh. Nothing starts at install: stunnel4 runs only the configs in
@@ -30,6 +32,7 @@ set -euo pipefail
 BUILD_PKGS=(
 	clang llvm libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev pkg-config libinih-dev
 	libjson-c-dev libmicrohttpd-dev gcc make libncurses-dev libhiredis-dev libssl-dev libzstd-dev
+	libsystemd-dev
 )
 # What deploy/demo.sh runs beside them: namespaces and veth, its scapy sender, ping and curl.
 DEMO_PKGS=(iproute2 iputils-ping curl python3-scapy util-linux procps)
@@ -38,7 +41,7 @@ TEST_PKGS=(
 	libclang-rt-14-dev xdp-tools libcmocka-dev nftables iptables ipset iperf3
 	opentracker python3-libtorrent nmap dnsmasq-base fail2ban prometheus tmux zmap
 	redis-server stunnel4 openssl tcpdump qemu-system-x86 busybox-static cpio debhelper dpkg-dev
-	lintian
+	lintian systemd
 )
 case ${1:-all} in
 demo) PKGS=("${BUILD_PKGS[@]}" "${DEMO_PKGS[@]}") ;;

@@ -5,6 +5,10 @@
 # to both interfaces, which share one state, and reports its start time in RFC 3339; it bans
 # through errors seen on the wire, takes `set` at once, refuses a second daemon and a non-root
 # peer, answers garbage on its control socket without dying, and its metrics match the maps.
+# Its log lines start with their RFC 3339 time; restarted under a real systemd-journald of its
+# own (a private mount namespace, its files in the temp directory), a ban is read back with
+# journalctl by its SOURCE field, and a line the journal's socket no longer takes reaches the
+# journal through stderr.
 #
 # Its helpers (xbd_*, the daemon in two namespaces) are e2e_lib.sh's. Everything it creates
 # (namespaces, veth, pin directory, temp directory, daemons) is named xbd-* and removed by the
@@ -18,12 +22,13 @@ source tests/e2e/e2e_lib.sh
 CASES=(bad_config_refused_at_start check_matches_start daemon_starts_and_attaches ban_through_errors
 	interfaces_share_state set_limit_without_reload
 	second_daemon_refused wrong_socket_said_alike control_refuses_non_root metrics_match_maps
-	malformed_control_requests daemon_commands)
+	malformed_control_requests daemon_commands log_lines_stamped journal_fields)
 xbd_require "${CASES[@]}"
 if ! xbd_setup a; then
 	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
 	exit 1
 fi
+T0=$(date +%s)
 # socket-mode 0666: anyone may connect, so that the credential check is what refuses.
 XBD_CONF_SOCKET_MODE=0666 xbd_write_conf "[metrics]" "listen = 127.0.0.1:9433"
 
@@ -381,6 +386,147 @@ for req in ({"cmd": "save"}, {"cmd": "reload", "now": 1}):
 	fi
 }
 
+# --- off the journal, each line starts with its time: RFC 3339, UTC, to the millisecond ---
+case_log_stamped() {
+	local bad
+	bad=$("$XBD_PY" - "$XBD_LOG" "$T0" "$(date +%s)" <<-'EOF'
+		import calendar, re, sys, time
+		log, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+		stamp = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{3}Z xdpband: ")
+		lines = [l for l in open(log).read().splitlines() if not l.startswith("== xdpband")]
+		bans = [l for l in lines if "xdpband: ban 192.0.2.66 for 1h" in l]
+		if not bans:
+		    print("no line of the ban of 192.0.2.66")
+		for l in lines:
+		    m = stamp.match(l)
+		    if not m:
+		        print("a line without its time: %r" % l[:80])
+		        break
+		    t = calendar.timegm(time.strptime(m[1], "%Y-%m-%dT%H:%M:%S"))
+		    if not t0 <= t <= t1:
+		        print("%s is not within the test's run" % m[1])
+		        break
+	EOF
+	)
+	if [[ -n $bad ]]; then xbd_fail log_lines_stamped "$bad"; else xbd_pass log_lines_stamped; fi
+}
+
+# --- under the journal: a systemd-journald of its own, its files in the temp directory ---
+JOURNALD=/lib/systemd/systemd-journald
+JDIR=$XBD_TMP/journal
+JPID=
+
+# jns CMD...: CMD in the journal's mount namespace.
+jns() { nsenter --mount="/proc/$JPID/ns/mnt" "$@"; }
+
+# journal_start: systemd-journald in a mount namespace of its own, where /run/systemd,
+# /run/log (bound to $JDIR/log, read from here) and its config are its own: no systemd as PID 1
+# needed, and the host's journal, sockets and files are never seen. No kernel messages, no
+# file kept past the test. 1 with E2E_WHY when it does not come up.
+journal_start() {
+	mkdir -p "$JDIR/log" || return 1
+	printf '[Journal]\nStorage=volatile\nReadKMsg=no\nForwardToSyslog=no\nForwardToWall=no\n' \
+		>"$JDIR/journald.conf"
+	JDIR=$JDIR unshare -m --propagation private sh -c '
+		mount -t tmpfs -o mode=0755 tmpfs /run/systemd &&
+		mount --bind "$JDIR/log" /run/log &&
+		mount --bind "$JDIR/journald.conf" /etc/systemd/journald.conf &&
+		{ [ ! -d /var/log/journal ] || mount -t tmpfs tmpfs /var/log/journal; } &&
+		export SYSTEMD_LOG_TARGET=console && exec "$0"' "$JOURNALD" >"$JDIR/journald.out" 2>&1 &
+	JPID=$!
+	XBD_PIDS+=("$JPID")
+	e2e_wait 100 jns test -S /run/systemd/journal/socket && return 0
+	E2E_WHY="systemd-journald did not start in a mount namespace of its own: $(tail -n 1 "$JDIR/journald.out")"
+	return 1
+}
+
+# journal_daemon: xdpband as systemd starts a service, stdout and stderr on the journal's
+# stream, which JOURNAL_STREAM names (systemd-cat does not set it). Each program execs the
+# next: $XBD_PID is the daemon.
+journal_daemon() {
+	nsenter --mount="/proc/$JPID/ns/mnt" --net="/run/netns/$XBD_NS_R" systemd-cat -t xdpband sh -c \
+		'export JOURNAL_STREAM="$(stat -L -c %d:%i /proc/self/fd/2)" && exec "$@"' sh \
+		"$XBD_BIN/xdpband" -c "$XBD_CONF" &
+	XBD_PID=$!
+	XBD_PIDS+=("$XBD_PID")
+	xbd_wait_until xbd_answers && xbd_alive
+}
+
+# journal MATCH...: each entry journalctl reads for MATCH, one a line: the fields its sender
+# gave (sorted) and how it came (_TRANSPORT), then its MESSAGE up to the first comma.
+journal() {
+	journalctl -D "$JDIR/log/journal" -q --no-pager -o json "$@" | "$XBD_PY" -c '
+import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    names = sorted(n for n in e if not n.startswith("_") and n != "MESSAGE") + ["_TRANSPORT"]
+    print(" ".join("%s=%s" % (n, e.get(n)) for n in names), "|", e["MESSAGE"].split(",")[0])'
+}
+
+# undocumented_fields: the fields of the daemon's entries that xdpband.8 does not name in
+# JOURNAL FIELDS.
+undocumented_fields() {
+	local section name
+	section=$(sed -n '/^\.SH "\?JOURNAL FIELDS"\?$/,/^\.SH [A-Z]/p' deploy/xdpband.8)
+	for name in $(journal SYSLOG_IDENTIFIER=xdpband | grep -o '[A-Z_]*=' | sort -u | tr -d =); do
+		[[ $name == _* || $section =~ [[:space:]]$name([[:space:]]|$) ]] || echo "$name"
+	done
+}
+
+# journal_is WANT MATCH...: within 5 s, journal MATCH... is WANT.
+journal_is() {
+	local want=$1 i
+	shift
+	for ((i = 0; i < 50; i++)); do
+		[[ $(journal "$@") == "$want" ]] && return 0
+		sleep 0.1
+	done
+	E2E_WHY="journalctl $*: expected '$want', got '$(journal "$@" | head -n 3)'"
+	return 1
+}
+
+# A ban of the data path and a manual prefix ban, with their fields; a line about no source
+# with its priority alone; and, the journal's socket gone, a line through the stream.
+journal_check() {
+	local running
+	xbd_send synfin 192.0.2.70 4
+	xbd_wait_until xbd_banned 192.0.2.70 || { E2E_WHY="192.0.2.70 was not banned"; return 1; }
+	journal_is "CLASSES=$(xbd_ban_classes 192.0.2.70) COUNT=4 ORIGIN=local PRIORITY=6 REASON=errors SOURCE=192.0.2.70 SYSLOG_IDENTIFIER=xdpband _TRANSPORT=journal | ban 192.0.2.70 for 1h" \
+		SOURCE=192.0.2.70 || return 1
+	xbd_cli ban --for 1h 203.0.113.0/24 >/dev/null || { E2E_WHY="xdpban ban refused"; return 1; }
+	journal_is "ORIGIN=manual PREFIX=203.0.113.0/24 PRIORITY=6 REASON=manual SYSLOG_IDENTIFIER=xdpband _TRANSPORT=journal | manual ban 203.0.113.0/24 for 1h" \
+		PREFIX=203.0.113.0/24 || return 1
+	running=$(journal SYSLOG_IDENTIFIER=xdpband | grep -F '| running: port rules')
+	e2e_expect "the running line" \
+		"PRIORITY=6 SYSLOG_IDENTIFIER=xdpband _TRANSPORT=journal | running: port rules" \
+		"${running%%:*}: port rules" || return 1
+	e2e_expect "fields xdpband.8 does not name in JOURNAL FIELDS" "" "$(undocumented_fields | xargs)" ||
+		return 1
+	jns rm /run/systemd/journal/socket || { E2E_WHY="cannot remove the journal's socket"; return 1; }
+	xbd_cli unban 192.0.2.70 >/dev/null || { E2E_WHY="xdpban unban refused"; return 1; }
+	journal_is "PRIORITY=6 SYSLOG_IDENTIFIER=xdpband _TRANSPORT=stdout | manual unban 192.0.2.70" \
+		"MESSAGE=manual unban 192.0.2.70"
+}
+
+case_journal() {
+	local tool
+	for tool in journalctl systemd-cat unshare stat; do
+		command -v $tool >/dev/null ||
+			{ e2e_skip journal_fields "$tool is not installed (make deps)"; return; }
+	done
+	[[ -x $JOURNALD ]] || { e2e_skip journal_fields "no $JOURNALD (make deps)"; return; }
+	journal_start || { e2e_skip journal_fields "$E2E_WHY"; return; }
+	if ! journal_daemon; then
+		xbd_fail journal_fields "xdpband did not start under the journal: $(journal | tail -n 2)"
+	elif journal_check; then
+		xbd_pass journal_fields
+	else
+		xbd_fail journal_fields "$E2E_WHY"
+	fi
+	xbd_stop TERM
+	kill "$JPID" && wait "$JPID"
+}
+
 case_bad_config
 case_check_config
 if case_start; then
@@ -393,9 +539,12 @@ if case_start; then
 	case_metrics
 	case_garbage
 	case_daemon_commands
+	case_log_stamped
+	xbd_stop TERM
+	case_journal
 else
 	for c in "${CASES[@]:3}"; do echo "FAIL: $c (the daemon did not start)"; done
 	E2E_FAILED=$((E2E_FAILED + ${#CASES[@]} - 3))
+	xbd_stop TERM
 fi
-xbd_stop TERM
 ((E2E_FAILED == 0))

@@ -74,8 +74,9 @@ progress_check() {
 		size_of = lambda t: float(t.split()[0]) * (1 << 20 if t.endswith("MiB") else 1 << 10)
 		bad = []
 		draws = re.findall(r"\r([^\r\n\x1b]+)\x1b\[K", out)
-		# every log line starts a line: after a newline or a cleared progress line
-		for m in re.finditer(r"xdpband: ", out):
+		# every log line (with its time, but for -t) starts a line: after a newline or a
+		# cleared progress line
+		for m in re.finditer(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z )?xdpband: ", out):
 		    before = out[:m.start()]
 		    if before and not before.endswith("\n") and not before.endswith("\r\x1b[K"):
 		        bad.append("a log line after %r" % before[-60:])
@@ -171,6 +172,9 @@ no_progress_in() {
 	fi
 }
 
+# The lines less the time each starts with (xdpband(8), LOGGING).
+unstamped() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z //'; }
+
 case_no_terminal() {
 	: >"$XBD_LOG"
 	nsenter --net="/run/netns/$XBD_NS_R" "$XBD_BIN/xdpband" -c "$XBD_CONF" 2>"$XBD_LOG" &
@@ -183,10 +187,10 @@ case_no_terminal() {
 		return 1
 	fi
 	no_progress_in "$XBD_LOG" || return 1
-	# the same lines as on the terminal, less the display (the program id and the reload, from
-	# its SIGHUP line to its last "reloaded" line, aside)
-	diff <(grep -v "attached in native mode" "$XBD_LOG") \
-		<(tr -d '\r' <"$START_OUT" | sed 's/\x1b\[K/\n/g' | grep '^xdpband: ' |
+	# the same lines as on the terminal, less the display and the times (the program id and
+	# the reload, from its SIGHUP line to its last "reloaded" line, aside)
+	diff <(grep -v "attached in native mode" "$XBD_LOG" | unstamped) \
+		<(tr -d '\r' <"$START_OUT" | sed 's/\x1b\[K/\n/g' | unstamped | grep '^xdpband: ' |
 			grep -v "attached in native mode" | sed '/SIGHUP/,/reloaded/d' |
 			grep -v reloaded) >"$XBD_TMP/diff" ||
 		{ E2E_WHY="the log differs from the terminal's lines: $(head -n 4 "$XBD_TMP/diff" | tr '\n' ' ')"; return 1; }

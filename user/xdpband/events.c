@@ -12,9 +12,15 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 {
 	char who[64] = "?", classes[XB_CLASSES_TEXT_MAX] = "?", length[XB_DURATION_TEXT_MAX], until[40];
 	char repeat[128] = "";
+	struct xbd_log_about about = { 0 };
 
 	xb_key_format(&e->key, who, sizeof(who));
 	xb_classes_format(e->classes, classes, sizeof(classes));
+	xbd_about_who(&about, who);
+	xbd_about_set(&about, XBD_LF_REASON, "%s", xb_reason_name(e->reason));
+	xbd_about_set(&about, XBD_LF_COUNT, "%u", e->count);
+	xbd_about_set(&about, XBD_LF_CLASSES, "%s", classes);
+	xbd_about_set(&about, XBD_LF_ORIGIN, XBD_ORIGIN_LOCAL);
 	if (!x->ban_ns) {
 		snprintf(length, sizeof(length), "ever");
 		snprintf(until, sizeof(until), "no expiry");
@@ -28,8 +34,9 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 	if (x->repeats)
 		snprintf(repeat, sizeof(repeat), "; repeat offence %u, ban time x%g", x->repeats,
 			 x->multiplier);
-	pr_info("ban %s for %s, %s: %u %s (%s), reason %s%s", who, length, until, e->count,
-		xb_plural(e->count, "error", "errors"), classes, xb_reason_name(e->reason), repeat);
+	xbd_log_about(XBD_LOG_INFO, &about, "ban %s for %s, %s: %u %s (%s), reason %s%s", who,
+		      length, until, e->count, xb_plural(e->count, "error", "errors"), classes,
+		      xb_reason_name(e->reason), repeat);
 }
 
 static void publish_ban(struct xbd_evstream *evs, const struct xdpban_event *e,

@@ -156,6 +156,29 @@ static bool local_outlasts(const struct xbd_fleet *f, const struct xb_prefix *wh
 	return left < 0 || (seconds && left > 0 && left >= (__s64)seconds);
 }
 
+/* The first XBD_FLEET_LOGGED entries applied in a turn are logged, the rest only with -v. */
+static enum xbd_log_level applied_level(struct xbd_fleet *f)
+{
+	return f->turn_applied++ < XBD_FLEET_LOGGED ? XBD_LOG_INFO : XBD_LOG_DEBUG;
+}
+
+/* The fields of the line of an entry applied: what the node that made the ban saw. */
+static void fleet_about(struct xbd_log_about *a, const struct xbd_fleet_entry *e,
+			const char *who)
+{
+	char classes[XB_CLASSES_TEXT_MAX];
+
+	xbd_about_who(a, who);
+	xbd_about_set(a, XBD_LF_ORIGIN, "%s", e->origin);
+	if (e->kind != XBD_FLEET_BAN)
+		return;
+	xbd_about_set(a, XBD_LF_REASON, "%s", xb_reason_name(e->reason));
+	if (e->count)
+		xbd_about_set(a, XBD_LF_COUNT, "%u", e->count);
+	if (e->classes && xb_classes_format(e->classes, classes, sizeof(classes)) == 0)
+		xbd_about_set(a, XBD_LF_CLASSES, "%s", classes);
+}
+
 /* Tells the event stream's subscribers, with the origin (the tap leaves it alone). */
 static void tell(struct xbd_fleet *f, const struct xbd_fleet_entry *e, __u32 seconds)
 {
@@ -193,6 +216,7 @@ static bool over_quota(struct xbd_fleet *f, const struct xb_prefix *who)
 static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, const char *id)
 {
 	char why[XB_ERRLEN], who[64] = "?", line[XB_ERRLEN + 80], left[XBD_FLEET_LEFT_TEXT_MAX];
+	struct xbd_log_about about = { 0 };
 	__u32 seconds;
 	int ret;
 
@@ -226,10 +250,8 @@ static void apply_ban(struct xbd_fleet *f, const struct xbd_fleet_entry *e, cons
 	f->counts.applied++;
 	xb_prefix_format(&e->who, who, sizeof(who));
 	xbd_fleet_left_text(seconds, left, sizeof(left));
-	if (f->turn_applied++ < XBD_FLEET_LOGGED)
-		pr_info("fleet: ban %s from %s, %s", who, e->origin, left);
-	else
-		pr_debug("fleet: ban %s from %s, %s", who, e->origin, left);
+	fleet_about(&about, e, who);
+	xbd_log_about(applied_level(f), &about, "fleet: ban %s from %s, %s", who, e->origin, left);
 	tell(f, e, seconds);
 }
 
@@ -238,6 +260,7 @@ static void apply_unban(struct xbd_fleet *f, const struct xbd_fleet_entry *e)
 {
 	struct xb_prefix lifted;
 	char why[XB_ERRLEN], who[64] = "?";
+	struct xbd_log_about about = { 0 };
 	int ret;
 
 	if (!origin_find(f, &e->who)) {
@@ -254,10 +277,8 @@ static void apply_unban(struct xbd_fleet *f, const struct xbd_fleet_entry *e)
 	}
 	f->counts.applied++;
 	xb_prefix_format(&e->who, who, sizeof(who));
-	if (f->turn_applied++ < XBD_FLEET_LOGGED)
-		pr_info("fleet: unban %s from %s", who, e->origin);
-	else
-		pr_debug("fleet: unban %s from %s", who, e->origin);
+	fleet_about(&about, e, who);
+	xbd_log_about(applied_level(f), &about, "fleet: unban %s from %s", who, e->origin);
 	tell(f, e, 0);
 }
 

@@ -160,6 +160,25 @@ static int on_status(struct json_object *reply, void *user)
 	return 0;
 }
 
+/* A ban over the control socket for length, with the operator's comment (NULL: none), or an
+ * unban (length NULL). */
+static void log_manual(const char *who, const char *length, const char *comment)
+{
+	struct xbd_log_about about = { 0 };
+
+	xbd_about_who(&about, who);
+	xbd_about_set(&about, XBD_LF_ORIGIN, XBD_ORIGIN_MANUAL);
+	if (!length) {
+		xbd_log_about(XBD_LOG_INFO, &about, "manual unban %s", who);
+		return;
+	}
+	xbd_about_set(&about, XBD_LF_REASON, "%s", xb_reason_name(XDPBAN_REASON_MANUAL));
+	if (comment)
+		xbd_log_about(XBD_LOG_INFO, &about, "manual ban %s for %s: %s", who, length, comment);
+	else
+		xbd_log_about(XBD_LOG_INFO, &about, "manual ban %s for %s", who, length);
+}
+
 /* A new ban replaces the comment of the one before it, even with none of its own. */
 static void on_banned(const struct xb_prefix *p, __u32 seconds, const char *comment, void *user)
 {
@@ -169,10 +188,7 @@ static void on_banned(const struct xb_prefix *p, __u32 seconds, const char *comm
 	xb_prefix_format(p, text, sizeof(text));
 	if (seconds)
 		xb_duration_format(seconds, length, sizeof(length));
-	if (comment)
-		pr_info("manual ban %s for %s: %s", text, length, comment);
-	else
-		pr_info("manual ban %s for %s", text, length);
+	log_manual(text, length, comment);
 	if (xbd_comments_set(&d->comments, p, comment))
 		pr_warn("out of memory: the comment of the ban of %s is not kept", text);
 	xbd_evstream_publish(&d->evs, &(struct xbd_event){ .kind = XBD_EVENT_BAN, .who = *p,
@@ -203,7 +219,7 @@ static void on_unbanned(const struct xb_prefix *p, void *user)
 
 	forget_ban(user, p);
 	xb_prefix_format(p, text, sizeof(text));
-	pr_info("manual unban %s", text);
+	log_manual(text, NULL, NULL);
 }
 
 /* One line for them all: an unban of every ban may lift a million. */

@@ -771,7 +771,7 @@ int main(int argc, char **argv)
 	d.reading.job.fd = d.list_load.job.fd = -1; /* no eventfd before start_services() */
 	d.exempt.events.fd = -1; /* no netlink socket before start_exemptions() */
 	d.fleet.link.wake_fd = -1; /* no fleet before start_services() */
-	xbd_log_init(a.verbose);
+	xbd_log_init(a.verbose, !a.check_only);
 	xb_progress_begin(&progress);
 	/* -t stops after the checks a start makes before it loads anything, so that a
 	 * configuration -t accepts does not then fail at start for a reason -t could see. */
