@@ -5,10 +5,10 @@
 # to both interfaces, which share one state, and reports its start time in RFC 3339; it bans
 # through errors seen on the wire, takes `set` at once, refuses a second daemon and a non-root
 # peer, answers garbage on its control socket without dying, and its metrics match the maps.
-# Its log lines start with their RFC 3339 time; restarted under a real systemd-journald of its
-# own (a private mount namespace, its files in the temp directory), a ban is read back with
-# journalctl by its SOURCE field, and a line the journal's socket no longer takes reaches the
-# journal through stderr.
+# Its log lines start with their RFC 3339 time, and the end of a timed ban is one of them;
+# restarted under a real systemd-journald of its own (a private mount namespace, its files in
+# the temp directory), a ban is read back with journalctl by its SOURCE field, and a line the
+# journal's socket no longer takes reaches the journal through stderr.
 #
 # Its helpers (xbd_*, the daemon in two namespaces) are e2e_lib.sh's. Everything it creates
 # (namespaces, veth, pin directory, temp directory, daemons) is named xbd-* and removed by the
@@ -386,7 +386,8 @@ for req in ({"cmd": "save"}, {"cmd": "reload", "now": 1}):
 	fi
 }
 
-# --- off the journal, each line starts with its time: RFC 3339, UTC, to the millisecond ---
+# --- off the journal, each line starts with its time: RFC 3339, UTC, to the millisecond; the
+# end of a timed ban is logged (a sweep found the ban of 1 s made at the start) ---
 case_log_stamped() {
 	local bad
 	bad=$("$XBD_PY" - "$XBD_LOG" "$T0" "$(date +%s)" <<-'EOF'
@@ -394,9 +395,9 @@ case_log_stamped() {
 		log, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 		stamp = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{3}Z xdpband: ")
 		lines = [l for l in open(log).read().splitlines() if not l.startswith("== xdpband")]
-		bans = [l for l in lines if "xdpband: ban 192.0.2.66 for 1h" in l]
-		if not bans:
-		    print("no line of the ban of 192.0.2.66")
+		for want in ("xdpband: ban 192.0.2.66 for 1h", "xdpband: ban 198.51.100.77 expired"):
+		    if not any(want in l for l in lines):
+		        print("no line '%s'" % want)
 		for l in lines:
 		    m = stamp.match(l)
 		    if not m:
@@ -530,6 +531,7 @@ case_journal() {
 case_bad_config
 case_check_config
 if case_start; then
+	xbd_cli ban --for 1s 198.51.100.77 >/dev/null # its expiry is logged long before the end
 	case_ban
 	case_two_ifaces
 	case_set_limit

@@ -153,6 +153,21 @@ static void collect_due(const void *node, VISIT which, void *ctx)
 		d->v[d->n++] = *t;
 }
 
+/* Expiries logged one by one in a sweep; the rest in one line, each with -v, so that a mass
+ * expiry (a flood's bans, a fleet snapshot's) costs a few lines, as their bans did. */
+#define XBD_EXPIRED_LOGGED 16
+
+static void log_expired(const struct xb_prefix *who, size_t nth)
+{
+	struct xbd_log_about about = { 0 };
+	char text[64] = "?";
+
+	xb_prefix_format(who, text, sizeof(text));
+	xbd_about_who(&about, text);
+	xbd_log_about(nth < XBD_EXPIRED_LOGGED ? XBD_LOG_INFO : XBD_LOG_DEBUG, &about,
+		      "ban %s expired", text);
+}
+
 void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns)
 {
 	struct due d = { .now_ns = now_ns, .cap = es->told_n };
@@ -167,8 +182,11 @@ void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns)
 		struct xbd_event e = { .kind = XBD_EVENT_EXPIRE, .who = d.v[i].who,
 				       .time_ns = d.v[i].expires_ns };
 
+		log_expired(&e.who, i);
 		xbd_evstream_publish(es, &e);
 	}
+	if (d.n > XBD_EXPIRED_LOGGED)
+		pr_info("%zu more bans expired (each with -v)", d.n - XBD_EXPIRED_LOGGED);
 	free(d.v);
 }
 

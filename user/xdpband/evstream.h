@@ -3,7 +3,7 @@
  * unban and expiry as one JSON line, numbered and kept in the ring of recent events
  * (evring.h), from which every subscribed connection is sent it as its socket drains
  * (server.h). Expiries are found by the sweep from the bans the stream has told of, so a ban
- * the data path lifted itself is told of too. Never changes a ban. */
+ * the data path lifted itself is told of too, and logged here. Never changes a ban. */
 #ifndef XDPBAND_EVSTREAM_H
 #define XDPBAND_EVSTREAM_H
 
@@ -51,7 +51,7 @@ int xbd_evstream_init(struct xbd_evstream *es);
 int xbd_evstream_seed(struct xbd_evstream *es, const struct xb_maps *m);
 /* Numbers the event and adds it to the ring, for every subscriber. */
 void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e);
-/* Tells of every ban told of whose time has run out by now (CLOCK_BOOTTIME ns). */
+/* Tells of every ban told of whose time has run out by now (CLOCK_BOOTTIME ns), and logs it. */
 void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns);
 /* The last XBD_EVENTS_BACKLOG events, oldest first, as a new JSON array (NULL: out of
  * memory). */
