@@ -2,7 +2,8 @@
 # e2e_daemon_restart.sh - end-to-end tests of xdpband across its lifetime: SIGKILL and
 # restart keep every ban, counter, setting and the attachment; SIGHUP applies a changed
 # config (a new limit, a new deny list, port rules) without losing a ban, and refuses a bad
-# one whole; a full stop and start restores the bans from the state file; a corrupt state
+# one whole; a full stop and start restores the bans from the state file, and the values
+# `xdpban set` changed, which `set KEY --reset` gives back to the file; a corrupt state
 # file is set aside; a state file with more bans than the table holds restores what fits and
 # says how many it left out and what bans-max would take them all; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
 # attached; a configured group may read but not change; a pinned flat table of another
@@ -15,7 +16,7 @@ source tests/e2e/e2e_lib.sh
 
 CASES=(sigkill_restart_keeps_state sighup_applies_new_config sighup_keeps_old_on_bad_config
 	sighup_applies_port_rules socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
-	corrupt_state_set_aside oversized_state_says_why detach_on_exit_no_keeps_attachment group_is_read_only
+	set_value_survives_restart corrupt_state_set_aside oversized_state_says_why detach_on_exit_no_keeps_attachment group_is_read_only
 	old_flat_table_pin_refused)
 xbd_require "${CASES[@]}"
 if ! xbd_setup b; then
@@ -166,12 +167,14 @@ case_escalation() {
 	else
 		xbd_pass escalated_second_ban
 	fi
-	xbd_cli set ban-time 1h >/dev/null
+	xbd_cli set ban-time --reset >/dev/null # the file's 1h, and no value set left
 }
 
-# --- SIGTERM detaches and unpins; the next start restores the bans from the state file ---
+# --- SIGTERM detaches and unpins; the next start restores the bans from the state file (and
+# the limit set before the stop, which case_set_survives checks) ---
 case_full_stop() {
 	local rc
+	xbd_cli set limit 15 >/dev/null
 	xbd_stop TERM
 	rc=$?
 	if ((rc != 0)); then
@@ -192,6 +195,28 @@ case_full_stop() {
 		xbd_fail full_stop_start_restores_bans "the restored ban is listed but not enforced"
 	else
 		xbd_pass full_stop_start_restores_bans
+	fi
+}
+
+# --- `set limit 15` before case_full_stop's stop is in force after its start, on new maps, and
+# status says it is set; --reset gives it back to the file (limit 2) and the state file drops it ---
+xbd_set_values_are() { [[ $(xbd_cli status --json | xbd_json 'd["xdpband"]["set_values"]') == "$1" ]]; }
+
+case_set_survives() {
+	local text
+	text=$(xbd_cli status)
+	if ! xbd_limit_is 15; then
+		xbd_fail set_value_survives_restart "limit after the restart: $(xbd_cli status --json | xbd_json 'd["config"]["limit"]')"
+	elif ! xbd_set_values_are "{'limit': '15'}"; then
+		xbd_fail set_value_survives_restart "set_values: $(xbd_cli status --json | xbd_json 'd["xdpband"]["set_values"]')"
+	elif [[ $text != *$'\nset values:   limit 15 (xdpban set, over the config file\'s until a reload)\n'* ]]; then
+		xbd_fail set_value_survives_restart "status text: $(grep '^set values:' <<<"$text")"
+	elif ! xbd_cli set limit --reset >/dev/null || ! xbd_limit_is 2 || ! xbd_set_values_are "{}"; then
+		xbd_fail set_value_survives_restart "--reset did not give the limit back to the file's 2"
+	elif grep -q '^set ' "$XBD_STATE"; then
+		xbd_fail set_value_survives_restart "the state file keeps $(grep '^set ' "$XBD_STATE") after --reset"
+	else
+		xbd_pass set_value_survives_restart
 	fi
 }
 
@@ -332,6 +357,7 @@ xbd_run sighup_applies_port_rules case_sighup_ports
 xbd_run socket_mode_refuses_non_root case_socket_mode
 xbd_run escalated_second_ban case_escalation
 xbd_run full_stop_start_restores_bans case_full_stop
+xbd_run set_value_survives_restart case_set_survives
 xbd_run corrupt_state_set_aside case_corrupt_state
 xbd_run oversized_state_says_why case_oversized_state
 xbd_run detach_on_exit_no_keeps_attachment case_no_detach

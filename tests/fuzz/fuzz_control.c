@@ -90,11 +90,14 @@ static void on_unbanned(const struct xb_prefix *p, void *user)
 	((struct stub_daemon *)user)->changes++;
 }
 
-static void on_config_changed(const struct xdpban_config *cfg, void *user)
+static void on_config_changed(const struct xdpban_config *cfg, const char *key, bool reset,
+			      void *user)
 {
 	struct stub_daemon *d = user;
 
+	(void)reset;
 	fz_check(xdpban_config_valid(cfg), "config_changed with an invalid config");
+	fz_check(xb_config_key(0) && key, "config_changed without its key");
 	d->changes++;
 	d->config_changed++;
 }

@@ -4,8 +4,9 @@
  * bans (their escapes undone), and no bans; a missing file is no error; a directory is
  * refused; and every kind of corrupt file (no "end N", a wrong count, a wrong magic or
  * version, an unknown or malformed record, a record after the end, a NUL, a line too long, a
- * bad comment) is moved aside with the message saying why, and nothing of it is used. Saving
- * needs the maps (it walks the policy tries): e2e_operator.sh saves and reads back comments.
+ * bad comment) is moved aside with the message saying why, and nothing of it is used; and the
+ * values `xdpban set` changed, written and read back. Saving whole needs the maps (it walks
+ * the policy tries): e2e_operator.sh saves and reads back comments.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@ struct fixture {
 	struct xbd_history h;
 	struct xbd_state_fleet fleet;
 	struct xbd_comments comments;
+	struct xbd_setvals set;
 	struct xbd_state_counts c;
 	char path[PATH_MAX];
 	char err[XB_ERRLEN];
@@ -66,8 +68,8 @@ static int load(struct fixture *f, const char *text, size_t len)
 	if (text)
 		assert_int_equal(tmpdir_write(&f->dir, "state", text, len, NULL), 0);
 	f->err[0] = '\0';
-	return xbd_state_load(f->path, &no_maps, &f->h, false, &f->fleet, &f->comments, &f->c,
-			      &f->corrupt, f->err, sizeof(f->err));
+	return xbd_state_load(f->path, &no_maps, &f->h, false, &f->fleet, &f->comments, &f->set,
+			      &f->c, &f->corrupt, f->err, sizeof(f->err));
 }
 
 static int load_text(struct fixture *f, const char *text)
@@ -203,6 +205,10 @@ static const struct corrupt_row {
 	{ "xdpban-state 1\ncomment text=x\nend 1\n", "line 2: not a valid record" },
 	{ "xdpban-state 1\ncomment 192.0.2.7 text=" TEXT_201 "\nend 1\n",
 	  "line 2: not a valid record" },
+	/* a key `set` does not know, a value missing, a key twice */
+	{ "xdpban-state 1\nset frob 1\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\nset limit\nend 1\n", "line 2: not a valid record" },
+	{ "xdpban-state 1\nset limit 15\nset limit 16\nend 2\n", "line 3: not a valid record" },
 };
 
 static void corrupt_file_is_moved_aside_with_the_reason(void **state)
@@ -228,7 +234,54 @@ static void corrupt_file_is_moved_aside_with_the_reason(void **state)
 		assert_string_equal(f->fleet.last_id, "");
 		assert_int_equal(f->fleet.n_origins, 0);
 		assert_int_equal(f->comments.n, 0);
+		assert_int_equal(xbd_setvals_count(&f->set), 0);
 	}
+}
+
+/* The values set at run time, written as xbd_state_save writes them, come back the same from
+ * the file, and apply over a config as they were set; one a config no longer takes (a limit
+ * past the range) is dropped with its reason, the others still apply. */
+static void set_values_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	struct xbd_setvals saved = { 0 };
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	char text[512], err[XB_ERRLEN] = "";
+	FILE *mem = fmemopen(text, sizeof(text), "w");
+	size_t n;
+
+	assert_int_equal(xbd_setvals_put(&saved, "limit", "15"), 0);
+	assert_int_equal(xbd_setvals_put(&saved, "ban-time", "2h"), 0);
+	assert_int_equal(xbd_setvals_put(&saved, "errors", "malformed,probe"), 0);
+	assert_int_equal(xbd_setvals_put(&saved, "frob", "1"), -ENOENT);
+	assert_int_equal(xbd_setvals_put(&saved, "drop", "malformed, probe"), -EINVAL);
+	assert_non_null(mem);
+	fputs("xdpban-state 1\n", mem);
+	n = xbd_state_write_set(mem, &saved);
+	fprintf(mem, "end %zu\n", n);
+	assert_int_equal(fclose(mem), 0);
+	assert_int_equal(n, 3);
+	assert_non_null(strstr(text, "\nset limit 15\nset ban-time 2h\nset errors malformed,probe\n"));
+
+	assert_int_equal(load_text(f, text), 0);
+	assert_false(f->corrupt);
+	assert_int_equal(f->c.settings, 3);
+	assert_memory_equal(&f->set, &saved, sizeof(saved));
+	assert_int_equal(xbd_setvals_apply(&f->set, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.limit, 15);
+	assert_int_equal(cfg.ban_s, 7200);
+	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_MALFORMED | XDPBAN_CLASS_PROBE);
+
+	assert_int_equal(load_text(f, "xdpban-state 1\nset limit 99999999999\nset window 90\n"
+				     "end 2\n"),
+			 0);
+	assert_false(f->corrupt);
+	cfg = (struct xdpban_config)XDPBAN_CONFIG_DEFAULTS;
+	assert_int_equal(xbd_setvals_apply(&f->set, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "limit"));
+	assert_int_equal(cfg.limit, ((struct xdpban_config)XDPBAN_CONFIG_DEFAULTS).limit);
+	assert_int_equal(cfg.window_s, 90);
+	assert_int_equal(xbd_setvals_count(&f->set), 1); /* the limit is forgotten */
 }
 
 static void nul_byte_and_long_line_are_corrupt(void **state)
@@ -264,6 +317,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(corrupt_file_is_moved_aside_with_the_reason, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(nul_byte_and_long_line_are_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(set_values_round_trip, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

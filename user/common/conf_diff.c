@@ -19,31 +19,32 @@ enum value_kind { V_U32, V_U8, V_BOOL, V_DURATION, V_CLASSES, V_SPOOF, V_LEARN, 
 
 static const struct diff_key {
 	const char *name; /* as the reply names it: "[section] key" */
+	const char *set;  /* the key `xdpban set` names it by, or NULL */
 	enum value_kind kind;
 	size_t off;       /* of the value in struct xbd_conf; V_PORTS: unused */
 	__u8 mask;        /* V_PORTS: the rules of the key */
 } keys[] = {
 #define F(field) offsetof(struct xbd_conf, field)
-	{ "[xdp] detach-on-exit", V_BOOL, F(detach_on_exit), 0 },
-	{ "[bans] limit", V_U32, F(dp.limit), 0 },
-	{ "[bans] window", V_DURATION, F(dp.window_s), 0 },
-	{ "[bans] ban-time", V_DURATION, F(dp.ban_s), 0 },
-	{ "[bans] ipv6-prefix", V_U8, F(dp.v6_prefix), 0 },
-	{ "[bans] errors", V_CLASSES, F(dp.class_mask), 0 },
-	{ "[bans] drop", V_CLASSES, F(dp.drop_mask), 0 },
-	{ "[spoof] mode", V_SPOOF, F(dp.spoof), 0 },
-	{ "[spoof] hop-tolerance", V_U8, F(dp.hop_tolerance), 0 },
-	{ "[spoof] learn", V_LEARN, F(dp.learn_shift), 0 },
-	{ "[lists] ignore-errors", V_BOOL, F(lists_ignore_errors), 0 },
-	{ "[state] save-interval", V_DURATION, F(save_interval_s), 0 },
-	{ "[escalation] enabled", V_BOOL, F(esc.enabled), 0 },
-	{ "[escalation] factor", V_FACTOR, F(esc.factor), 0 },
-	{ "[escalation] max-ban-time", V_DURATION, F(esc.max_ban_s), 0 },
-	{ "[escalation] period", V_DURATION, F(esc.period_s), 0 },
-	{ "[ports] guard", V_PORTS, 0, XDPBAN_PORT_GUARD_MASK },
-	{ "[ports] open-tcp", V_PORTS, 0, XDPBAN_PORT_TCP_OPEN },
-	{ "[ports] open-udp", V_PORTS, 0, XDPBAN_PORT_UDP_OPEN },
-	{ "[ports] probe-icmp", V_BOOL, F(probe_icmp), 0 },
+	{ "[xdp] detach-on-exit", NULL, V_BOOL, F(detach_on_exit), 0 },
+	{ "[bans] limit", "limit", V_U32, F(dp.limit), 0 },
+	{ "[bans] window", "window", V_DURATION, F(dp.window_s), 0 },
+	{ "[bans] ban-time", "ban-time", V_DURATION, F(dp.ban_s), 0 },
+	{ "[bans] ipv6-prefix", "ipv6-prefix", V_U8, F(dp.v6_prefix), 0 },
+	{ "[bans] errors", "errors", V_CLASSES, F(dp.class_mask), 0 },
+	{ "[bans] drop", "drop", V_CLASSES, F(dp.drop_mask), 0 },
+	{ "[spoof] mode", "spoof", V_SPOOF, F(dp.spoof), 0 },
+	{ "[spoof] hop-tolerance", "hop-tolerance", V_U8, F(dp.hop_tolerance), 0 },
+	{ "[spoof] learn", "learn", V_LEARN, F(dp.learn_shift), 0 },
+	{ "[lists] ignore-errors", NULL, V_BOOL, F(lists_ignore_errors), 0 },
+	{ "[state] save-interval", NULL, V_DURATION, F(save_interval_s), 0 },
+	{ "[escalation] enabled", NULL, V_BOOL, F(esc.enabled), 0 },
+	{ "[escalation] factor", NULL, V_FACTOR, F(esc.factor), 0 },
+	{ "[escalation] max-ban-time", NULL, V_DURATION, F(esc.max_ban_s), 0 },
+	{ "[escalation] period", NULL, V_DURATION, F(esc.period_s), 0 },
+	{ "[ports] guard", NULL, V_PORTS, 0, XDPBAN_PORT_GUARD_MASK },
+	{ "[ports] open-tcp", NULL, V_PORTS, 0, XDPBAN_PORT_TCP_OPEN },
+	{ "[ports] open-udp", NULL, V_PORTS, 0, XDPBAN_PORT_UDP_OPEN },
+	{ "[ports] probe-icmp", NULL, V_BOOL, F(probe_icmp), 0 },
 #undef F
 };
 
@@ -121,6 +122,17 @@ static void format_value(const struct xbd_conf *c, const struct diff_key *k, cha
 			snprintf(buf, len, "none");
 		break;
 	}
+}
+
+int xbd_conf_setting_text(const struct xbd_conf *c, const char *set_key, char *buf, size_t len)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (keys[i].set && !strcmp(keys[i].set, set_key)) {
+			format_value(c, &keys[i], buf, len);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 static int add_setting(struct json_object *arr, const struct diff_key *k,

@@ -25,4 +25,8 @@ struct xbd_conf_side {
 int xbd_conf_diff_json(const struct xbd_conf_side *old, const struct xbd_conf_side *next,
 		       struct json_object *reply);
 
+/* The value of the setting `xdpban set` names set_key in c (its thresholds), as the config
+ * file writes it: "15", "1h", "malformed,probe". 0, or -ENOENT for a key `set` does not know. */
+int xbd_conf_setting_text(const struct xbd_conf *c, const char *set_key, char *buf, size_t len);
+
 #endif /* XB_CONF_DIFF_H */

@@ -393,18 +393,44 @@ static int set_value_text(struct request *r, char *buf, size_t len, const char *
 	return field_string(r, XB_F(VALUE), true, value);
 }
 
+/* "reset": true instead of a value: the config file's value, which only the daemon has. */
+static int set_reset_text(struct request *r, const char *key, char *buf, size_t len,
+			  const char **value, bool *reset)
+{
+	const struct xb_control_hooks *hooks = r->ctx->hooks;
+	struct json_object *v;
+
+	*reset = json_object_object_get_ex(r->req, XB_F(RESET), &v);
+	if (!*reset)
+		return set_value_text(r, buf, len, value);
+	if (!json_object_is_type(v, json_type_boolean) || !json_object_get_boolean(v) ||
+	    json_object_object_get_ex(r->req, XB_F(VALUE), NULL)) {
+		snprintf(r->err, r->errlen, "\"%s\" must be true, and comes without \"%s\"",
+			 XB_F(RESET), XB_F(VALUE));
+		return -EINVAL;
+	}
+	if (!hooks || !hooks->setting_of_file) {
+		snprintf(r->err, r->errlen,
+			 "a reset needs xdpband: the config file's values are the daemon's");
+		return -EOPNOTSUPP;
+	}
+	*value = buf;
+	return hooks->setting_of_file(key, buf, len, r->err, r->errlen, r->ctx->user);
+}
+
 static int cmd_set(struct request *r)
 {
 	const struct xb_control_hooks *hooks = r->ctx->hooks;
 	const char *key = NULL, *value = NULL;
 	struct json_object *config;
 	struct xdpban_config cfg;
-	char number[32];
+	char text[64];
+	bool reset;
 	int ret;
 
 	ret = field_string(r, XB_F(KEY), true, &key);
 	if (!ret)
-		ret = set_value_text(r, number, sizeof(number), &value);
+		ret = set_reset_text(r, key, text, sizeof(text), &value, &reset);
 	if (ret)
 		return ret;
 	ret = xb_config_read(r->ctx->maps, &cfg);
@@ -416,7 +442,7 @@ static int cmd_set(struct request *r)
 	if (ret)
 		return ret;
 	if (hooks && hooks->config_changed)
-		hooks->config_changed(&cfg, r->ctx->user);
+		hooks->config_changed(&cfg, key, reset, r->ctx->user);
 	ret = xb_json_config(r->ctx->maps, &config);
 	if (ret)
 		return fail_errno(r, "cannot read back " XDPBAN_MAP_NAME(xdpban_config), ret);
@@ -433,7 +459,7 @@ static const struct command commands[] = {
 	{ XB_CMD_BAN, true, { XB_FIELD_PREFIX, XB_FIELD_SECONDS, XB_FIELD_COMMENT }, cmd_ban },
 	{ XB_CMD_UNBAN, true, { XB_FIELD_PREFIX, XB_FIELD_ALL, XB_FIELD_REASON }, cmd_unban },
 	{ XB_CMD_REPORT, true, { XB_FIELD_ADDR, XB_FIELD_COUNT }, cmd_report },
-	{ XB_CMD_SET, true, { XB_FIELD_KEY, XB_FIELD_VALUE }, cmd_set },
+	{ XB_CMD_SET, true, { XB_FIELD_KEY, XB_FIELD_VALUE, XB_FIELD_RESET }, cmd_set },
 };
 _Static_assert(XB_FIELD_CMD == 0, "a slot left over in a command's fields holds CMD");
 

@@ -47,8 +47,15 @@ struct xb_control_hooks {
 	 * of it), of one reason (enum xdpban_ban_reason) or of every reason (-1): one call, so
 	 * that the daemon can say it once. */
 	void (*unbanned_all)(const struct xb_prefix *lifted, size_t n, int reason, void *user);
-	/* Called after `set` wrote a new config to the map. */
-	void (*config_changed)(const struct xdpban_config *cfg, void *user);
+	/* Called after `set` wrote a new config to the map: key's new value, or (reset) the
+	 * value setting_of_file gave it back. */
+	void (*config_changed)(const struct xdpban_config *cfg, const char *key, bool reset,
+			       void *user);
+	/* The config file's value of a `set` key, as the file writes it, for `set` with
+	 * `reset`. 0, or -errno with a one-line message in err. NULL: no file (`reset` is
+	 * refused). */
+	int (*setting_of_file)(const char *key, char *buf, size_t len, char *err, size_t errlen,
+			       void *user);
 	/* A display name for a policy list id in the `lists` reply ("name"); NULL: none. */
 	const char *(*list_name)(__u32 list_id, void *user);
 	/* Adds the daemon's own fields to a `query` reply (the file and line of the policy

@@ -109,6 +109,8 @@
 	  "absent: none), or on a single list entry (`lists_add`; \"\" for none)")                  \
 	X(KEY, "key", "request", "string", "the setting `set` changes")                            \
 	X(VALUE, "value", "request", "string or integer", "the setting's new value")               \
+	X(RESET, "reset", "request", "boolean",                                                    \
+	  "`set` without `value`: give the key back to the config file's value (xdpband only)")    \
 	X(LAYER, "layer",                                                                          \
 	  "request; `lists_load` reply; `lists_clear` reply; `lists_add` reply; `lists_del` "      \
 	  "reply; a layer",                                                                        \
@@ -305,6 +307,10 @@
 	X(PID, "pid", "`xdpband`", "integer", "its process id")                                    \
 	X(DETACH_ON_EXIT, "detach_on_exit", "`xdpband`", "boolean",                                \
 	  "whether it detaches and unpins at exit")                                                \
+	X(SET_VALUES, "set_values", "`xdpband`", "object",                                         \
+	  "the settings changed with `set`, by key, as the config file writes them: they are in "  \
+	  "force over the file's, kept across restarts, and given back to the file by a reload "   \
+	  "or `set` with `reset`")                                                                 \
 	X(DAEMON_LISTS, "lists", "`xdpband`", "array",                                             \
 	  "one object per list file of the configuration")                                         \
 	X(HOST_ADDRESSES, "host_addresses", "`xdpband`", "array",                                  \

@@ -7,7 +7,8 @@
  *   fleet last=1764498000123-0 epoch=5f0c3e9a41d27b86c0e1f3a2b4d5c6e7
  *   origin 198.51.100.9 node=web-2
  *   comment 198.51.100.0/24 text=scanner%20of%20port%2022
- *   end 6
+ *   set limit 15
+ *   end 7
  *
  * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
  * the number of records, so a truncated file is recognised (the first and last lines are the
@@ -61,6 +62,7 @@ struct saved_state {
 	size_t n_offences, cap_offences;
 	struct xbd_state_fleet fleet;
 	struct xbd_comments comments;
+	struct xbd_setvals set;
 };
 
 /* Reasons are saved by name (xb_reason_name), the names the CLI shows; a ban of a reason
@@ -172,9 +174,22 @@ static void write_comment(const struct xb_prefix *p, const char *text, void *ctx
 	w->n++;
 }
 
+size_t xbd_state_write_set(FILE *f, const struct xbd_setvals *set)
+{
+	size_t n = 0;
+
+	for (int i = 0; set && i < XBD_SETVALS_KEYS; i++) {
+		if (!set->text[i][0])
+			continue;
+		fprintf(f, "set %s %s\n", xb_config_key((size_t)i), set->text[i]);
+		n++;
+	}
+	return n;
+}
+
 static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history *h,
 		     const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
-		     struct xbd_state_counts *c)
+		     const struct xbd_setvals *set, struct xbd_state_counts *c)
 {
 	size_t fleet_records;
 	struct ban_writer bans = { .f = f, .now_ns = xb_boot_ns() };
@@ -195,11 +210,13 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	fleet_records = write_fleet(f, fleet);
 	if (comments)
 		xbd_comments_foreach(comments, write_comment, &notes);
+	c->settings = xbd_state_write_set(f, set);
 	c->bans = bans.n;
 	c->prefixes = prefixes.n;
 	c->offences = offences.n;
 	c->comments = notes.n;
-	xbd_frame_write_end(f, c->bans + c->prefixes + c->offences + fleet_records + c->comments);
+	xbd_frame_write_end(f, c->bans + c->prefixes + c->offences + fleet_records + c->comments +
+			       c->settings);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -209,6 +226,7 @@ struct save_ctx {
 	const struct xbd_history *h;
 	const struct xbd_state_fleet *fleet;
 	const struct xbd_comments *comments;
+	const struct xbd_setvals *set;
 	struct xbd_state_counts *c;
 };
 
@@ -216,14 +234,15 @@ static int write_state(FILE *f, void *ctx)
 {
 	struct save_ctx *s = ctx;
 
-	return write_all(f, s->m, s->h, s->fleet, s->comments, s->c);
+	return write_all(f, s->m, s->h, s->fleet, s->comments, s->set, s->c);
 }
 
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
 		   const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
-		   struct xbd_state_counts *c, char *err, size_t errlen)
+		   const struct xbd_setvals *set, struct xbd_state_counts *c, char *err,
+		   size_t errlen)
 {
-	struct save_ctx s = { m, h, fleet, comments, c };
+	struct save_ctx s = { m, h, fleet, comments, set, c };
 
 	memset(c, 0, sizeof(*c));
 	return xbd_file_save(path, "state", write_state, &s, err, errlen);
@@ -442,6 +461,17 @@ static int parse_comment(char **t, int n, struct saved_state *s)
 	return xbd_comments_set(&s->comments, &who, t[2] + 5);
 }
 
+/* "set KEY VALUE", a key at most once. The value is checked where it is applied
+ * (xbd_setvals_apply): one this version no longer takes costs that value, not the file. */
+static int parse_set(char **t, int n, struct saved_state *s)
+{
+	int i = n == 3 ? xbd_setvals_index(t[1]) : -EINVAL;
+
+	if (i < 0 || s->set.text[i][0])
+		return -EINVAL;
+	return xbd_setvals_put(&s->set, t[1], t[2]);
+}
+
 static int split(char *line, char **t)
 {
 	char *save = NULL;
@@ -494,6 +524,8 @@ static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 		ret = parse_origin(t, n, s);
 	else if (!strcmp(t[0], "comment"))
 		ret = parse_comment(t, n, s);
+	else if (!strcmp(t[0], "set"))
+		ret = parse_set(t, n, s);
 	else
 		ret = -EINVAL;
 	if (!ret)
@@ -646,7 +678,8 @@ static void restore_offences(const struct saved_state *s, struct xbd_history *h,
 
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
 		   bool restore, struct xbd_state_fleet *fleet, struct xbd_comments *comments,
-		   struct xbd_state_counts *c, bool *corrupt, char *err, size_t errlen)
+		   struct xbd_setvals *set, struct xbd_state_counts *c, bool *corrupt, char *err,
+		   size_t errlen)
 {
 	struct saved_state s = {};
 	char why[XB_ERRLEN];
@@ -685,6 +718,9 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 			*comments = s.comments;
 			memset(&s.comments, 0, sizeof(s.comments));
 		}
+		c->settings = xbd_setvals_count(&s.set);
+		if (set)
+			*set = s.set;
 	}
 	saved_state_free(&s);
 	return ret;

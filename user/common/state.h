@@ -1,5 +1,6 @@
-/* state.h - the state file: bans (from the data path, manual, and timed manual prefix bans)
- * and the offence history, saved with wall-clock times so that they survive a reboot.
+/* state.h - the state file: bans (from the data path, manual, and timed manual prefix bans),
+ * the offence history and the settings changed with `xdpban set` (setvals.h), saved with
+ * wall-clock times so that they survive a reboot.
  * Saving is atomic (temp file in the same directory, fsync, rename). A file that does not
  * parse is never half-trusted: it is reported and moved aside, and nothing of it is used. */
 #ifndef XDPBAND_STATE_H
@@ -7,10 +8,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include "libxdpban.h"
 #include "comments.h"
 #include "fleet_entry.h"
 #include "offences.h"
+#include "setvals.h"
 
 #define XBD_STATE_MAGIC "xdpban-state"
 #define XBD_STATE_VERSION 1
@@ -19,6 +22,7 @@ struct xbd_state_counts {
 	bool present;                    /* at load: the file existed */
 	size_t bans, prefixes, offences; /* saved, or restored */
 	size_t comments;                 /* saved, or read */
+	size_t settings;                 /* set at run time: saved, or read */
 	size_t expired;                  /* skipped at restore: already over */
 	size_t failed;                   /* not restored: already present */
 	size_t full;                     /* not restored: the ban table had no room */
@@ -43,22 +47,29 @@ struct xbd_state_fleet {
 int xbd_state_fleet_add(struct xbd_state_fleet *f, const struct xb_prefix *who, const char *node);
 void xbd_state_fleet_free(struct xbd_state_fleet *f);
 
-/* fleet may be NULL (no fleet records), and comments (the comments of manual bans, records
- * "comment KEY text=TEXT", TEXT with '%' and ' ' written as %25 and %20). */
+/* fleet may be NULL (no fleet records), comments (the comments of manual bans, records
+ * "comment KEY text=TEXT", TEXT with '%' and ' ' written as %25 and %20) and set (the values
+ * set at run time, records "set KEY VALUE"). */
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
 		   const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
-		   struct xbd_state_counts *counts, char *err, size_t errlen);
+		   const struct xbd_setvals *set, struct xbd_state_counts *counts, char *err,
+		   size_t errlen);
+/* The "set KEY VALUE" records of set (NULL: none), one per value; the number written. Part of
+ * xbd_state_save, apart for the tests. */
+size_t xbd_state_write_set(FILE *f, const struct xbd_setvals *set);
 /* At -t and at start: a state file that exists must be a regular file (a directory such as
  * /tmp would otherwise be "corrupt" and moved aside). 0, or -errno with one line in err. */
 int xbd_state_check(const char *path, char *err, size_t errlen);
 /* Reads the file; restores the offence history, and the bans too when restore_bans (the
  * maps were created empty). A missing file is not an error. A corrupt one is moved to
  * PATH.corrupt-TIMESTAMP; *corrupt tells, and err says why; the return is 0 then. */
-/* fleet and comments (NULL: dropped) get the fleet records and the comments of a file that
- * parses whole; the comments whether or not the bans are restored, as the offences. A file
- * of an older xdpband, without comments, reads as before. */
+/* fleet, comments and set (NULL: dropped) get the fleet records, the comments and the values
+ * set at run time of a file that parses whole (set is left alone otherwise); the comments
+ * whether or not the bans are restored, as the offences. A file of an older xdpband, without
+ * comments or set values, reads as before. */
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
 		   bool restore_bans, struct xbd_state_fleet *fleet, struct xbd_comments *comments,
-		   struct xbd_state_counts *counts, bool *corrupt, char *err, size_t errlen);
+		   struct xbd_setvals *set, struct xbd_state_counts *counts, bool *corrupt,
+		   char *err, size_t errlen);
 
 #endif /* XDPBAND_STATE_H */

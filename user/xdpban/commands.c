@@ -483,6 +483,7 @@ static int do_report(const struct cli *cli, const void *args)
 struct set_args {
 	const char *key;
 	const char *value;
+	bool reset;
 };
 
 static const struct param set_params[] = {
@@ -491,28 +492,60 @@ static const struct param set_params[] = {
 	  "ipv6-prefix (32..128), errors, drop (a comma list of" XB_CLASS_WORDS " or none), "
 	  "spoof (off, hop or verified), hop-tolerance (0..8), learn (1/N, N a power of two up "
 	  "to 65536, or off)" },
-	{ "VALUE", 0, P_STRING, true, ARGS(struct set_args, value), NULL, "the new value" },
+	{ "VALUE", 0, P_STRING, false, ARGS(struct set_args, value), NULL,
+	  "the new value, kept across restarts until a reload" },
+	{ "--reset", 0, P_FLAG, false, ARGS(struct set_args, reset), NULL,
+	  "instead of a VALUE: give KEY back to the config file's value (needs xdpband)" },
 	{ NULL },
 };
+
+static bool set_key_known(const char *key)
+{
+	for (size_t i = 0; xb_config_key(i); i++)
+		if (!strcmp(xb_config_key(i), key))
+			return true;
+	return false;
+}
+
+/* The key and value are checked here, so that a typo is a usage error; for a reset only the
+ * key, and an unknown one gets xb_config_set's list of the known ones. */
+static int check_set_args(const struct set_args *a, char *err, size_t errlen)
+{
+	struct xdpban_config scratch = XDPBAN_CONFIG_DEFAULTS;
+
+	if (a->reset && set_key_known(a->key))
+		return 0;
+	return xb_config_set(&scratch, a->key, a->reset ? "" : a->value, err, errlen);
+}
+
+/* A reset needs the config file's value, which only the daemon has. */
+static const struct backend_opts reset_opts = { .changes = true, .daemon_only = true };
 
 static int do_set(const struct cli *cli, const void *args)
 {
 	const struct set_args *a = args;
-	struct xdpban_config scratch = XDPBAN_CONFIG_DEFAULTS;
 	struct json_object *req;
 	char err[XB_ERRLEN];
 
-	/* The key and value are checked here, so that a typo is a usage error. */
-	if (xb_config_set(&scratch, a->key, a->value, err, sizeof(err))) {
+	if (!a->value == !a->reset) {
+		pr_warn("set %s: give a VALUE or --reset, not %s", a->key,
+			a->reset ? "both" : "neither");
+		return EXIT_USAGE;
+	}
+	if (check_set_args(a, err, sizeof(err))) {
 		pr_warn("%s", err);
 		return EXIT_USAGE;
 	}
 	req = request_new(XB_CMD(SET));
 	if (req) {
 		json_object_object_add(req, XB_F(KEY), json_object_new_string(a->key));
-		json_object_object_add(req, XB_F(VALUE), json_object_new_string(a->value));
+		if (a->reset)
+			json_object_object_add(req, XB_F(RESET), json_object_new_boolean(true));
+		else
+			json_object_object_add(req, XB_F(VALUE), json_object_new_string(a->value));
 	}
-	return run_request(cli, req, &changes, false, "config", render_config);
+	return run_request(cli, req, a->reset ? &reset_opts : &changes, false, "config",
+			   render_config);
 }
 
 /* The daemon answers when the reload is over, or says it did not come in time

@@ -238,6 +238,24 @@ static void render_fleet(struct json_object *f)
 	       num(f, XB_F(SKIPPED_LOCAL)));
 }
 
+/* The settings `xdpban set` changed, which are in force over the config file's: "limit 15,
+ * ban-time 2h". An older daemon's reply, without them, shows nothing. */
+static void render_set_values(struct json_object *set)
+{
+	bool first = true;
+
+	if (!set)
+		return;
+	printf("%-13s", "set values:");
+	json_object_object_foreach(set, key, v)
+	{
+		printf("%s %s %s", first ? "" : ",", key, json_object_get_string(v));
+		first = false;
+	}
+	printf("%s\n", first ? " none (the config file's are in force)"
+			      : " (xdpban set, over the config file's until a reload)");
+}
+
 /* What the daemon reports of itself (the "xdpband" member): everything --json has. */
 static void render_daemon(struct json_object *x)
 {
@@ -250,6 +268,7 @@ static void render_daemon(struct json_object *x)
 	       json_object_get_boolean(member(x, XB_F(DETACH_ON_EXIT))) ? "detached and removed"
 								   : "left attached");
 	printf("%-13s %s\n", "state file:", str(x, XB_F(STATE_FILE)) ?: "off");
+	render_set_values(member(x, XB_F(SET_VALUES)));
 	render_daemon_lists(member(x, XB_F(DAEMON_LISTS)));
 	printf("%-13s", "host addrs:");
 	for (size_t i = 0; i < n; i++) {

@@ -39,7 +39,8 @@ int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 		pr_warn("out of memory: the origins of remote bans are not saved");
 	xbd_comments_prune(&d->comments, &d->maps); /* those of bans over are not kept */
 	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history,
-			     d->fleet.on ? &fleet : &d->fleet_saved, &d->comments, &c, err, errlen);
+			     d->fleet.on ? &fleet : &d->fleet_saved, &d->comments, &d->setvals, &c,
+			     err, errlen);
 	xbd_state_fleet_free(&fleet);
 	if (!ret) {
 		d->state_dirty = false;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "conf_diff.h"
 #include "control_fields.h"
 #include "ifinfo.h"
 #include "log.h"
@@ -128,6 +129,18 @@ static struct json_object *events_json(const struct xbd *d)
 	return o;
 }
 
+/* The values set at run time, by key. */
+static struct json_object *set_values_json(const struct xbd *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int i = 0; o && i < XBD_SETVALS_KEYS; i++)
+		if (d->setvals.text[i][0])
+			json_object_object_add(o, xb_config_key((size_t)i),
+					       json_object_new_string(d->setvals.text[i]));
+	return o;
+}
+
 static int on_status(struct json_object *reply, void *user)
 {
 	const struct xbd *d = user;
@@ -148,6 +161,7 @@ static int on_status(struct json_object *reply, void *user)
 							    : NULL);
 	json_object_object_add(daemon, XB_F(DETACH_ON_EXIT),
 			       json_object_new_boolean(d->conf.detach_on_exit));
+	json_object_object_add(daemon, XB_F(SET_VALUES), set_values_json(d));
 	json_object_object_add(daemon, XB_F(DAEMON_LISTS), lists_json(d));
 	json_object_object_add(daemon, XB_F(HOST_ADDRESSES), host_addresses_json(d));
 	json_object_object_add(daemon, XB_F(ESCALATION), escalation_json(d));
@@ -231,19 +245,49 @@ static void on_unbanned_all(const struct xb_prefix *lifted, size_t n, int reason
 		reason < 0 ? "" : " ", n, xb_plural(n, "ban", "bans"));
 }
 
-static void on_config_changed(const struct xdpban_config *c, void *user)
+/* The value set is kept (setvals.h) and saved at once, so that a crash right after it does not
+ * lose it; a reset gives the key back to the file. */
+static void on_config_changed(const struct xdpban_config *c, const char *key, bool reset,
+			      void *user)
 {
+	struct xbd *d = user;
+	struct xbd_conf now = d->conf; /* a view, with the thresholds just written */
 	char learn[16] = "?", errors[XB_CLASSES_TEXT_MAX] = "?", drop[XB_CLASSES_TEXT_MAX] = "?";
 	char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX];
+	char text[XBD_SETVALS_TEXT], err[XB_ERRLEN];
+	int ret = 0;
 
+	now.dp = *c;
+	if (reset)
+		xbd_setvals_drop(&d->setvals, key);
+	else if (!(ret = xbd_conf_setting_text(&now, key, text, sizeof(text))))
+		ret = xbd_setvals_put(&d->setvals, key, text);
+	if (ret)
+		pr_warn("set %s: cannot keep the value for the next start: %s", key, strerror(-ret));
 	xb_learn_format(c->learn_shift, learn, sizeof(learn));
 	xb_classes_format(c->class_mask, errors, sizeof(errors));
 	xb_classes_format(c->drop_mask, drop, sizeof(drop));
 	xb_duration_format(c->window_s, window, sizeof(window));
 	xb_duration_format(c->ban_s, ban, sizeof(ban));
-	pr_info("settings changed over the control socket: limit %u, window %s, ban-time %s, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s (a reload puts back the file's values)",
-		c->limit, window, ban, c->v6_prefix, errors, drop,
-		xb_spoof_name(c->spoof), c->hop_tolerance, learn);
+	pr_info("settings changed over the control socket: limit %u, window %s, ban-time %s, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s (%s %s)",
+		c->limit, window, ban, c->v6_prefix, errors, drop, xb_spoof_name(c->spoof),
+		c->hop_tolerance, learn, key,
+		reset ? "given back to the file's value"
+		      : "kept across restarts, until a reload or xdpban set KEY --reset");
+	d->state_dirty = true;
+	if (xbd_save_state(d, err, sizeof(err)))
+		pr_err("%s", err);
+}
+
+static int on_setting_of_file(const char *key, char *buf, size_t len, char *err, size_t errlen,
+			      void *user)
+{
+	const struct xbd *d = user;
+	int ret = xbd_conf_setting_text(&d->conf, key, buf, len);
+
+	if (ret)
+		snprintf(err, errlen, "unknown setting '%.40s'", key);
+	return ret;
 }
 
 static const char *on_list_name(__u32 list_id, void *user)
@@ -782,6 +826,7 @@ void xbd_hooks_init(struct xbd *d)
 		.unbanned = on_unbanned,
 		.unbanned_all = on_unbanned_all,
 		.config_changed = on_config_changed,
+		.setting_of_file = on_setting_of_file,
 		.list_name = on_list_name,
 		.queried = on_queried,
 		.listed = on_listed,

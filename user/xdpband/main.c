@@ -334,6 +334,21 @@ static struct json_object *reload_changes(struct xbd *d, const struct xbd_conf *
 	return changes;
 }
 
+/* A reload gives every setting back to the file: the values set at run time are forgotten,
+ * in the state file too, so that a restart after it does not bring them back. */
+static void forget_set_values(struct xbd *d)
+{
+	char set[256], err[XB_ERRLEN];
+
+	xbd_setvals_format(&d->setvals, set, sizeof(set));
+	if (!set[0])
+		return;
+	memset(&d->setvals, 0, sizeof(d->setvals));
+	pr_info("reload: the values set at run time (%s) give way to the file's", set);
+	if (xbd_save_state(d, err, sizeof(err)))
+		pr_err("%s", err);
+}
+
 /* Applies a configuration that was read and checked whole; on failure nothing changed.
  * *changes: what it changed, for the reply (NULL when out of memory). */
 static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *lists,
@@ -353,6 +368,7 @@ static int reload_apply(struct xbd *d, struct xbd_conf *next, struct xbd_lists *
 		*changes = NULL;
 		return ret;
 	}
+	forget_set_values(d);
 	xbd_conf_restart_keys(&d->conf, next, restart_keys, sizeof(restart_keys));
 	if (restart_keys[0])
 		pr_warn("reload: %s changed; that takes effect at the next restart", restart_keys);
@@ -401,32 +417,32 @@ static void reload_finish(struct xbd *d)
 	xbd_hooks_reload_done(d, ret, err, changes);
 }
 
-/* At a restart on existing pins the maps' settings win, `xdpban set` changes included, so a
- * crash or a restart changes nothing; the file's values apply to fresh maps and at reload.
- * The port rules always come from the file (`set` cannot change them), written before the
- * thresholds that carry their flags. */
+/* At a start the thresholds are the file's with the values `xdpban set` changed over them
+ * (setvals.h), which the state file keeps: those are read with it, after the lists, so the
+ * thresholds are written twice on fresh maps, where nothing runs yet (here the file's, at
+ * apply_start_values the final ones), and once on reused pins, where the program runs with
+ * the pinned ones meanwhile. The port rules always come from the file (`set` cannot change
+ * them). */
 static int apply_settings(struct xbd *d, char *err, size_t errlen)
 {
-	struct xdpban_config pinned;
-	__u32 zero = 0;
-	bool keep = !d->ld.maps_created && !bpf_map_lookup_elem(d->maps.config, &zero, &pinned) &&
-		    pinned.magic == XDPBAN_CFG_MAGIC;
-
-	if (!keep)
+	if (d->ld.maps_created)
 		return write_settings(d, &d->conf, err, errlen);
-	pinned.ports = d->conf.dp.ports; /* what xb_ports_write puts in force beside them */
-	pinned.policy = d->conf.dp.policy; /* not a setting: the lists' (write_settings) */
-	if (memcmp(&pinned, &d->conf.dp, sizeof(pinned))) {
-		char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX];
-
-		xb_duration_format(pinned.window_s, window, sizeof(window));
-		xb_duration_format(pinned.ban_s, ban, sizeof(ban));
-		pr_info("keeping the settings in the pinned maps (limit %u, window %s, ban-time %s, ipv6-prefix %u, spoof %s); %s says otherwise: reload (SIGHUP) to apply the file",
-			pinned.limit, window, ban, pinned.v6_prefix, xb_spoof_name(pinned.spoof),
-			d->conf.path);
-	}
-	d->conf.dp = pinned;
 	return xb_ports_write(&d->maps, d->conf.ports, err, errlen);
+}
+
+/* The thresholds in force at start: the file's, and the values set at run time over them. */
+static int apply_start_values(struct xbd *d, char *err, size_t errlen)
+{
+	struct xbd_conf final = d->conf; /* a view: only its thresholds are written */
+	char why[XB_ERRLEN], set[256];
+
+	if (xbd_setvals_apply(&d->setvals, &final.dp, why, sizeof(why)))
+		pr_warn("state: a value set at run time is not taken any more, the file's applies: %s",
+			why);
+	xbd_setvals_format(&d->setvals, set, sizeof(set));
+	if (set[0])
+		pr_info("settings set at run time (xdpban set), over %s's: %s", d->conf.path, set);
+	return write_settings(d, &final, err, errlen);
 }
 
 /* ---- state file (saving it: actions.c) ---- */
@@ -440,7 +456,7 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 	if (!d->conf.state_file)
 		return 0;
 	ret = xbd_state_load(d->conf.state_file, &d->maps, &d->history, d->ld.maps_created,
-			     &d->fleet_saved, &d->comments, &c, &corrupt, err, errlen);
+			     &d->fleet_saved, &d->comments, &d->setvals, &c, &corrupt, err, errlen);
 	if (ret)
 		return ret;
 	if (corrupt)
@@ -586,6 +602,8 @@ static int start(struct xbd *d, const struct xbd_lists *lists, struct xb_progres
 		ret = start_exemptions(d, lists, err, errlen);
 	if (!ret)
 		ret = restore_state(d, err, errlen);
+	if (!ret)
+		ret = apply_start_values(d, err, errlen);
 	if (!ret)
 		ret = xbd_attach_all(&d->att, &d->ld, d->conf.ifaces, d->conf.n_ifaces,
 				     d->conf.mode, err, errlen);

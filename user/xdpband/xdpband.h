@@ -25,6 +25,7 @@
 #include "comments.h"
 #include "server.h"
 #include "offences.h"
+#include "setvals.h"
 
 #define XBD_SWEEP_INTERVAL_MS 5000
 
@@ -48,6 +49,8 @@ struct xbd {
 	struct xbd_evstream evs;             /* the ban events subscribers get */
 	struct xbd_fleet fleet;              /* bans shared with other nodes ([fleet]) */
 	struct xbd_state_fleet fleet_saved;  /* what the state file kept of it, until start */
+	struct xbd_setvals setvals;          /* the settings `xdpban set` changed, over the
+					      * file's (kept in the state file) */
 	struct xbd_metrics metrics;
 	struct xbd_reading reading;          /* the reading half of a reload */
 	bool reload_again;                   /* asked for while reading: read again */
