@@ -189,4 +189,4 @@ step "Stopping"
 kill -TERM "$DAEMON" && wait "$DAEMON"
 DAEMON=
 tail -n 2 "$TMP/daemon.log" | indent
-say "On SIGTERM the daemon saved its bans to the state file, detached from the interface and removed its pinned maps. Started again, it would restore the ban of 192.0.2.66 from the state file. The demo now deletes its namespaces and temporary files."
+say "On SIGTERM the daemon saved its bans to the state file and left the program attached, its maps pinned: the interface stays filtered with the last state until the next xdpband takes it over, and 'xdpband --detach' would remove both. The demo now deletes its namespaces (and the attachment with them), its pins and temporary files."

@@ -95,7 +95,7 @@ case_values() {
 }
 
 case_daemon_options() {
-	expect_words "--check --config --help --interface --verbose --version" xdpband -- &&
+	expect_words "--check --config --detach --help --interface --verbose --version" xdpband -- &&
 		expect_words "lo" xdpband -i l &&
 		expect_words "$tmp/sock-a" xdpband --config "$tmp/sock-a"
 }

@@ -2,12 +2,16 @@
 # e2e_daemon_restart.sh - end-to-end tests of xdpband across its lifetime: SIGKILL and
 # restart keep every ban, counter, setting and the attachment; SIGHUP applies a changed
 # config (a new limit, a new deny list, port rules) without losing a ban, and refuses a bad
-# one whole; a full stop and start restores the bans from the state file, and the values
-# `xdpban set` changed, which `set KEY --reset` gives back to the file; a corrupt state
-# file is set aside; a state file with more bans than the table holds restores what fits and
-# says how many it left out and what bans-max would take them all; a repeat offender's second ban is longer; detach-on-exit = no leaves the program
-# attached; a configured group may read but not change; a pinned flat table of another
-# version's size is refused by name. Uses the daemon's helpers of tests/e2e/e2e_lib.sh.
+# one whole; a stopped daemon (detach-on-exit at its default) leaves the program dropping the
+# banned and the denied, until `xdpband --detach` removes attachment and pins; a full stop
+# and start restores the bans from the state file, and the values `xdpban set` changed, which
+# `set KEY --reset` gives back to the file; a corrupt state file is set aside; a state file
+# with more bans than the table holds restores what fits and says how many it left out and
+# what bans-max would take them all; a repeat offender's second ban is longer; detach-on-exit
+# = no leaves the program attached; another build's program attached directly is replaced in
+# one step, the interface never without a program; a configured group may read but not
+# change; a pinned flat table of another version's size is refused by name. Uses the daemon's
+# helpers of tests/e2e/e2e_lib.sh.
 #
 # Usage: tests/e2e/e2e_daemon_restart.sh BUILD_DIR
 set -uo pipefail
@@ -15,9 +19,9 @@ cd "$(dirname "$0")/../.." || exit 1
 source tests/e2e/e2e_lib.sh
 
 CASES=(sigkill_restart_keeps_state sighup_applies_new_config sighup_keeps_old_on_bad_config
-	sighup_applies_port_rules socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
-	set_value_survives_restart corrupt_state_set_aside oversized_state_says_why detach_on_exit_no_keeps_attachment group_is_read_only
-	old_flat_table_pin_refused)
+	sighup_applies_port_rules stopped_daemon_still_filters socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
+	set_value_survives_restart corrupt_state_set_aside oversized_state_says_why detach_on_exit_no_keeps_attachment
+	restart_replaces_old_build_in_one_step group_is_read_only old_flat_table_pin_refused)
 xbd_require "${CASES[@]}"
 if ! xbd_setup b; then
 	for c in "${CASES[@]}"; do echo "FAIL: $c (cannot create the test namespaces)"; done
@@ -129,6 +133,46 @@ case_sighup_ports() {
 		xbd_pass sighup_applies_port_rules
 	fi
 	cp "$XBD_TMP/before-ports.conf" "$XBD_CONF"
+}
+
+# --- with detach-on-exit at its default: between a stop and the next start the program still
+# drops the banned source and the denied prefix; `xdpband --detach` then leaves no attachment
+# and no pin; the next start restores from the state file ---
+reloads_past() { (($(grep -c reloaded "$XBD_LOG") > $1)); }
+xbd_detach_default() {
+	local reloads
+	reloads=$(grep -c reloaded "$XBD_LOG")
+	sed -i '/^detach-on-exit = /d' "$XBD_CONF"
+	kill -HUP "$XBD_PID" && xbd_wait_until reloads_past "$reloads"
+}
+xbd_detach_yes() { sed -i '/^detach-on-exit = /d; s|^pin-dir = .*|&\ndetach-on-exit = yes|' "$XBD_CONF"; }
+xbd_attached_nowhere() { [[ -z $(xbd_prog_id) && -z $(xbd_prog_id "$XBD_IF_R2") ]]; }
+
+case_stopped_filters() {
+	local banned deny out
+	xbd_detach_default && xbd_stop TERM
+	banned=$(xbd_stat drop_banned) deny=$(xbd_stat drop_deny)
+	xbd_send udp 192.0.2.66 3
+	xbd_send udp 198.51.100.7 3
+	if xbd_alive || [[ -z $(xbd_prog_id) ]]; then
+		xbd_fail stopped_daemon_still_filters "no daemon and a program attached: alive=$(xbd_alive && echo yes), program '$(xbd_prog_id)'"
+	elif ! xbd_wait_until xbd_stat_is drop_banned $((banned + 3)); then
+		xbd_fail stopped_daemon_still_filters "drop_banned went from $banned to $(xbd_stat drop_banned), not +3, with no daemon"
+	elif ! xbd_wait_until xbd_stat_is drop_deny $((deny + 3)); then
+		xbd_fail stopped_daemon_still_filters "drop_deny went from $deny to $(xbd_stat drop_deny), not +3, with no daemon"
+	elif ! out=$(nsenter --net="/run/netns/$XBD_NS_R" "$XBD_BIN/xdpband" -c "$XBD_CONF" --detach 2>&1); then
+		xbd_fail stopped_daemon_still_filters "xdpband --detach failed: $out"
+	elif ! xbd_attached_nowhere || [[ -e $XBD_PIN ]]; then
+		xbd_fail stopped_daemon_still_filters "after --detach: programs '$(xbd_prog_id)' '$(xbd_prog_id "$XBD_IF_R2")', pins $(ls "$XBD_PIN" 2>&1 | head -3 | xargs)"
+	elif ! xbd_detach_yes || ! xbd_start; then
+		xbd_fail stopped_daemon_still_filters "xdpband did not start after --detach"
+	elif [[ $(xbd_ban_of 192.0.2.66) != "4 errors" ]]; then
+		xbd_fail stopped_daemon_still_filters "the ban of 192.0.2.66 was not restored from the state file"
+	else
+		xbd_pass stopped_daemon_still_filters
+	fi
+	xbd_detach_yes
+	xbd_alive || xbd_start || echo "# xdpband did not start again after stopped_daemon_still_filters"
 }
 
 # --- socket-mode 0600 (the default): nobody cannot even connect ---
@@ -259,6 +303,76 @@ case_no_detach() {
 	fi
 }
 
+# --- another build's program attached directly, on our pins (a program of its own that uses the
+# ban table): the start puts ours in its place in one step, the interface attached at every
+# poll of the start, its bans kept ---
+xbd_old_build() {
+	local pin=/sys/fs/bpf/xbd-old-$$ rc
+	cat >"$XBD_TMP/old.bpf.c" <<'EOF'
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(key_size, 4);
+	__uint(value_size, 128);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} xdpban_bans SEC(".maps");
+SEC("xdp") int old_build(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&xdpban_bans, &zero) ? XDP_DROP : XDP_PASS;
+}
+char LICENSE[] SEC("license") = "GPL";
+EOF
+	clang -g -O2 -target bpf -I"/usr/include/$(gcc -print-multiarch)" -c "$XBD_TMP/old.bpf.c" \
+		-o "$XBD_TMP/old.o" &&
+		bpftool prog load "$XBD_TMP/old.o" "$pin" type xdp \
+			map name xdpban_bans pinned "$XBD_PIN/xdpban_bans" &&
+		nsenter --net="/run/netns/$XBD_NS_R" ip -force link set dev "$XBD_IF_R" xdpdrv pinned "$pin"
+	rc=$?
+	rm -f "$pin" # the attachment holds the program
+	return $rc
+}
+
+# Writes the interface's program id after "id=" every poll until $XBD_TMP/polling goes: from
+# ip's text, a poll every few milliseconds, where xbd_prog_id's JSON takes a tenth of a second.
+xbd_poll_prog() {
+	while [[ -e $XBD_TMP/polling ]]; do
+		echo "id=$(ip -n "$XBD_NS_R" link show dev "$XBD_IF_R" | grep -o 'prog/xdp id [0-9]*' | grep -o '[0-9]*$')"
+	done >"$XBD_TMP/polls"
+}
+
+case_old_build() {
+	local old new gaps polls poller
+	xbd_stop TERM # detach-on-exit = no since case_no_detach
+	if ! xbd_old_build 2>"$XBD_TMP/old.err"; then
+		xbd_fail restart_replaces_old_build_in_one_step "cannot attach another build's program: $(head -c 300 "$XBD_TMP/old.err")"
+		xbd_start # for the cases that follow
+		return
+	fi
+	old=$(xbd_prog_id)
+	: >"$XBD_TMP/polling"
+	xbd_poll_prog &
+	poller=$!
+	xbd_start
+	rm -f "$XBD_TMP/polling" && wait "$poller"
+	echo "# $(wc -l <"$XBD_TMP/polls") polls of $XBD_IF_R during the start"
+	new=$(xbd_prog_id)
+	polls=$(wc -l <"$XBD_TMP/polls") gaps=$(grep -c '^id=$' "$XBD_TMP/polls")
+	if ! xbd_alive; then
+		xbd_fail restart_replaces_old_build_in_one_step "xdpband did not start over program $old"
+	elif ((gaps > 0 || polls < 5)); then
+		xbd_fail restart_replaces_old_build_in_one_step "$gaps of $polls polls during the start saw no program on $XBD_IF_R"
+	elif [[ -z $old || $new == "$old" ]] || ! xbd_log_has "$XBD_IF_R: replaced the outdated program $old with this build's (program id $new) in one step"; then
+		xbd_fail restart_replaces_old_build_in_one_step "program $old, now '$new', and no log line of the replacement"
+	elif ! xbd_banned 192.0.2.77; then
+		xbd_fail restart_replaces_old_build_in_one_step "the ban of 192.0.2.77 did not outlive the replacement"
+	else
+		xbd_pass restart_replaces_old_build_in_one_step
+	fi
+}
+
 # --- [control] group: its members may look (status) but not change (set) ---
 case_group() {
 	local look change
@@ -284,8 +398,6 @@ case_group() {
 
 # --- a pinned flat table of another size (an older version's layout) is refused, naming the
 # pin to remove; once it is removed the next start makes a new one and keeps the bans ---
-reloads_past() { (($(grep -c reloaded "$XBD_LOG") > $1)); }
-
 case_old_flat_pin() {
 	local pin=$XBD_PIN/xdpban_flat4 entries reloads
 	reloads=$(grep -c reloaded "$XBD_LOG")
@@ -354,6 +466,7 @@ xbd_run sigkill_restart_keeps_state case_sigkill
 xbd_run sighup_applies_new_config case_sighup
 xbd_run sighup_keeps_old_on_bad_config case_bad_sighup
 xbd_run sighup_applies_port_rules case_sighup_ports
+xbd_run stopped_daemon_still_filters case_stopped_filters
 xbd_run socket_mode_refuses_non_root case_socket_mode
 xbd_run escalated_second_ban case_escalation
 xbd_run full_stop_start_restores_bans case_full_stop
@@ -361,6 +474,7 @@ xbd_run set_value_survives_restart case_set_survives
 xbd_run corrupt_state_set_aside case_corrupt_state
 xbd_run oversized_state_says_why case_oversized_state
 xbd_run detach_on_exit_no_keeps_attachment case_no_detach
+xbd_run restart_replaces_old_build_in_one_step case_old_build
 xbd_run group_is_read_only case_group
 xbd_run old_flat_table_pin_refused case_old_flat_pin
 xbd_stop TERM

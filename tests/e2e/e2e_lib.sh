@@ -429,9 +429,9 @@ xbd_ban_of() {
 # xbd_ban_length_ns ADDR: expires_ns - start_ns of ADDR's entry in the pinned ban table.
 xbd_ban_length_ns() { "$XBD_PY" tests/tools/xb_maps.py ban-length "$XBD_PIN" "$1"; }
 
-# xbd_prog_id: the id of the XDP program on the receiver's veth, or nothing.
+# xbd_prog_id [IFACE]: the id of the XDP program on the receiver's veth (or its IFACE), or nothing.
 xbd_prog_id() {
-	ip -n "$XBD_NS_R" -j -d link show dev "$XBD_IF_R" |
+	ip -n "$XBD_NS_R" -j -d link show dev "${1:-$XBD_IF_R}" |
 		"$XBD_PY" -c 'import json, sys; x = json.load(sys.stdin)[0].get("xdp"); print(x["prog"]["id"] if x else "")'
 }
 

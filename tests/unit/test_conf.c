@@ -41,7 +41,7 @@ static void file_of_no_keys_holds_the_documented_defaults(void **state)
 	assert_int_equal(c.n_ifaces, 0);
 	assert_int_equal(c.mode, XBD_MODE_AUTO);
 	assert_string_equal(c.pin_dir, "/sys/fs/bpf/xdpban");
-	assert_true(c.detach_on_exit);
+	assert_false(c.detach_on_exit); /* a stop leaves the interfaces filtered */
 	assert_int_equal(c.dp.limit, 10);
 	assert_int_equal(c.dp.window_s, 86400);   /* 1d */
 	assert_int_equal(c.dp.ban_s, 86400);      /* 1d */
@@ -70,7 +70,7 @@ static void values_set_their_fields(void **state)
 	static const char text[] = "[xdp]\n"
 				   "interfaces = eth1, eth2 eth3\n"
 				   "mode = skb\n"
-				   "detach-on-exit = no\n"
+				   "detach-on-exit = yes\n"
 				   "[bans]\n"
 				   "limit = 20 ; more lenient\n"
 				   "window = 15m\n"
@@ -98,7 +98,7 @@ static void values_set_their_fields(void **state)
 	assert_string_equal(c.ifaces[0], "eth1");
 	assert_string_equal(c.ifaces[2], "eth3");
 	assert_int_equal(c.mode, XBD_MODE_SKB);
-	assert_false(c.detach_on_exit);
+	assert_true(c.detach_on_exit);
 	assert_int_equal(c.dp.limit, 20);
 	assert_int_equal(c.dp.window_s, 900);
 	assert_int_equal(c.dp.ban_s, 86400 + 12 * 3600);

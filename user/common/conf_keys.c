@@ -456,7 +456,7 @@ int xbd_conf_defaults(struct xbd_conf *c, const char *path)
 	c->path = strdup(path);
 	c->mode = XBD_MODE_AUTO;
 	c->pin_dir = strdup(XDPBAN_PIN_DIR_DEFAULT);
-	c->detach_on_exit = true;
+	c->detach_on_exit = false; /* a stop or restart leaves the interfaces filtered */
 	c->dp = dp;
 	c->counters_max = XDPBAN_DEFAULT_COUNTERS_MAX;
 	c->bans_max = XDPBAN_DEFAULT_BANS_MAX;

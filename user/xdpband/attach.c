@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h> /* XDP_FLAGS_* */
 #include "xdpban_config.h" /* before the skeleton */
 #include "xdpban.skel.h"
 #include "attach.h"
@@ -290,25 +291,107 @@ static int reuse(struct xbd_iface *ifc, const struct iface_scan *scan, char *err
 	return 0;
 }
 
-/* On a dispatcher, outdated programs go only after ours is in place, so the interface is
- * never unfiltered. A program attached directly must go first: an interface holds one. */
-static void remove_outdated(struct xbd_iface *ifc, const struct iface_scan *scan)
+/* Detaches the programs ids (what names them in the log) from the interface. */
+static void detach_ids(const struct xbd_iface *ifc, const __u32 *ids, int n, const char *what)
 {
-	for (int i = 0; i < scan->n_outdated; i++) {
-		struct xdp_program *old = xdp_program__from_id(scan->outdated_id[i]);
+	for (int i = 0; i < n; i++) {
+		struct xdp_program *old = xdp_program__from_id(ids[i]);
 		int ret = libxdp_get_error(old);
 
 		if (!ret)
 			ret = xdp_program__detach(old, ifc->ifindex, ifc->mode, 0);
 		if (ret)
-			pr_warn("%s: cannot detach the outdated program %u: %s", ifc->name,
-				scan->outdated_id[i], strerror(-ret));
+			pr_warn("%s: cannot detach %s %u: %s", ifc->name, what, ids[i],
+				strerror(-ret));
 		else
-			pr_info("%s: detached the outdated program %u", ifc->name,
-				scan->outdated_id[i]);
+			pr_info("%s: detached %s %u", ifc->name, what, ids[i]);
 		if (!libxdp_get_error(old))
 			xdp_program__close(old);
 	}
+}
+
+/* On a dispatcher, outdated programs go only after ours is in place, so the interface is
+ * never unfiltered. A program attached directly must go first: an interface holds one. */
+static void remove_outdated(struct xbd_iface *ifc, const struct iface_scan *scan)
+{
+	detach_ids(ifc, scan->outdated_id, scan->n_outdated, "the outdated program");
+}
+
+static __u32 mode_flags(enum xdp_attach_mode mode)
+{
+	return mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE
+	       : mode == XDP_MODE_HW ? XDP_FLAGS_HW_MODE
+				     : XDP_FLAGS_DRV_MODE;
+}
+
+/* Puts the program loaded in skel where the program old_id is attached directly, in one step
+ * (XDP_FLAGS_REPLACE: the kernel swaps them only if old_id is still the one there). */
+static int swap_direct(struct xdpban *skel, struct xbd_iface *ifc, __u32 old_id,
+		       enum xdp_attach_mode mode, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = bpf_prog_get_fd_by_id(old_id));
+	int ret = opts.old_prog_fd < 0 ? -errno : 0;
+
+	if (!ret)
+		ret = bpf_xdp_attach(ifc->ifindex, bpf_program__fd(skel->progs.xdpban),
+				     mode_flags(mode) | XDP_FLAGS_REPLACE, &opts);
+	if (opts.old_prog_fd >= 0)
+		close(opts.old_prog_fd);
+	if (ret)
+		snprintf(err, errlen, "%s: cannot replace the outdated program %u: %s", ifc->name,
+			 old_id, strerror(-ret));
+	return ret;
+}
+
+/* Opens the program swap_direct put in place, by its id, for status and a later detach. */
+static int open_swapped(struct xdpban *skel, struct xbd_iface *ifc, char *err, size_t errlen)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	long ret = 0;
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.xdpban), &info, &len)) {
+		ret = -errno;
+	} else {
+		ifc->prog = xdp_program__from_id(info.id);
+		ret = libxdp_get_error(ifc->prog);
+	}
+	if (ret) {
+		ifc->prog = NULL;
+		snprintf(err, errlen, "%s: the new program is in place, but cannot be opened: %s",
+			 ifc->name, strerror((int)-ret));
+	}
+	return (int)ret;
+}
+
+/* An outdated program of ours attached directly (no dispatcher): this build's takes its place
+ * in one step, so that the interface never passes a packet unfiltered meanwhile, as it would
+ * between a detach and an attach. The pinned maps are the same (load.c refused any of another
+ * layout), so the new program goes on with the old one's bans, counters and lists. */
+static int replace_direct(struct xbd_attach *at, struct xbd_iface *ifc,
+			  const struct iface_scan *scan, char *err, size_t errlen)
+{
+	struct xdpban *skel = xbd_load_open_attachable(at->ld, at->vlog, err, errlen);
+	int ret;
+
+	if (!skel)
+		return -EINVAL;
+	ret = xdpban__load(skel);
+	if (ret)
+		xbd_load_failure("cannot load the XDP program", "xdpban", at->vlog, ret, err, errlen);
+	else
+		ret = swap_direct(skel, ifc, scan->outdated_id[0], scan->mode, err, errlen);
+	if (!ret)
+		ret = open_swapped(skel, ifc, err, errlen);
+	if (!ret) {
+		ifc->mode = scan->mode;
+		ifc->reused = true; /* opened by id, and kept if a later interface fails */
+		pr_info("%s: replaced the outdated program %u with this build's (program id %u) in one step, in %s mode, directly",
+			ifc->name, scan->outdated_id[0], xdp_program__id(ifc->prog),
+			xbd_xdp_mode_name(ifc->mode));
+	}
+	xdpban__destroy(skel); /* the attachment holds the program, the pins the maps */
+	return ret;
 }
 
 /* True when an attachment in this mode satisfies the configured mode. */
@@ -333,7 +416,9 @@ static int attach_one(struct xbd_attach *at, struct xbd_iface *ifc, enum xbd_mod
 			 ifc->name, xbd_xdp_mode_name(scan.mode), xbd_mode_name(mode));
 		return -EEXIST;
 	}
-	if (scan.legacy) {
+	if (scan.legacy && scan.n_outdated == 1 && mode_fits(scan.mode, mode))
+		return replace_direct(at, ifc, &scan, err, errlen);
+	if (scan.legacy) { /* in another mode than configured: it goes before ours comes */
 		ifc->mode = scan.mode;
 		remove_outdated(ifc, &scan);
 		scan.legacy = false; /* the interface is free now */
@@ -406,4 +491,47 @@ void xbd_attach_close(struct xbd_attach *at, bool detach)
 	/* Closing our fds leaves libxdp's pinned links: an attachment outlives us unless detached. */
 	xdpban__destroy(at->skel);
 	at->skel = NULL;
+}
+
+/* The programs on one interface that use the ban table map_id, at most max, and its mode. */
+static int ours_on(struct xbd_iface *ifc, __u32 map_id, __u32 *ids, int max)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifc->ifindex);
+	struct xdp_program *p;
+	int n = 0;
+
+	if (libxdp_get_error(mp) || !mp)
+		return 0;
+	ifc->mode = xdp_multiprog__attach_mode(mp);
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && prog_uses_map(xdp_program__id(p), map_id))
+			ids[n++] = xdp_program__id(p);
+	} else {
+		for (p = xdp_multiprog__next_prog(NULL, mp); p && n < max;
+		     p = xdp_multiprog__next_prog(p, mp))
+			if (prog_uses_map(xdp_program__id(p), map_id))
+				ids[n++] = xdp_program__id(p);
+	}
+	xdp_multiprog__close(mp);
+	return n;
+}
+
+int xbd_detach_ours(__u32 bans_map_id, char *err, size_t errlen)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	__u32 ids[8];
+
+	if (!ifs) {
+		snprintf(err, errlen, "cannot list the interfaces: %s", strerror(errno));
+		return -errno;
+	}
+	for (struct if_nameindex *i = ifs; i->if_index; i++) {
+		struct xbd_iface ifc = { .ifindex = (int)i->if_index };
+
+		snprintf(ifc.name, sizeof(ifc.name), "%s", i->if_name);
+		detach_ids(&ifc, ids, ours_on(&ifc, bans_map_id, ids, 8), "program");
+	}
+	if_freenameindex(ifs);
+	return 0;
 }

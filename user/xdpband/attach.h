@@ -42,5 +42,10 @@ int xbd_attach_all(struct xbd_attach *at, const struct xbd_loader *ld, char *con
 /* Detaches from every interface, then frees; or only frees, leaving the program attached. */
 void xbd_attach_close(struct xbd_attach *at, bool detach);
 const char *xbd_xdp_mode_name(enum xdp_attach_mode mode);
+/* For `xdpband --detach`: detaches every program that uses the ban table bans_map_id (ours,
+ * with our pinned state) from every interface of this network namespace. A detach that
+ * fails is logged; the others go on. 0, or -errno with one line in err when the interfaces
+ * cannot be listed. */
+int xbd_detach_ours(__u32 bans_map_id, char *err, size_t errlen);
 
 #endif /* XDPBAND_ATTACH_H */

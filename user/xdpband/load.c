@@ -180,14 +180,53 @@ void xbd_load_close(struct xbd_loader *ld)
 	ld->skel = NULL;
 }
 
-void xbd_load_unpin(struct xbd_loader *ld)
+/* The pins of skel's maps (pin paths set), then the directory. */
+static void unpin(struct xdpban *skel, const char *dir)
 {
-	int ret = ld->skel ? bpf_object__unpin_maps(ld->skel->obj, NULL) : 0;
+	int ret = skel ? bpf_object__unpin_maps(skel->obj, NULL) : 0;
 
 	if (ret)
-		pr_warn("cannot remove the pins under %s: %s", ld->pin_dir, strerror(-ret));
-	if (rmdir(ld->pin_dir) && errno != ENOENT)
-		pr_warn("cannot remove pin directory %s: %s", ld->pin_dir, strerror(errno));
+		pr_warn("cannot remove the pins under %s: %s", dir, strerror(-ret));
+	if (rmdir(dir) && errno != ENOENT)
+		pr_warn("cannot remove pin directory %s: %s", dir, strerror(errno));
+}
+
+void xbd_load_unpin(struct xbd_loader *ld)
+{
+	unpin(ld->skel, ld->pin_dir);
+}
+
+int xbd_load_unpin_dir(const char *dir, char *err, size_t errlen)
+{
+	struct xdpban *skel = xdpban__open(); /* not loaded: only the maps' names are needed */
+	int ret = skel ? set_pin_paths(skel, dir) : -errno;
+
+	if (ret) {
+		snprintf(err, errlen, "cannot name the pins under %s: %s", dir, strerror(-ret));
+	} else {
+		unpin(skel, dir);
+		pr_info("removed the pins under %s", dir);
+	}
+	xdpban__destroy(skel);
+	return ret;
+}
+
+int xbd_load_pinned_bans_id(const char *dir, __u32 *id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, ret = xbd_pin_path(path, sizeof(path), dir, XDPBAN_MAP_NAME(xdpban_bans));
+
+	if (ret)
+		return ret;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	*id = info.id;
+	close(fd);
+	return ret;
 }
 
 void xbd_load_failure(const char *what, const char *prog, const char *vlog, int ret, char *err,

@@ -32,6 +32,12 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 void xbd_load_close(struct xbd_loader *ld);
 /* Removes the pins and the pin directory: only at a detaching exit. */
 void xbd_load_unpin(struct xbd_loader *ld);
+/* The same without a loader, for `xdpband --detach`: the pins of this build's maps under dir,
+ * then dir. A pin that cannot be removed is logged. 0, or -errno with one line in err. */
+int xbd_load_unpin_dir(const char *dir, char *err, size_t errlen);
+/* The id of the ban table pinned under dir, which tells our programs. 0 or -errno (-ENOENT:
+ * no such pin). */
+int xbd_load_pinned_bans_id(const char *dir, __u32 *id);
 /* A second, unloaded instance of the object sharing the same pins and sizes, for libxdp to
  * load as an extension of its dispatcher; the verifier writes its counts and reason for xdpban
  * into vlog (XB_VLOG_SIZE bytes, kept until the load). NULL with a message on failure. */

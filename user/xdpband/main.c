@@ -1,8 +1,10 @@
 /* main.c - xdpband, the xdpban daemon: loads the data path with its maps pinned, attaches it
  * to the configured interfaces, and then serves the control socket, the ban events, the
  * sweep, the state file and the metrics from one poll loop. Signals only set flags; all work
- * happens in the loop. It must never leave a half-applied configuration, and never leave an
- * orphaned program attached unless told to (detach-on-exit = no). */
+ * happens in the loop. It must never leave a half-applied configuration. At a stop it leaves
+ * the program attached and the maps pinned, so that the interfaces stay filtered until the
+ * next daemon takes them over, unless told otherwise (detach-on-exit = yes, or --detach
+ * afterwards). */
 #include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
@@ -31,6 +33,7 @@ struct args {
 	char *ifaces[XBD_MAX_IFACES];
 	int n_ifaces;
 	bool check_only;
+	bool detach;
 	bool verbose;
 };
 
@@ -46,6 +49,8 @@ static const struct {
 	  "attach to IFACE instead of the configured interfaces (repeatable)" },
 	{ { "check", no_argument, NULL, 't' }, NULL,
 	  "check the config, its list and state files and the interfaces; then exit" },
+	{ { "detach", no_argument, NULL, 'D' }, NULL,
+	  "with no daemon running: detach what a stopped one left attached, remove its pins; exit" },
 	{ { "verbose", no_argument, NULL, 'v' }, NULL,
 	  "verbose: debug lines, and libbpf's and libxdp's messages" },
 	{ { "help", no_argument, NULL, 'h' }, NULL, "this help" },
@@ -55,7 +60,7 @@ static const struct {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: xdpband [-c FILE] [-i IFACE]... [-t] [-v] | -h | -V\n"
+	fprintf(out, "Usage: xdpband [-c FILE] [-i IFACE]... [-t | -D] [-v] | -h | -V\n"
 		     "The xdpban daemon: attaches the XDP firewall and serves its control socket.\n");
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		char left[40];
@@ -65,7 +70,8 @@ static void usage(FILE *out)
 			 options[i].metavar ? options[i].metavar : "");
 		fprintf(out, "  %-24s %s\n", left, options[i].help);
 	}
-	fprintf(out, "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n"
+	fprintf(out, "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop, leaving the program\n"
+		     "attached and the maps pinned (unless detach-on-exit = yes) for the next daemon.\n"
 		     "See xdpband(8) and xdpban.conf(5).\n");
 }
 
@@ -108,6 +114,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 't':
 			a->check_only = true;
+			break;
+		case 'D':
+			a->detach = true;
 			break;
 		case 'v':
 			a->verbose = true;
@@ -648,7 +657,7 @@ static void stop(struct xbd *d)
 	if (detach)
 		xbd_load_unpin(&d->ld);
 	else
-		pr_info("detach-on-exit = no: the program stays attached and the maps pinned under %s",
+		pr_info("detach-on-exit = no: the program stays attached and the maps pinned under %s, for the next start (xdpband --detach removes them)",
 			d->ld.pin_dir);
 	xbd_load_close(&d->ld);
 	xbd_pin_unlock(&d->lock);
@@ -763,6 +772,36 @@ static void loop(struct xbd *d, const sigset_t *wait_mask)
 	pr_info("%s: stopping", strsignal(stop_signal));
 }
 
+/* xdpband --detach: what a daemon stopped with detach-on-exit = no left goes, our program from
+ * every interface of this namespace, then the pins (the state file stays). The pin lock makes
+ * it refuse while a daemon runs on them. */
+static int detach_left(const struct xbd_conf *c, char *err, size_t errlen)
+{
+	struct xbd_pin_lock lock;
+	__u32 bans_id;
+	int ret;
+
+	if (access(c->pin_dir, F_OK) && errno == ENOENT) {
+		pr_info("nothing to detach: no pin directory %s", c->pin_dir);
+		return 0;
+	}
+	ret = xbd_pin_lock(&lock, c->pin_dir, err, errlen);
+	if (ret)
+		return ret;
+	ret = xbd_load_pinned_bans_id(c->pin_dir, &bans_id);
+	if (!ret)
+		ret = xbd_detach_ours(bans_id, err, errlen);
+	else if (ret == -ENOENT)
+		ret = 0; /* no ban table: no program can be ours */
+	else
+		snprintf(err, errlen, "cannot open the pinned ban table under %s: %s", c->pin_dir,
+			 strerror(-ret));
+	if (!ret)
+		ret = xbd_load_unpin_dir(c->pin_dir, err, errlen);
+	xbd_pin_unlock(&lock);
+	return ret;
+}
+
 static int check_config(const struct xbd *d, const struct xbd_lists *lists)
 {
 	size_t entries = lists->policy.n + lists->never_ban.n;
@@ -790,6 +829,15 @@ int main(int argc, char **argv)
 	d.exempt.events.fd = -1; /* no netlink socket before start_exemptions() */
 	d.fleet.link.wake_fd = -1; /* no fleet before start_services() */
 	xbd_log_init(a.verbose, !a.check_only);
+	if (a.detach) {
+		ret = xbd_conf_load(a.config, &d.conf, err, sizeof(err));
+		if (!ret)
+			ret = detach_left(&d.conf, err, sizeof(err));
+		if (ret)
+			pr_err("%s", err);
+		xbd_conf_free(&d.conf);
+		return ret ? 1 : 0;
+	}
 	xb_progress_begin(&progress);
 	/* -t stops after the checks a start makes before it loads anything, so that a
 	 * configuration -t accepts does not then fail at start for a reason -t could see. */
