@@ -4,14 +4,14 @@
 # config (a new limit, a new deny list, port rules) without losing a ban, and refuses a bad
 # one whole; a stopped daemon (detach-on-exit at its default) leaves the program dropping the
 # banned and the denied, until `xdpband --detach` removes attachment and pins; a full stop
-# and start restores the bans from the state file, and the values `xdpban set` changed, which
-# `set KEY --reset` gives back to the file; a corrupt state file is set aside; a state file
-# with more bans than the table holds restores what fits and says how many it left out and
-# what bans-max would take them all; a repeat offender's second ban is longer; detach-on-exit
-# = no leaves the program attached; another build's program attached directly is replaced in
-# one step, the interface never without a program; a configured group may read but not
-# change; a pinned flat table of another version's size is refused by name. Uses the daemon's
-# helpers of tests/e2e/e2e_lib.sh.
+# and start restores the bans from the state file, the counts in progress, and the values
+# `xdpban set` changed, which `set KEY --reset` gives back to the file; a corrupt state file
+# is set aside; a state file with more bans than the table holds restores what fits and says
+# how many it left out and what bans-max would take them all; a repeat offender's second ban
+# is longer; detach-on-exit = no leaves the program attached; another build's program
+# attached directly is replaced in one step, the interface never without a program; a
+# configured group may read but not change; a pinned flat table of another version's size is
+# refused by name. Uses the daemon's helpers of tests/e2e/e2e_lib.sh.
 #
 # Usage: tests/e2e/e2e_daemon_restart.sh BUILD_DIR
 set -uo pipefail
@@ -20,7 +20,7 @@ source tests/e2e/e2e_lib.sh
 
 CASES=(sigkill_restart_keeps_state sighup_applies_new_config sighup_keeps_old_on_bad_config
 	sighup_applies_port_rules stopped_daemon_still_filters socket_mode_refuses_non_root escalated_second_ban full_stop_start_restores_bans
-	set_value_survives_restart corrupt_state_set_aside oversized_state_says_why detach_on_exit_no_keeps_attachment
+	set_value_survives_restart counts_survive_restart corrupt_state_set_aside oversized_state_says_why detach_on_exit_no_keeps_attachment
 	restart_replaces_old_build_in_one_step group_is_read_only old_flat_table_pin_refused)
 xbd_require "${CASES[@]}"
 if ! xbd_setup b; then
@@ -264,6 +264,31 @@ case_set_survives() {
 	fi
 }
 
+# --- a source at 5 errors is at 5 after a stop that detaches and a start on new maps (the state
+# file's counter), with its classes, and is banned at its 11th error under limit 10 ---
+case_counts_survive() {
+	xbd_cli set limit 10 >/dev/null
+	xbd_send synfin 192.0.2.55 5
+	if ! xbd_wait_until xbd_count_is 192.0.2.55 5; then
+		xbd_fail counts_survive_restart "192.0.2.55 did not reach 5 errors before the stop"
+	elif ! xbd_stop TERM || [[ -e $XBD_PIN ]] || ! grep -q '^counter 192.0.2.55 start=[0-9]* count=5 classes=1$' "$XBD_STATE"; then
+		xbd_fail counts_survive_restart "no 'counter 192.0.2.55 ... count=5 classes=1' in the state file after a detaching stop"
+	elif ! xbd_start || ! xbd_count_is 192.0.2.55 5; then
+		xbd_fail counts_survive_restart "192.0.2.55's count after the start: '$(xbd_query 192.0.2.55 'd["count"]')', not 5"
+	elif [[ $(xbd_query 192.0.2.55 'd["classes"]') != "['malformed']" ]]; then
+		xbd_fail counts_survive_restart "the classes of its count: $(xbd_query 192.0.2.55 'd["classes"]')"
+	elif ! xbd_send synfin 192.0.2.55 5 || ! xbd_wait_until xbd_count_is 192.0.2.55 10 || xbd_banned 192.0.2.55; then
+		xbd_fail counts_survive_restart "after 10 errors: count '$(xbd_query 192.0.2.55 'd["count"]')', banned $(xbd_query 192.0.2.55 'd["banned"]')"
+	elif ! xbd_send synfin 192.0.2.55 1 || ! xbd_wait_until xbd_banned 192.0.2.55 ||
+		[[ $(xbd_ban_of 192.0.2.55) != "11 errors" ]]; then
+		xbd_fail counts_survive_restart "the 11th error did not ban it: ban '$(xbd_ban_of 192.0.2.55)'"
+	else
+		xbd_pass counts_survive_restart
+	fi
+	xbd_alive || xbd_start || echo "# xdpband did not start again after counts_survive_restart"
+	xbd_cli set limit --reset >/dev/null
+}
+
 # --- a truncated state file is reported, moved aside and not used ---
 case_corrupt_state() {
 	xbd_stop TERM
@@ -471,6 +496,7 @@ xbd_run socket_mode_refuses_non_root case_socket_mode
 xbd_run escalated_second_ban case_escalation
 xbd_run full_stop_start_restores_bans case_full_stop
 xbd_run set_value_survives_restart case_set_survives
+xbd_run counts_survive_restart case_counts_survive
 xbd_run corrupt_state_set_aside case_corrupt_state
 xbd_run oversized_state_says_why case_oversized_state
 xbd_run detach_on_exit_no_keeps_attachment case_no_detach

@@ -5,8 +5,9 @@
  * refused; and every kind of corrupt file (no "end N", a wrong count, a wrong magic or
  * version, an unknown or malformed record, a record after the end, a NUL, a line too long, a
  * bad comment) is moved aside with the message saying why, and nothing of it is used; and the
- * values `xdpban set` changed, written and read back. Saving whole needs the maps (it walks
- * the policy tries): e2e_operator.sh saves and reads back comments.
+ * values `xdpban set` changed and the counts in progress (into a counter table in memory),
+ * written and read back. Saving whole needs the maps (it walks the policy tries):
+ * e2e_operator.sh saves and reads back comments.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -21,7 +22,9 @@
 #include <cmocka.h>
 #include "history.h"
 #include "state.h"
+#include "table.h"
 #include "tmpdir.h"
+#include "xdpban_time.h"
 
 #define TEXT_50 "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"
 #define TEXT_201 TEXT_50 TEXT_50 TEXT_50 TEXT_50 "x" /* one byte past XB_COMMENT_MAX */
@@ -205,6 +208,10 @@ static const struct corrupt_row {
 	{ "xdpban-state 1\ncomment text=x\nend 1\n", "line 2: not a valid record" },
 	{ "xdpban-state 1\ncomment 192.0.2.7 text=" TEXT_201 "\nend 1\n",
 	  "line 2: not a valid record" },
+	/* a counter's count past 32 bits, a counter without its classes */
+	{ "xdpban-state 1\ncounter 192.0.2.7 start=1 count=4294967296 classes=1\nend 1\n",
+	  "line 2: not a valid record" },
+	{ "xdpban-state 1\ncounter 192.0.2.7 start=1 count=4\nend 1\n", "line 2: not a valid record" },
 	/* a key `set` does not know, a value missing, a key twice */
 	{ "xdpban-state 1\nset frob 1\nend 1\n", "line 2: not a valid record" },
 	{ "xdpban-state 1\nset limit\nend 1\n", "line 2: not a valid record" },
@@ -306,6 +313,99 @@ static void nul_byte_and_long_line_are_corrupt(void **state)
 	assert_int_equal(f->h.n, 0);
 }
 
+/* Ban and counter tables in memory, lent through struct xb_maps as the daemon's are, so that a
+ * load may restore (restore_bans) without a map: ban groups, their index and cold data, and
+ * counter groups. */
+#define MEM_GROUPS 16
+struct mem_tables {
+	struct xdpban_group bans[MEM_GROUPS], counts[MEM_GROUPS];
+	__u64 idx[MEM_GROUPS];
+	struct xdpban_ban_info info[MEM_GROUPS * XDPBAN_GROUP_SLOTS];
+	struct xb_mapped mapped;
+	struct xb_maps m;
+};
+
+static struct mem_tables *mem_tables_new(void)
+{
+	struct mem_tables *t = aligned_alloc(128, sizeof(*t));
+
+	assert_non_null(t);
+	memset(t, 0, sizeof(*t));
+	xb_bans_init(&t->mapped.bans, t->bans, MEM_GROUPS, t->idx, t->info, 0x5eedull);
+	xb_counters_init(&t->mapped.counters, t->counts, MEM_GROUPS, 0x5eedull);
+	t->m = (struct xb_maps){ XB_MAPS_NONE, .ncpus = 1, .mapped = &t->mapped };
+	return t;
+}
+
+static struct xdpban_key v4_key(__u8 last)
+{
+	return (struct xdpban_key){ .family = XDPBAN_FAMILY_INET, .prefixlen = 32,
+				    .addr = { 203, 0, 113, last } };
+}
+
+/* Writes the counter records of t (at most max) between a header and an end line. */
+static void write_counters(const struct mem_tables *t, size_t max, char *text, size_t len,
+			   size_t *n, size_t *left)
+{
+	FILE *mem = fmemopen(text, len, "w");
+
+	assert_non_null(mem);
+	fputs("xdpban-state 1\n", mem);
+	assert_int_equal(xbd_state_write_counters(mem, &t->m, max, n, left), 0);
+	fprintf(mem, "end %zu\n", *n);
+	assert_int_equal(fclose(mem), 0);
+}
+
+/* The counts in progress, written from one table and restored into another as a start on new
+ * maps does: count, classes and window start come back (to the second: wall-clock time in the
+ * file); a window over by now is dropped; past the bound the highest counts are kept. */
+static void counters_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	struct mem_tables *from = mem_tables_new(), *to = mem_tables_new();
+	__u32 now_s = (__u32)(xb_boot_ns() / NS_PER_SEC), day = 86400;
+	struct xdpban_key a = v4_key(5), b = v4_key(6), old = v4_key(7);
+	struct xb_counter in = { .count = 5, .start_s = now_s - 100, .classes = 1 }, out;
+	char text[1024];
+	size_t n, left;
+
+	assert_int_equal(xb_counters_put(&from->mapped.counters, &a, now_s, day, &in), 0);
+	in = (struct xb_counter){ .count = 9, .start_s = now_s - 50, .classes = 4 };
+	assert_int_equal(xb_counters_put(&from->mapped.counters, &b, now_s, day, &in), 0);
+	write_counters(from, 10, text, sizeof(text), &n, &left);
+	assert_int_equal(n, 2);
+	assert_int_equal(left, 0);
+	assert_non_null(strstr(text, "\ncounter 203.0.113.5 start="));
+	assert_non_null(strstr(text, " count=5 classes=1\n"));
+
+	/* a window begun two days before now: over under the default window of a day */
+	snprintf(text + strlen(text) - strlen("end 2\n"), 200,
+		 "counter 203.0.113.7 start=%lld count=3 classes=1\nend 3\n",
+		 (long long)time(NULL) - 2 * day);
+	tmpdir_path(&f->dir, "state", f->path);
+	assert_int_equal(tmpdir_write_text(&f->dir, "state", text, NULL), 0);
+	assert_int_equal(xbd_state_load(f->path, &to->m, &f->h, true, NULL, NULL, NULL, &f->c,
+					&f->corrupt, f->err, sizeof(f->err)),
+			 0);
+	assert_false(f->corrupt);
+	assert_int_equal(f->c.counters, 2);
+	assert_int_equal(f->c.expired, 1);
+	assert_int_equal(xb_counters_get(&to->mapped.counters, &a, now_s, &out), 0);
+	assert_int_equal(out.count, 5);
+	assert_int_equal(out.classes, 1);
+	assert_in_range(out.start_s, now_s - 101, now_s - 99); /* a second either way: wall clock */
+	assert_int_equal(xb_counters_get(&to->mapped.counters, &b, now_s, &out), 0);
+	assert_int_equal(out.count, 9);
+	assert_int_equal(xb_counters_get(&to->mapped.counters, &old, now_s, &out), -ENOENT);
+
+	write_counters(from, 1, text, sizeof(text), &n, &left); /* bounded: the highest stays */
+	assert_int_equal(n, 1);
+	assert_int_equal(left, 1);
+	assert_non_null(strstr(text, "\ncounter 203.0.113.6 start="));
+	free(from);
+	free(to);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +418,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(nul_byte_and_long_line_are_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(set_values_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(counters_round_trip, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,15 +4,18 @@
  *   ban 192.0.2.7 start=1764498000 expires=1764501600 count=11 reason=errors classes=1
  *   prefix 198.51.100.0/24 expires=0
  *   offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1
+ *   counter 203.0.113.5 start=1764497400 count=5 classes=1
  *   fleet last=1764498000123-0 epoch=5f0c3e9a41d27b86c0e1f3a2b4d5c6e7
  *   origin 198.51.100.9 node=web-2
  *   comment 198.51.100.0/24 text=scanner%20of%20port%2022
  *   set limit 15
- *   end 7
+ *   end 8
  *
  * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
  * the number of records, so a truncated file is recognised (the first and last lines are the
- * frame, frame.h). The whole file is parsed before anything is restored. Prefix bans are
+ * frame, frame.h). A counter is an error count in progress: its window's start, its count and
+ * the classes of its errors (the spoof defence's record of the source is learnt again). The
+ * whole file is parsed before anything is restored. Prefix bans are
  * restored through policy.h, never into the tries directly, and the flat table is recompiled
  * after them. */
 #include <errno.h>
@@ -25,6 +28,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "files.h"
+#include "xdpban_time.h"
 #include "frame.h"
 #include "table.h"
 #include "log.h"
@@ -47,6 +51,14 @@ struct saved_ban {
 	__u8 reason, classes;
 };
 
+/* One saved counter, in wall-clock time. */
+struct saved_counter {
+	struct xdpban_key key;
+	time_t start;
+	__u32 count;
+	__u8 classes;
+};
+
 struct saved_prefix {
 	struct xb_prefix prefix;
 	time_t expires;
@@ -60,6 +72,8 @@ struct saved_state {
 	size_t n_prefixes, cap_prefixes;
 	struct xbd_offence *offences;
 	size_t n_offences, cap_offences;
+	struct saved_counter *counters;
+	size_t n_counters, cap_counters;
 	struct xbd_state_fleet fleet;
 	struct xbd_comments comments;
 	struct xbd_setvals set;
@@ -174,6 +188,62 @@ static void write_comment(const struct xb_prefix *p, const char *text, void *ctx
 	w->n++;
 }
 
+static int grow(void **v, size_t *cap, size_t n, size_t size);
+
+/* The counters of a walk, in wall-clock time, to be cut to the highest counts. */
+struct counter_list {
+	struct saved_counter *v;
+	size_t n, cap;
+};
+
+static int collect_counter(const struct xdpban_key *key, const struct xb_counter *ctr, void *ctx)
+{
+	struct counter_list *l = ctx;
+
+	if (!ctr->count)
+		return 0;
+	if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+		return -ENOMEM;
+	l->v[l->n++] = (struct saved_counter){
+		.key = *key,
+		.start = xb_boot_to_wall((__u64)ctr->start_s * NS_PER_SEC),
+		.count = ctr->count,
+		.classes = ctr->classes,
+	};
+	return 0;
+}
+
+static int by_count_down(const void *a, const void *b)
+{
+	const struct saved_counter *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+int xbd_state_write_counters(FILE *f, const struct xb_maps *m, size_t max, size_t *n,
+			     size_t *left)
+{
+	struct counter_list l = { 0 };
+	char text[64];
+	int ret = xb_counters_walk_in(m, (__u32)(xb_boot_ns() / NS_PER_SEC), collect_counter, &l);
+
+	*n = *left = 0;
+	if (!ret && l.n > max) { /* the counts nearest a ban matter most */
+		qsort(l.v, l.n, sizeof(*l.v), by_count_down);
+		*left = l.n - max;
+		l.n = max;
+	}
+	for (size_t i = 0; !ret && i < l.n; i++) {
+		if (xb_key_format(&l.v[i].key, text, sizeof(text)))
+			continue;
+		fprintf(f, "counter %s start=%lld count=%u classes=%u\n", text,
+			(long long)l.v[i].start, l.v[i].count, l.v[i].classes);
+		++*n;
+	}
+	free(l.v);
+	return ret;
+}
+
 size_t xbd_state_write_set(FILE *f, const struct xbd_setvals *set)
 {
 	size_t n = 0;
@@ -207,6 +277,10 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	if (ret)
 		return ret;
 	xbd_history_foreach(h, write_offence, &offences);
+	ret = xbd_state_write_counters(f, m, XBD_STATE_COUNTERS_MAX, &c->counters,
+				       &c->counters_left);
+	if (ret)
+		return ret;
 	fleet_records = write_fleet(f, fleet);
 	if (comments)
 		xbd_comments_foreach(comments, write_comment, &notes);
@@ -215,8 +289,8 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 	c->prefixes = prefixes.n;
 	c->offences = offences.n;
 	c->comments = notes.n;
-	xbd_frame_write_end(f, c->bans + c->prefixes + c->offences + fleet_records + c->comments +
-			       c->settings);
+	xbd_frame_write_end(f, c->bans + c->prefixes + c->offences + c->counters + fleet_records +
+				       c->comments + c->settings);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -381,6 +455,25 @@ static int parse_offence(char **t, int n, struct saved_state *s)
 	return 0;
 }
 
+static int parse_counter(char **t, int n, struct saved_state *s)
+{
+	struct saved_counter sc = {};
+	__u64 start, count, classes;
+
+	if (n != 5 || !parse_key(t[1], &sc.key) ||
+	    !parse_field(t[2], "start", TIME_MAX_WALL, &start) ||
+	    !parse_field(t[3], "count", UINT32_MAX, &count) ||
+	    !parse_field(t[4], "classes", XDPBAN_CLASS_ALL, &classes))
+		return -EINVAL;
+	sc.start = start;
+	sc.count = count;
+	sc.classes = classes;
+	if (grow((void **)&s->counters, &s->cap_counters, s->n_counters, sizeof(sc)))
+		return -ENOMEM;
+	s->counters[s->n_counters++] = sc;
+	return 0;
+}
+
 int xbd_state_fleet_add(struct xbd_state_fleet *f, const struct xb_prefix *who, const char *node)
 {
 	if (grow((void **)&f->origins, &f->cap_origins, f->n_origins, sizeof(*f->origins)))
@@ -518,6 +611,8 @@ static int parse_line(char *line, struct parse_pos *pos, struct saved_state *s)
 		ret = parse_prefix(t, n, s);
 	else if (!strcmp(t[0], "offence"))
 		ret = parse_offence(t, n, s);
+	else if (!strcmp(t[0], "counter"))
+		ret = parse_counter(t, n, s);
 	else if (!strcmp(t[0], "fleet"))
 		ret = parse_fleet(t, n, s);
 	else if (!strcmp(t[0], "origin"))
@@ -570,6 +665,7 @@ static void saved_state_free(struct saved_state *s)
 	free(s->bans);
 	free(s->prefixes);
 	free(s->offences);
+	free(s->counters);
 	xbd_state_fleet_free(&s->fleet);
 	xbd_comments_free(&s->comments);
 	memset(s, 0, sizeof(*s));
@@ -668,6 +764,42 @@ static void restore_prefixes(const struct saved_state *s, const struct xb_maps *
 		pr_warn("restored prefix bans are enforced through the trie only: %s", why);
 }
 
+/* Into the counter table, through table.h, before the program is attached (the maps are new):
+ * a window over by now is dropped, one begun before this boot starts at the boot. The window
+ * is the one in force, the file's (the values `xdpban set` changed come after). */
+static int restore_counters(const struct saved_state *s, const struct xb_maps *m, time_t now,
+			    struct xbd_state_counts *c)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	time_t booted = xb_boot_to_wall(0);
+	__u32 now_s = (__u32)(xb_boot_ns() / NS_PER_SEC);
+	char why[XB_ERRLEN];
+	struct xb_counters ctrs;
+	int ret = xb_counters_of(&ctrs, m, why, sizeof(why));
+
+	if (ret)
+		return ret;
+	xb_config_read(m, &cfg); /* the defaults' window when it cannot be read */
+	for (size_t i = 0; i < s->n_counters; i++) {
+		const struct saved_counter *sc = &s->counters[i];
+		time_t start = sc->start < now ? sc->start : now;
+		struct xb_counter in = {
+			.count = sc->count,
+			.start_s = start > booted ? (__u32)(start - booted) : 0,
+			.classes = sc->classes,
+		};
+
+		if (start + (time_t)cfg.window_s <= now)
+			c->expired++;
+		else if (xb_counters_put(&ctrs, &sc->key, now_s, cfg.window_s, &in))
+			c->failed++; /* its group is full */
+		else
+			c->counters++;
+	}
+	xb_counters_close(&ctrs);
+	return 0;
+}
+
 static void restore_offences(const struct saved_state *s, struct xbd_history *h,
 			     struct xbd_state_counts *c)
 {
@@ -703,7 +835,10 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 	} else {
 		if (restore)
 			ret = restore_bans(&s, m, now, c);
-		if (ret)
+		if (!ret && restore && (ret = restore_counters(&s, m, now, c)))
+			snprintf(err, errlen, "cannot map the counter table to restore counts: %s",
+				 strerror(-ret));
+		else if (ret)
 			snprintf(err, errlen, "cannot map the ban table to restore bans: %s",
 				 strerror(-ret));
 		else if (restore)

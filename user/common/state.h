@@ -17,12 +17,17 @@
 
 #define XBD_STATE_MAGIC "xdpban-state"
 #define XBD_STATE_VERSION 1
+/* The counts in progress saved at most: a file of a large counter table stays a few MiB, and
+ * those nearest a ban (the highest) are kept. */
+#define XBD_STATE_COUNTERS_MAX 65536
 
 struct xbd_state_counts {
 	bool present;                    /* at load: the file existed */
 	size_t bans, prefixes, offences; /* saved, or restored */
 	size_t comments;                 /* saved, or read */
 	size_t settings;                 /* set at run time: saved, or read */
+	size_t counters;                 /* error counts in progress: saved, or restored */
+	size_t counters_left;            /* at save: left out past XBD_STATE_COUNTERS_MAX */
 	size_t expired;                  /* skipped at restore: already over */
 	size_t failed;                   /* not restored: already present */
 	size_t full;                     /* not restored: the ban table had no room */
@@ -54,19 +59,25 @@ int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_h
 		   const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
 		   const struct xbd_setvals *set, struct xbd_state_counts *counts, char *err,
 		   size_t errlen);
+/* The "counter" records of the counts in progress in m's counter table, at most max, the
+ * highest; *n written, *left left out. Part of xbd_state_save, apart for the tests. 0 or
+ * -errno. */
+int xbd_state_write_counters(FILE *f, const struct xb_maps *m, size_t max, size_t *n,
+			     size_t *left);
 /* The "set KEY VALUE" records of set (NULL: none), one per value; the number written. Part of
  * xbd_state_save, apart for the tests. */
 size_t xbd_state_write_set(FILE *f, const struct xbd_setvals *set);
 /* At -t and at start: a state file that exists must be a regular file (a directory such as
  * /tmp would otherwise be "corrupt" and moved aside). 0, or -errno with one line in err. */
 int xbd_state_check(const char *path, char *err, size_t errlen);
-/* Reads the file; restores the offence history, and the bans too when restore_bans (the
- * maps were created empty). A missing file is not an error. A corrupt one is moved to
- * PATH.corrupt-TIMESTAMP; *corrupt tells, and err says why; the return is 0 then. */
+/* Reads the file; restores the offence history, and the bans and the counts in progress too
+ * when restore_bans (the maps were created empty: pinned maps kept their own). A missing
+ * file is not an error. A corrupt one is moved to PATH.corrupt-TIMESTAMP; *corrupt tells,
+ * and err says why; the return is 0 then. */
 /* fleet, comments and set (NULL: dropped) get the fleet records, the comments and the values
  * set at run time of a file that parses whole (set is left alone otherwise); the comments
  * whether or not the bans are restored, as the offences. A file of an older xdpband, without
- * comments or set values, reads as before. */
+ * comments, set values or counters, reads as before. */
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
 		   bool restore_bans, struct xbd_state_fleet *fleet, struct xbd_comments *comments,
 		   struct xbd_setvals *set, struct xbd_state_counts *counts, bool *corrupt,

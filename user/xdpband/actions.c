@@ -44,10 +44,11 @@ int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 	xbd_state_fleet_free(&fleet);
 	if (!ret) {
 		d->state_dirty = false;
-		pr_debug("state saved to %s: %zu %s, %zu prefix %s, %zu %s", d->conf.state_file,
-			 c.bans, xb_plural(c.bans, "ban", "bans"), c.prefixes,
+		pr_debug("state saved to %s: %zu %s, %zu prefix %s, %zu %s, %zu %s in progress (%zu lower ones left out)",
+			 d->conf.state_file, c.bans, xb_plural(c.bans, "ban", "bans"), c.prefixes,
 			 xb_plural(c.prefixes, "ban", "bans"), c.offences,
-			 xb_plural(c.offences, "offence", "offences"));
+			 xb_plural(c.offences, "offence", "offences"), c.counters,
+			 xb_plural(c.counters, "count", "counts"), c.counters_left);
 	}
 	return ret;
 }

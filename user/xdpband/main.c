@@ -473,10 +473,11 @@ static int restore_state(struct xbd *d, char *err, size_t errlen)
 	else if (!c.present)
 		pr_info("no state file %s yet: starting with no saved bans", d->conf.state_file);
 	else if (d->ld.maps_created)
-		pr_info("restored from %s: %zu %s, %zu prefix %s, %zu %s (%zu expired, %zu not restored)",
+		pr_info("restored from %s: %zu %s, %zu prefix %s, %zu %s, %zu %s in progress (%zu expired, %zu not restored)",
 			d->conf.state_file, c.bans, xb_plural(c.bans, "ban", "bans"), c.prefixes,
 			xb_plural(c.prefixes, "ban", "bans"), c.offences,
-			xb_plural(c.offences, "offence", "offences"), c.expired,
+			xb_plural(c.offences, "offence", "offences"), c.counters,
+			xb_plural(c.counters, "count", "counts"), c.expired,
 			c.failed + c.full + c.refused);
 	else
 		pr_info("state kept in the pinned maps; %zu %s restored from %s", c.offences,
