@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[XB_ERRLEN] = "";
 	bool corrupt;
 	struct xbd_setvals set = { 0 };
-	int ret = xbd_state_load(path, &maps, &h, false, &fleet, &comments, &set, &c, &corrupt,
-				 err, sizeof(err));
+	struct xbd_state_records rec = { &fleet, &comments, &set };
+	int ret = xbd_state_load(path, &maps, &h, false, &rec, &c, &corrupt, err, sizeof(err));
 
 	fz_check(ret == 0 || ret == -ENOMEM, "returned %d: %s", ret, err);
 	fz_check(c.present, "the file was not seen");

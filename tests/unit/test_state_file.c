@@ -67,12 +67,14 @@ static int teardown(void **state)
 /* Writes text as "state" (NULL: writes nothing) and loads it: the return of xbd_state_load. */
 static int load(struct fixture *f, const char *text, size_t len)
 {
+	struct xbd_state_records rec = { &f->fleet, &f->comments, &f->set };
+
 	tmpdir_path(&f->dir, "state", f->path);
 	if (text)
 		assert_int_equal(tmpdir_write(&f->dir, "state", text, len, NULL), 0);
 	f->err[0] = '\0';
-	return xbd_state_load(f->path, &no_maps, &f->h, false, &f->fleet, &f->comments, &f->set,
-			      &f->c, &f->corrupt, f->err, sizeof(f->err));
+	return xbd_state_load(f->path, &no_maps, &f->h, false, &rec, &f->c, &f->corrupt, f->err,
+			      sizeof(f->err));
 }
 
 static int load_text(struct fixture *f, const char *text)
@@ -384,8 +386,8 @@ static void counters_round_trip(void **state)
 		 (long long)time(NULL) - 2 * day);
 	tmpdir_path(&f->dir, "state", f->path);
 	assert_int_equal(tmpdir_write_text(&f->dir, "state", text, NULL), 0);
-	assert_int_equal(xbd_state_load(f->path, &to->m, &f->h, true, NULL, NULL, NULL, &f->c,
-					&f->corrupt, f->err, sizeof(f->err)),
+	assert_int_equal(xbd_state_load(f->path, &to->m, &f->h, true, NULL, &f->c, &f->corrupt,
+					f->err, sizeof(f->err)),
 			 0);
 	assert_false(f->corrupt);
 	assert_int_equal(f->c.counters, 2);

@@ -258,8 +258,7 @@ size_t xbd_state_write_set(FILE *f, const struct xbd_setvals *set)
 }
 
 static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history *h,
-		     const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
-		     const struct xbd_setvals *set, struct xbd_state_counts *c)
+		     const struct xbd_state_records *rec, struct xbd_state_counts *c)
 {
 	size_t fleet_records;
 	struct ban_writer bans = { .f = f, .now_ns = xb_boot_ns() };
@@ -281,10 +280,10 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 				       &c->counters_left);
 	if (ret)
 		return ret;
-	fleet_records = write_fleet(f, fleet);
-	if (comments)
-		xbd_comments_foreach(comments, write_comment, &notes);
-	c->settings = xbd_state_write_set(f, set);
+	fleet_records = write_fleet(f, rec->fleet);
+	if (rec->comments)
+		xbd_comments_foreach(rec->comments, write_comment, &notes);
+	c->settings = xbd_state_write_set(f, rec->set);
 	c->bans = bans.n;
 	c->prefixes = prefixes.n;
 	c->offences = offences.n;
@@ -298,9 +297,7 @@ static int write_all(FILE *f, const struct xb_maps *m, const struct xbd_history 
 struct save_ctx {
 	const struct xb_maps *m;
 	const struct xbd_history *h;
-	const struct xbd_state_fleet *fleet;
-	const struct xbd_comments *comments;
-	const struct xbd_setvals *set;
+	const struct xbd_state_records *rec;
 	struct xbd_state_counts *c;
 };
 
@@ -308,15 +305,15 @@ static int write_state(FILE *f, void *ctx)
 {
 	struct save_ctx *s = ctx;
 
-	return write_all(f, s->m, s->h, s->fleet, s->comments, s->set, s->c);
+	return write_all(f, s->m, s->h, s->rec, s->c);
 }
 
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
-		   const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
-		   const struct xbd_setvals *set, struct xbd_state_counts *c, char *err,
+		   const struct xbd_state_records *rec, struct xbd_state_counts *c, char *err,
 		   size_t errlen)
 {
-	struct save_ctx s = { m, h, fleet, comments, set, c };
+	static const struct xbd_state_records none;
+	struct save_ctx s = { m, h, rec ? rec : &none, c };
 
 	memset(c, 0, sizeof(*c));
 	return xbd_file_save(path, "state", write_state, &s, err, errlen);
@@ -809,10 +806,10 @@ static void restore_offences(const struct saved_state *s, struct xbd_history *h,
 }
 
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
-		   bool restore, struct xbd_state_fleet *fleet, struct xbd_comments *comments,
-		   struct xbd_setvals *set, struct xbd_state_counts *c, bool *corrupt, char *err,
-		   size_t errlen)
+		   bool restore, const struct xbd_state_records *rec, struct xbd_state_counts *c,
+		   bool *corrupt, char *err, size_t errlen)
 {
+	static const struct xbd_state_records none;
 	struct saved_state s = {};
 	char why[XB_ERRLEN];
 	time_t now = time(NULL);
@@ -844,18 +841,20 @@ int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history
 		else if (restore)
 			restore_prefixes(&s, m, now, c);
 		restore_offences(&s, h, c);
-		if (fleet) { /* taken */
-			*fleet = s.fleet;
+		if (!rec)
+			rec = &none;
+		if (rec->fleet) { /* taken */
+			*rec->fleet = s.fleet;
 			memset(&s.fleet, 0, sizeof(s.fleet));
 		}
 		c->comments = s.comments.n;
-		if (comments) { /* taken */
-			*comments = s.comments;
+		if (rec->comments) { /* taken */
+			*rec->comments = s.comments;
 			memset(&s.comments, 0, sizeof(s.comments));
 		}
 		c->settings = xbd_setvals_count(&s.set);
-		if (set)
-			*set = s.set;
+		if (rec->set)
+			*rec->set = s.set;
 	}
 	saved_state_free(&s);
 	return ret;

@@ -52,13 +52,19 @@ struct xbd_state_fleet {
 int xbd_state_fleet_add(struct xbd_state_fleet *f, const struct xb_prefix *who, const char *node);
 void xbd_state_fleet_free(struct xbd_state_fleet *f);
 
-/* fleet may be NULL (no fleet records), comments (the comments of manual bans, records
- * "comment KEY text=TEXT", TEXT with '%' and ' ' written as %25 and %20) and set (the values
- * set at run time, records "set KEY VALUE"). */
+/* What the file holds beside the maps and the offence history, each part optional (NULL:
+ * none written; at load, dropped): the fleet records, the comments of manual bans (records
+ * "comment KEY text=TEXT", TEXT with '%' and ' ' written as %25 and %20) and the values set at
+ * run time (records "set KEY VALUE"). A NULL struct is all three NULL. */
+struct xbd_state_records {
+	struct xbd_state_fleet *fleet;
+	struct xbd_comments *comments;
+	struct xbd_setvals *set;
+};
+
 int xbd_state_save(const char *path, const struct xb_maps *m, const struct xbd_history *h,
-		   const struct xbd_state_fleet *fleet, const struct xbd_comments *comments,
-		   const struct xbd_setvals *set, struct xbd_state_counts *counts, char *err,
-		   size_t errlen);
+		   const struct xbd_state_records *rec, struct xbd_state_counts *counts,
+		   char *err, size_t errlen);
 /* The "counter" records of the counts in progress in m's counter table, at most max, the
  * highest; *n written, *left left out. Part of xbd_state_save, apart for the tests. 0 or
  * -errno. */
@@ -74,13 +80,12 @@ int xbd_state_check(const char *path, char *err, size_t errlen);
  * when restore_bans (the maps were created empty: pinned maps kept their own). A missing
  * file is not an error. A corrupt one is moved to PATH.corrupt-TIMESTAMP; *corrupt tells,
  * and err says why; the return is 0 then. */
-/* fleet, comments and set (NULL: dropped) get the fleet records, the comments and the values
- * set at run time of a file that parses whole (set is left alone otherwise); the comments
- * whether or not the bans are restored, as the offences. A file of an older xdpband, without
- * comments, set values or counters, reads as before. */
+/* rec's parts get the fleet records, the comments and the values set at run time of a file
+ * that parses whole (each left alone otherwise); the comments whether or not the bans are
+ * restored, as the offences. A file of an older xdpband, without comments, set values or
+ * counters, reads as before. */
 int xbd_state_load(const char *path, const struct xb_maps *m, struct xbd_history *h,
-		   bool restore_bans, struct xbd_state_fleet *fleet, struct xbd_comments *comments,
-		   struct xbd_setvals *set, struct xbd_state_counts *counts, bool *corrupt,
-		   char *err, size_t errlen);
+		   bool restore_bans, const struct xbd_state_records *rec,
+		   struct xbd_state_counts *counts, bool *corrupt, char *err, size_t errlen);
 
 #endif /* XDPBAND_STATE_H */

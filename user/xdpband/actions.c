@@ -28,6 +28,7 @@ int xbd_reload_request(struct xbd *d, char *err, size_t errlen)
 int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 {
 	struct xbd_state_fleet fleet = { 0 };
+	struct xbd_state_records rec = { &fleet, &d->comments, &d->setvals };
 	struct xbd_state_counts c;
 	int ret;
 
@@ -38,9 +39,9 @@ int xbd_save_state(struct xbd *d, char *err, size_t errlen)
 	if (d->fleet.on && xbd_fleet_state(&d->fleet, &fleet))
 		pr_warn("out of memory: the origins of remote bans are not saved");
 	xbd_comments_prune(&d->comments, &d->maps); /* those of bans over are not kept */
-	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history,
-			     d->fleet.on ? &fleet : &d->fleet_saved, &d->comments, &d->setvals, &c,
-			     err, errlen);
+	if (!d->fleet.on)
+		rec.fleet = &d->fleet_saved;
+	ret = xbd_state_save(d->conf.state_file, &d->maps, &d->history, &rec, &c, err, errlen);
 	xbd_state_fleet_free(&fleet);
 	if (!ret) {
 		d->state_dirty = false;

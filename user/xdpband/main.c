@@ -458,14 +458,15 @@ static int apply_start_values(struct xbd *d, char *err, size_t errlen)
 
 static int restore_state(struct xbd *d, char *err, size_t errlen)
 {
+	struct xbd_state_records rec = { &d->fleet_saved, &d->comments, &d->setvals };
 	struct xbd_state_counts c;
 	bool corrupt;
 	int ret;
 
 	if (!d->conf.state_file)
 		return 0;
-	ret = xbd_state_load(d->conf.state_file, &d->maps, &d->history, d->ld.maps_created,
-			     &d->fleet_saved, &d->comments, &d->setvals, &c, &corrupt, err, errlen);
+	ret = xbd_state_load(d->conf.state_file, &d->maps, &d->history, d->ld.maps_created, &rec,
+			     &c, &corrupt, err, errlen);
 	if (ret)
 		return ret;
 	if (corrupt)
