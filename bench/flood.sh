@@ -128,6 +128,7 @@ write_config() {
 		interfaces = $DEV_RX
 		mode = native
 		pin-dir = $PIN
+		detach-on-exit = yes
 		[control]
 		socket = $SOCK
 		[metrics]

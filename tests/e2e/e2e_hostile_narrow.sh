@@ -70,6 +70,7 @@ write_conf() {
 [xdp]
 interfaces = $IF_H
 pin-dir = $XBD_PIN
+detach-on-exit = yes
 [spoof]
 mode = off
 [lists]

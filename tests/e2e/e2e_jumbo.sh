@@ -67,6 +67,7 @@ interfaces = $(
 	)
 mode = $mode
 pin-dir = $PIN
+detach-on-exit = yes
 [control]
 socket = $SOCK
 [metrics]

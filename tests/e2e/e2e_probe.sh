@@ -74,6 +74,7 @@ write_conf() {
 [xdp]
 interfaces = $IF_H
 pin-dir = $XBD_PIN
+detach-on-exit = yes
 [ports]
 open-tcp = 443, $WEB
 open-udp = 53, 6000-6010

@@ -96,6 +96,7 @@ write_conf() {
 [xdp]
 interfaces = $IF_H
 pin-dir = $XBD_PIN
+detach-on-exit = yes
 [spoof]
 mode = hop
 hop-tolerance = 1

@@ -74,6 +74,7 @@ write_conf() {
 [xdp]
 interfaces = $IF_T
 pin-dir = $XBD_PIN
+detach-on-exit = yes
 [ports]
 guard = $PORT/bep15
 [control]

@@ -169,6 +169,7 @@ write_conf() {
 		echo "[xdp]"
 		echo "interfaces = x${TAG}${n}x"
 		echo "pin-dir = ${PIN[$n]}"
+		echo "detach-on-exit = yes"
 		echo "[bans]"
 		echo "limit = 3"
 		echo "ban-time = 1h"
