@@ -127,10 +127,9 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
 
 /* The ban check of stage 4: inline, so that a source whose home index word rules out a ban
  * (nearly all) pays one cached read and no call. */
-static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, __u64 bytes)
+static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, __u64 h,
+				     __u64 bytes)
 {
-	__u64 h = xdpban_key_hash(seed, key);
-
 	if (!xdpban_ban_maybe(BAN_TAB, map_entries(&xdpban_bans), h))
 		return 0;
 	return ban_active(key, seed, h, bytes);
@@ -190,9 +189,9 @@ __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed
  * sources misses on every error) runs beside theirs instead of after them. The value is left
  * unused, so nothing waits on the loads; count_errors finds the lines in the cache. Reads only:
  * no verdict depends on it. */
-static __always_inline void counter_warm(const struct xdpban_key *key, __u64 seed)
+static __always_inline void counter_warm(__u64 h)
 {
-	__u32 home = xdpban_key_home(seed, key, map_entries(&xdpban_counts));
+	__u32 home = xdpban_hash_home(h, map_entries(&xdpban_counts));
 	struct xdpban_group *g = bpf_map_lookup_elem(&xdpban_counts, &home);
 
 	/* A group is two cache lines, and the count reads all four slots: one load in each. */

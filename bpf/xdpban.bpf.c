@@ -52,7 +52,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	struct xdpban_key key;
 	struct pkt p = {};
 	__u32 classes, count = 0, verdict;
-	__u64 seed;
+	__u64 seed, hash = 0;
 	int banned;
 
 	parse_packet(ctx, &p);
@@ -68,8 +68,12 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	}
 	source_key(&key, p.family, p.saddr, cfg->v6_prefix);
 	seed = table_seed();
-	if (classes)
-		counter_warm(&key, seed); /* stage 6 will read it: start the miss now */
+	/* One hash of the key for the warm-up and the ban check; a source the policy stops
+	 * (most denied ones are clean) is not hashed at all. */
+	if (classes) {
+		hash = xdpban_key_hash(seed, &key);
+		counter_warm(hash); /* stage 6 will read it: start the miss now */
+	}
 	STAGE_END(CUT_KEY, key.addr[0] + classes);
 
 	verdict = policy_lookup(p.family, p.saddr, cfg->policy & XDPBAN_CFG_ALLOW_ONLY);
@@ -84,7 +88,9 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 			return XDPBAN_STAT_DROP_NOT_ALLOWED;
 	}
 
-	banned = ban_check(&key, seed, p.bytes);
+	if (!classes)
+		hash = xdpban_key_hash(seed, &key);
+	banned = ban_check(&key, seed, hash, p.bytes);
 	STAGE_END(CUT_BAN, banned);
 	if (banned)
 		return XDPBAN_STAT_DROP_BANNED;
@@ -146,7 +152,7 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 	}
 	source_key(&key, req->family, saddr, cfg->v6_prefix);
 	seed = table_seed();
-	if (ban_check(&key, seed, 0))
+	if (ban_check(&key, seed, xdpban_key_hash(seed, &key), 0))
 		return XDPBAN_REPORT_ALREADY_BANNED;
 	if (!(cfg->class_mask & XDPBAN_CLASS_REPORTED))
 		return XDPBAN_REPORT_DISABLED;
