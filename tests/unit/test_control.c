@@ -1,8 +1,8 @@
 /* test_control.c - the control protocol without maps (user/common/control.c,
  * control_client.c): requests refused as malformed, oversized or holding a NUL, error replies
- * that escape what they quote, a read-only peer refused changes, unknown commands handed to
- * the daemon; and the client reading one line and reporting closed and silent peers. Pure:
- * no root, no maps (the client talks to a socketpair).
+ * that escape what they quote, a read-only peer refused changes, the protocol's other commands
+ * handed to the daemon, whose errors are the reply's; and the client reading one line and
+ * reporting closed and silent peers. Pure: no root, no maps (the client talks to a socketpair).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,12 +178,17 @@ static void control_read_only_refuses_changes(void **state)
 	}
 }
 
+/* The daemon's hook as xdpband's is with no state file: save fails with -ENOENT. */
 static int hook_command(const char *cmd, struct json_object *request, struct json_object *reply,
 			char *err, size_t errlen, void *user)
 {
-	if (strcmp(cmd, "reload"))
-		return -ENOENT;
 	(*(int *)user)++;
+	if (!strcmp(cmd, "save")) {
+		snprintf(err, errlen, "save: no state file is configured");
+		return -ENOENT;
+	}
+	if (strcmp(cmd, "reload"))
+		return -EOPNOTSUPP;
 	json_object_object_add(reply, "reloaded", json_object_new_boolean(true));
 	return 0;
 }
@@ -201,7 +206,24 @@ static void control_unknown_commands_go_to_the_daemon(void **state)
 	assert_int_equal(calls, 1);
 	json_object_put(reply);
 	reply = handle(&ctx, "{\"cmd\":\"frob\"}");
-	assert_non_null(strstr(reply_error(reply), "unknown command"));
+	assert_string_equal(reply_error(reply), "unknown command \"frob\"");
+	assert_int_equal(calls, 1); /* a name outside the protocol never reaches the daemon */
+	json_object_put(reply);
+}
+
+/* A command of the daemon that fails with -ENOENT (save, with no state file) is answered with
+ * its own error, not as an unknown command. */
+static void control_daemon_errors_reach_the_client(void **state)
+{
+	struct xb_control_hooks hooks = { .command = hook_command };
+	struct xb_maps none = { .report_prog = -1 };
+	int calls = 0;
+	struct xb_control_ctx ctx = { .maps = &none, .hooks = &hooks, .user = &calls };
+	struct json_object *reply = handle(&ctx, "{\"cmd\":\"save\"}");
+
+	assert_false(reply_ok(reply));
+	assert_string_equal(reply_error(reply), "save: no state file is configured");
+	assert_int_equal(calls, 1);
 	json_object_put(reply);
 }
 
@@ -301,6 +323,7 @@ int main(void)
 		cmocka_unit_test(control_error_replies_escape_what_they_quote),
 		cmocka_unit_test(control_read_only_refuses_changes),
 		cmocka_unit_test(control_unknown_commands_go_to_the_daemon),
+		cmocka_unit_test(control_daemon_errors_reach_the_client),
 		cmocka_unit_test(client_reads_one_line),
 		cmocka_unit_test(client_reports_closed_and_silent_peers),
 		cmocka_unit_test(client_refuses_bad_requests_and_paths),

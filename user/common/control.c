@@ -660,12 +660,12 @@ static int dispatch(struct request *r)
 		return ret;
 	c = find_command(name);
 	if (!c) {
-		if (hooks && hooks->command) {
-			ret = hooks->command(name, r->req, r->reply, r->err, r->errlen,
-					     r->ctx->user);
-			if (ret != -ENOENT)
-				return ret;
-		}
+		/* Only a name of the protocol goes to the daemon, and what the daemon answers is the
+		 * reply, whatever its errno: a command of its own that fails for want of a file is
+		 * not an unknown command. */
+		if (hooks && hooks->command && xb_control_cmd_of(name) >= 0)
+			return hooks->command(name, r->req, r->reply, r->err, r->errlen,
+					      r->ctx->user);
 		snprintf(r->err, r->errlen, "unknown command \"%.40s\"", name);
 		return -EINVAL;
 	}

@@ -63,9 +63,10 @@ struct xb_control_hooks {
 	void (*queried)(struct json_object *reply, void *user);
 	/* Adds the daemon's own fields to a `bans` reply (the fleet node of remote bans). */
 	void (*listed)(struct json_object *reply, void *user);
-	/* Commands the library does not know go here first: return 0 after filling reply (the
-	 * handler adds "ok": true), -ENOENT if the daemon does not know the command either, or
-	 * another -errno with a one-line message in err. */
+	/* The commands of the protocol (control_fields.h) the library does not run come here:
+	 * return 0 after filling reply (the handler adds "ok": true), or -errno with a one-line
+	 * message in err, which is the reply's error whatever the errno. A name outside the
+	 * protocol never comes here. */
 	int (*command)(const char *cmd, struct json_object *request, struct json_object *reply,
 		       char *err, size_t errlen, void *user);
 };

@@ -629,8 +629,7 @@ static int do_lists_cmd(struct xbd *d, int id, struct json_object *request,
 		ret = xbd_lists_ctx_add(&ctx, r.verdict, &r.prefix, r.comment, reply, err, errlen);
 	else
 		ret = xbd_lists_ctx_del(&ctx, r.verdict, &r.prefix, reply, err, errlen);
-	/* No such entry or list: to the server, -ENOENT from this hook is no such command. */
-	return ret == -ENOENT ? -ESRCH : ret;
+	return ret;
 }
 
 /* The daemon's commands take no fields but "cmd", like every command of the protocol. */
@@ -688,7 +687,8 @@ static int do_save(struct xbd *d, struct json_object *reply, char *err, size_t e
 	int ret;
 
 	if (!d->conf.state_file) {
-		snprintf(err, errlen, "no state file: [state] file = off");
+		snprintf(err, errlen, "%s: no state file is configured ([state] file = off)",
+			 XB_CMD(SAVE));
 		return -ENOENT;
 	}
 	ret = xbd_save_state(d, err, errlen);
@@ -805,8 +805,10 @@ static int on_command(const char *cmd, struct json_object *request, struct json_
 	if (id == XB_CMD_LISTS_LOAD || id == XB_CMD_LISTS_CLEAR || id == XB_CMD_LISTS_SHOW ||
 	    id == XB_CMD_LISTS_ADD || id == XB_CMD_LISTS_DEL)
 		return do_lists_cmd(d, id, request, reply, err, errlen);
-	if (id != XB_CMD_RELOAD && id != XB_CMD_SAVE)
-		return -ENOENT;
+	if (id != XB_CMD_RELOAD && id != XB_CMD_SAVE) {
+		snprintf(err, errlen, "%s is not a command of xdpband", cmd);
+		return -EOPNOTSUPP;
+	}
 	ret = check_no_fields(cmd, request, err, errlen);
 	if (ret)
 		return ret;
