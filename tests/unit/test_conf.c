@@ -57,6 +57,8 @@ static void file_of_no_keys_holds_the_documented_defaults(void **state)
 	assert_string_equal(c.metrics_listen, "127.0.0.1:9433");
 	assert_string_equal(c.state_file, "/var/lib/xdpban/state");
 	assert_int_equal(c.save_interval_s, 60);  /* 1m */
+	assert_string_equal(c.history, "events");
+	assert_int_equal(c.history_max, 10000);
 	assert_true(c.esc.enabled);
 	assert_true(c.esc.factor == 2.0);
 	assert_int_equal(c.esc.max_ban_s, 7 * 86400); /* 1w */
@@ -86,6 +88,9 @@ static void values_set_their_fields(void **state)
 				   "[state]\n"
 				   "file = off\n"
 				   "save-interval = 90\n"
+				   "[events]\n"
+				   "history-max = 100\n"
+				   "history = off\n"
 				   "[escalation]\n"
 				   "factor = 1.5\n"
 				   "max-ban-time = 2w\n"
@@ -111,6 +116,8 @@ static void values_set_their_fields(void **state)
 	assert_int_equal(c.metrics_addr.ss_family, AF_INET6);
 	assert_null(c.state_file);
 	assert_int_equal(c.save_interval_s, 90);
+	assert_null(c.history);
+	assert_int_equal(c.history_max, 100);
 	assert_true(c.esc.factor == 1.5);
 	assert_int_equal(c.esc.max_ban_s, 14 * 86400);
 	assert_int_equal(c.esc.period_s, 3 * 86400);
@@ -152,6 +159,14 @@ static const struct bad_row {
 	  "4: [escalation] max-ban-time = '1d' is shorter than [bans] ban-time = '2d'" },
 	{ "[bans]\n  limit = 5\n",
 	  "2: indented line: start keys and sections at the first column (only comments may be indented)" },
+	{ "[events]\nhistory = ../events\n",
+	  "2: [events] history = '../events': not a file name (the file is in the state file's directory) or off" },
+	{ "[events]\nhistory-max = 99\n",
+	  "2: [events] history-max = '99': history-max 99 out of range: must be 100..1000000" },
+	{ "[events]\nhistory-max = 1e6\n",
+	  "2: [events] history-max = '1e6': bad history-max '1e6': expected a whole number 100..1000000" },
+	{ "[state]\nfile = /var/lib/x/state\n[events]\nhistory = state.lists\n",
+	  "4: [events] history = 'state.lists' is a file of [state] file (/var/lib/x/state.lists)" },
 	{ "[bans]\nlimit = 5\nwindow 7\n", "3: syntax error: expected 'key = value' or '[section]'" },
 	{ "[bans]\nlimit = 5\nwindow = 1\x01" "d\n", "3: byte 0x01 is not text (a binary file?)" },
 };
@@ -243,12 +258,13 @@ static void restart_keys_name_the_keys_that_differ_and_only_those(void **state)
 	assert_string_equal(names, "");
 	assert_int_equal(load(state, "d.conf",
 			      "[xdp]\ninterfaces = eth2\nmode = native\n[bans]\nbans-max = 10\n"
-			      "[control]\nsocket-mode = 0640\n[state]\nfile = off\n",
+			      "[control]\nsocket-mode = 0640\n[state]\nfile = off\n"
+			      "[events]\nhistory-max = 500\n",
 			      &d, path, err), 0);
 	xbd_conf_restart_keys(&a, &d, names, sizeof(names));
-	assert_string_equal(names, "interfaces, mode, bans-max, [control], [state] file");
+	assert_string_equal(names, "interfaces, mode, bans-max, [control], [state] file, [events]");
 	xbd_conf_restart_keys(&b, &d, names, sizeof(names));
-	assert_string_equal(names, "interfaces, mode, bans-max, [control], [state] file");
+	assert_string_equal(names, "interfaces, mode, bans-max, [control], [state] file, [events]");
 	xbd_conf_free(&a);
 	xbd_conf_free(&b);
 	xbd_conf_free(&d);

@@ -17,6 +17,12 @@
 
 #define XBD_CONF_DEFAULT "/etc/xdpban/xdpban.conf"
 #define XBD_STATE_FILE_DEFAULT "/var/lib/xdpban/state"
+/* [events] history: a file name in the state file's directory; history-max: its bound in
+ * events (about 300 bytes each: some 3 MiB at the default). */
+#define XBD_HISTORY_DEFAULT "events"
+#define XBD_HISTORY_MAX_DEFAULT 10000u
+#define XBD_HISTORY_MAX_MIN 100u
+#define XBD_HISTORY_MAX_MAX 1000000u
 #define XBD_METRICS_DEFAULT "127.0.0.1:9433"
 #define XBD_MAX_IFACES 32
 #define XBD_MAX_LISTS 64
@@ -140,6 +146,9 @@ struct xbd_conf {
 	/* [state] */
 	char *state_file; /* NULL when "off" */
 	__u32 save_interval_s;
+	/* [events] */
+	char *history;       /* the history file's name, beside the state file; NULL: "off" */
+	__u32 history_max;   /* events it holds at most */
 	/* [escalation] */
 	struct xbd_escalation esc;
 	/* [ports]: the table of the port rules (user/lib/ports.h), allocated with the defaults;

@@ -189,6 +189,43 @@ static int parse_path_or_off(struct conf_parse *p, const struct conf_key *k, con
 	return 0;
 }
 
+/* A name, not a path: the history lives beside the state file, with its modes and owner. */
+static int parse_history(struct conf_parse *p, const struct conf_key *k, const char *value,
+			 char *why)
+{
+	char **field = FIELD(p, k, char *), *copy;
+
+	if (!strcmp(value, "off")) {
+		free(*field);
+		*field = NULL;
+		return 0;
+	}
+	if (!*value || strchr(value, '/') || !strcmp(value, ".") || !strcmp(value, "..") ||
+	    strlen(value) > NAME_MAX) {
+		snprintf(why, WHY_LEN,
+			 "not a file name (the file is in the state file's directory) or off");
+		return -EINVAL;
+	}
+	copy = strdup(value);
+	if (!copy)
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static int parse_history_max(struct conf_parse *p, const struct conf_key *k, const char *value,
+			     char *why)
+{
+	char err[XB_ERRLEN] = "";
+	int ret = xb_u32_parse(k->name, value, XBD_HISTORY_MAX_MIN, XBD_HISTORY_MAX_MAX,
+			       FIELD(p, k, __u32), err, sizeof(err));
+
+	if (ret)
+		snprintf(why, WHY_LEN, "%s", err[0] ? err : strerror(-ret));
+	return ret;
+}
+
 static int parse_list(struct conf_parse *p, const struct conf_key *k, const char *value,
 		      char *why)
 {
@@ -409,6 +446,8 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "metrics", "listen", parse_listen, 0, false },
 	{ "state", "file", parse_path_or_off, F(state_file), false },
 	{ "state", "save-interval", parse_duration_field, F(save_interval_s), false },
+	{ "events", "history", parse_history, F(history), false },
+	{ "events", "history-max", parse_history_max, F(history_max), false },
 	{ "escalation", "enabled", parse_bool, F(esc.enabled), false },
 	{ "escalation", "factor", parse_factor, 0, false },
 	{ "escalation", "max-ban-time", parse_duration_field, F(esc.max_ban_s), false },
@@ -466,11 +505,14 @@ int xbd_conf_defaults(struct xbd_conf *c, const char *path)
 	c->socket_mode = 0600;
 	c->state_file = strdup(XBD_STATE_FILE_DEFAULT);
 	c->save_interval_s = 60;
+	c->history = strdup(XBD_HISTORY_DEFAULT);
+	c->history_max = XBD_HISTORY_MAX_DEFAULT;
 	c->esc = (struct xbd_escalation){
 		.enabled = true, .factor = 2.0, .max_ban_s = 7 * 86400, .period_s = 7 * 86400,
 	};
 	c->ports = calloc(1, sizeof(*c->ports)); /* 64 KiB: never on a stack */
-	if (!c->path || !c->pin_dir || !c->socket_path || !c->state_file || !c->ports ||
+	if (!c->path || !c->pin_dir || !c->socket_path || !c->state_file || !c->history ||
+	    !c->ports ||
 	    xbd_conf_fleet_defaults(&c->fleet))
 		return -ENOMEM;
 	return set_listen(c, XBD_METRICS_DEFAULT, why);

@@ -14,7 +14,9 @@
 #include "conf_fleet.h"
 #include "conf_keys.h"
 #include "conf_load.h"
+#include "evhistory.h"
 #include "files.h"
+#include "runlists.h"
 
 /* Records the first error as "FILE:LINE: ..."; returns 0, which tells inih it failed. */
 __attribute__((format(printf, 2, 3))) static int parse_error(struct conf_parse *p,
@@ -155,6 +157,27 @@ static int check_fleet(struct conf_parse *p)
 	return -EINVAL;
 }
 
+/* The history beside the state file must not be the state file or its store of runtime lists,
+ * which its appends would spoil. */
+static int check_history(struct conf_parse *p)
+{
+	const struct xbd_conf *c = p->conf;
+	char *path = xbd_evhistory_path(c->state_file, c->history), *store;
+	bool clash;
+
+	if (!path)
+		return 0;
+	store = xbd_runtime_store(c->state_file);
+	clash = !strcmp(path, c->state_file) || (store && !strcmp(path, store));
+	if (clash)
+		snprintf(p->err, sizeof(p->err),
+			 "%s:%d: [events] history = '%s' is a file of [state] file (%s)", p->path,
+			 key_line(p, "history"), c->history, path);
+	free(path);
+	free(store);
+	return clash ? -EINVAL : 0;
+}
+
 static int check_cross_keys(struct conf_parse *p)
 {
 	const struct xbd_conf *c = p->conf;
@@ -169,7 +192,7 @@ static int check_cross_keys(struct conf_parse *p)
 			 p->path, line, a, b);
 		return -EINVAL;
 	}
-	return check_fleet(p);
+	return check_history(p) ?: check_fleet(p);
 }
 
 /* probe-icmp needs an open port list, which may come after it in the file: checked once the
@@ -316,6 +339,7 @@ void xbd_conf_free(struct xbd_conf *c)
 	free(c->socket_path);
 	free(c->metrics_listen);
 	free(c->state_file);
+	free(c->history);
 	free(c->ports);
 	xbd_conf_fleet_free(&c->fleet);
 	memset(c, 0, sizeof(*c));
@@ -370,6 +394,8 @@ void xbd_conf_restart_keys(const struct xbd_conf *a, const struct xbd_conf *b, c
 		add_name(buf, len, "[metrics] listen");
 	if (str_differs(a->state_file, b->state_file))
 		add_name(buf, len, "[state] file");
+	if (str_differs(a->history, b->history) || a->history_max != b->history_max)
+		add_name(buf, len, "[events]");
 	if (fleet_differs(&a->fleet, &b->fleet))
 		add_name(buf, len, "[fleet]");
 }
@@ -401,5 +427,7 @@ void xbd_conf_keep_restart_keys(struct xbd_conf *next, struct xbd_conf *old)
 	SWAP(next->metrics_addr, old->metrics_addr);
 	SWAP(next->metrics_addrlen, old->metrics_addrlen);
 	SWAP(next->state_file, old->state_file);
+	SWAP(next->history, old->history);
+	SWAP(next->history_max, old->history_max);
 	SWAP(next->fleet, old->fleet); /* the fleet's threads keep pointing at its strings */
 }

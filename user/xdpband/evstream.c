@@ -127,6 +127,8 @@ void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e)
 	struct json_object *o = event_json(e, es->ring.last + 1);
 	int ret = o ? xbd_evring_push(&es->ring, xb_json_line(o)) : -ENOMEM;
 
+	if (o)
+		xbd_evhistory_append(&es->history, xb_json_line(o)); /* says its own failure */
 	json_object_put(o);
 	if (e->kind == XBD_EVENT_BAN && e->length_ns)
 		told_put(es, &e->who, e->time_ns + e->length_ns);
@@ -207,30 +209,49 @@ int xbd_evstream_seed(struct xbd_evstream *es, const struct xb_maps *m)
 	return xb_ban_foreach(m, seed_ban, es);
 }
 
-/* The lines were made from JSON objects: reading them back costs a few hundred parses, once
- * per `events` request, instead of keeping an object per event. */
-struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es)
+int xbd_evstream_history(struct xbd_evstream *es, const char *path, __u32 max_events,
+			 char *err, size_t errlen)
 {
-	struct json_object *arr = json_object_new_array();
-	__u64 seq = xbd_evring_oldest(&es->ring);
+	return xbd_evhistory_open(&es->history, path, max_events, err, errlen);
+}
 
-	if (es->ring.last - seq + 1 > XBD_EVENTS_BACKLOG)
-		seq = es->ring.last - XBD_EVENTS_BACKLOG + 1;
-	for (; arr && seq <= es->ring.last; seq++) {
-		struct json_object *o = json_tokener_parse(xbd_evring_get(&es->ring, seq)->text);
+/* The lines were made from JSON objects: reading them back costs a parse each, once per
+ * `events` request, instead of keeping an object per event. */
+static int pick_ring(const struct xbd_evring *ring, struct xbd_evpick *pick)
+{
+	int ret = 0;
 
-		if (!o || json_object_array_add(arr, o)) {
-			json_object_put(o);
-			json_object_put(arr);
-			return NULL;
-		}
+	for (__u64 seq = xbd_evring_oldest(ring); !ret && seq <= ring->last; seq++) {
+		const struct xbd_evline *l = xbd_evring_get(ring, seq);
+
+		ret = xbd_evpick_line(pick, l->text, l->len - 1); /* without its '\n' */
 	}
-	return arr;
+	return ret;
+}
+
+struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es, time_t since, char *err,
+					 size_t errlen)
+{
+	struct xbd_evpick pick;
+	int ret = xbd_evpick_init(&pick, since, since ? 0 : XBD_EVENTS_BACKLOG);
+
+	if (!ret)
+		ret = es->history.path
+			      ? xbd_evhistory_read(es->history.path, &pick, err, errlen)
+			      : pick_ring(&es->ring, &pick);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (ret) {
+		xbd_evpick_free(&pick);
+		return NULL;
+	}
+	return xbd_evpick_take(&pick);
 }
 
 void xbd_evstream_free(struct xbd_evstream *es)
 {
 	xbd_evring_free(&es->ring);
+	xbd_evhistory_close(&es->history);
 	tdestroy(es->told, free);
 	memset(es, 0, sizeof(*es));
 }

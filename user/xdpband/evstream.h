@@ -2,13 +2,14 @@
  * (docs/control.md, "events"): every ban (errors, reports, manual, with its escalation),
  * unban and expiry as one JSON line, numbered and kept in the ring of recent events
  * (evring.h), from which every subscribed connection is sent it as its socket drains
- * (server.h). Expiries are found by the sweep from the bans the stream has told of, so a ban
+ * (server.h), and appended to the history file (evhistory.h). Expiries are found by the sweep from the bans the stream has told of, so a ban
  * the data path lifted itself is told of too, and logged here. Never changes a ban. */
 #ifndef XDPBAND_EVSTREAM_H
 #define XDPBAND_EVSTREAM_H
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include "evhistory.h"
 #include "evring.h"
 #include "libxdpban.h"
 
@@ -39,6 +40,7 @@ typedef void (*xbd_evstream_tap)(const struct xbd_event *e, void *ctx);
 
 struct xbd_evstream {
 	struct xbd_evring ring; /* ring.last: the sequence number of the last event */
+	struct xbd_evhistory history; /* history.path NULL: no history file */
 	void *told;     /* tsearch tree of the timed bans told of: prefix and expiry */
 	unsigned long told_n;
 	xbd_evstream_tap tap;  /* NULL: none */
@@ -53,9 +55,15 @@ int xbd_evstream_seed(struct xbd_evstream *es, const struct xb_maps *m);
 void xbd_evstream_publish(struct xbd_evstream *es, const struct xbd_event *e);
 /* Tells of every ban told of whose time has run out by now (CLOCK_BOOTTIME ns), and logs it. */
 void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns);
-/* The last XBD_EVENTS_BACKLOG events, oldest first, as a new JSON array (NULL: out of
- * memory). */
-struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es);
+/* Keeps every event from now on in the history file at path as well, bounded to max_events.
+ * 0, or -errno with one line in err. */
+int xbd_evstream_history(struct xbd_evstream *es, const char *path, __u32 max_events,
+			 char *err, size_t errlen);
+/* The events at or after since (Unix seconds; 0: all), the last XBD_EVENTS_BACKLOG of them
+ * without since, oldest first, as a new JSON array: from the history file, the events from
+ * before a restart with them, else from the ring. NULL with one line in err. */
+struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es, time_t since, char *err,
+					 size_t errlen);
 void xbd_evstream_free(struct xbd_evstream *es);
 
 #endif /* XDPBAND_EVSTREAM_H */

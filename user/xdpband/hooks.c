@@ -779,9 +779,10 @@ static int do_events(struct xbd *d, struct json_object *request, struct json_obj
 
 	if (ret)
 		return ret;
-	backlog = resume ? json_object_new_array() : xbd_evstream_backlog(&d->evs);
+	backlog = resume ? json_object_new_array() : xbd_evstream_backlog(&d->evs, 0, err, errlen);
 	if (!backlog) {
-		snprintf(err, errlen, "out of memory");
+		if (resume)
+			snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	json_object_object_add(reply, XB_F(EVENTS), backlog);

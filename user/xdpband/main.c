@@ -519,6 +519,21 @@ static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *li
 	return ret;
 }
 
+/* The history file beside the state file: none without a state file. */
+static int open_history(struct xbd *d, char *err, size_t errlen)
+{
+	char *path = xbd_evhistory_path(d->conf.state_file, d->conf.history);
+	int ret;
+
+	if (!path)
+		return 0;
+	ret = xbd_evstream_history(&d->evs, path, d->conf.history_max, err, errlen);
+	if (!ret)
+		pr_info("event history in %s (at most %u events)", path, d->conf.history_max);
+	free(path);
+	return ret;
+}
+
 static int start_services(struct xbd *d, char *err, size_t errlen)
 {
 	struct xb_control_ctx ctx = { .maps = &d->maps, .hooks = &d->hooks, .user = d };
@@ -529,6 +544,9 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot make the event stream's ring: %s", strerror(-ret));
 		return ret;
 	}
+	ret = open_history(d, err, errlen);
+	if (ret)
+		return ret;
 	ret = xbd_evstream_seed(&d->evs, &d->maps);
 	if (ret)
 		pr_warn("cannot read the bans in force: their expiry will not be in the event stream: %s",
