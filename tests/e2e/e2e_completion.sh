@@ -74,7 +74,9 @@ case_options() {
 			xdpban ban 192.0.2.1 -- &&
 		expect_words "--config --help --json --pin-dir --socket --verbose --version" \
 			xdpban --socket /x.sock query -- &&
-		expect_words "--for" xdpban ban --f
+		expect_words "--for" xdpban ban --f &&
+		expect_words "--since --socket" xdpban events --s &&
+		expect_words "" xdpban events --since "" # a time or a number: nothing to offer
 }
 
 # The keys offered are the keys `set` takes: the same list the CLI gives for a wrong key.

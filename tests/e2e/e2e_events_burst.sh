@@ -186,10 +186,10 @@ bad_since() {
 case_bad_since() {
 	local last
 	last=$(events_status seq)
-	bad_since --follow --since abc 2 "xdpban: bad --since 'abc': expected a sequence number, a whole number 0..9223372036854775807" &&
-		bad_since --follow --since -1 2 "xdpban: bad --since '-1': expected a sequence number, a whole number 0..9223372036854775807" &&
-		bad_since --follow --since 99999999999999999999 2 "xdpban: bad --since '99999999999999999999': expected a sequence number, a whole number 0..9223372036854775807" &&
-		bad_since --since 5 2 "xdpban: events: --since needs --follow" &&
+	bad_since --follow --since abc 2 "xdpban: bad --since 'abc': expected a sequence number (0..9223372036854775807, with --follow) or a time: RFC 3339 (2026-12-05T06:00:00Z), a duration ago (10m, 2h, 1d) or @UNIX-SECONDS" &&
+		bad_since --follow --since -1 2 "xdpban: bad --since '-1': expected a sequence number (0..9223372036854775807, with --follow) or a time: RFC 3339 (2026-12-05T06:00:00Z), a duration ago (10m, 2h, 1d) or @UNIX-SECONDS" &&
+		bad_since --follow --since 99999999999999999999 2 "xdpban: bad --since '99999999999999999999': a sequence number is 0..9223372036854775807" &&
+		bad_since --since 5 2 "xdpban: events: --since SEQ needs --follow (a time needs a unit, a date or @)" &&
 		bad_since --follow --since $((last + 1)) 1 "xdpban: field \"since\" is $((last + 1)), after the last event ($last)" || return 1
 	e2e_expect "since: a string" '{"ok":false,"error":"field \"since\" must be a sequence number (a whole number, 0 or more)"}' \
 		"$(xbd_request '{"cmd":"events","follow":true,"since":"5"}')" &&

@@ -131,6 +131,10 @@
 	  "`events`: the connection follows the stream after the reply (default false)")           \
 	X(SINCE, "since", "request; `events` reply; a subscriber's last line", "integer",          \
 	  "the sequence number of the last event the follower has: it resumes after it")           \
+	X(SINCE_UNIX, "since_unix", "request; `events` reply", "integer",                          \
+	  "`events`: the backlog is every event at or after this time, Unix seconds "              \
+	  "0..253402300799, not only the last 256 (with the history file, also from before a "     \
+	  "restart); not with `since`")                                                            \
 	X(OK, "ok", "every reply; a subscriber's last line", "boolean",                            \
 	  "whether the request was done")                                                          \
 	X(ERROR, "error", "every reply; a subscriber's last line", "string",                       \

@@ -2,7 +2,9 @@
  * persistence. Never store a converted wall time back into a map: the maps hold boot time only.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "libxdpban.h"
 #include "xdpban_time.h"
@@ -107,5 +109,141 @@ int xb_time_format(time_t wall, char *buf, size_t len)
 		*p++ = sep[i];
 	}
 	*p = '\0';
+	return 0;
+}
+
+/* The days from 1970-01-01 to a civil date: the inverse of civil_from_days. */
+static long long days_from_civil(long long year, unsigned int month, unsigned int day)
+{
+	long long y = year - (month <= 2);
+	long long era = (y >= 0 ? y : y - 399) / 400;
+	unsigned int yoe = (unsigned int)(y - era * 400);                    /* 0..399 */
+	unsigned int doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+	unsigned int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            /* 0..146096 */
+
+	return era * 146097 + (long long)doe - 719468;
+}
+
+/* width digits at *p, moved past them. */
+static bool take_digits(const char **p, int width, unsigned int *v)
+{
+	*v = 0;
+	for (int i = 0; i < width; i++, (*p)++) {
+		if (**p < '0' || **p > '9')
+			return false;
+		*v = *v * 10 + (unsigned int)(**p - '0');
+	}
+	return true;
+}
+
+static bool take_char(const char **p, const char *one_of)
+{
+	if (!**p || !strchr(one_of, **p))
+		return false;
+	(*p)++;
+	return true;
+}
+
+/* "Z", or "+HH:MM" / "-HH:MM": the seconds to take off the local time for UTC. */
+static bool take_offset(const char **p, long long *offset)
+{
+	unsigned int h, m;
+	int sign;
+
+	if (take_char(p, "Zz")) {
+		*offset = 0;
+		return true;
+	}
+	if (**p != '+' && **p != '-')
+		return false;
+	sign = *(*p)++ == '-' ? -1 : 1;
+	if (!take_digits(p, 2, &h) || !take_char(p, ":") || !take_digits(p, 2, &m) || h > 23 ||
+	    m > 59)
+		return false;
+	*offset = sign * (long long)(h * 3600 + m * 60);
+	return true;
+}
+
+static unsigned int days_in_month(unsigned int year, unsigned int month)
+{
+	static const unsigned char days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+	return days[month - 1] + (month == 2 && leap);
+}
+
+/* "2026-12-05T06:00:00Z", with fractions of a second (dropped) and an offset. */
+static bool rfc3339_parse(const char *p, long long *wall)
+{
+	unsigned int year, month, day, hour, min, sec;
+	long long offset;
+
+	if (!take_digits(&p, 4, &year) || !take_char(&p, "-") || !take_digits(&p, 2, &month) ||
+	    !take_char(&p, "-") || !take_digits(&p, 2, &day) || !take_char(&p, "Tt") ||
+	    !take_digits(&p, 2, &hour) || !take_char(&p, ":") || !take_digits(&p, 2, &min) ||
+	    !take_char(&p, ":") || !take_digits(&p, 2, &sec))
+		return false;
+	if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
+	    min > 59 || sec > 60) /* 60: a leap second */
+		return false;
+	if (take_char(&p, ".") && !(*p >= '0' && *p <= '9'))
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (!take_offset(&p, &offset) || *p)
+		return false;
+	*wall = days_from_civil(year, month, day) * 86400 + hour * 3600 + min * 60 + sec - offset;
+	return true;
+}
+
+/* "@1796450400". */
+static bool unix_parse(const char *p, long long *wall)
+{
+	size_t len = strlen(++p);
+	unsigned long long v = 0;
+
+	if (!len || len > 12 || strspn(p, "0123456789") != len)
+		return false;
+	for (; *p; p++)
+		v = v * 10 + (unsigned long long)(*p - '0');
+	*wall = (long long)v;
+	return true;
+}
+
+/* "10m", "1d12h": a duration ago; a bare number is not one here. */
+static bool ago_parse(const char *text, time_t now, long long *wall)
+{
+	size_t len = strlen(text);
+	char err[XB_ERRLEN];
+	__u32 seconds;
+
+	if (!len || text[len - 1] < 'a' || text[len - 1] > 'z' ||
+	    xb_duration_parse("", text, &seconds, err, sizeof(err)))
+		return false;
+	*wall = (long long)now - seconds;
+	return true;
+}
+
+int xb_time_parse(const char *what, const char *text, time_t now, time_t *wall, char *err,
+		  size_t errlen)
+{
+	char quoted[XB_ERRLEN];
+	long long t = -1;
+	bool ok = text[0] == '@' ? unix_parse(text, &t)
+				 : rfc3339_parse(text, &t) || ago_parse(text, now, &t);
+
+	if (!ok) {
+		snprintf(err, errlen,
+			 "bad %s '%s': expected a time: RFC 3339 (2026-12-05T06:00:00Z), a duration ago "
+			 "(10m, 2h, 1d) or @UNIX-SECONDS",
+			 what, xb_quote(text, quoted, sizeof(quoted)));
+		return -EINVAL;
+	}
+	if (t < 0 || t > XB_TIME_UNIX_MAX || t > (long long)now) {
+		snprintf(err, errlen, "bad %s '%s': %s", what, xb_quote(text, quoted, sizeof(quoted)),
+			 t < 0 ? "before 1970" : t > XB_TIME_UNIX_MAX ? "after 9999" : "in the future");
+		return -ERANGE;
+	}
+	*wall = (time_t)t;
 	return 0;
 }

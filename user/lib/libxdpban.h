@@ -321,6 +321,13 @@ time_t xb_boot_to_wall(__u64 boot_ns);
 __u64 xb_wall_to_boot(time_t wall);
 /* "2026-11-30T10:17:53Z". */
 int xb_time_format(time_t wall, char *buf, size_t len);
+/* A time of day as an operator writes one, into Unix seconds: RFC 3339 ("2026-12-05T06:00:00Z",
+ * with a fraction, dropped, or an offset "+01:00"), a duration ago with its unit
+ * (xb_duration_parse: "10m", "2h", "1d"; a bare number is not a time), or "@" and Unix
+ * seconds. From 1970 to now (0..XB_TIME_UNIX_MAX). -EINVAL/-ERANGE, message naming `what`. */
+#define XB_TIME_UNIX_MAX 253402300799LL /* 9999-12-31T23:59:59Z */
+int xb_time_parse(const char *what, const char *text, time_t now, time_t *wall, char *err,
+		  size_t errlen);
 
 /* Every entry of a map, through bpf_map_lookup_batch where the map type has it (get_next_key
  * otherwise). cb gets each key and value (a per-CPU map's value is ncpus values); a non-zero

@@ -43,12 +43,16 @@ enum param_type {
 	P_DURATION, /* seconds, or with s/m/h/d/w (xb_duration_parse); 1 s..10 years (__u32) */
 	P_COUNT,    /* 1..1000000000 (__u32) */
 	P_FILES,    /* the rest of the positionals (struct cli_files), at least one if required */
-	P_SEQ,      /* an event's sequence number, 0..INT64_MAX (struct cli_seq) */
+	P_SINCE,    /* an event's sequence number, 0..INT64_MAX, or a time (struct cli_since) */
 };
 
-/* A sequence number, and whether it was given at all (0 is one). */
-struct cli_seq {
-	__u64 v;
+/* Where `events` starts: after an event's sequence number (digits only), or at a time
+ * (xb_time_parse: RFC 3339, a duration ago with its unit, @UNIX-SECONDS); set: given at all
+ * (0 is a sequence number). */
+struct cli_since {
+	__u64 seq;
+	time_t wall;
+	bool is_time;
 	bool set;
 };
 
@@ -151,7 +155,7 @@ const char *render_duration(int64_t s, char *buf, size_t len);
 struct events_args {
 	bool json;
 	bool follow;
-	struct cli_seq since; /* resume after this event */
+	struct cli_since since; /* resume after this event, or start at this time */
 };
 extern const struct param events_params[];
 int do_events(const struct cli *cli, const void *args);

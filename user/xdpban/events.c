@@ -1,5 +1,6 @@
-/* events.c - `xdpban events`: the daemon's backlog of ban events and, with --follow, its
- * stream, from the start or after a given event (docs/control.md, "events"). Only the daemon
+/* events.c - `xdpban events`: the daemon's backlog of ban events (or every one from a given
+ * time) and, with --follow, its stream, from the start or after a given event
+ * (docs/control.md, "events"). Only the daemon
  * has events: without it this fails. */
 #include <errno.h>
 #include <stdio.h>
@@ -17,8 +18,10 @@ const struct param events_params[] = {
 	  "go on printing each event as it happens, until interrupted" },
 	{ "--json", 0, P_FLAG, false, offsetof(struct events_args, json), NULL,
 	  "print each event as one JSON object a line" },
-	{ "--since", 0, P_SEQ, false, offsetof(struct events_args, since), "SEQ",
-	  "with --follow: no backlog; every event after event SEQ, then follow" },
+	{ "--since", 0, P_SINCE, false, offsetof(struct events_args, since), "WHEN",
+	  "a time (2026-12-05T06:00:00Z; 10m, 2h, 1d ago; @UNIX-SECONDS): every event from then "
+	  "on, also from before a restart, not only the last 256; or a sequence number (digits, "
+	  "with --follow): no backlog, every event after that one" },
 	{ NULL },
 };
 
@@ -145,8 +148,8 @@ int do_events(const struct cli *cli, const void *args)
 	const char *line;
 	int fd, ret;
 
-	if (a->since.set && !a->follow) {
-		pr_warn("events: --since needs --follow");
+	if (a->since.set && !a->since.is_time && !a->follow) {
+		pr_warn("events: --since SEQ needs --follow (a time needs a unit, a date or @)");
 		json_object_put(req);
 		return EXIT_USAGE;
 	}
@@ -156,9 +159,12 @@ int do_events(const struct cli *cli, const void *args)
 	}
 	json_object_object_add(req, XB_F(CMD), json_object_new_string(XB_CMD(EVENTS)));
 	json_object_object_add(req, XB_F(FOLLOW), json_object_new_boolean(a->follow));
-	if (a->since.set)
+	if (a->since.is_time)
+		json_object_object_add(req, XB_F(SINCE_UNIX),
+				       json_object_new_int64((int64_t)a->since.wall));
+	else if (a->since.set)
 		json_object_object_add(req, XB_F(SINCE),
-				       json_object_new_int64((int64_t)a->since.v));
+				       json_object_new_int64((int64_t)a->since.seq));
 	fd = xb_control_connect(cli->socket_path, err, sizeof(err));
 	if (fd < 0) {
 		pr_warn("events come from the daemon, and it does not answer: %s", err);

@@ -35,23 +35,35 @@ static bool is_positional(const struct param *p)
 	return strncmp(p->name, "--", 2) != 0;
 }
 
-/* A sequence number as JSON carries it: digits only, at most INT64_MAX. 0 or -EINVAL. */
-static int parse_seq(const char *what, const char *text, struct cli_seq *out, char *err,
-		     size_t errlen)
+/* A sequence number as JSON carries it: digits only, at most INT64_MAX; anything else is a
+ * time. 0 or -EINVAL/-ERANGE. */
+static int parse_since(const char *what, const char *text, struct cli_since *out, char *err,
+		       size_t errlen)
 {
 	char quoted[XB_ERRLEN];
 	size_t len = strlen(text);
-	unsigned long long v = 0;
+	unsigned long long v;
+	int ret;
 
-	errno = 0;
-	if (len && strspn(text, "0123456789") == len)
-		v = strtoull(text, NULL, 10);
-	if (!len || strspn(text, "0123456789") != len || errno || v > INT64_MAX) {
-		snprintf(err, errlen, "bad %s '%s': expected a sequence number, a whole number 0..%lld",
-			 what, xb_quote(text, quoted, sizeof(quoted)), (long long)INT64_MAX);
-		return -EINVAL;
+	if (!len || strspn(text, "0123456789") != len) {
+		ret = xb_time_parse(what, text, time(NULL), &out->wall, err, errlen);
+		if (ret == -EINVAL) /* neither form: say both */
+			snprintf(err, errlen,
+				 "bad %s '%s': expected a sequence number (0..%lld, with --follow) or a "
+				 "time: RFC 3339 (2026-12-05T06:00:00Z), a duration ago (10m, 2h, 1d) or "
+				 "@UNIX-SECONDS",
+				 what, xb_quote(text, quoted, sizeof(quoted)), (long long)INT64_MAX);
+		out->is_time = out->set = !ret;
+		return ret;
 	}
-	out->v = v;
+	errno = 0;
+	v = strtoull(text, NULL, 10);
+	if (errno || v > INT64_MAX) {
+		snprintf(err, errlen, "bad %s '%s': a sequence number is 0..%lld", what,
+			 xb_quote(text, quoted, sizeof(quoted)), (long long)INT64_MAX);
+		return -ERANGE;
+	}
+	out->seq = v;
 	out->set = true;
 	return 0;
 }
@@ -91,8 +103,8 @@ static int store_value(const struct param *p, const char *text, void *dst)
 	case P_COUNT:
 		ret = xb_u32_parse(what, text, 1, XDPBAN_LIMIT_MAX, dst, err, sizeof(err));
 		break;
-	case P_SEQ:
-		ret = parse_seq(what, text, dst, err, sizeof(err));
+	case P_SINCE:
+		ret = parse_since(what, text, dst, err, sizeof(err));
 		break;
 	case P_FILES: {
 		struct cli_files *f = dst;

@@ -233,7 +233,8 @@ struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es, time_t s
 					 size_t errlen)
 {
 	struct xbd_evpick pick;
-	int ret = xbd_evpick_init(&pick, since, since ? 0 : XBD_EVENTS_BACKLOG);
+	int ret = since >= 0 ? xbd_evpick_init(&pick, since, 0)
+			     : xbd_evpick_init(&pick, 0, XBD_EVENTS_BACKLOG);
 
 	if (!ret)
 		ret = es->history.path

@@ -59,8 +59,8 @@ void xbd_evstream_expire(struct xbd_evstream *es, __u64 now_ns);
  * 0, or -errno with one line in err. */
 int xbd_evstream_history(struct xbd_evstream *es, const char *path, __u32 max_events,
 			 char *err, size_t errlen);
-/* The events at or after since (Unix seconds; 0: all), the last XBD_EVENTS_BACKLOG of them
- * without since, oldest first, as a new JSON array: from the history file, the events from
+/* The events at or after since (Unix seconds), every one of them; with since -1, the last
+ * XBD_EVENTS_BACKLOG events; oldest first, as a new JSON array: from the history file, the events from
  * before a restart with them, else from the ring. NULL with one line in err. */
 struct json_object *xbd_evstream_backlog(const struct xbd_evstream *es, time_t since, char *err,
 					 size_t errlen);

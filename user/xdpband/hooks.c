@@ -718,6 +718,20 @@ static int events_since(const struct xbd *d, struct json_object *val, __u64 *sin
 	return 0;
 }
 
+/* "since_unix" of `events`: a time, as Unix seconds. 0 or -EINVAL. */
+static int events_since_unix(struct json_object *val, time_t *since, char *err, size_t errlen)
+{
+	__s64 v = json_object_get_int64(val);
+
+	if (!json_object_is_type(val, json_type_int) || v < 0 || v > XB_TIME_UNIX_MAX) {
+		snprintf(err, errlen, "field \"%s\" must be a time in Unix seconds, 0..%lld",
+			 XB_F(SINCE_UNIX), XB_TIME_UNIX_MAX);
+		return -EINVAL;
+	}
+	*since = (time_t)v;
+	return 0;
+}
+
 /* A resume the ring can no longer make whole is refused, never silently shortened: the
  * follower learns how many events it lost and where it may go on from. 0 or -ERANGE. */
 static int events_held(const struct xbd *d, __u64 since, char *err, size_t errlen)
@@ -733,13 +747,19 @@ static int events_held(const struct xbd *d, __u64 since, char *err, size_t errle
 	return -ERANGE;
 }
 
-/* The fields of `events`: "follow" (a boolean) and "since" (with follow only). */
+/* The fields of `events`: "follow" (a boolean), "since" (with follow only) and "since_unix"
+ * (not with since). */
 static int events_fields(const struct xbd *d, struct json_object *request, bool *follow,
-			 __u64 *since, bool *resume, char *err, size_t errlen)
+			 __u64 *since, bool *resume, time_t *from, char *err, size_t errlen)
 {
 	json_object_object_foreach(request, key, val) {
 		if (!strcmp(key, XB_F(CMD)))
 			continue;
+		if (!strcmp(key, XB_F(SINCE_UNIX))) {
+			if (events_since_unix(val, from, err, errlen))
+				return -EINVAL;
+			continue;
+		}
 		if (!strcmp(key, XB_F(SINCE))) {
 			if (events_since(d, val, since, err, errlen))
 				return -EINVAL;
@@ -763,23 +783,31 @@ static int events_fields(const struct xbd *d, struct json_object *request, bool 
 			 XB_F(FOLLOW));
 		return -EINVAL;
 	}
+	if (*resume && *from >= 0) {
+		snprintf(err, errlen, "fields \"%s\" and \"%s\" cannot go together", XB_F(SINCE),
+			 XB_F(SINCE_UNIX));
+		return -EINVAL;
+	}
 	return *resume ? events_held(d, *since, err, errlen) : 0;
 }
 
-/* {"cmd": "events", "follow": BOOL, "since": SEQ}: the backlog, and with follow every later
- * event on the same connection; with since, no backlog, and the stream starts after event
- * SEQ (docs/control.md). Read access is enough. */
+/* {"cmd": "events", "follow": BOOL, "since": SEQ, "since_unix": TIME}: the backlog (with
+ * since_unix every event from TIME on), and with follow every later event on the same
+ * connection; with since, no backlog, and the stream starts after event SEQ
+ * (docs/control.md). Read access is enough. */
 static int do_events(struct xbd *d, struct json_object *request, struct json_object *reply,
 		     char *err, size_t errlen)
 {
 	bool follow = false, resume = false;
 	struct json_object *backlog;
+	time_t from = -1; /* no since_unix */
 	__u64 since = 0;
-	int ret = events_fields(d, request, &follow, &since, &resume, err, errlen);
+	int ret = events_fields(d, request, &follow, &since, &resume, &from, err, errlen);
 
 	if (ret)
 		return ret;
-	backlog = resume ? json_object_new_array() : xbd_evstream_backlog(&d->evs, 0, err, errlen);
+	backlog = resume ? json_object_new_array()
+			 : xbd_evstream_backlog(&d->evs, from, err, errlen);
 	if (!backlog) {
 		if (resume)
 			snprintf(err, errlen, "out of memory");
@@ -789,6 +817,8 @@ static int do_events(struct xbd *d, struct json_object *request, struct json_obj
 	json_object_object_add(reply, XB_F(FOLLOW), json_object_new_boolean(follow));
 	if (resume)
 		json_object_object_add(reply, XB_F(SINCE), json_object_new_int64((__s64)since));
+	if (from >= 0)
+		json_object_object_add(reply, XB_F(SINCE_UNIX), json_object_new_int64(from));
 	if (follow)
 		xbd_server_subscribe(&d->server, &d->evs.ring,
 				     (resume ? since : d->evs.ring.last) + 1);
