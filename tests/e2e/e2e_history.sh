@@ -7,8 +7,9 @@
 # writing) is skipped with a warning and the next event is a whole line; `xdpban events
 # --since TIME` shows the events from TIME on, from the history, for a time in RFC 3339, a
 # duration ago and @UNIX-SECONDS, with --json and --follow, and refuses a bad time with one
-# line and exit status 2; with history = off there is no file; `save` with no state file says
-# so in one line.
+# line and exit status 2; with history = off there is no file; a history that cannot be
+# opened is one warning and the daemon runs without it; `save` with no state file says so in
+# one line.
 #
 # Everything it makes (namespaces, daemon, pins, files) is removed on any exit, through the
 # daemon helpers' cleanup (tests/e2e/e2e_lib.sh). Needs root; skips without it.
@@ -18,7 +19,8 @@ cd "$(dirname "$0")/../.." || exit 1
 source tests/e2e/e2e_lib.sh
 
 CASES=(events_survive_restart history_trimmed_past_its_bound torn_last_line_skipped
-	since_filters_by_time since_refuses_bad_times history_off_no_file save_without_state_file)
+	since_filters_by_time since_refuses_bad_times history_off_no_file unusable_history_warned
+	save_without_state_file)
 XBD_NS_TAG=xbhi- xbd_begin hi "${CASES[@]}"
 XBD_HIST=$XBD_TMP/events
 
@@ -187,6 +189,17 @@ case_off() {
 		e2e_expect "the ring's events, --since 1h" "ban 192.0.2.203" "$(events_seen --since 1h)"
 }
 
+# A directory where the history should be: one warning, and the daemon runs without it.
+case_unusable() {
+	rm -f "$XBD_HIST"
+	mkdir "$XBD_HIST" && e2e_defer rmdir "$XBD_HIST"
+	restart || return 1
+	xbd_log_has "cannot open the event history $XBD_HIST: Is a directory; running without the event history" ||
+		{ E2E_WHY="no warning: $(grep -i 'event history' "$XBD_LOG" | tail -1)"; return 1; }
+	e2e_run xbd_cli ban 192.0.2.204 || return 1
+	e2e_expect "the ring's events" "ban 192.0.2.204" "$(events_seen)"
+}
+
 case_save_off() {
 	restart || return 1 # the config's [state] file, then off
 	xbd_stop TERM
@@ -208,5 +221,6 @@ e2e_case torn_last_line_skipped case_torn
 e2e_case since_filters_by_time case_since
 e2e_case since_refuses_bad_times case_since_bad
 e2e_case history_off_no_file case_off
+e2e_case unusable_history_warned case_unusable
 e2e_case save_without_state_file case_save_off
 e2e_finish

@@ -519,19 +519,21 @@ static int load_config(struct xbd *d, const struct args *a, struct xbd_lists *li
 	return ret;
 }
 
-/* The history file beside the state file: none without a state file. */
-static int open_history(struct xbd *d, char *err, size_t errlen)
+/* The history file beside the state file: none without a state file. One that cannot be
+ * opened is said and done without, as a state file that cannot be written is: the filtering
+ * must not wait for a record of it. */
+static void open_history(struct xbd *d)
 {
 	char *path = xbd_evhistory_path(d->conf.state_file, d->conf.history);
-	int ret;
+	char err[XB_ERRLEN];
 
 	if (!path)
-		return 0;
-	ret = xbd_evstream_history(&d->evs, path, d->conf.history_max, err, errlen);
-	if (!ret)
+		return;
+	if (xbd_evstream_history(&d->evs, path, d->conf.history_max, err, sizeof(err)))
+		pr_warn("%s; running without the event history", err);
+	else
 		pr_info("event history in %s (at most %u events)", path, d->conf.history_max);
 	free(path);
-	return ret;
 }
 
 static int start_services(struct xbd *d, char *err, size_t errlen)
@@ -544,9 +546,7 @@ static int start_services(struct xbd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot make the event stream's ring: %s", strerror(-ret));
 		return ret;
 	}
-	ret = open_history(d, err, errlen);
-	if (ret)
-		return ret;
+	open_history(d);
 	ret = xbd_evstream_seed(&d->evs, &d->maps);
 	if (ret)
 		pr_warn("cannot read the bans in force: their expiry will not be in the event stream: %s",
