@@ -3,14 +3,15 @@
  * its bound the oldest quarter goes and the file never holds more; a cut last line (a crash
  * while writing) is skipped by the reader and cut off by the next open, so the next line is
  * whole; lines that are not events are skipped, never the whole file; a time keeps the events
- * at or after it; the file is made mode 0600 beside a missing directory made 0700. Files in a
- * scratch directory: no root, no maps.
+ * at or after it; the file is made mode 0600 beside a missing directory made 0700; what
+ * cannot be a history is said in one line. Files in a scratch directory: no root, no maps.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
@@ -212,6 +213,29 @@ static void missing_is_empty(void **state)
 	json_object_put(events);
 }
 
+/* What cannot be a history is said in one line naming it: a directory in its place, a
+ * directory that cannot be made (a file in the way). */
+static void unusable_said(void **state)
+{
+	struct tmpdir *d = *state;
+	char path[PATH_MAX], err[512], want[PATH_MAX + 128];
+	struct xbd_evhistory h;
+
+	tmpdir_path(d, "dir", path);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_not_equal(xbd_evhistory_open(&h, path, 100, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "cannot open the event history %s: Is a directory", path);
+	assert_string_equal(err, want);
+	assert_int_equal(h.fd, -1);
+	assert_null(h.path);
+	assert_int_equal(tmpdir_write_text(d, "file", "x", NULL), 0);
+	tmpdir_path(d, "file/events", path);
+	assert_int_equal(xbd_evhistory_open(&h, path, 100, err, sizeof(err)), -ENOTDIR);
+	snprintf(want, sizeof(want), "cannot open the event history %s: Not a directory", path);
+	assert_string_equal(err, want);
+	xbd_evhistory_close(&h); /* closed already: nothing happens */
+}
+
 static void path_beside_the_state_file(void **state)
 {
 	char *p = xbd_evhistory_path("/var/lib/xdpban/state", "events");
@@ -235,6 +259,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bad_lines_skipped, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(since_a_time, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(missing_is_empty, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(unusable_said, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test(path_beside_the_state_file),
 	};
 

@@ -40,25 +40,28 @@ static int write_nothing(FILE *f, void *ctx)
 static int open_append(const char *path, int *fd, char *err, size_t errlen)
 {
 	struct stat st;
+	int ret = 0;
 
 	*fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (*fd < 0 && errno == ENOENT &&
-	    !xbd_file_save(path, WHAT, write_nothing, NULL, err, errlen))
+	if (*fd < 0 && errno == ENOENT) {
+		ret = xbd_file_save(path, WHAT, write_nothing, NULL, err, errlen);
+		if (ret)
+			return ret; /* said in err: "cannot save the event history to PATH: ..." */
 		*fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (*fd < 0) {
-		int ret = -errno;
-
-		snprintf(err, errlen, "cannot open %s %s: %s", WHAT, path, strerror(errno));
-		return ret;
 	}
-	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
+	if (*fd < 0 || fstat(*fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open %s %s: %s", WHAT, path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
 		snprintf(err, errlen, "%s %s is %s, not a regular file", WHAT, path,
 			 xbd_file_kind(st.st_mode));
-		close(*fd);
-		*fd = -1;
-		return -EINVAL;
 	}
-	return 0;
+	if (ret && *fd >= 0)
+		close(*fd);
+	if (ret)
+		*fd = -1;
+	return ret;
 }
 
 /* The lines of the file (its '\n's) and the length of its whole lines. 0 or -errno. */
@@ -142,12 +145,10 @@ static int trim(struct xbd_evhistory *h, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	ret = open_append(h->path, &fd, err, errlen);
-	if (ret)
-		return ret;
-	close(h->fd);
-	h->fd = fd;
+	close(h->fd); /* the file it was open on is gone: never append there */
+	h->fd = ret ? -1 : fd;
 	h->held = keep;
-	return 0;
+	return ret;
 }
 
 int xbd_evhistory_open(struct xbd_evhistory *h, const char *path, __u32 max_events, char *err,
