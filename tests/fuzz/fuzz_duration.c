@@ -1,8 +1,9 @@
 /* fuzz_duration.c - libFuzzer harness for the value parsers of user/lib/config.c:
  * xb_duration_parse (durations in the config file, `xdpban set`, `ban --for` and the control
  * socket), and beside it xb_u32_parse, xb_classes_parse/xb_classes_format, xb_learn_parse/
- * xb_learn_format, xb_spoof_parse and xb_config_set, which the config file and `set` share.
- * No seam is needed: they are pure functions of their text.
+ * xb_learn_format, xb_spoof_parse and xb_config_set, which the config file and `set` share,
+ * and xb_time_parse (user/lib/clock.c, `events --since`), which takes durations too. No seam
+ * is needed: they are pure functions of their text (and of a fixed "now").
  *
  * Each input is one text (cut at its first NUL) given to every parser. Checked against the
  * documented contract (libxdpban.h): a refusal is -EINVAL or -ERANGE with a one-line message
@@ -12,7 +13,8 @@
  * and a second parse; an accepted number is plain digits in range; an accepted class list
  * formats and parses back to the same mask, and an accepted learning rate or spoof mode to
  * the same value; `set` of any key leaves a valid
- * config or no change at all. "KEY VALUE" and "KEY=VALUE" inputs also try that key.
+ * config or no change at all; an accepted time is 0..now, now minus the duration for a
+ * duration, and survives xb_time_format and a second parse. "KEY VALUE" and "KEY=VALUE" inputs also try that key.
  *
  * Inputs are kept to 128 bytes (fuzz-options below): longer values are refused at once.
  */
@@ -151,6 +153,28 @@ static void fuzz_set(const char *key, const char *value)
 		fz_check(xdpban_config_valid(&cfg), "set %s '%s' left an invalid config", key, value);
 }
 
+static void fuzz_time(const char *text)
+{
+	const time_t now = 1796450400; /* 2026-12-05T06:00:00Z */
+	time_t t = UNTOUCHED, again = UNTOUCHED;
+	char err[XB_ERRLEN], back[32];
+	size_t n = strlen(text);
+	__u32 ago;
+	int ret = xb_time_parse("--since", text, now, &t, err, sizeof(err));
+
+	if (refused(ret, err, "xb_time_parse", text, t == UNTOUCHED))
+		return;
+	fz_check(t >= 0 && t <= now, "'%s' gave %lld, not 0..now", text, (long long)t);
+	if (n && text[n - 1] >= 'a' && text[n - 1] <= 'y' &&
+	    !xb_duration_parse("ago", text, &ago, err, sizeof(err)))
+		fz_check(t == now - (time_t)ago, "'%s' gave %lld, not now - %u", text, (long long)t,
+			 ago);
+	fz_check(!xb_time_format(t, back, sizeof(back)), "%lld does not format", (long long)t);
+	ret = xb_time_parse("--since", back, now, &again, err, sizeof(err));
+	fz_check(!ret && again == t, "'%s' gave %lld, formatted '%s', parsed back %d: %lld",
+		 text, (long long)t, back, ret, (long long)again);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const keys[] = { "limit", "window", "ban-time", "ipv6-prefix", "errors",
@@ -162,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_u32(text, XDPBAN_V6_PREFIX_MIN, XDPBAN_V6_PREFIX_MAX);
 	fuzz_classes(text);
 	fuzz_spoof(text);
+	fuzz_time(text);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		fuzz_set(keys[i], text);
 	sep = strpbrk(text, " =");
