@@ -46,6 +46,9 @@ xbd_flood_stop() { kill "$XBD_FLOOD_PID" 2>/dev/null && wait "$XBD_FLOOD_PID" 2>
 # xbd_flood_stat AS EXPR: EXPR over the flood's counts, bound to d.
 xbd_flood_stat() { xbd_json "$2" 2>/dev/null <"$XBD_HOLD/$1.json"; }
 
+# xbd_flood_tried AS COUNT: AS's flood has tried each of its COUNT connections.
+xbd_flood_tried() { [[ $(xbd_flood_stat "$1" 'd["opened"] + d["connect_failed"]') == "$2" ]]; }
+
 # xbd_root_answers TIMES: root's `xdpban status` answers within 2 s, TIMES times in a row.
 xbd_root_answers() {
 	local i out
@@ -109,8 +112,9 @@ case_member() {
 # --- root's own 2000 idle connections: a new root client still gets in at once ---
 case_root_idle() {
 	xbd_flood root 2000 hold
-	xbd_wait_until [ "$(xbd_flood_stat root 'd["opened"] + d["connect_failed"]')" = 2000 ]
-	if ! xbd_root_answers 5; then
+	if ! xbd_wait_until xbd_flood_tried root 2000; then
+		xbd_fail root_idle_connections_do_not_keep_root_out "the flood did not try its 2000 connections: $(head -c 300 "$XBD_HOLD/root.json" 2>&1)"
+	elif ! xbd_root_answers 5; then
 		xbd_fail root_idle_connections_do_not_keep_root_out "behind 2000 idle root connections: $E2E_WHY"
 	elif [[ $(xbd_flood_stat root 'd["seen"]') != *"a new connection needed the slot of this idle one"* ]]; then
 		xbd_fail root_idle_connections_do_not_keep_root_out "no idle connection gave its slot: $(xbd_flood_stat root 'd["seen"]' | head -c 300)"
