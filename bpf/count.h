@@ -151,7 +151,8 @@ static __always_inline void ban_event(const struct xdpban_key *key, __u64 start_
 	ev->count = count;
 	ev->reason = reason;
 	ev->classes = classes;
-	ev->pad[0] = ev->pad[1] = 0;
+	ev->flags = config_get()->mode == XDPBAN_MODE_OBSERVE ? XDPBAN_EVENT_OBSERVED : 0;
+	ev->pad = 0;
 	bpf_ringbuf_submit(ev, 0);
 }
 

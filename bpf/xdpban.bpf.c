@@ -44,6 +44,18 @@ static __always_inline __u32 error_verdict(const struct xdpban_config *cfg, __u3
 						 : XDPBAN_STAT_DROP_ERROR;
 }
 
+/* The verdict of a packet a ban or a list would drop (drop: its XDPBAN_STAT_DROP_* row). In
+ * observe mode it passes, counted under its observed row, unless its errors are dropped as
+ * the config says (a probe is not confirmed yet at this point: it passes). */
+static __always_inline __u32 list_or_ban_drop(const struct xdpban_config *cfg, __u32 drop,
+					      __u32 classes, __u64 bytes)
+{
+	if (cfg->mode == XDPBAN_MODE_ENFORCE)
+		return drop;
+	stat_add(XDPBAN_STAT_OBSERVED_OF(drop), 1, bytes);
+	return error_verdict(cfg, classes & ~XDPBAN_CLASS_PROBE);
+}
+
 /* Runs the stages; returns the verdict as a statistics reason, and the frame's length (every
  * buffer of it) in *bytes. */
 static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
@@ -82,10 +94,11 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	case XDPBAN_POLICY_TRUSTED:
 		return XDPBAN_STAT_PASSED_TRUSTED;
 	case XDPBAN_POLICY_DENY:
-		return XDPBAN_STAT_DROP_DENY;
+		return list_or_ban_drop(cfg, XDPBAN_STAT_DROP_DENY, classes, p.bytes);
 	case XDPBAN_POLICY_NOT_ALLOWED:
 		if (!allow_exempt(ctx, &p))
-			return XDPBAN_STAT_DROP_NOT_ALLOWED;
+			return list_or_ban_drop(cfg, XDPBAN_STAT_DROP_NOT_ALLOWED, classes,
+						p.bytes);
 	}
 
 	if (!classes)
@@ -93,7 +106,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	banned = ban_check(&key, seed, hash, p.bytes);
 	STAGE_END(CUT_BAN, banned);
 	if (banned)
-		return XDPBAN_STAT_DROP_BANNED;
+		return list_or_ban_drop(cfg, XDPBAN_STAT_DROP_BANNED, classes, p.bytes);
 
 	classes = probe_confirm(ctx, &p, classes);
 	STAGE_END(CUT_CLASSIFY, classes);

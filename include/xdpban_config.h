@@ -64,6 +64,15 @@ enum xdpban_cfg_policy {
 };
 #define XDPBAN_CFG_POLICY_ALL XDPBAN_CFG_ALLOW_ONLY
 
+/* config.mode: what a ban or a deny or not-allowed verdict does to the packet. In observe
+ * mode it passes and is counted under its observed_* statistic (xdpban_stats.h); counting,
+ * bans and events go on as in enforce mode, so that switching back applies the bans in time.
+ * 0, the all-zero entry of a plain `ip link` load, enforces. */
+enum xdpban_mode {
+	XDPBAN_MODE_ENFORCE = 0,
+	XDPBAN_MODE_OBSERVE = 1,
+};
+
 #define XDPBAN_V6_PREFIX_MIN 32u
 #define XDPBAN_V6_PREFIX_MAX 128u
 #define XDPBAN_LIMIT_MAX 1000000000u
@@ -86,7 +95,8 @@ struct xdpban_config {
 			   * 0..XDPBAN_LEARN_SHIFT_MAX, or XDPBAN_LEARN_OFF */
 	__u8 ports;       /* XDPBAN_PORTS_* bits: which port rules are in force (xdpban_ports.h) */
 	__u8 policy;      /* XDPBAN_CFG_* bits: what the policy tries hold */
-	__u8 pad[2];      /* zero */
+	__u8 mode;        /* enum xdpban_mode */
+	__u8 pad;         /* zero */
 };
 
 /* True when every field is in range. Both sides use it: userspace refuses a bad config, the
@@ -100,7 +110,8 @@ static inline int xdpban_config_valid(const struct xdpban_config *c)
 	       c->v6_prefix <= XDPBAN_V6_PREFIX_MAX && c->spoof <= XDPBAN_SPOOF_VERIFIED &&
 	       c->hop_tolerance <= XDPBAN_HOP_TOLERANCE_MAX &&
 	       (c->learn_shift <= XDPBAN_LEARN_SHIFT_MAX || c->learn_shift == XDPBAN_LEARN_OFF) &&
-	       (c->ports & ~XDPBAN_PORTS_ALL) == 0 && (c->policy & ~XDPBAN_CFG_POLICY_ALL) == 0;
+	       (c->ports & ~XDPBAN_PORTS_ALL) == 0 && (c->policy & ~XDPBAN_CFG_POLICY_ALL) == 0 &&
+	       c->mode <= XDPBAN_MODE_OBSERVE;
 }
 
 #define XDPBAN_CONFIG_DEFAULTS                                                                 \

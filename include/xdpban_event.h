@@ -14,7 +14,12 @@ struct xdpban_event {
 	__u32 count;           /* error count that crossed the limit */
 	__u8 reason;           /* enum xdpban_ban_reason */
 	__u8 classes;          /* enum xdpban_class bits of the crossing error */
-	__u8 pad[2];
+	__u8 flags;            /* XDPBAN_EVENT_* bits */
+	__u8 pad;
 };
+
+/* flags: the ban was made in observe mode (xdpban_config.h): it drops nothing until the mode
+ * is enforce again. */
+#define XDPBAN_EVENT_OBSERVED 0x01
 
 #endif /* XDPBAN_EVENT_H */

@@ -6,7 +6,9 @@
  * slots are verdicts: every packet lands in exactly one of them, so they add up to the packets
  * seen. The rest are events, recorded with the packet that caused them (reports from
  * userspace record their error count as packets, 0 bytes). Never reorder the rows: their
- * position is the slot (a pin of another length is another version's: xdpband refuses it).
+ * position is the slot. A new row goes at the end, so that a pin of an older, shorter layout
+ * holds the same rows at the same slots: xdpband carries its counts over into a new map
+ * (user/xdpband/load.c); a pin longer than this layout is a newer version's, refused.
  */
 #ifndef XDPBAN_STATS_H
 #define XDPBAN_STATS_H
@@ -49,7 +51,13 @@
 	  "Error packets of class protocol: datagrams to a guarded port that break its "         \
 	  "protocol.")                                                                          \
 	E(CLASS_PROBE, "class_probe",                                                          \
-	  "Error packets of class probe: a SYN or datagram to a closed port, or an echo request.")
+	  "Error packets of class probe: a SYN or datagram to a closed port, or an echo request.") \
+	E(OBSERVED_DENY, "observed_deny",                                                      \
+	  "Packets a deny policy entry would have dropped, passed in observe mode.")            \
+	E(OBSERVED_NOT_ALLOWED, "observed_not_allowed",                                        \
+	  "Packets allow-only mode would have dropped, passed in observe mode.")                \
+	E(OBSERVED_BANNED, "observed_banned",                                                  \
+	  "Packets of banned sources that would have been dropped, passed in observe mode.")
 
 #define XDPBAN_STAT_ENUM_(id, name, help) XDPBAN_STAT_##id,
 enum xdpban_stat {
@@ -69,6 +77,13 @@ _Static_assert(XDPBAN_STAT_CLASS_PROBE - XDPBAN_STAT_CLASS_MALFORMED + 1 == XDPB
 		       XDPBAN_STAT_CLASS_REPORTED ==
 			       XDPBAN_STAT_OF_CLASS_BITNO(XDPBAN_CLASS_BITNO_REPORTED),
 	       "one statistics row per error class, in the classes' order");
+
+/* The observed row of a drop by a list or a ban: the three rows follow the drops' order. */
+#define XDPBAN_STAT_OBSERVED_OF(drop) (XDPBAN_STAT_OBSERVED_DENY + (drop) - XDPBAN_STAT_DROP_DENY)
+_Static_assert(XDPBAN_STAT_OBSERVED_OF(XDPBAN_STAT_DROP_NOT_ALLOWED) ==
+			       XDPBAN_STAT_OBSERVED_NOT_ALLOWED &&
+		       XDPBAN_STAT_OBSERVED_OF(XDPBAN_STAT_DROP_BANNED) == XDPBAN_STAT_OBSERVED_BANNED,
+	       "one observed row per drop of a list or a ban, in the drops' order");
 
 struct xdpban_stat_value {
 	__u64 packets;

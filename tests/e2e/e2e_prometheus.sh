@@ -78,6 +78,9 @@ declare -A EXPECT=(
 	["Sources|C"]="instance=$METRICS:any"
 	["Table fill|A"]="instance=$METRICS:>0"
 	["Table fill|B"]="instance=$METRICS:>0"
+	["Would have dropped per second (observe mode)|A"]="instance=$METRICS:=0"
+	["Would have dropped per second (observe mode)|B"]="instance=$METRICS:=0"
+	["Would have dropped per second (observe mode)|C"]="instance=$METRICS:=0"
 )
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -901,37 +901,50 @@ static enum xdpban_stat error_verdict(const struct xdpban_config *cfg, __u8 clas
 	return XDPBAN_STAT_PASSED;
 }
 
+/* Sections 2 and 11: a packet a list or a ban would drop (drop: its row). Observe mode passes
+ * it and records the observed row, unless its errors are dropped as the config says; a
+ * probe is not confirmed at that stage, so it never drops there. */
+static void list_or_ban_drop(const struct xdpban_config *cfg, enum xdpban_stat drop,
+			     __u8 classes, struct model_verdict *v)
+{
+	if (cfg->mode != XDPBAN_MODE_OBSERVE) {
+		set_verdict(v, drop);
+		return;
+	}
+	v->events[XDPBAN_STAT_OBSERVED_OF(drop)] = 1;
+	set_verdict(v, error_verdict(cfg, classes & ~XDPBAN_CLASS_PROBE));
+}
+
 /* Stages 2 to 7 for a packet with a known source. */
 static int attributed_packet(struct model *m, const struct xdpban_config *cfg, __u64 now,
 			     struct model_verdict *v)
 {
 	struct count_result res;
 	__u32 verdict = policy_verdict(m, v->parsed.family, v->parsed.src, now);
-	__u8 classes;
+	__u8 classes = (v->parsed.malformed ? XDPBAN_CLASS_MALFORMED
+					    : model_port_classes(m, cfg, &v->parsed)) &
+		       cfg->class_mask;
 
 	if (verdict == XDPBAN_POLICY_TRUSTED) {
 		set_verdict(v, XDPBAN_STAT_PASSED_TRUSTED);
 		return 0;
 	}
 	if (verdict == XDPBAN_POLICY_DENY) {
-		set_verdict(v, XDPBAN_STAT_DROP_DENY);
+		list_or_ban_drop(cfg, XDPBAN_STAT_DROP_DENY, classes, v);
 		return 0;
 	}
 	/* Allow-only mode: the model's host has no sockets, so nothing is let through. */
 	if (verdict == XDPBAN_POLICY_NOT_ALLOWED) {
-		set_verdict(v, XDPBAN_STAT_DROP_NOT_ALLOWED);
+		list_or_ban_drop(cfg, XDPBAN_STAT_DROP_NOT_ALLOWED, classes, v);
 		return 0;
 	}
 
 	model_key(m, v->parsed.family, v->parsed.src, &v->key);
 	if (check_ban(m, &v->key, now, &v->events[XDPBAN_STAT_BANS_EXPIRED]) == BAN_ACTIVE) {
-		set_verdict(v, XDPBAN_STAT_DROP_BANNED);
+		list_or_ban_drop(cfg, XDPBAN_STAT_DROP_BANNED, classes, v);
 		return 0;
 	}
 
-	classes = v->parsed.malformed ? XDPBAN_CLASS_MALFORMED
-				      : model_port_classes(m, cfg, &v->parsed);
-	classes &= cfg->class_mask;
 	if (!classes) {
 		set_verdict(v, XDPBAN_STAT_PASSED);
 		return 0;

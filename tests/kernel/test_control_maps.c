@@ -57,7 +57,8 @@ static void json_bans_fields(void **state)
 	assert_int_equal(json_object_array_length(parsed), 2);
 	for (size_t i = 0; i < 2; i++) {
 		b = json_object_array_get_idx(parsed, i);
-		assert_int_equal(json_object_object_length(b), 7);
+		assert_int_equal(json_object_object_length(b), 8);
+		assert_false(json_object_get_boolean(get(b, "observed"))); /* enforce mode */
 		if (!strcmp(json_object_get_string(get(b, "prefix")), "198.51.100.0/24")) {
 			assert_int_equal(json_object_get_int64(get(b, "count")), 0);
 			assert_string_equal(json_object_get_string(get(b, "reason")), "manual");
@@ -106,6 +107,7 @@ static struct json_object *reference_ban(const struct xb_ban_info *b)
 			json_object_array_add(classes, json_object_new_string(xb_class_name(bit)));
 	json_object_object_add(obj, "classes", classes);
 	json_object_object_add(obj, "table", json_object_new_string(b->table));
+	json_object_object_add(obj, "observed", json_object_new_boolean(b->observed));
 	return obj;
 }
 
@@ -354,7 +356,7 @@ static void handler_set_errors_escape_what_they_quote(void **state)
 
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"limit\xff\",\"value\":\"3\"}",
 			   "unknown setting 'limit\\xff' (known: limit, window, ban-time, "
-			   "ipv6-prefix, errors, drop, spoof, hop-tolerance, learn)");
+			   "ipv6-prefix, errors, drop, spoof, hop-tolerance, learn, mode)");
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"window\",\"value\":\"1\xc3\xa9\"}",
 			   "bad window '1\\xc3\\xa9': a duration is seconds (90) or numbers with units "
 			   "w, d, h, m, s, largest first (15m, 2h, 1d12h, 1w)");

@@ -823,6 +823,11 @@ static void diff_main(void **state)
 	set_config(d, &cfg);
 	run_frames(d, 10000);
 
+	cfg.mode = XDPBAN_MODE_OBSERVE; /* the bans made so far pass, and new ones are made */
+	set_config(d, &cfg);
+	run_frames(d, 10000);
+	assert_true(d->model.stats[XDPBAN_STAT_OBSERVED_BANNED].packets > 0);
+
 	cfg = (struct xdpban_config){ .limit = 3, .v6_prefix = 48 }; /* no magic: the defaults */
 	set_config(d, &cfg);
 	run_frames(d, 15000);
@@ -1131,6 +1136,14 @@ static void diff_allow_only(void **state)
 	run_frames(d, 4000);
 	assert_int_equal(xb_policy_recompile(&d->dp.maps, NULL, err, sizeof(err)), 0);
 	run_frames(d, 4000);
+	cfg.mode = XDPBAN_MODE_OBSERVE;
+	set_config(d, &cfg);
+	run_frames(d, 3000);
+	assert_true(d->model.stats[XDPBAN_STAT_OBSERVED_NOT_ALLOWED].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_OBSERVED_DENY].packets > 0);
+	cfg.mode = XDPBAN_MODE_ENFORCE;
+	set_config(d, &cfg);
+	run_frames(d, 2000);
 	assert_true(d->model.stats[XDPBAN_STAT_DROP_NOT_ALLOWED].packets > 0);
 	assert_true(d->model.stats[XDPBAN_STAT_DROP_DENY].packets > 0);
 	assert_true(d->model.stats[XDPBAN_STAT_PASSED_TRUSTED].packets > 0);

@@ -63,6 +63,10 @@
 #define BANNED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_BANNED
 #define DROP_MALFORMED .action = XDP_DROP, .reason = XDPBAN_STAT_DROP_MALFORMED
 #define COUNTED .counted = true /* one error against the source's key */
+/* Observe mode: the drop of a list or a ban is counted under its observed row. */
+#define OBSERVE .observe = true
+#define OBSERVED(row) .action = XDP_PASS, .reason = XDPBAN_STAT_PASSED, .observed = (row)
+#define NO_CLASS .classes = PKT_SET(0)
 
 /* Policy entries. */
 #define DENY(prefix) { .cidr = prefix, .verdict = XDPBAN_POLICY_DENY }
@@ -93,6 +97,8 @@ struct verdict_case {
 	bool counted;                  /* an error is counted against the source */
 	struct pkt_opt classes;        /* the classes it meets stage 5 with (class_<name> stats);
 					* default malformed when dropped as such or counted */
+	bool observe;                  /* config mode XDPBAN_MODE_OBSERVE */
+	enum xdpban_stat observed;     /* the observed_* row that grows by one; 0: none */
 };
 
 static const struct verdict_case rows[] = {
@@ -581,6 +587,40 @@ static const struct verdict_case rows[] = {
 	{ "v6 banned /64, address in the next /64", UDP6(), .banned = "2001:db8:1:3::10", PASSED },
 	{ "v6 banned /64, malformed not counted", TCP6(SYN_FIN), .banned = SRC6, BANNED },
 
+	/* observe mode: a list's or a ban's drop passes, counted under its observed row; the
+	 * packet goes no further (not counted); drop_mask still drops errors, but not a probe */
+	{ "observe: v4 deny /24 passes", UDP4(), { DENY("192.0.2.0/24") }, OBSERVE,
+	  OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observe: v6 deny /48 passes", TCP6(), { DENY6 }, OBSERVE,
+	  OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observe: a timed manual prefix ban passes", UDP4(), { DENY_FOR(SRC4, 3600) }, OBSERVE,
+	  OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observe: a denied malformed packet is dropped as malformed, not counted", TCP4(SYN_FIN),
+	  { DENY("192.0.2.0/24") }, OBSERVE, DROP_MALFORMED, NO_CLASS,
+	  .observed = XDPBAN_STAT_OBSERVED_DENY },
+	{ "observe: a denied malformed packet passes with drop_mask 0", TCP4(SYN_FIN),
+	  { DENY("192.0.2.0/24") }, OBSERVE, .drop_mask = PKT_SET(0),
+	  OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observe: v4 banned source passes, not counted", UDP4(), .banned = SRC4, OBSERVE,
+	  OBSERVED(XDPBAN_STAT_OBSERVED_BANNED) },
+	{ "observe: v6 banned /64 passes", UDP6(), .banned = "2001:db8:1:2:ffff::1", OBSERVE,
+	  OBSERVED(XDPBAN_STAT_OBSERVED_BANNED) },
+	{ "observe: banned malformed is dropped as malformed, not counted again", TCP4(SYN_FIN),
+	  .banned = SRC4, OBSERVE, DROP_MALFORMED, NO_CLASS,
+	  .observed = XDPBAN_STAT_OBSERVED_BANNED },
+	{ "observe: banned and denied counts the deny", UDP4(), { DENY(SRC4) }, .banned = SRC4,
+	  OBSERVE, OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observe: allow-only, in no allow list, passes", UDP4(), ALLOW_ONLY, OBSERVE,
+	  OBSERVED(XDPBAN_STAT_OBSERVED_NOT_ALLOWED) },
+	{ "observe: allow-only, deny inside an allow list", UDP4(),
+	  { ALLOW("192.0.2.0/24"), DENY("192.0.2.8/29") }, ALLOW_ONLY, OBSERVE,
+	  OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observe: trusted passes as trusted", UDP4(), { TRUST(SRC4) }, .banned = SRC4, OBSERVE,
+	  TRUSTED },
+	{ "observe: clean source passes, nothing observed", UDP4(), OBSERVE, PASSED },
+	{ "observe: malformed from a clean source is counted and dropped", TCP4(SYN_FIN), OBSERVE,
+	  DROP_MALFORMED, COUNTED },
+
 	/* class_mask and drop_mask */
 	{ "class_mask 0: malformed passes uncounted", TCP4(SYN_FIN), .class_mask = PKT_SET(0),
 	  PASSED },
@@ -728,6 +768,8 @@ static void config_for_row(const struct verdict_case *row, struct xdpban_config 
 		cfg->drop_mask = row->drop_mask.val;
 	if (row->allow_only)
 		cfg->policy = XDPBAN_CFG_ALLOW_ONLY;
+	if (row->observe)
+		cfg->mode = XDPBAN_MODE_OBSERVE;
 }
 
 static void prepare_row(const struct verdict_case *row)
@@ -800,6 +842,8 @@ static void check_row(const struct verdict_case *row, const __u8 *frame, __u32 l
 	expect_action(what, action, row->action);
 	want[row->reason] = 1;
 	want[XDPBAN_STAT_ERRORS] = row->counted;
+	if (row->observed)
+		want[row->observed] = 1;
 	dp_want_classes(want, row_classes(row));
 	expect_stats_grew(what, &before, &after, want, len);
 	expect_counter(row, dp_now_ns() / NS_PER_SEC);

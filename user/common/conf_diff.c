@@ -15,7 +15,7 @@
 /* Room for a value's text; a longer port list is cut, with "...". */
 #define VALUE_TEXT_MAX 512
 
-enum value_kind { V_U32, V_U8, V_BOOL, V_DURATION, V_CLASSES, V_SPOOF, V_LEARN, V_FACTOR, V_PORTS };
+enum value_kind { V_U32, V_U8, V_BOOL, V_DURATION, V_CLASSES, V_SPOOF, V_MODE, V_LEARN, V_FACTOR, V_PORTS };
 
 static const struct diff_key {
 	const char *name; /* as the reply names it: "[section] key" */
@@ -32,6 +32,7 @@ static const struct diff_key {
 	{ "[bans] ipv6-prefix", "ipv6-prefix", V_U8, F(dp.v6_prefix), 0 },
 	{ "[bans] errors", "errors", V_CLASSES, F(dp.class_mask), 0 },
 	{ "[bans] drop", "drop", V_CLASSES, F(dp.drop_mask), 0 },
+	{ "[bans] mode", "mode", V_MODE, F(dp.mode), 0 },
 	{ "[spoof] mode", "spoof", V_SPOOF, F(dp.spoof), 0 },
 	{ "[spoof] hop-tolerance", "hop-tolerance", V_U8, F(dp.hop_tolerance), 0 },
 	{ "[spoof] learn", "learn", V_LEARN, F(dp.learn_shift), 0 },
@@ -58,6 +59,7 @@ static size_t value_size(enum value_kind kind)
 	switch (kind) {
 	case V_U8:
 	case V_SPOOF:
+	case V_MODE:
 	case V_LEARN:
 		return sizeof(__u8);
 	case V_BOOL:
@@ -107,6 +109,9 @@ static void format_value(const struct xbd_conf *c, const struct diff_key *k, cha
 		break;
 	case V_SPOOF:
 		snprintf(buf, len, "%s", xb_spoof_name(*(const __u8 *)v));
+		break;
+	case V_MODE:
+		snprintf(buf, len, "%s", xb_mode_name(*(const __u8 *)v));
 		break;
 	case V_LEARN:
 		if (xb_learn_format(*(const __u8 *)v, buf, len))

@@ -427,6 +427,7 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "bans", "ipv6-prefix", parse_threshold, 0, false },
 	{ "bans", "errors", parse_threshold, 0, false },
 	{ "bans", "drop", parse_threshold, 0, false },
+	{ "bans", "mode", parse_threshold, 0, false },
 	{ "bans", "counters-max", parse_table_size, F(counters_max), false },
 	{ "bans", "bans-max", parse_table_size, F(bans_max), false },
 	{ "spoof", "mode", parse_spoof_mode, 0, false },

@@ -302,8 +302,10 @@
 	  "never-ban prefixes (with the fleet's Redis server)")                                    \
 	X(HOST, "host", "`exempt` of `lists`", "object", "host addresses of protected interfaces") \
 	X(IFINDEX, "ifindex", "`interfaces[]`", "integer", "its index in the daemon's namespace")  \
-	X(MODE, "mode", "`interfaces[]`", "string",                                                \
-	  "`native`, `generic` or `offload`, as the kernel names them")                            \
+	X(MODE, "mode", "`interfaces[]`; `config`", "string",                                      \
+	  "`native`, `generic` or `offload`, as the kernel names them (`interfaces[]`); "          \
+	  "`enforce`, or `observe`: bans and lists drop nothing and count what they would have "  \
+	  "(`config`)")                                                                             \
 	X(PROGRAM_ID, "program_id", "`interfaces[]`", "integer",                                   \
 	  "the id of the XDP program running there (`bpftool prog`)")                              \
 	X(MTU, "mtu", "`interfaces[]`", "integer",                                                 \
@@ -403,6 +405,9 @@
 	  "bans only: earlier offences inside the escalation period (0: a first ban)")             \
 	X(MULTIPLIER, "multiplier", "an event", "number",                                          \
 	  "bans only: what escalation multiplied the ban time by (1: not at all)")                 \
+	X(OBSERVED, "observed", "a ban; an event; `query` reply", "boolean",                       \
+	  "true in observe mode (`mode`): the ban drops nothing, it shows what would have been "   \
+	  "dropped; an event's: the ban was made in observe mode")                                 \
 	X(ORIGIN, "origin", "an event", "string",                                                  \
 	  "bans and unbans applied from the fleet only: the node they came from")                  \
 	X(FILE_ORIGIN, "origin", "a layer's file", "string", "`config` or `runtime`")              \

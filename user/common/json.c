@@ -79,6 +79,7 @@ int xb_json_config(const struct xb_maps *m, struct json_object **out)
 	json_object_object_add(obj, XB_F(LEARN), json_object_new_string(learn));
 	json_object_object_add(obj, XB_F(ALLOW_ONLY),
 			       json_object_new_boolean(cfg.policy & XDPBAN_CFG_ALLOW_ONLY));
+	json_object_object_add(obj, XB_F(MODE), json_object_new_string(xb_mode_name(cfg.mode)));
 	json_object_object_add(obj, XB_F(DEFAULTS), json_object_new_boolean(defaults));
 	return finish(obj, out);
 }
@@ -329,7 +330,11 @@ static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
 	put_classes(&p, ban->classes);
 	put_member(&p, ',', XB_FIELD_TABLE);
 	put_quoted(&p, ban->table, 16);
-	PUT_LITERAL(&p, "}");
+	put_member(&p, ',', XB_FIELD_OBSERVED);
+	if (ban->observed)
+		PUT_LITERAL(&p, "true}");
+	else
+		PUT_LITERAL(&p, "false}");
 	return p - line;
 }
 
@@ -481,6 +486,7 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, XB_F(POLICY_MATCH), string_or_null(q.policy_match));
 	json_object_object_add(obj, XB_F(POLICY_LIST),
 			       q.policy_match[0] ? json_object_new_int64(q.policy_list) : NULL);
+	json_object_object_add(obj, XB_F(OBSERVED), json_object_new_boolean(q.observed));
 	add_query_exempt(obj, &q);
 	add_query_spoof(obj, &q);
 	return finish(obj, out);

@@ -619,6 +619,7 @@ struct ban_walk {
 	__s64 wall_minus_boot_ns; /* added to a boot time, gives the wall time */
 	xb_ban_cb cb;
 	void *ctx;
+	bool observed; /* observe mode: no ban drops */
 };
 
 static __s64 seconds_left(__u64 expires_ns, __u64 now_ns)
@@ -646,6 +647,7 @@ static int ban_entry(const struct xdpban_key *key, const struct xdpban_ban *ban,
 	info.started = (time_t)(((__s64)ban->start_ns + w->wall_minus_boot_ns) / (__s64)NS_PER_SEC);
 	info.classes = ban->classes;
 	info.table = "bans";
+	info.observed = w->observed;
 	return w->cb(&info, w->ctx);
 }
 
@@ -663,15 +665,20 @@ static int prefix_ban_entry(const struct xb_policy_entry *e, void *ctx)
 	info.seconds_left = seconds_left(e->policy.expires_ns, w->now_ns);
 	info.started = 0; /* a policy entry does not record its start */
 	info.table = "policy";
+	info.observed = w->observed;
 	return w->cb(&info, w->ctx);
 }
 
 int xb_ban_foreach(const struct xb_maps *m, xb_ban_cb cb, void *ctx)
 {
 	struct ban_walk w = { .now_ns = xb_boot_ns(), .cb = cb, .ctx = ctx };
+	struct xdpban_config cfg;
 	struct timespec wall;
-	int ret;
+	int ret = xb_config_read(m, &cfg);
 
+	if (ret)
+		return ret;
+	w.observed = cfg.mode == XDPBAN_MODE_OBSERVE;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	w.wall_minus_boot_ns = (__s64)wall.tv_sec * (__s64)NS_PER_SEC + wall.tv_nsec -
 			       (__s64)w.now_ns;

@@ -52,7 +52,7 @@ int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, ch
 	__u32 zero = 0;
 	int ret;
 
-	memset(clean.pad, 0, sizeof(clean.pad));
+	clean.pad = 0;
 	if (m->ban_run)
 		m->ban_run->have_config = false;
 	if (!xdpban_config_valid(&clean)) {
@@ -285,6 +285,29 @@ static const char *const spoof_names[] = {
 };
 #define N_SPOOF_MODES (sizeof(spoof_names) / sizeof(spoof_names[0]))
 
+static const char *const mode_names[] = {
+	[XDPBAN_MODE_ENFORCE] = "enforce",
+	[XDPBAN_MODE_OBSERVE] = "observe",
+};
+#define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
+
+/* One of n names, its index to *value; the message lists them as `expected`. */
+static int name_parse(const char *what, const char *text, const char *const *names, size_t n,
+		      const char *expected, __u8 *value, char *err, size_t errlen)
+{
+	char quoted[XB_ERRLEN];
+
+	for (size_t i = 0; text && i < n; i++) {
+		if (!strcmp(text, names[i])) {
+			*value = (__u8)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "bad %s '%s': expected %s", what,
+		 xb_quote(text ? text : "", quoted, sizeof(quoted)), expected);
+	return -EINVAL;
+}
+
 const char *xb_spoof_name(__u8 mode)
 {
 	return mode < N_SPOOF_MODES ? spoof_names[mode] : "?";
@@ -292,17 +315,19 @@ const char *xb_spoof_name(__u8 mode)
 
 int xb_spoof_parse(const char *what, const char *text, __u8 *mode, char *err, size_t errlen)
 {
-	char quoted[XB_ERRLEN];
+	return name_parse(what, text, spoof_names, N_SPOOF_MODES, "off, hop or verified", mode,
+			  err, errlen);
+}
 
-	for (size_t i = 0; text && i < N_SPOOF_MODES; i++) {
-		if (!strcmp(text, spoof_names[i])) {
-			*mode = (__u8)i;
-			return 0;
-		}
-	}
-	snprintf(err, errlen, "bad %s '%s': expected off, hop or verified", what,
-		 xb_quote(text ? text : "", quoted, sizeof(quoted)));
-	return -EINVAL;
+const char *xb_mode_name(__u8 mode)
+{
+	return mode < N_MODES ? mode_names[mode] : "?";
+}
+
+int xb_mode_parse(const char *what, const char *text, __u8 *mode, char *err, size_t errlen)
+{
+	return name_parse(what, text, mode_names, N_MODES, "enforce or observe", mode, err,
+			  errlen);
 }
 
 /* "1/N" with N = 2^shift, or "off" for XDPBAN_LEARN_OFF. */
@@ -414,6 +439,12 @@ static int set_learn(struct xdpban_config *cfg, const char *key, const char *val
 	return xb_learn_parse(key, value, &cfg->learn_shift, err, errlen);
 }
 
+static int set_mode(struct xdpban_config *cfg, const char *key, const char *value, char *err,
+		    size_t errlen)
+{
+	return xb_mode_parse(key, value, &cfg->mode, err, errlen);
+}
+
 static const struct {
 	const char *key;
 	set_fn set;
@@ -427,6 +458,7 @@ static const struct {
 	{ "spoof", set_spoof },
 	{ "hop-tolerance", set_hop_tolerance },
 	{ "learn", set_learn },
+	{ "mode", set_mode },
 };
 #define N_SET_KEYS (sizeof(set_keys) / sizeof(set_keys[0]))
 

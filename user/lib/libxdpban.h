@@ -134,7 +134,7 @@ int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg);
 int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, char *err,
 		    size_t errlen);
 /* Applies one `set KEY VALUE` (limit, window, ban-time, ipv6-prefix, errors, drop, spoof,
- * hop-tolerance, learn) to *cfg; -EINVAL with a message naming the key or value that is
+ * hop-tolerance, learn, mode) to *cfg; -EINVAL with a message naming the key or value that is
  * wrong; *cfg untouched then. */
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen);
@@ -172,6 +172,10 @@ int xb_spoof_parse(const char *what, const char *text, __u8 *mode, char *err, si
 const char *xb_spoof_name(__u8 mode); /* "?" out of range */
 int xb_learn_parse(const char *what, const char *text, __u8 *shift, char *err, size_t errlen);
 int xb_learn_format(__u8 shift, char *buf, size_t len); /* 0, -EINVAL or -ENOSPC */
+/* What a ban or a list's drop does, as `set mode` and [bans] mode write it: "enforce" or
+ * "observe" (enum xdpban_mode). The parser: 0, or -EINVAL with a message naming `what`. */
+int xb_mode_parse(const char *what, const char *text, __u8 *mode, char *err, size_t errlen);
+const char *xb_mode_name(__u8 mode); /* "?" out of range */
 
 /* Bans. A prefix at the key's granularity (IPv4 /32, IPv6 /v6_prefix) goes into xdpban_bans;
  * a wider one becomes a timed deny entry in the policy tries (list XDPBAN_LIST_MANUAL_BAN).
@@ -214,6 +218,7 @@ struct xb_ban_info {
 	time_t started;      /* wall clock; 0 = not recorded (prefix bans in the policy tries) */
 	__u32 classes;       /* enum xdpban_class bits */
 	const char *table;   /* where it lives: "bans" (xdpban_bans) or "policy" (a prefix ban) */
+	bool observed;       /* observe mode is in force: the ban drops nothing */
 };
 typedef int (*xb_ban_cb)(const struct xb_ban_info *ban, void *ctx);
 /* Calls cb for every active (unexpired) ban, in no particular order; stops early and returns
@@ -286,6 +291,8 @@ struct xb_query_info {
 	bool exempt;          /* never counted or banned (built-in, never-ban or host address) */
 	const char *exempt_why; /* "built-in", "never-ban" or "host", when exempt */
 	struct xb_exempt_entry exempt_match; /* the exempt prefix that holds the address */
+	bool observed;        /* banned, denied or not allowed, in observe mode: passed, and
+			       * counted as what would have been dropped */
 };
 /* addr must be a single address (/32 or /128): -EINVAL otherwise. */
 int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_query_info *out);

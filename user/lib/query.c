@@ -186,5 +186,8 @@ int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_qu
 	/* A policy deny comes first in the data path; a ban in the table shows only without one. */
 	if (!ret && !out->banned)
 		ret = query_ban(m, &key, now_ns, out);
+	out->observed = cfg.mode == XDPBAN_MODE_OBSERVE &&
+			(out->banned || out->policy == XDPBAN_POLICY_DENY ||
+			 out->policy == XDPBAN_POLICY_NOT_ALLOWED);
 	return ret;
 }

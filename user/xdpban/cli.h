@@ -135,6 +135,8 @@ void render_status(struct json_object *r);
 void render_stats(struct json_object *stats);
 /* The whole `bans` reply: "bans", and "origins" (the fleet node of each remote ban). */
 void render_bans(struct json_object *reply);
+/* The line after a listing of bans in observe mode. */
+void render_observed_note(void);
 /* origin: NULL without a fleet (no ORIGIN column), "-" for a ban made here; comment: NULL
  * without comments in the listing (no COMMENT column), "-" for a ban without one. */
 void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,

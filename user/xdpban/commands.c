@@ -109,6 +109,7 @@ static int do_stats(const struct cli *cli, const void *args)
 /* What the text listing carries from row to row. */
 struct ban_rows {
 	bool header_done;
+	bool observed;   /* observe mode: the listing ends with its note */
 	time_t stamp_of; /* the second `stamp` holds; 0: none yet */
 	char stamp[32];  /* bans started in the same second share one formatting */
 };
@@ -127,6 +128,7 @@ static int print_ban(const struct xb_ban_info *ban, void *ctx)
 	}
 	render_ban_row(&rows->header_done, ban->prefix, ban->reason, ban->count,
 		       ban->seconds_left, started, NULL, NULL);
+	rows->observed |= ban->observed;
 	return 0;
 }
 
@@ -150,6 +152,8 @@ static int print_bans_direct(const struct xb_maps *maps, bool json)
 		ret = xb_ban_foreach(maps, print_ban, &rows);
 		if (!ret && !rows.header_done)
 			printf("no bans\n");
+		if (!ret && rows.observed)
+			render_observed_note();
 	}
 	if ((fflush(stdout) || ferror(stdout)) && !ret)
 		ret = -EIO;
@@ -491,7 +495,7 @@ static const struct param set_params[] = {
 	  "limit (0..1000000000), window, ban-time (durations, 1s..10 years: 90, 15m, 1d12h), "
 	  "ipv6-prefix (32..128), errors, drop (a comma list of" XB_CLASS_WORDS " or none), "
 	  "spoof (off, hop or verified), hop-tolerance (0..8), learn (1/N, N a power of two up "
-	  "to 65536, or off)" },
+	  "to 65536, or off), mode (enforce, or observe: bans and lists drop nothing)" },
 	{ "VALUE", 0, P_STRING, false, ARGS(struct set_args, value), NULL,
 	  "the new value, kept across restarts until a reload" },
 	{ "--reset", 0, P_FLAG, false, ARGS(struct set_args, reset), NULL,

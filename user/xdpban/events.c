@@ -72,6 +72,8 @@ static void render_event(struct json_object *e)
 		       json_object_get_double(json_object_object_get(e, XB_F(MULTIPLIER))));
 	if (json_object_object_get_ex(e, XB_F(COMMENT), NULL))
 		printf("; comment: %s", str(e, XB_F(COMMENT)));
+	if (json_object_get_boolean(json_object_object_get(e, XB_F(OBSERVED))))
+		printf("; observed: would have dropped");
 	printf("\n");
 }
 

@@ -93,6 +93,8 @@ void render_config(struct json_object *c)
 		       num(c, XB_F(HOP_TOLERANCE)), str(c, XB_F(LEARN)) ?: "?");
 	if (json_object_get_boolean(member(c, XB_F(ALLOW_ONLY))))
 		printf(", allow-only mode");
+	if (str(c, XB_F(MODE)) && !strcmp(str(c, XB_F(MODE)), "observe"))
+		printf(", observe mode");
 	printf("%s\n", json_object_get_boolean(member(c, XB_F(DEFAULTS))) ? " (defaults)" : "");
 }
 
@@ -393,13 +395,14 @@ void render_bans(struct json_object *reply)
 	struct json_object *bans = member(reply, XB_F(BANS)),
 			   *origins = member(reply, XB_F(ORIGINS));
 	size_t n = json_object_array_length(bans);
-	bool header_done = false, comments = any_comment(bans);
+	bool header_done = false, comments = any_comment(bans), observed = false;
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *b = json_object_array_get_idx(bans, i);
 		const char *origin =
 			origins ? str(origins, str(b, XB_F(PREFIX)) ?: "") ?: "-" : NULL;
 
+		observed |= json_object_get_boolean(member(b, XB_F(OBSERVED)));
 		render_ban_row(&header_done, str(b, XB_F(PREFIX)), str(b, XB_F(REASON)),
 			       num(b, XB_F(COUNT)), num(b, XB_F(SECONDS_LEFT)),
 			       str(b, XB_F(STARTED)), origin,
@@ -407,6 +410,13 @@ void render_bans(struct json_object *reply)
 	}
 	if (!n)
 		printf("no bans\n");
+	if (observed)
+		render_observed_note();
+}
+
+void render_observed_note(void)
+{
+	printf("observe mode: these bans drop nothing; they show what would have been dropped\n");
 }
 
 /* Why an exempt source is never banned, in the words of a refused ban. */
@@ -513,6 +523,8 @@ void render_query(struct json_object *r)
 		       str(r, XB_F(POLICY_MATCH)), num(r, XB_F(POLICY_LIST)));
 	else
 		printf("%-13s %s\n", "policy:", str(r, XB_F(POLICY)));
+	if (json_object_get_boolean(member(r, XB_F(OBSERVED))))
+		printf("%-13s yes (observe mode: passed; would have been dropped)\n", "observed:");
 	if (member(r, XB_F(EXEMPT)))
 		render_query_spoof(r);
 }

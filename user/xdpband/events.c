@@ -34,9 +34,10 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 	if (x->repeats)
 		snprintf(repeat, sizeof(repeat), "; repeat offence %u, ban time x%g", x->repeats,
 			 x->multiplier);
-	xbd_log_about(XBD_LOG_INFO, &about, "ban %s for %s, %s: %u %s (%s), reason %s%s", who,
+	xbd_log_about(XBD_LOG_INFO, &about, "ban %s for %s, %s: %u %s (%s), reason %s%s%s", who,
 		      length, until, e->count, xb_plural(e->count, "error", "errors"), classes,
-		      xb_reason_name(e->reason), repeat);
+		      xb_reason_name(e->reason), repeat,
+		      e->flags & XDPBAN_EVENT_OBSERVED ? "; observed: would have dropped" : "");
 }
 
 static void publish_ban(struct xbd_evstream *evs, const struct xdpban_event *e,
@@ -45,7 +46,8 @@ static void publish_ban(struct xbd_evstream *evs, const struct xdpban_event *e,
 	struct xbd_event out = { .kind = XBD_EVENT_BAN, .reason = e->reason,
 				 .classes = e->classes, .count = e->count,
 				 .time_ns = e->time_ns, .length_ns = x->ban_ns,
-				 .repeats = x->repeats, .multiplier = x->multiplier };
+				 .repeats = x->repeats, .multiplier = x->multiplier,
+				 .observed = e->flags & XDPBAN_EVENT_OBSERVED };
 
 	xb_key_to_prefix(&e->key, &out.who);
 	xbd_evstream_publish(evs, &out);

@@ -117,6 +117,7 @@ static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 		 e->length_ns ? xb_boot_to_wall(e->time_ns + e->length_ns) : 0);
 	add_int(o, XB_F(REPEAT), e->repeats);
 	json_object_object_add(o, XB_F(MULTIPLIER), json_object_new_double(e->multiplier));
+	json_object_object_add(o, XB_F(OBSERVED), json_object_new_boolean(e->observed));
 	if (e->comment)
 		json_object_object_add(o, XB_F(COMMENT), json_object_new_string(e->comment));
 	return o;

@@ -33,6 +33,7 @@ struct xbd_event {
 	double multiplier;     /* of the ban time by escalation (1: none) */
 	const char *origin;    /* the fleet node a remote ban or unban came from; NULL: here */
 	const char *comment;   /* a manual ban's comment; NULL: none */
+	bool observed;         /* a ban made in observe mode: it drops nothing */
 };
 
 /* Sees every event published (the fleet publishes this node's own, fleet.h). */

@@ -86,6 +86,8 @@ void xbd_fleet_tap(const struct xbd_event *e, void *ctx)
 	origin_forget(f, &e->who); /* banned, lifted or over here: no longer the fleet's */
 	if (e->kind == XBD_EVENT_EXPIRE)
 		return; /* an expiry every node sees for itself */
+	if (e->kind == XBD_EVENT_BAN && e->observed)
+		return; /* observe mode's: other nodes would drop what this one only counts */
 	snprintf(out.origin, sizeof(out.origin), "%s", f->conf->node);
 	if (e->kind == XBD_EVENT_BAN) {
 		out.kind = XBD_FLEET_BAN;

@@ -3,6 +3,7 @@
  * whose layout differs is refused with a message, rather than libbpf's bare -EINVAL. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -43,9 +44,65 @@ static bool size_is_layout(const char *name)
 	       !strcmp(name, XDPBAN_MAP_NAME(xdpban_stats));
 }
 
+/* A statistics pin of an older version: fewer rows, each where this layout has it (rows are
+ * only ever added at the end, xdpban_stats.h). */
+static bool older_stats(const char *name, const struct bpf_map_info *info,
+			const struct bpf_map *map)
+{
+	return !strcmp(name, XDPBAN_MAP_NAME(xdpban_stats)) && info->max_entries > 0 &&
+	       info->max_entries < bpf_map__max_entries(map);
+}
+
+/* Reads an older statistics pin's rows (every CPU's slot) into ld->carried and removes the
+ * pin, so that the load creates the map of this layout; carry_stats_in writes them back. */
+static int carry_stats_out(struct xbd_loader *ld, int fd, const char *path, __u32 rows,
+			   char *err, size_t errlen)
+{
+	size_t row = (size_t)libbpf_num_possible_cpus() * sizeof(struct xdpban_stat_value);
+	int ret = 0;
+
+	ld->carried = calloc(rows, row);
+	if (!ld->carried)
+		return -ENOMEM;
+	for (__u32 i = 0; i < rows && !ret; i++)
+		if (bpf_map_lookup_elem(fd, &i, ld->carried + i * row))
+			ret = -errno;
+	if (!ret && unlink(path))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "cannot carry the statistics of the older pin %s over: %s",
+			 path, strerror(-ret));
+		free(ld->carried);
+		ld->carried = NULL;
+		return ret;
+	}
+	ld->carried_rows = rows;
+	return 0;
+}
+
+/* Writes the rows carry_stats_out read into the new statistics map. The packets the old
+ * program counted between the two, until it is replaced, are not carried. */
+static void carry_stats_in(struct xbd_loader *ld)
+{
+	size_t row = (size_t)libbpf_num_possible_cpus() * sizeof(struct xdpban_stat_value);
+	int fd = bpf_map__fd(ld->skel->maps.xdpban_stats);
+
+	for (__u32 i = 0; i < ld->carried_rows; i++)
+		if (bpf_map_update_elem(fd, &i, ld->carried + i * row, BPF_ANY))
+			pr_warn("cannot carry statistics row %u over: %s", i, strerror(errno));
+	pr_info("%s: carried the %u rows of the older pin over to %u rows",
+		XDPBAN_MAP_NAME(xdpban_stats), ld->carried_rows,
+		bpf_map__max_entries(ld->skel->maps.xdpban_stats));
+	free(ld->carried);
+	ld->carried = NULL;
+	ld->carried_rows = 0;
+}
+
 /* Fits the object's map definition to an existing pin: the pinned size wins; a different
- * layout is an error. *exists tells whether there was a pin. */
-static int fit_to_pin(struct bpf_map *map, bool *exists, char *err, size_t errlen)
+ * layout is an error, but for an older statistics layout, carried over. *exists tells whether
+ * there was a pin. */
+static int fit_to_pin(struct xbd_loader *ld, struct bpf_map *map, bool *exists, char *err,
+		      size_t errlen)
 {
 	const char *path = bpf_map__pin_path(map), *name = bpf_map__name(map);
 	struct bpf_map_info info = {};
@@ -63,8 +120,14 @@ static int fit_to_pin(struct bpf_map *map, bool *exists, char *err, size_t errle
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != bpf_map__type(map) ||
 	    info.key_size != bpf_map__key_size(map) ||
 	    info.value_size != bpf_map__value_size(map) ||
-	    info.map_flags != bpf_map__map_flags(map) ||
-	    (size_is_layout(name) && info.max_entries != bpf_map__max_entries(map))) {
+	    info.map_flags != bpf_map__map_flags(map)) {
+		ret = -EINVAL;
+	} else if (older_stats(name, &info, map)) {
+		ret = carry_stats_out(ld, fd, path, info.max_entries, err, errlen);
+		close(fd);
+		return ret;
+	}
+	if (ret || (size_is_layout(name) && info.max_entries != bpf_map__max_entries(map))) {
 		snprintf(err, errlen,
 			 "pin %s is not this version's %s map; remove %s to start over (bans are kept in the state file)",
 			 path, name, path);
@@ -89,7 +152,7 @@ static int fit_all_to_pins(struct xbd_loader *ld, char *err, size_t errlen)
 	bpf_object__for_each_map(map, ld->skel->obj) {
 		if (bpf_map__is_internal(map))
 			continue;
-		ret = fit_to_pin(map, &exists, err, errlen);
+		ret = fit_to_pin(ld, map, &exists, err, errlen);
 		if (ret)
 			return ret;
 		if (map == ld->skel->maps.xdpban_bans)
@@ -155,6 +218,8 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 		snprintf(err, errlen, "cannot read the loaded program's info: %s", strerror(-ret));
 		goto fail;
 	}
+	if (ld->carried)
+		carry_stats_in(ld);
 	xb_maps_from_skel(maps, ld->skel);
 	ret = xb_maps_map_tables(maps, err, errlen); /* once: a ban or query maps nothing */
 	if (ret)
@@ -166,6 +231,8 @@ int xbd_load(struct xbd_loader *ld, const struct xbd_conf *conf, struct xb_maps 
 		bpf_map__max_entries(ld->skel->maps.xdpban_bans) * XDPBAN_GROUP_SLOTS / 2);
 	return 0;
 fail:
+	free(ld->carried);
+	ld->carried = NULL;
 	xdpban__destroy(ld->skel);
 	ld->skel = NULL;
 	return ret;

@@ -22,6 +22,8 @@ struct xbd_loader {
 	__u32 bans_map_id;     /* to recognise programs that use our state */
 	struct xb_maps *maps;  /* what xbd_load filled; its tables stay mapped until close */
 	char vlog[XB_VLOG_SIZE]; /* the verifier's counts and reason for the report program */
+	char *carried;         /* an older statistics pin's rows, per CPU, until the load */
+	__u32 carried_rows;
 };
 
 /* Opens, pins under conf->pin_dir and loads; fills maps with the fds (owned by the loader),

@@ -247,11 +247,12 @@ static void log_settings(const char *what, const struct xbd_conf *c,
 	xb_duration_format(c->dp.window_s, window, sizeof(window));
 	xb_duration_format(c->dp.ban_s, ban, sizeof(ban));
 	xb_learn_format(c->dp.learn_shift, learn, sizeof(learn));
-	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list %s%s, escalation %s",
+	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list %s%s, escalation %s%s",
 		what, c->dp.limit, window, ban, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
 		c->dp.hop_tolerance, learn, c->n_lists, xb_plural(c->n_lists, "file", "files"),
 		lists->allow_list ? " (allow-only mode)" : "",
-		c->esc.enabled ? "on" : "off");
+		c->esc.enabled ? "on" : "off",
+		c->dp.mode == XDPBAN_MODE_OBSERVE ? ", observe mode: bans and lists drop nothing" : "");
 }
 
 /* The port rules as the [ports] keys write them, cut with "..." past a log line. */

@@ -90,7 +90,17 @@ struct gauges {
 	int tracked, banned, prefix_bans;
 	long long counters_used, bans_used;
 	__u32 counters_max, bans_max;
+	bool observe;
 };
+
+static int observe_read(const struct xb_maps *maps, bool *observe)
+{
+	struct xdpban_config cfg;
+	int ret = xb_config_read(maps, &cfg);
+
+	*observe = !ret && cfg.mode == XDPBAN_MODE_OBSERVE;
+	return ret;
+}
 
 static int gauges_read(const struct xb_maps *maps, struct gauges *g)
 {
@@ -103,6 +113,8 @@ static int gauges_read(const struct xb_maps *maps, struct gauges *g)
 	if (g->tracked < 0 || g->banned < 0 || g->prefix_bans < 0)
 		return g->tracked < 0 ? g->tracked : g->banned < 0 ? g->banned : g->prefix_bans;
 	ret = xb_capacity(maps, &g->counters_max, &g->bans_max);
+	if (!ret)
+		ret = observe_read(maps, &g->observe);
 	if (!ret)
 		ret = xb_counters_walk_in(maps, xb_boot_ns() / NS_PER_SEC, count_counter,
 					  &g->counters_used);
@@ -137,6 +149,10 @@ static void gauges_emit(FILE *out, const struct gauges *g, const struct xbd_hist
 		  "Bans the ban table is sized for (half its slots): past it, new bans may find no "
 		  "room.",
 		  g->bans_max },
+		{ "xdpban_observe_mode",
+		  "1 in observe mode: bans and lists drop nothing, the observed_* counters count "
+		  "what they would have dropped; 0 when they drop.",
+		  g->observe },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
