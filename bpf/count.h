@@ -107,10 +107,22 @@ static __always_inline __u64 table_seed(void)
  * its own, where inlined into every caller their bounded loops would multiply. Their pointer
  * arguments may be NULL as far as the verifier knows, so each checks. */
 
-/* 1 if the key, whose hash is h, is under a ban that has not expired. An expired ban is lifted
- * on the way. Called only when ban_check's index word says the key may have one. */
+/* One more packet of the ban at ref on this CPU's drop count (xdpban_table.h): a per-CPU
+ * word, so a flood spread over CPUs shares no cache line. */
+static __always_inline void ban_drop_count(const struct xdpban_ban_ref *ref)
+{
+	__u32 index = xdpban_ban_info_index(ref);
+	__u64 *word = bpf_map_lookup_elem(&xdpban_bandrops, &index);
+
+	if (word)
+		*word = xdpban_drops_next(*word, ref->ctl);
+}
+
+/* 1 if the key, whose hash is h, is under a ban that has not expired; with drop, the packet
+ * is counted as one the ban dropped. An expired ban is lifted on the way. Called only when
+ * ban_check's index word says the key may have one. */
 __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 seed, __u64 h,
-					 __u64 bytes)
+					 __u64 bytes, int drop)
 {
 	__u32 groups = map_entries(&xdpban_bans);
 	struct xdpban_ban_ref ref = {};
@@ -118,21 +130,25 @@ __attribute__((noinline)) int ban_active(const struct xdpban_key *key, __u64 see
 	if (!key || !xdpban_ban_find_hashed(BAN_TAB, groups, h, key, &ref))
 		return 0;
 	/* A permanent ban needs no clock. */
-	if (ref.expires_ns == 0 || clock_now_ns() < ref.expires_ns)
+	if (ref.expires_ns == 0 || clock_now_ns() < ref.expires_ns) {
+		if (drop)
+			ban_drop_count(&ref);
 		return 1;
+	}
 	if (xdpban_ban_delete(BAN_TAB, groups, seed, key, &ref))
 		stat_add(XDPBAN_STAT_BANS_EXPIRED, 1, bytes);
 	return 0;
 }
 
 /* The ban check of stage 4: inline, so that a source whose home index word rules out a ban
- * (nearly all) pays one cached read and no call. */
+ * (nearly all) pays one cached read and no call. drop: the packet is one the ban drops (or
+ * observes), for its drop count; a report is not. */
 static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, __u64 h,
-				     __u64 bytes)
+				     __u64 bytes, int drop)
 {
 	if (!xdpban_ban_maybe(BAN_TAB, map_entries(&xdpban_bans), h))
 		return 0;
-	return ban_active(key, seed, h, bytes);
+	return ban_active(key, seed, h, bytes, drop);
 }
 
 static __always_inline void ban_event(const struct xdpban_key *key, __u64 start_ns,

@@ -103,7 +103,7 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 
 	if (!classes)
 		hash = xdpban_key_hash(seed, &key);
-	banned = ban_check(&key, seed, hash, p.bytes);
+	banned = ban_check(&key, seed, hash, p.bytes, 1);
 	STAGE_END(CUT_BAN, banned);
 	if (banned)
 		return list_or_ban_drop(cfg, XDPBAN_STAT_DROP_BANNED, classes, p.bytes);
@@ -165,7 +165,7 @@ static __always_inline __u32 report(struct xdpban_report_req *req)
 	}
 	source_key(&key, req->family, saddr, cfg->v6_prefix);
 	seed = table_seed();
-	if (ban_check(&key, seed, xdpban_key_hash(seed, &key), 0))
+	if (ban_check(&key, seed, xdpban_key_hash(seed, &key), 0, 0))
 		return XDPBAN_REPORT_ALREADY_BANNED;
 	if (!(cfg->class_mask & XDPBAN_CLASS_REPORTED))
 		return XDPBAN_REPORT_DISABLED;

@@ -108,6 +108,9 @@
 	/* IPv6 hosts past the lines: a permanent /128's code (enum xdpban_flat_code). */          \
 	X(xdpban_host6, host6, GROWN_HASH, struct xdpban_host6_key, __u32,                         \
 	  XDPBAN_DEFAULT_FLAT6X_MAX)                                                               \
+	/* Per CPU, packets each ban slot dropped (or observed), tagged by its ban (xdpban_table.h). */\
+	X(xdpban_bandrops, bandrops, PERCPU_ARRAY, __u32, __u64,                                  \
+	  XDPBAN_BAN_GROUPS(XDPBAN_DEFAULT_BANS_MAX) * XDPBAN_GROUP_SLOTS)                         \
 	/* IPv6 networks whose sources are keyed past ipv6-prefix (xdpban_narrow.h). */           \
 	X(xdpban_narrow6, narrow6, LPM_TRIE, struct xdpban_lpm6_key, struct xdpban_narrow,        \
 	  XDPBAN_DEFAULT_NARROW_MAX)                                                               \

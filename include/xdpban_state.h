@@ -86,6 +86,8 @@ struct xdpban_ban {
 	__u8 reason;      /* enum xdpban_ban_reason */
 	__u8 classes;     /* enum xdpban_class bits of the error that crossed the limit */
 	__u8 pad[2];      /* zero */
+	__u64 drops;      /* packets it dropped (observed, in observe mode), summed over CPUs;
+			   * filled only by the walks that read them (xb_bans_walk_drops_in) */
 };
 
 #endif /* XDPBAN_STATE_H */

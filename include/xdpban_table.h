@@ -219,6 +219,33 @@ struct xdpban_ban_info {
 	__u32 pad;
 };
 
+/* A ban slot's drop count, one per CPU in xdpban_bandrops (at xdpban_ban_info_index): the
+ * packets its ban dropped (or observe mode passed) on that CPU, under the slot's 14-bit
+ * generation (XDPBAN_CTL_GEN_MASK), which a new claim changes. The data path starts a CPU's
+ * count over when the generation differs, so no claim has to clear every CPU's word; a reader
+ * sums the words of the ban's generation. A word left by a ban 16,384 claims of the slot
+ * earlier would count again: a bound on the error of a statistic, never on a verdict. */
+#define XDPBAN_DROPS_GEN_SHIFT 50
+#define XDPBAN_DROPS_COUNT_MASK ((1ull << XDPBAN_DROPS_GEN_SHIFT) - 1)
+#define XDPBAN_DROPS_GEN(ctl) (((ctl) & XDPBAN_CTL_GEN_MASK) >> XDPBAN_CTL_GEN_SHIFT)
+
+/* The word after one more drop by the ban whose slot ctl is ctl. */
+static inline __attribute__((always_inline)) __u64 xdpban_drops_next(__u64 word, __u64 ctl)
+{
+	__u64 gen = XDPBAN_DROPS_GEN(ctl);
+
+	return word >> XDPBAN_DROPS_GEN_SHIFT == gen ? word + 1
+						     : (gen << XDPBAN_DROPS_GEN_SHIFT) | 1;
+}
+
+/* The drops a CPU's word holds for the ban whose slot ctl is ctl. */
+static inline __attribute__((always_inline)) __u64 xdpban_drops_of(__u64 word, __u64 ctl)
+{
+	return word >> XDPBAN_DROPS_GEN_SHIFT == XDPBAN_DROPS_GEN(ctl)
+		       ? word & XDPBAN_DROPS_COUNT_MASK
+		       : 0;
+}
+
 /* val of a counter: count (32 bits), the low 2 bits of the slot's generation, and the window
  * start in CLOCK_BOOTTIME seconds modulo 2^30 (34 years; a window is at most ten). */
 #define XDPBAN_CTR_START_BITS 30

@@ -175,9 +175,10 @@ case_bans_text_matches_json() {
 import json, sys
 bans = json.loads(sys.argv[1])["bans"]
 lines = sys.argv[2].split("\n")
-assert lines[0].split() == ["PREFIX", "REASON", "COUNT", "LEFT", "STARTED"], lines[0]
-rows = sorted(tuple(l.split()[:3] + l.split()[4:]) for l in lines[1:])
-want = sorted((b["prefix"], b["reason"], str(b["count"]), b["started"] or "-") for b in bans)
+assert lines[0].split() == ["PREFIX", "REASON", "COUNT", "DROPS", "LEFT", "STARTED"], lines[0]
+rows = sorted(tuple(l.split()[:4] + l.split()[5:]) for l in lines[1:])
+want = sorted((b["prefix"], b["reason"], str(b["count"]),
+               "-" if b["drops"] is None else str(b["drops"]), b["started"] or "-") for b in bans)
 sys.exit(0 if rows == want and len(bans) == 3 else 1)' "$json" "$out" && return 0
 	E2E_WHY="bans and bans --json differ: ${out:0:300} / ${json:0:300}"
 	return 1
@@ -235,7 +236,7 @@ case_bans_left_one_format() {
 		[[ $left == permanent ||
 			($left =~ ^([1-9][0-9]*d)?([1-9][0-9]?h)?([1-9][0-9]?m)?([1-9][0-9]?s)?$ && -n $left) ]] ||
 			bad+=("$left")
-	done < <(awk 'NR > 1 { print $4 }' <<<"$listing")
+	done < <(awk 'NR > 1 { print $5 }' <<<"$listing")
 	((${#bad[@]} == 0)) && return 0
 	E2E_WHY="times left not in the one format: ${bad[*]}"
 	return 1

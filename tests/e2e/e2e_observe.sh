@@ -5,7 +5,8 @@
 # enforce` puts that ban in force at once (its frames are dropped), and --reset gives the mode
 # back to the file; a deny list's sources pass in observe mode, counted as observed_deny; a bad
 # mode is refused in one line and changes nothing; a statistics pin of an older, shorter
-# layout is carried over at the start, its counts kept.
+# layout is carried over at the start, its counts kept. The ban's drop count (`bans`, `query`)
+# rises with every frame of the banned source, observed or dropped.
 #
 # Everything it makes (namespaces, daemon, pins, files) is removed on any exit, through
 # the daemon helpers' cleanup in tests/e2e/e2e_lib.sh. Needs root; skips without it.
@@ -25,6 +26,11 @@ scrape() { nsenter --net="/run/netns/$XBD_NS_R" curl -sf --max-time 5 "http://$M
 # metric NAME: its value in a scrape, or nothing.
 metric() { scrape | awk -v n="$1" '$1 == n { print $2 }'; }
 mode_is() { [[ $(xbd_cli status --json | xbd_json 'd["config"]["mode"]') == "$1" ]]; }
+# drops_of ADDR: the drops of ADDR's ban in `xdpban bans --json`, then in `xdpban query`.
+drops_of() {
+	echo "$(xbd_cli bans --json | xbd_json "[b['drops'] for b in d['bans'] if b['prefix'] == '$1'][0]")" \
+		"$(xbd_query "$1" 'd["drops"]')"
+}
 
 # An xdpban_stats pin of the layout before the observed rows (three rows fewer), its passed
 # row at OLD_PASSED on every CPU, where the daemon will look for its pins.
@@ -69,7 +75,8 @@ case_observe_bans_nothing() {
 }
 
 case_observed_ban_reported() {
-	e2e_expect "bans --json" "True" "$(xbd_cli bans --json |
+	e2e_expect "the ban's drops, observed" "5 5" "$(drops_of "$BANNED")" &&
+		e2e_expect "bans --json" "True" "$(xbd_cli bans --json |
 		xbd_json "[b['observed'] for b in d['bans'] if b['prefix'] == '$BANNED'][0]")" &&
 		e2e_expect "bans, its note" \
 			"observe mode: these bans drop nothing; they show what would have been dropped" \
@@ -121,6 +128,11 @@ case_enforce() {
 	e2e_wait 50 eval '[[ $(xbd_stat_delta drop_banned "$banned") == 4 ]]' ||
 		{ E2E_WHY="drop_banned +$(xbd_stat_delta drop_banned "$banned"), expected +4"; return 1; }
 	e2e_expect "observed_banned" 0 "$(xbd_stat_delta observed_banned "$observed")" &&
+		e2e_expect "the ban's drops, 5 observed and 4 dropped" "9 9" "$(drops_of "$BANNED")" &&
+		e2e_expect "bans, text" "$BANNED errors 4 9" \
+			"$(xbd_cli bans | awk -v a="$BANNED" '$1 == a { print $1, $2, $3, $4 }')" &&
+		e2e_expect "query, text" "drops:        9 packets since the ban began" \
+			"$(xbd_cli query "$BANNED" | grep '^drops:')" &&
 		e2e_expect "bans --json" "False" "$(xbd_cli bans --json |
 			xbd_json "[b['observed'] for b in d['bans'] if b['prefix'] == '$BANNED'][0]")" &&
 		e2e_expect "the state file" "set mode enforce" "$(grep '^set mode' "$XBD_STATE")" &&

@@ -539,6 +539,25 @@ int dp_del_counter(struct dp *dp, const struct xdpban_key *key)
 	return xb_counters_remove(&dp->counters, key);
 }
 
+int dp_drops_clear(struct dp *dp)
+{
+	__u32 slots = (__u32)((size_t)dp->bans.tab.n * XDPBAN_GROUP_SLOTS);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 *keys = calloc(slots, sizeof(*keys)), count = slots;
+	__u64 *zeros = calloc((size_t)slots * dp->ncpus, sizeof(*zeros));
+
+	for (__u32 i = 0; keys && i < slots; i++)
+		keys[i] = i;
+	int err = keys && zeros ? 0 : -ENOMEM;
+
+	if (!err && bpf_map_update_batch(bpf_map__fd(dp->skel->maps.xdpban_bandrops), keys, zeros,
+					 &count, &opts))
+		err = -errno;
+	free(keys);
+	free(zeros);
+	return err;
+}
+
 void dp_tables_clear(struct dp *dp)
 {
 	size_t groups = (size_t)dp->bans.tab.n;

@@ -115,6 +115,11 @@ void dp_tables_clear(struct dp *dp);
 /* Live slots of the counter and ban tables. */
 int dp_count_counters(struct dp *dp);
 int dp_count_bans(struct dp *dp);
+/* Zeroes every CPU's drop word of every ban slot (xdpban_bandrops), for a test that reads drop
+ * counts: dp_tables_clear starts the slots' generations over, and clears no drop word (it
+ * would cost a batch write per test), so a word of an earlier test could match again.
+ * 0 or -errno. */
+int dp_drops_clear(struct dp *dp);
 /* Number of entries in a hash or trie map. */
 int dp_map_count(int map_fd, size_t key_size);
 

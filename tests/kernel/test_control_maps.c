@@ -57,7 +57,7 @@ static void json_bans_fields(void **state)
 	assert_int_equal(json_object_array_length(parsed), 2);
 	for (size_t i = 0; i < 2; i++) {
 		b = json_object_array_get_idx(parsed, i);
-		assert_int_equal(json_object_object_length(b), 8);
+		assert_int_equal(json_object_object_length(b), 9);
 		assert_false(json_object_get_boolean(get(b, "observed"))); /* enforce mode */
 		if (!strcmp(json_object_get_string(get(b, "prefix")), "198.51.100.0/24")) {
 			assert_int_equal(json_object_get_int64(get(b, "count")), 0);
@@ -97,6 +97,8 @@ static struct json_object *reference_ban(const struct xb_ban_info *b)
 
 	json_object_object_add(obj, "prefix", json_object_new_string(b->prefix));
 	json_object_object_add(obj, "count", json_object_new_int64(b->count));
+	json_object_object_add(obj, "drops",
+			       b->has_drops ? json_object_new_int64((int64_t)b->drops) : NULL);
 	json_object_object_add(obj, "reason", json_object_new_string(b->reason));
 	json_object_object_add(obj, "seconds_left", json_object_new_int64(b->seconds_left));
 	if (b->started)

@@ -1129,6 +1129,55 @@ static void errors_outside_class_mask_never_ban(void **state)
 }
 
 /* Runs last: every packet this binary sent landed in exactly one verdict slot. */
+static __u64 drops_of(const char *addr)
+{
+	struct xdpban_key key;
+	__u64 drops = ~0ull;
+
+	assert_int_equal(dp_key(addr, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	assert_int_equal(xb_bans_drops_in(&g_dp.maps, &key, &drops), 0);
+	return drops;
+}
+
+/* A ban counts the packets it drops, and in observe mode those it passes; a report is not
+ * one; a new ban in the slot starts at 0 (its generation differs), without clearing a word. */
+static void ban_counts_its_drops(void **state)
+{
+	const struct xdpban_config defaults = XDPBAN_CONFIG_DEFAULTS;
+	struct xdpban_config cfg = defaults;
+	const struct pkt_spec udp = FROM(SRC4, PKT_L4_UDP, .payload_len = 16);
+	struct xdpban_report_req report;
+	struct xdpban_key key;
+	__u8 frame[256], addr[4] = { 192, 0, 2, 10 };
+	__u32 len = build(&udp, frame, sizeof(frame));
+
+	if (!g_loaded)
+		skip();
+	reset_state(&defaults);
+	assert_int_equal(dp_drops_clear(&g_dp), 0);
+	ban_forever(SRC4);
+	assert_int_equal(drops_of(SRC4), 0);
+	for (int i = 0; i < 5; i++)
+		expect_udp(SRC4, XDP_DROP, XDPBAN_STAT_DROP_BANNED);
+	assert_int_equal(drops_of(SRC4), 5);
+	assert_int_equal(drops_of("192.0.2.11"), 0); /* not banned */
+	cfg.mode = XDPBAN_MODE_OBSERVE;
+	assert_int_equal(dp_set_config(&g_dp, &cfg), 0);
+	for (int i = 0; i < 3; i++)
+		expect_action("observed", run(frame, len), XDP_PASS);
+	assert_int_equal(drops_of(SRC4), 8);
+	assert_int_equal(dp_report(&g_dp, XDPBAN_FAMILY_INET, addr, 1, &report), 0);
+	assert_int_equal(report.status, XDPBAN_REPORT_ALREADY_BANNED);
+	assert_int_equal(drops_of(SRC4), 8);
+	assert_int_equal(dp_key(SRC4, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	assert_int_equal(dp_del_ban(&g_dp, &key), 0);
+	ban_forever(SRC4);
+	assert_int_equal(drops_of(SRC4), 0);
+	expect_action("observed after the new ban", run(frame, len), XDP_PASS);
+	assert_int_equal(drops_of(SRC4), 1);
+	assert_int_equal(dp_set_config(&g_dp, &defaults), 0);
+}
+
 static void verdict_slots_add_up(void **state)
 {
 	struct stats total;
@@ -1167,6 +1216,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(errors_that_pass_still_ban, threshold_setup,
 						threshold_teardown),
 		cmocka_unit_test(errors_outside_class_mask_never_ban),
+		cmocka_unit_test(ban_counts_its_drops),
 		cmocka_unit_test(verdict_slots_add_up),
 	};
 	const size_t ntail = sizeof(tail) / sizeof(tail[0]);

@@ -405,6 +405,10 @@
 	  "bans only: earlier offences inside the escalation period (0: a first ban)")             \
 	X(MULTIPLIER, "multiplier", "an event", "number",                                          \
 	  "bans only: what escalation multiplied the ban time by (1: not at all)")                 \
+	X(DROPS, "drops", "a ban; `query` reply", "integer or null",                               \
+	  "packets of the source its ban dropped (in observe mode: passed, would have dropped) "   \
+	  "since it began, over every CPU; null for a prefix ban (`table` `policy`), counted in "  \
+	  "`drop_deny`; `query`: null when not banned")                                            \
 	X(OBSERVED, "observed", "a ban; an event; `query` reply", "boolean",                       \
 	  "true in observe mode (`mode`): the ban drops nothing, it shows what would have been "   \
 	  "dropped; an event's: the ban was made in observe mode")                                 \

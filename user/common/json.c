@@ -317,6 +317,11 @@ static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
 	put_quoted(&p, ban->prefix, sizeof(ban->prefix) - 1);
 	put_member(&p, ',', XB_FIELD_COUNT);
 	put_int(&p, ban->count);
+	put_member(&p, ',', XB_FIELD_DROPS);
+	if (ban->has_drops)
+		put_int(&p, (long long)ban->drops);
+	else
+		PUT_LITERAL(&p, "null");
 	put_member(&p, ',', XB_FIELD_REASON);
 	put_quoted(&p, ban->reason, 16);
 	put_member(&p, ',', XB_FIELD_SECONDS_LEFT);
@@ -478,6 +483,8 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, XB_F(CLASSES), xb_json_classes(q.classes));
 	json_object_object_add(obj, XB_F(BANNED), json_object_new_boolean(q.banned));
 	json_object_object_add(obj, XB_F(SECONDS_LEFT), json_object_new_int64(q.seconds_left));
+	json_object_object_add(obj, XB_F(DROPS),
+			       q.has_drops ? json_object_new_int64((int64_t)q.drops) : NULL);
 	json_object_object_add(obj, XB_F(BAN_REASON), string_or_null(q.ban_reason));
 	json_object_object_add(obj, XB_F(BAN_CLASSES),
 			       q.banned ? xb_json_classes(q.ban_classes) : NULL);

@@ -219,6 +219,8 @@ struct xb_ban_info {
 	__u32 classes;       /* enum xdpban_class bits */
 	const char *table;   /* where it lives: "bans" (xdpban_bans) or "policy" (a prefix ban) */
 	bool observed;       /* observe mode is in force: the ban drops nothing */
+	bool has_drops;      /* drops is counted: a ban of the ban table, not a prefix ban */
+	__u64 drops;         /* packets it dropped while in force (observed, in observe mode) */
 };
 typedef int (*xb_ban_cb)(const struct xb_ban_info *ban, void *ctx);
 /* Calls cb for every active (unexpired) ban, in no particular order; stops early and returns
@@ -293,6 +295,8 @@ struct xb_query_info {
 	struct xb_exempt_entry exempt_match; /* the exempt prefix that holds the address */
 	bool observed;        /* banned, denied or not allowed, in observe mode: passed, and
 			       * counted as what would have been dropped */
+	bool has_drops;       /* banned in the ban table, whose bans count their drops */
+	__u64 drops;          /* packets that ban dropped (or observed) */
 };
 /* addr must be a single address (/32 or /128): -EINVAL otherwise. */
 int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_query_info *out);

@@ -350,6 +350,9 @@ int xb_tables_size(struct xdpban *skel, __u32 counters_max, __u32 ban_groups)
 	if (!ret && ban_groups)
 		ret = bpf_map__set_max_entries(skel->maps.xdpban_baninfo,
 					       ban_groups * XDPBAN_GROUP_SLOTS);
+	if (!ret && ban_groups)
+		ret = bpf_map__set_max_entries(skel->maps.xdpban_bandrops,
+					       ban_groups * XDPBAN_GROUP_SLOTS);
 	return ret;
 }
 

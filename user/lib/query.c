@@ -147,7 +147,8 @@ static int query_ban(const struct xb_maps *m, const struct xdpban_key *key, __u6
 	out->seconds_left = seconds_until(ban.expires_ns, now_ns);
 	out->ban_reason = xb_reason_name(ban.reason);
 	out->ban_classes = ban.classes;
-	return 0;
+	out->has_drops = true;
+	return xb_bans_drops_in(m, key, &out->drops);
 }
 
 /* Whether the data path would never count or ban the address, why, and by which prefix. */

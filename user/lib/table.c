@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "libxdpban.h"
 #include "table.h"
@@ -161,6 +162,48 @@ int xb_bans_of(struct xb_bans *b, const struct xb_maps *m, char *err, size_t err
 	return ret;
 }
 
+/* The drops of the ban whose slot has index and ctl: the CPUs' words of its generation. */
+static __u64 drops_sum(const struct xb_ban_drops *d, __u32 index, __u64 ctl)
+{
+	__u64 sum = 0;
+
+	for (int c = 0; index < d->slots && c < d->ncpus; c++)
+		sum += xdpban_drops_of(d->words[(size_t)index * d->ncpus + c], ctl);
+	return sum;
+}
+
+#define DROPS_BATCH 4096 /* slots a batch lookup reads at once */
+
+/* Reads every slot's words of the per-CPU array fd, in batches. 0 or -errno. */
+static int drops_read(int fd, size_t slots, struct xb_ban_drops *d)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 keys[DROPS_BATCH], out_batch = 0, count;
+	size_t done = 0;
+	int ret = 0;
+
+	d->ncpus = libbpf_num_possible_cpus();
+	d->slots = slots;
+	d->words = d->ncpus > 0 ? calloc(slots ? slots : 1, (size_t)d->ncpus * sizeof(__u64)) : NULL;
+	if (!d->words)
+		return d->ncpus < 0 ? d->ncpus : -ENOMEM;
+	while (done < slots) {
+		count = (__u32)(slots - done < DROPS_BATCH ? slots - done : DROPS_BATCH);
+		ret = bpf_map_lookup_batch(fd, done ? &out_batch : NULL, &out_batch, keys,
+					   d->words + done * d->ncpus, &count, &opts);
+		done += count;
+		if (ret == -ENOENT || (!ret && !count))
+			return 0; /* the last batch */
+		if (ret)
+			break;
+	}
+	if (ret) {
+		free(d->words);
+		d->words = NULL;
+	}
+	return ret;
+}
+
 int xb_bans_get_in(const struct xb_maps *m, const struct xdpban_key *key,
 		   struct xdpban_ban *out)
 {
@@ -188,6 +231,56 @@ int xb_bans_walk_in(const struct xb_maps *m, xb_ban_entry_cb cb, void *ctx)
 	return ret;
 }
 
+int xb_bans_walk_drops_in(const struct xb_maps *m, xb_ban_entry_cb cb, void *ctx)
+{
+	struct xb_ban_drops d = { 0 };
+	char why[XB_ERRLEN];
+	struct xb_bans b;
+	int ret = xb_bans_of(&b, m, why, sizeof(why));
+
+	if (ret)
+		return ret;
+	ret = drops_read(m->bandrops, xb_bans_slots(&b), &d);
+	if (!ret) {
+		b.drops = &d;
+		ret = xb_bans_walk(&b, cb, ctx);
+	}
+	free(d.words);
+	xb_bans_close(&b);
+	return ret;
+}
+
+int xb_bans_drops_in(const struct xb_maps *m, const struct xdpban_key *key, __u64 *drops)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct xdpban_ban_ref ref = { 0 };
+	struct xb_ban_drops d = { .slots = 1, .ncpus = ncpus };
+	char why[XB_ERRLEN];
+	struct xb_bans b;
+	__u32 index;
+	int ret;
+
+	*drops = 0;
+	if (ncpus < 0)
+		return ncpus;
+	ret = xb_bans_of(&b, m, why, sizeof(why));
+	if (ret)
+		return ret;
+	if (xdpban_ban_find(&b.tab, b.tab.n, b.seed, key, &ref)) {
+		d.words = calloc((size_t)ncpus, sizeof(__u64));
+		index = xdpban_ban_info_index(&ref);
+		if (!d.words)
+			ret = -ENOMEM;
+		else if (bpf_map_lookup_elem(m->bandrops, &index, d.words))
+			ret = -errno;
+		else
+			*drops = drops_sum(&d, 0, ref.ctl);
+	}
+	free(d.words);
+	xb_bans_close(&b);
+	return ret;
+}
+
 size_t xb_bans_slots(const struct xb_bans *b)
 {
 	return (size_t)b->tab.n * XDPBAN_GROUP_SLOTS;
@@ -211,6 +304,7 @@ static int ban_read(const struct xb_bans *b, const struct xdpban_ban_ref *ref,
 	out->expires_ns = ref->expires_ns;
 	out->reason = XDPBAN_BAN_AUX_REASON(aux);
 	out->classes = XDPBAN_BAN_AUX_CLASSES(aux);
+	out->drops = b->drops ? drops_sum(b->drops, xdpban_ban_info_index(ref), ref->ctl) : 0;
 	return xdpban_ctl_same(ban_slot(b, ref), ref->ctl) ? 0 : -EAGAIN;
 }
 

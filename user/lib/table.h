@@ -42,11 +42,19 @@ int xb_seed_get(int seed_fd, __u64 *seed);
 
 struct xb_maps;
 
+/* Every ban slot's per-CPU drop words (xdpban_bandrops), read at once for a listing. */
+struct xb_ban_drops {
+	__u64 *words; /* slot i, CPU c: words[i * ncpus + c] */
+	size_t slots;
+	int ncpus;
+};
+
 struct xb_bans {
 	struct xb_table tab;
 	struct xdpban_ban_info *info; /* the parallel cold data, one per slot */
 	size_t info_len;
 	__u64 seed;
+	const struct xb_ban_drops *drops; /* NULL: a ban read has drops 0 */
 };
 
 /* Maps the ban table, its index and its cold data. 0 or -errno. */
@@ -84,6 +92,10 @@ int xb_bans_walk(const struct xb_bans *b, xb_ban_entry_cb cb, void *ctx);
 int xb_bans_get_in(const struct xb_maps *m, const struct xdpban_key *key,
 		   struct xdpban_ban *out);
 int xb_bans_walk_in(const struct xb_maps *m, xb_ban_entry_cb cb, void *ctx);
+/* xb_bans_walk_in with each ban's drops read (one batch read of xdpban_bandrops first). */
+int xb_bans_walk_drops_in(const struct xb_maps *m, xb_ban_entry_cb cb, void *ctx);
+/* The drops of the key's ban (0 when it has none). 0 or -errno. */
+int xb_bans_drops_in(const struct xb_maps *m, const struct xdpban_key *key, __u64 *drops);
 /* Slots of the table (its capacity is about half of them, see docs/datapath.md). */
 size_t xb_bans_slots(const struct xb_bans *b);
 

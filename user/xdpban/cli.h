@@ -137,11 +137,18 @@ void render_stats(struct json_object *stats);
 void render_bans(struct json_object *reply);
 /* The line after a listing of bans in observe mode. */
 void render_observed_note(void);
-/* origin: NULL without a fleet (no ORIGIN column), "-" for a ban made here; comment: NULL
- * without comments in the listing (no COMMENT column), "-" for a ban without one. */
-void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
-		    long long seconds_left, const char *started, const char *origin,
-		    const char *comment);
+/* One row of the text listing of bans. */
+struct ban_row {
+	const char *prefix, *reason;
+	long long count;
+	long long drops;       /* packets dropped while in force; < 0: not counted (prefix bans) */
+	long long seconds_left;
+	const char *started;   /* NULL: not recorded */
+	const char *origin;    /* NULL without a fleet (no ORIGIN column), "-" for a ban made here */
+	const char *comment;   /* NULL without comments in the listing (no COMMENT column), "-"
+				* for a ban without one */
+};
+void render_ban_row(bool *header_done, const struct ban_row *row);
 void render_query(struct json_object *r);
 void render_lists(struct json_object *lists);
 void render_lists_reply(struct json_object *r); /* the lists, then the exempt entries */

@@ -126,8 +126,11 @@ static int print_ban(const struct xb_ban_info *ban, void *ctx)
 		rows->stamp_of = ban->started;
 		started = rows->stamp;
 	}
-	render_ban_row(&rows->header_done, ban->prefix, ban->reason, ban->count,
-		       ban->seconds_left, started, NULL, NULL);
+	render_ban_row(&rows->header_done,
+		       &(struct ban_row){ .prefix = ban->prefix, .reason = ban->reason,
+					  .count = ban->count,
+					  .drops = ban->has_drops ? (long long)ban->drops : -1,
+					  .seconds_left = ban->seconds_left, .started = started });
 	rows->observed |= ban->observed;
 	return 0;
 }

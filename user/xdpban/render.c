@@ -339,19 +339,19 @@ static void put_padded(const char *text, size_t width, bool align_left)
 		fwrite_unlocked(spaces, 1, pad, stdout);
 }
 
-/* "%-44s %-8s %10lld %-14s %s\n", with the header before the first row; with the fleet on
- * (origin not NULL), "%-20s " more before the newline: the node a remote ban came from; with
- * comments (comment not NULL), each column before padded and the comment last ("-": none). */
-void render_ban_row(bool *header_done, const char *prefix, const char *reason, long long count,
-		    long long seconds_left, const char *started, const char *origin,
-		    const char *comment)
+/* "%-44s %-8s %10lld %12s %-14s %s\n", with the header before the first row; with the fleet
+ * on (origin not NULL), "%-20s " more before the newline: the node a remote ban came from;
+ * with comments (comment not NULL), each column before padded and the comment last ("-":
+ * none). */
+void render_ban_row(bool *header_done, const struct ban_row *row)
 {
-	char left[XB_DURATION_TEXT_MAX], number[24];
+	char left[XB_DURATION_TEXT_MAX], number[24], drops[24] = "-";
+	const char *origin = row->origin, *started = row->started, *comment = row->comment;
 
 	if (!*header_done) {
 		const char *last = origin ? "ORIGIN" : "STARTED";
 
-		printf("%-44s %-8s %10s %-14s ", "PREFIX", "REASON", "COUNT", "LEFT");
+		printf("%-44s %-8s %10s %12s %-14s ", "PREFIX", "REASON", "COUNT", "DROPS", "LEFT");
 		if (origin)
 			printf("%-20s ", "STARTED");
 		if (comment)
@@ -360,14 +360,18 @@ void render_ban_row(bool *header_done, const char *prefix, const char *reason, l
 			printf("%s\n", last);
 		*header_done = true;
 	}
-	*put_decimal(number, count) = '\0';
-	put_padded(prefix, 44, true);
+	*put_decimal(number, row->count) = '\0';
+	if (row->drops >= 0)
+		*put_decimal(drops, row->drops) = '\0';
+	put_padded(row->prefix, 44, true);
 	putchar_unlocked(' ');
-	put_padded(reason, 8, true);
+	put_padded(row->reason, 8, true);
 	putchar_unlocked(' ');
 	put_padded(number, 10, false);
 	putchar_unlocked(' ');
-	put_padded(render_duration(seconds_left, left, sizeof(left)), 14, true);
+	put_padded(drops, 12, false);
+	putchar_unlocked(' ');
+	put_padded(render_duration(row->seconds_left, left, sizeof(left)), 14, true);
 	putchar_unlocked(' ');
 	if (origin) {
 		put_padded(started ? started : "-", 20, true);
@@ -403,10 +407,17 @@ void render_bans(struct json_object *reply)
 			origins ? str(origins, str(b, XB_F(PREFIX)) ?: "") ?: "-" : NULL;
 
 		observed |= json_object_get_boolean(member(b, XB_F(OBSERVED)));
-		render_ban_row(&header_done, str(b, XB_F(PREFIX)), str(b, XB_F(REASON)),
-			       num(b, XB_F(COUNT)), num(b, XB_F(SECONDS_LEFT)),
-			       str(b, XB_F(STARTED)), origin,
-			       comments ? str(b, XB_F(COMMENT)) ?: "-" : NULL);
+		struct ban_row row = {
+			.prefix = str(b, XB_F(PREFIX)), .reason = str(b, XB_F(REASON)),
+			.count = num(b, XB_F(COUNT)),
+			.drops = json_object_is_type(member(b, XB_F(DROPS)), json_type_int)
+					 ? num(b, XB_F(DROPS))
+					 : -1,
+			.seconds_left = num(b, XB_F(SECONDS_LEFT)), .started = str(b, XB_F(STARTED)),
+			.origin = origin, .comment = comments ? str(b, XB_F(COMMENT)) ?: "-" : NULL,
+		};
+
+		render_ban_row(&header_done, &row);
 	}
 	if (!n)
 		printf("no bans\n");
@@ -501,6 +512,9 @@ void render_query(struct json_object *r)
 		       render_duration(num(r, XB_F(SECONDS_LEFT)), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
+	if (json_object_is_type(member(r, XB_F(DROPS)), json_type_int))
+		printf("%-13s %" PRId64 " %s since the ban began\n", "drops:", num(r, XB_F(DROPS)),
+		       xb_plural(num(r, XB_F(DROPS)), "packet", "packets"));
 	if (str(r, XB_F(COMMENT)))
 		printf("%-13s %s\n", "comment:", str(r, XB_F(COMMENT)));
 	if (str(r, XB_F(BAN_ORIGIN)))

@@ -146,7 +146,7 @@ static int fit_to_pin(struct xbd_loader *ld, struct bpf_map *map, bool *exists, 
 static int fit_all_to_pins(struct xbd_loader *ld, char *err, size_t errlen)
 {
 	struct bpf_map *map;
-	bool exists;
+	bool exists, drops_pinned = false;
 	int ret;
 
 	bpf_object__for_each_map(map, ld->skel->obj) {
@@ -157,8 +157,15 @@ static int fit_all_to_pins(struct xbd_loader *ld, char *err, size_t errlen)
 			return ret;
 		if (map == ld->skel->maps.xdpban_bans)
 			ld->maps_created = !exists;
+		if (map == ld->skel->maps.xdpban_bandrops)
+			drops_pinned = exists;
 	}
-	return 0;
+	/* A release before the drop counts left a ban table of its own size: the new array
+	 * takes one word per slot of it. */
+	if (drops_pinned)
+		return 0;
+	return bpf_map__set_max_entries(ld->skel->maps.xdpban_bandrops,
+					bpf_map__max_entries(ld->skel->maps.xdpban_baninfo));
 }
 
 static int read_ids(struct xbd_loader *ld)
