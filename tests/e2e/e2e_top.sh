@@ -6,8 +6,9 @@
 # hand-made ban of one of them; 'q' ends it and leaves the terminal as it was. Without a
 # terminal, --once --json and --once print one frame with those values, and the plain mode a
 # line per interval. In a 60x12 terminal the zero verdicts fold into one line and the sources
-# table still shows both sources, with the bans' drop rate under it (the data path counts
-# drops for all bans together, not per ban). Left open across a daemon stopped with its pins
+# table still shows both sources, with the bans' drop rate under it and the banned source that
+# sends most at its own drop rate; the full view's ban table and --once --json show each ban's
+# drop rate. Left open across a daemon stopped with its pins
 # removed and started again, top says it waits for the maps, then that it reopened them, and
 # shows the new maps' counts. Without the daemon it reads the same maps.
 #
@@ -105,9 +106,12 @@ case_screen() {
 	near "$malformed" "$FAST_RATE" ||
 		{ E2E_WHY="drop_malformed shows ${malformed:-nothing}/s, $FAST_RATE/s of it sent from $FAST alone"; return 1; }
 	grep -q "^keys: s next sort" "$XBD_TMP/pane.txt" || { E2E_WHY="no line of keys"; return 1; }
-	# the ban table, under the one drop rate all bans share
-	e2e_expect "the ban table's row of $SLOW" "manual 0" \
-		"$(awk -v s="$SLOW" '/^BANNED/ { t = 1; next } t && $1 == s { print $2, $NF }' "$XBD_TMP/pane.txt")" || return 1
+	# the ban table: SLOW, banned by hand, still sending at its rate
+	e2e_expect "the ban table's row of $SLOW" "manual" \
+		"$(awk -v s="$SLOW" '/^BANNED/ { t = 1; next } t && $1 == s { print $2 }' "$XBD_TMP/pane.txt")" || return 1
+	slow_row=$(awk -v s="$SLOW" '/^BANNED/ { t = 1; next } t && $1 == s { print $3 }' "$XBD_TMP/pane.txt")
+	near "${slow_row%.*}" "$SLOW_RATE" ||
+		{ E2E_WHY="the ban of $SLOW drops ${slow_row:-nothing}/s, it sends $SLOW_RATE/s"; return 1; }
 	grep -q "^bans in force: 1, drop_banned [0-9.]*/s" "$XBD_TMP/pane.txt" || { E2E_WHY="no line of the bans"; return 1; }
 	# 'a' sorts by address at once: the header says so
 	tm send-keys -t top a
@@ -144,13 +148,15 @@ case_once_json() {
 		str(d['bans']['used'] >= 1), d['sources'][0]['source'], d['sources'][1]['source'],
 		str(d['sources'][1]['banned']), d['sources'][1]['ban_reason'],
 		','.join(d['sources'][0]['classes']), str(d['sources'][0]['count'] >= d['sources'][0]['errors']),
-		str(round(d['rates']['drop_malformed']['packets'])), str(round(d['sources'][0]['errors'] / d['seconds']))])" <<<"$out")
+		str(round(d['rates']['drop_malformed']['packets'])), str(round(d['sources'][0]['errors'] / d['seconds'])),
+		str(round(d['banned'][0]['drops_per_s']))])" <<<"$out")
 	local -a f
 	read -ra f <<<"$out"
 	e2e_expect "seconds, counters, bans, sources, ban, classes, count" \
 		"True True True $FAST $SLOW True manual malformed True" "${f[*]:0:9}" || return 1
 	near "${f[9]}" "$FAST_RATE" || { E2E_WHY="drop_malformed ${f[9]}/s, sent $FAST_RATE/s"; return 1; }
 	near "${f[10]}" "$FAST_RATE" || { E2E_WHY="$FAST: ${f[10]} errors/s, sent $FAST_RATE/s"; return 1; }
+	near "${f[11]}" "$SLOW_RATE" || { E2E_WHY="the ban of $SLOW: ${f[11]} drops/s, it sends $SLOW_RATE/s"; return 1; }
 }
 
 case_once_text() {
@@ -196,6 +202,10 @@ case_small() {
 	banned=$(sed -n 's/^bans in force: 1, drop_banned \([0-9.]*\)\/s.*/\1/p' <<<"$shot")
 	near "${banned:-0}" "$SLOW_RATE" ||
 		{ E2E_WHY="drop_banned of the bans: '${banned}', $SLOW sends $SLOW_RATE/s: $(tr "\n" "|" <<<"$shot")"; return 1; }
+	# and the ban of SLOW, the one still sending, at its own rate
+	banned=$(sed -n "s/^bans in force: 1, drop_banned [0-9.]*\/s; top $SLOW \([0-9.]*\)\/s\$/\1/p" <<<"$shot")
+	near "${banned%.*}" "$SLOW_RATE" ||
+		{ E2E_WHY="the ban of $SLOW: '${banned}'/s, it sends $SLOW_RATE/s: $(tr "\n" "|" <<<"$shot")"; return 1; }
 	# nothing cut: the header ends with its order, the fast row with its ban column
 	[[ $(head -1 <<<"$shot") == *"sorted by errors" && $fast == *" -" ]] ||
 		{ E2E_WHY="a line is cut at 60 columns: $(tr "\n" "|" <<<"$shot")"; return 1; }

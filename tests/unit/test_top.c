@@ -174,6 +174,50 @@ static void test_bans_newest_first(void **state)
 	assert_int_equal(cur.n_bans, 0);
 }
 
+static struct top_ban ban_dropped(__u8 last, __u64 start_s, __u64 drops)
+{
+	struct top_ban b = ban_at(last, start_s);
+
+	b.drops = drops;
+	return b;
+}
+
+/* The rate of a ban is its drops since the same ban's reading in the previous snapshot; a ban
+ * new since (or the same key banned again) counts all its drops. Ranked by rate, then newest. */
+static void test_bans_by_drop_rate(void **state)
+{
+	struct top_snapshot prev = { .time_ns = 10 * NS }, cur = { .time_ns = 20 * NS };
+	struct top_ban was[] = { ban_dropped(1, 2, 100), ban_dropped(2, 2, 40), ban_dropped(3, 2, 70),
+				 ban_dropped(4, 2, 9) };
+	struct top_ban now[] = { ban_dropped(4, 2, 9),    /* idle: 0/s */
+				 ban_dropped(3, 15, 30),  /* banned again: 30 in 10 s */
+				 ban_dropped(1, 2, 300),  /* still sending: 200 in 10 s */
+				 ban_dropped(5, 12, 50),  /* new: 50 in 10 s */
+				 ban_dropped(2, 2, 40) }; /* idle, older than 4 */
+	struct top_frame f;
+
+	for (size_t i = 0; i < sizeof(was) / sizeof(was[0]); i++)
+		assert_int_equal(top_snapshot_add_ban(&prev, &was[i]), 0);
+	for (size_t i = 0; i < sizeof(now) / sizeof(now[0]); i++)
+		assert_int_equal(top_snapshot_add_ban(&cur, &now[i]), 0);
+	top_snapshot_finish(&prev);
+	top_snapshot_finish(&cur);
+	assert_int_equal(top_frame_make(&prev, &cur, TOP_SORT_ERRORS, 10, &f), 0);
+	assert_int_equal(f.n_bans, 5);
+	assert_int_equal(f.bans[0].key.addr[3], 1);
+	assert_true(f.bans[0].drop_rate == 20.0);
+	assert_int_equal(f.bans[1].key.addr[3], 5);
+	assert_true(f.bans[1].drop_rate == 5.0);
+	assert_int_equal(f.bans[2].key.addr[3], 3);
+	assert_true(f.bans[2].drop_rate == 3.0);
+	assert_int_equal(f.bans[3].key.addr[3], 2); /* ties at 0/s: newest first, then address */
+	assert_int_equal(f.bans[4].key.addr[3], 4);
+	assert_true(f.bans[4].drop_rate == 0.0);
+	top_frame_free(&f);
+	top_snapshot_free(&prev);
+	top_snapshot_free(&cur);
+}
+
 static void set_rate(struct top_frame *f, int stat, double packets)
 {
 	f->rates[stat].packets = packets;
@@ -252,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_errors_since),
 		cmocka_unit_test(test_ranking),
 		cmocka_unit_test(test_bans_newest_first),
+		cmocka_unit_test(test_bans_by_drop_rate),
 		cmocka_unit_test(test_reasons_fold),
 		cmocka_unit_test(test_sort_names),
 	};

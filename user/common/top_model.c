@@ -1,5 +1,5 @@
 /* top_model.c - the computation behind `xdpban top` (top_model.h): rates from two snapshots,
- * the ranking of sources by their errors in the interval, the bans newest first, and the
+ * the ranking of sources by their errors in the interval, the bans by drop rate, and the
  * folding of the reasons table to the lines it may take. Pure: it never reads a map, a
  * clock or a terminal.
  */
@@ -81,10 +81,17 @@ int top_snapshot_add_ban(struct top_snapshot *s, const struct top_ban *ban)
 	return ret;
 }
 
+static int ban_key_cmp(const void *a, const void *b)
+{
+	return key_cmp(&((const struct top_ban *)a)->key, &((const struct top_ban *)b)->key);
+}
+
 void top_snapshot_finish(struct top_snapshot *s)
 {
 	if (s->n_sources)
 		qsort(s->sources, s->n_sources, sizeof(*s->sources), source_cmp);
+	if (s->n_bans)
+		qsort(s->bans, s->n_bans, sizeof(*s->bans), ban_key_cmp);
 }
 
 void top_snapshot_free(struct top_snapshot *s)
@@ -167,26 +174,44 @@ static int rank(const struct top_snapshot *prev, const struct top_snapshot *cur,
 	return 0;
 }
 
-/* Newest first: the ban an operator has not seen yet leads; ties by address. */
-static int by_start(const void *a, const void *b)
+/* The highest drop rate first: the banned sources still sending lead; then newest first,
+ * the ban an operator has not seen yet; ties by address. */
+static int by_rate(const void *a, const void *b)
 {
 	const struct top_ban *x = a, *y = b;
 
+	if (x->drop_rate != y->drop_rate)
+		return x->drop_rate < y->drop_rate ? 1 : -1;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? 1 : -1;
 	return key_cmp(&x->key, &y->key);
 }
 
-/* The first `count` bans of cur, newest first (a copy: cur stays in table order). */
-static int newest_bans(const struct top_snapshot *cur, size_t count, struct top_frame *f)
+/* The drops of ban since prev (in key order) read it: all of them when prev has no ban of
+ * that key and start. */
+static __u64 drops_before(const struct top_snapshot *prev, const struct top_ban *ban)
+{
+	const struct top_ban *was = prev->n_bans ? bsearch(ban, prev->bans, prev->n_bans,
+							    sizeof(*ban), ban_key_cmp)
+						 : NULL;
+
+	return was && was->start_ns == ban->start_ns ? was->drops : 0;
+}
+
+/* The first `count` bans of cur by drop rate (a copy: cur stays in key order). */
+static int ranked_bans(const struct top_snapshot *prev, const struct top_snapshot *cur,
+		       size_t count, struct top_frame *f)
 {
 	f->bans = malloc((cur->n_bans ? cur->n_bans : 1) * sizeof(*f->bans));
 	if (!f->bans)
 		return -ENOMEM;
-	if (cur->n_bans) {
-		memcpy(f->bans, cur->bans, cur->n_bans * sizeof(*f->bans));
-		qsort(f->bans, cur->n_bans, sizeof(*f->bans), by_start);
+	for (size_t i = 0; i < cur->n_bans; i++) {
+		f->bans[i] = cur->bans[i];
+		f->bans[i].drop_rate = top_per_second(drops_before(prev, &cur->bans[i]),
+						      cur->bans[i].drops, f->seconds);
 	}
+	if (cur->n_bans)
+		qsort(f->bans, cur->n_bans, sizeof(*f->bans), by_rate);
 	f->n_bans = cur->n_bans < count ? cur->n_bans : count;
 	return 0;
 }
@@ -214,7 +239,7 @@ int top_frame_make(const struct top_snapshot *prev, const struct top_snapshot *c
 	f->time_ns = cur->time_ns;
 	ret = rank(prev, cur, sort, &f->rows, &f->n_active);
 	if (!ret)
-		ret = newest_bans(cur, count, f);
+		ret = ranked_bans(prev, cur, count, f);
 	if (ret) {
 		top_frame_free(f);
 		return ret;

@@ -5,7 +5,9 @@
  * "Errors in the interval" of a source: its count now minus its count at the previous
  * snapshot when the same counting window was open then; its whole count now when it had no
  * counter then, or its window began since, or its count went down (a ban stored for it starts
- * its counter over: only the errors since are known).
+ * its counter over: only the errors since are known). A ban's drop rate is the same for its
+ * drop count: the drops since the previous snapshot's reading of the same ban (same key and
+ * start), else all of them.
  */
 #ifndef XDPBAN_TOP_MODEL_H
 #define XDPBAN_TOP_MODEL_H
@@ -39,6 +41,8 @@ struct top_ban {
 	__u64 start_ns, expires_ns; /* CLOCK_BOOTTIME; expires_ns 0: permanent */
 	__u32 count;                /* the errors that caused it (0 for manual bans) */
 	__u8 reason;                /* enum xdpban_ban_reason */
+	__u64 drops;                /* packets it dropped (or observed) since it began */
+	double drop_rate;           /* per second over a frame's interval (top_frame_make) */
 };
 
 struct top_snapshot {
@@ -48,14 +52,14 @@ struct top_snapshot {
 	__u32 bans_used, bans_max;         /* unexpired bans, the bans the table is sized for */
 	struct top_source *sources;        /* in key order after top_snapshot_finish */
 	size_t n_sources, cap_sources;
-	struct top_ban *bans;              /* the unexpired bans, in table order */
+	struct top_ban *bans;              /* the unexpired bans, in key order after finish */
 	size_t n_bans, cap_bans;
 };
 
 /* 0 or -ENOMEM. */
 int top_snapshot_add(struct top_snapshot *s, const struct top_source *src);
 int top_snapshot_add_ban(struct top_snapshot *s, const struct top_ban *ban);
-void top_snapshot_finish(struct top_snapshot *s); /* sorts the sources by key */
+void top_snapshot_finish(struct top_snapshot *s); /* sorts the sources and bans by key */
 void top_snapshot_free(struct top_snapshot *s);
 
 struct top_row {
@@ -80,7 +84,8 @@ struct top_frame {
 	size_t n_rows;
 	enum top_sort sort;
 	__u64 time_ns;        /* of the later snapshot, for the bans' times */
-	struct top_ban *bans; /* the first n_bans of the later snapshot's bans, newest first */
+	struct top_ban *bans; /* the first n_bans of the later snapshot's bans, the highest drop
+			       * rate first (sources still sending), then newest first */
 	size_t n_bans;
 };
 
@@ -100,7 +105,7 @@ __u32 top_errors_since(const struct top_snapshot *prev, const struct top_source 
  * were made anew). */
 double top_per_second(__u64 before, __u64 after, double seconds);
 /* The frame from prev to cur, its rows the first `count` sources in the order of sort, its
- * bans the first `count` of cur's, newest first.
+ * bans the first `count` of cur's by drop rate, then newest first.
  * 0, -EINVAL (cur is not later than prev) or -ENOMEM; free with top_frame_free. */
 int top_frame_make(const struct top_snapshot *prev, const struct top_snapshot *cur,
 		   enum top_sort sort, size_t count, struct top_frame *f);

@@ -156,7 +156,7 @@ static int add_ban(const struct xdpban_key *key, const struct xdpban_ban *ban, v
 {
 	struct ban_walk *w = ctx;
 	struct top_ban b = { .key = *key, .start_ns = ban->start_ns, .expires_ns = ban->expires_ns,
-			     .count = ban->count, .reason = ban->reason };
+			     .count = ban->count, .reason = ban->reason, .drops = ban->drops };
 
 	if (ban->expires_ns && ban->expires_ns <= w->now_ns)
 		return 0; /* expired: lifted by the next packet or sweep */
@@ -185,7 +185,7 @@ static int snapshot_read(struct top_run *r, struct top_snapshot *s)
 	if (!ret)
 		ret = xb_counters_walk_in(r->m, w.now_s, add_counter, &w);
 	if (!ret)
-		ret = xb_bans_walk_in(r->m, add_ban, &bw);
+		ret = xb_bans_walk_drops_in(r->m, add_ban, &bw);
 	if (ret < 0) {
 		snprintf(r->err, sizeof(r->err), "cannot read the maps: %s", strerror(-ret));
 		return ret;

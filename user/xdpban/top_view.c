@@ -200,7 +200,25 @@ static const char *ns_duration(__u64 from, __u64 to, char *buf, size_t len)
 	return to >= from ? render_duration((int64_t)((to - from) / NS_PER_SEC), buf, len) : "?";
 }
 
-/* The bans newest first, under the one rate the data path keeps for all of them. */
+/* The title of the bans: their drop rate together, and the fastest ban's when it fits (a
+ * terminal too small for the table still shows the source that sends most). */
+static void bans_title(const struct top_view *v, char *line, size_t len)
+{
+	const struct top_frame *f = v->frame;
+	char src[KEY_TEXT] = "?", top[KEY_TEXT + 40];
+	size_t used;
+
+	used = (size_t)snprintf(line, len, "bans in force: %" PRIu32 ", drop_banned %.1f/s",
+				f->bans_used, f->rates[XDPBAN_STAT_DROP_BANNED].packets);
+	if (!f->n_bans || f->bans[0].drop_rate <= 0 || used >= len)
+		return;
+	xb_key_format(&f->bans[0].key, src, sizeof(src));
+	snprintf(top, sizeof(top), "; top %s %.1f/s", src, f->bans[0].drop_rate);
+	if (!v->width || used + strlen(top) <= v->width)
+		snprintf(line + used, len - used, "%s", top);
+}
+
+/* The bans, the banned sources still sending first, with their drop rates. */
 static void bans_table(const struct top_view *v, const struct layout *l, top_line_cb cb,
 		       void *ctx)
 {
@@ -208,8 +226,7 @@ static void bans_table(const struct top_view *v, const struct layout *l, top_lin
 	char line[TOP_LINE_LEN], src[KEY_TEXT], age[48], left[48];
 	size_t w = strlen("BANNED");
 
-	snprintf(line, sizeof(line), "bans in force: %" PRIu32 ", drop_banned %.1f/s (no count per ban)",
-		 f->bans_used, f->rates[XDPBAN_STAT_DROP_BANNED].packets);
+	bans_title(v, line, sizeof(line));
 	cb(line, false, ctx);
 	if (!l->bans)
 		return;
@@ -217,19 +234,19 @@ static void bans_table(const struct top_view *v, const struct layout *l, top_lin
 		xb_key_format(&f->bans[i].key, src, sizeof(src));
 		w = max_len(w, src);
 	}
-	snprintf(line, sizeof(line), "%-*s %-8s %9s %10s %6s", (int)w, "BANNED", "REASON", "AGE",
-		 "LEFT", "COUNT");
+	snprintf(line, sizeof(line), "%-*s %-8s %9s %9s %10s", (int)w, "BANNED", "REASON", "DROPS/s",
+		 "AGE", "LEFT");
 	cb(line, true, ctx);
 	for (size_t i = 0; i < l->bans; i++) {
 		const struct top_ban *b = &f->bans[i];
 
 		snprintf(src, sizeof(src), "?");
 		xb_key_format(&b->key, src, sizeof(src));
-		snprintf(line, sizeof(line), "%-*s %-8s %9s %10s %6" PRIu32, (int)w, src,
-			 xb_reason_name(b->reason), ns_duration(b->start_ns, f->time_ns, age, sizeof(age)),
+		snprintf(line, sizeof(line), "%-*s %-8s %9.1f %9s %10s", (int)w, src,
+			 xb_reason_name(b->reason), b->drop_rate,
+			 ns_duration(b->start_ns, f->time_ns, age, sizeof(age)),
 			 b->expires_ns ? ns_duration(f->time_ns, b->expires_ns, left, sizeof(left))
-				       : "permanent",
-			 b->count);
+				       : "permanent");
 		cb(line, false, ctx);
 	}
 }
@@ -401,6 +418,8 @@ static struct json_object *ban_json(const struct top_frame *f, const struct top_
 	json_object_object_add(o, "source", json_object_new_string(src));
 	json_object_object_add(o, "reason", json_object_new_string(xb_reason_name(b->reason)));
 	json_object_object_add(o, "count", json_object_new_int64(b->count));
+	json_object_object_add(o, "drops", json_object_new_int64((int64_t)b->drops));
+	json_object_object_add(o, "drops_per_s", json_object_new_double(b->drop_rate));
 	json_object_object_add(o, "seconds_ago",
 			       json_object_new_int64(f->time_ns >= b->start_ns
 							     ? (int64_t)((f->time_ns - b->start_ns) / NS_PER_SEC)
