@@ -229,15 +229,22 @@ static __always_inline __u32 uncounted_stat(int result)
 	return XDPBAN_STAT_COUNTER_FULL;
 }
 
-/* What count_errors counts, and (count) what it found. */
+/* What count_errors counts, and (out) what it found; the ban time of the error's rule is kept
+ * for ban_create, which then reads no configuration. (The configuration itself cannot be
+ * passed: the verifier takes a pointer argument of a global function as writable, and the
+ * entry is read-only. Nor the clock reading: 8 more bytes here pass the verifier's 512 bytes
+ * of stack on 6.1, and a ban is rare.) */
 struct count_req {
 	__u64 bytes;  /* of the packet, for the statistics (0 for a report) */
 	__u32 n;      /* errors */
 	__u32 count;  /* out: the source's new count */
+	__u32 ban_s;  /* out: the ban time of the error's rule */
+	__u16 port;   /* the datagram's UDP destination port, host order; 0 for none */
 	__u8 classes; /* enum xdpban_class bits */
 	__u8 reason;  /* enum xdpban_ban_reason of a ban this creates */
 	__u8 hop;     /* the packet's hop count, XDPBAN_HOP_NONE for a report */
-	__u8 pad;
+	__u8 rule;    /* out: enum xdpban_rule_id of the error's limits */
+	__u8 pad[2];
 };
 
 /* Clears a flag of a counter's aux. */
@@ -256,23 +263,29 @@ static __always_inline void counter_unflag(struct xdpban_group *g, struct xdpban
  * 512 bytes.) */
 #define COUNT_CROSSED 0x100
 
-/* Counts r->n errors against key, under the configuration in force. Returns
- * XDPBAN_REPORT_COUNTED, _NOT_COUNTED, _BANNED (over the limit, and another error bans it),
- * or COUNT_CROSSED; r->count gets the new count. */
+/* Counts r->n errors against key, under the configuration in force and the limits of the
+ * error's rule (xdpban_limits_of). Returns XDPBAN_REPORT_COUNTED, _NOT_COUNTED, _BANNED (over
+ * the limit, and another error bans it), or COUNT_CROSSED; r->count gets the new count, and
+ * r->ban_s and r->rule what ban_create needs. */
 __attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 seed,
 					   struct count_req *r)
 {
 	const struct xdpban_config *cfg = config_get();
-	struct xdpban_error e = { .now_s = clock_now_ns() / NS_PER_SEC };
 	__u32 groups = map_entries(&xdpban_counts), home, count = 0;
 	struct xdpban_ctr_ref ref = {};
+	struct xdpban_error e = {};
+	struct xdpban_limits lim;
 	struct xdpban_group *g;
 	int result;
 
 	if (!key || !r || !groups)
 		return XDPBAN_REPORT_NOT_COUNTED;
+	xdpban_limits_of(cfg, r->classes, r->port, &lim);
+	r->ban_s = lim.ban_s;
+	r->rule = lim.rule;
 	e.n = r->n;
-	e.window_s = cfg->window_s;
+	e.now_s = clock_now_ns() / NS_PER_SEC;
+	e.window_s = lim.window_s;
 	e.hop = r->hop;
 	e.spoof = cfg->spoof;
 	e.tolerance = cfg->hop_tolerance;
@@ -289,7 +302,7 @@ __attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 s
 	}
 	stat_add(XDPBAN_STAT_ERRORS, r->n, r->bytes);
 	r->count = count;
-	if (count <= cfg->limit)
+	if (count <= lim.limit)
 		return XDPBAN_REPORT_COUNTED;
 	/* One error bans: a second CPU over the limit at the same moment must not store the ban
 	 * twice. */
@@ -302,7 +315,6 @@ __attribute__((noinline)) int count_errors(const struct xdpban_key *key, __u64 s
 __attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 seed,
 					 const struct count_req *r)
 {
-	const struct xdpban_config *cfg = config_get();
 	__u32 groups = map_entries(&xdpban_counts), home;
 	struct xdpban_ctr_ref ref = {};
 	struct xdpban_group *g;
@@ -311,7 +323,7 @@ __attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 see
 	if (!key || !r || !groups)
 		return XDPBAN_REPORT_TABLE_FULL;
 	b.start_ns = clock_now_ns();
-	b.expires_ns = b.start_ns + cfg->ban_s * NS_PER_SEC;
+	b.expires_ns = b.start_ns + (__u64)r->ban_s * NS_PER_SEC;
 	b.count = r->count;
 	b.reason = r->reason;
 	b.classes = r->classes;

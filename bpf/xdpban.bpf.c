@@ -119,7 +119,8 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 		stat_add(XDPBAN_STAT_ERRORS_EXEMPT, 1, p.bytes);
 	} else {
 		struct count_req r = { .bytes = p.bytes, .n = 1, .classes = classes,
-				       .reason = XDPBAN_REASON_ERRORS, .hop = p.hop };
+				       .reason = XDPBAN_REASON_ERRORS, .hop = p.hop,
+				       .port = p.is_udp ? bpf_ntohs(p.dport) : 0 };
 
 		count_and_ban(&key, seed, &r);
 		count = r.count;

@@ -121,7 +121,7 @@ setup() {
 case_status_json() {
 	cli_ok status --json || return 1
 	json_holds "$out" 'j["daemon"] is False and j["pin_dir"] == "'"$PIN_DIR"'"' &&
-		json_holds "$out" 'j["config"] == {"limit": 10, "window": 86400, "ban_time": 86400, "ipv6_prefix": 64, "errors": ["malformed", "reported", "protocol", "probe"], "drop": ["malformed"], "spoof": "hop", "hop_tolerance": 1, "learn": "1/16", "allow_only": False, "mode": "enforce", "defaults": True}' &&
+		json_holds "$out" 'j["config"] == {"limit": 10, "window": 86400, "ban_time": 86400, "rules": [], "ipv6_prefix": 64, "errors": ["malformed", "reported", "protocol", "probe"], "drop": ["malformed"], "spoof": "hop", "hop_tolerance": 1, "learn": "1/16", "allow_only": False, "mode": "enforce", "defaults": True}' &&
 		json_holds "$out" 'j["tracked"] == 0 and j["banned"] == 0 and j["prefix_bans"] == 0' &&
 		json_holds "$out" 'j["counters_max"] == 262144 and j["bans_max"] == 65536' &&
 		json_holds "$out" 'sorted(j["stats"]) == sorted(["passed", "passed_trusted", "drop_deny", "drop_not_allowed", "drop_banned", "drop_malformed", "drop_error", "errors", "bans_created", "ban_table_full", "bans_expired", "events_lost", "errors_suspect", "errors_unverified", "errors_exempt", "counter_full", "sources_verified", "class_malformed", "class_reported", "class_protocol", "class_probe", "observed_deny", "observed_not_allowed", "observed_banned"])' &&

@@ -4,7 +4,8 @@
 # (COMP_WORDS, COMP_CWORD, then the function), with COMPREPLY checked: the commands, the
 # options of a command and the global ones (and `-`, standard input, after `lists load`), the
 # layers after `lists clear|add|del` and the files after `lists clear LAYER`, the
-# keys of `set` (the same list the CLI names when a key is unknown), a command's option value
+# keys of `set` (the same list the CLI names when a key is unknown, and the rules of limits of
+# each class), a command's option value
 # (files, interfaces), the daemon's options, and after `unban` the prefixes a daemon lists,
 # from a fake daemon found through $XDPBAN_SOCKET. Needs no root; installs into, and listens
 # in, a directory of its own under /tmp, and removes it and the fake daemon at exit.
@@ -79,13 +80,23 @@ case_options() {
 		expect_words "" xdpban events --since "" # a time or a number: nothing to offer
 }
 
-# The keys offered are the keys `set` takes: the same list the CLI gives for a wrong key.
+# The keys offered are the keys `set` takes: the same list the CLI gives for a wrong key, and
+# a rule of limits of each class.
 case_set_keys() {
-	local known
+	local known classes field class
 	known=$(xdpban --socket "$tmp/none.sock" set frob 1 2>&1 | sed -n 's/.*(known: \(.*\))$/\1/p' |
 		tr -d ',' | xargs -n1 | sort | xargs)
 	[[ -n $known ]] || { E2E_WHY="set frob 1 named no known keys"; return 1; }
+	# and the rules of limits of each class, named as `set errors` names the classes
+	classes=$(xdpban --socket "$tmp/none.sock" set errors frob 2>&1 |
+		sed -n 's/.*(one of \(.*\), or none alone)$/\1/p' | tr -d ',')
+	[[ -n $classes ]] || { E2E_WHY="set errors frob named no classes"; return 1; }
+	for field in limit window ban-time; do
+		for class in $classes; do known+=" $field.$class"; done
+	done
+	known=$(xargs -n1 <<<"$known" | sort | xargs)
 	expect_words "$known" xdpban set "" &&
+		expect_words "limit.malformed limit.probe limit.protocol limit.reported" xdpban set limit. &&
 		expect_words "hop-tolerance" xdpban set ho &&
 		expect_words "" xdpban set limit ""
 }

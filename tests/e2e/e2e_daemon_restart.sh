@@ -330,35 +330,7 @@ case_no_detach() {
 
 # --- another build's program attached directly, on our pins (a program of its own that uses the
 # ban table): the start puts ours in its place in one step, the interface attached at every
-# poll of the start, its bans kept ---
-xbd_old_build() {
-	local pin=/sys/fs/bpf/xbd-old-$$ rc
-	cat >"$XBD_TMP/old.bpf.c" <<'EOF'
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(key_size, 4);
-	__uint(value_size, 128);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} xdpban_bans SEC(".maps");
-SEC("xdp") int old_build(struct xdp_md *ctx)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&xdpban_bans, &zero) ? XDP_DROP : XDP_PASS;
-}
-char LICENSE[] SEC("license") = "GPL";
-EOF
-	clang -g -O2 -target bpf -I"/usr/include/$(gcc -print-multiarch)" -c "$XBD_TMP/old.bpf.c" \
-		-o "$XBD_TMP/old.o" &&
-		bpftool prog load "$XBD_TMP/old.o" "$pin" type xdp \
-			map name xdpban_bans pinned "$XBD_PIN/xdpban_bans" &&
-		nsenter --net="/run/netns/$XBD_NS_R" ip -force link set dev "$XBD_IF_R" xdpdrv pinned "$pin"
-	rc=$?
-	rm -f "$pin" # the attachment holds the program
-	return $rc
-}
+# poll of the start, its bans kept (xbd_old_build, tests/e2e/e2e_lib.sh) ---
 
 # Writes the interface's program id after "id=" every poll until $XBD_TMP/polling goes: from
 # ip's text, a poll every few milliseconds, where xbd_prog_id's JSON takes a tenth of a second.

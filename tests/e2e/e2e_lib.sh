@@ -429,6 +429,47 @@ xbd_ban_of() {
 # xbd_ban_length_ns ADDR: expires_ns - start_ns of ADDR's entry in the pinned ban table.
 xbd_ban_length_ns() { "$XBD_PY" tests/tools/xb_maps.py ban-length "$XBD_PIN" "$1"; }
 
+# xbd_old_build [CONFIG_BYTES]: another build's program attached directly to the receiver's
+# veth, on our pins: a program of its own that uses the pinned ban table and, with
+# CONFIG_BYTES, a pinned config entry of that size put in place of ours (an older layout).
+xbd_old_build() {
+	local pin=/sys/fs/bpf/xbd-old-$$ rc config_map='' config_use=1 maps=()
+	if [[ -n ${1:-} ]]; then
+		config_map="struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(key_size, 4); __uint(value_size, $1); __uint(max_entries, 1); } xdpban_config SEC(\".maps\");"
+		config_use='bpf_map_lookup_elem(&xdpban_config, &zero) != 0'
+		maps=(map name xdpban_config pinned "$XBD_PIN/xdpban_config")
+		rm -f "$XBD_PIN/xdpban_config"
+		bpftool map create "$XBD_PIN/xdpban_config" type array key 4 value "$1" entries 1 \
+			name xdpban_config || return 1
+	fi
+	cat >"$XBD_TMP/old.bpf.c" <<EOF
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(key_size, 4);
+	__uint(value_size, 128);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} xdpban_bans SEC(".maps");
+$config_map
+SEC("xdp") int old_build(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&xdpban_bans, &zero) && $config_use ? XDP_DROP : XDP_PASS;
+}
+char LICENSE[] SEC("license") = "GPL";
+EOF
+	clang -g -O2 -target bpf -I"/usr/include/$(gcc -print-multiarch)" -c "$XBD_TMP/old.bpf.c" \
+		-o "$XBD_TMP/old.o" &&
+		bpftool prog load "$XBD_TMP/old.o" "$pin" type xdp \
+			map name xdpban_bans pinned "$XBD_PIN/xdpban_bans" "${maps[@]}" &&
+		nsenter --net="/run/netns/$XBD_NS_R" ip -force link set dev "$XBD_IF_R" xdpdrv pinned "$pin"
+	rc=$?
+	rm -f "$pin" # the attachment holds the program
+	return $rc
+}
+
 # xbd_prog_id [IFACE]: the id of the XDP program on the receiver's veth (or its IFACE), or nothing.
 xbd_prog_id() {
 	ip -n "$XBD_NS_R" -j -d link show dev "${1:-$XBD_IF_R}" |

@@ -814,10 +814,49 @@ static void ban_if_over(struct model *m, const struct xdpban_key *key, struct mo
 	c->classes = 0;
 }
 
-/* Sections 4 and 8: n errors of `classes` against key at now. hop is the packet's hop count,
- * or -1 for a report (no hop rules). */
+/* Section 4, "Rules of limits": puts a rule's owned fields over cfg's limit, window and ban
+ * time. An invalid rule owns nothing. */
+static void rule_over(struct xdpban_config *cfg, const struct xdpban_rule *r)
+{
+	if (!xdpban_rule_valid(r))
+		return;
+	if (r->own & XDPBAN_OWN_LIMIT)
+		cfg->limit = r->limit;
+	if (r->own & XDPBAN_OWN_WINDOW)
+		cfg->window_s = r->window_s;
+	if (r->own & XDPBAN_OWN_BAN)
+		cfg->ban_s = r->ban_s;
+}
+
+/* cfg with the limit, window and ban time of an error of `classes` to UDP port `port`: for each
+ * class the global values under its rule, under the port's rule for a protocol error; of
+ * several classes the lowest limit, the first of equals. */
+static void rule_limits(struct xdpban_config *cfg, __u8 classes, __u16 port)
+{
+	struct xdpban_config best = *cfg;
+	bool found = false;
+
+	for (unsigned int i = 0; i < XDPBAN_CLASS__COUNT; i++) {
+		struct xdpban_config one = *cfg;
+
+		if (!(classes & 1u << i))
+			continue;
+		rule_over(&one, &cfg->class_rule[i]);
+		for (unsigned int j = 0; i == XDPBAN_CLASS_BITNO_PROTOCOL && port &&
+					 j < XDPBAN_PORT_RULES; j++)
+			if (cfg->port_rule[j].port == port)
+				rule_over(&one, &cfg->port_rule[j]);
+		if (!found || one.limit < best.limit)
+			best = one;
+		found = true;
+	}
+	*cfg = best;
+}
+
+/* Sections 4 and 8: n errors of `classes` (to UDP port `port`, or 0) against key at now. hop
+ * is the packet's hop count, or -1 for a report (no hop rules). */
 static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n, __u8 classes,
-			 __u8 reason, int hop, __u64 now, struct count_result *res)
+			 __u16 port, __u8 reason, int hop, __u64 now, struct count_result *res)
 {
 	struct xdpban_config cfg;
 	__u32 now_s = (__u32)(now / NS_PER_SEC);
@@ -826,6 +865,7 @@ static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n,
 
 	memset(res, 0, sizeof(*res));
 	model_effective_config(m, &cfg);
+	rule_limits(&cfg, classes, port);
 	hop_rules = hop >= 0 && cfg.spoof != XDPBAN_SPOOF_OFF;
 	s = ctr_find(m, key);
 	if (hop_rules && cfg.spoof == XDPBAN_SPOOF_VERIFIED &&
@@ -956,7 +996,9 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 		v->events[XDPBAN_STAT_ERRORS_EXEMPT] = 1;
 		return 0;
 	}
-	count_errors(m, &v->key, 1, classes, XDPBAN_REASON_ERRORS, hop_of_ttl(v->parsed.ttl),
+	count_errors(m, &v->key, 1, classes,
+		     v->parsed.l4 == MODEL_L4_UDP ? v->parsed.dport : 0, XDPBAN_REASON_ERRORS,
+		     hop_of_ttl(v->parsed.ttl),
 		     now, &res);
 	if (res.uncounted) {
 		v->events[res.uncounted] = 1;
@@ -1070,7 +1112,7 @@ int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __
 		out->status = XDPBAN_REPORT_EXEMPT;
 		return 0;
 	}
-	count_errors(m, &out->key, count, XDPBAN_CLASS_REPORTED, XDPBAN_REASON_REPORTED, -1,
+	count_errors(m, &out->key, count, XDPBAN_CLASS_REPORTED, 0, XDPBAN_REASON_REPORTED, -1,
 		     now_ns, &res);
 	if (res.uncounted) { /* a report meets no hop rule: only a full group stops it */
 		if (expired)

@@ -357,8 +357,12 @@ static void handler_set_errors_escape_what_they_quote(void **state)
 	struct xdpban_config cfg;
 
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"limit\xff\",\"value\":\"3\"}",
-			   "unknown setting 'limit\\xff' (known: limit, window, ban-time, "
+			   "unknown setting 'limit\\xff': limit, window and ban-time also as KEY.CLASS "
+			   "(limit.probe) and KEY.PORT (limit.6969) (known: limit, window, ban-time, "
 			   "ipv6-prefix, errors, drop, spoof, hop-tolerance, learn, mode)");
+	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"limit.\xff\",\"value\":\"3\"}",
+			   "bad setting 'limit.\\xff': after the '.' an error class (one of malformed, "
+			   "reported, protocol, probe, or a UDP port 1..65535)");
 	expect_ascii_error(&ctx, "{\"cmd\":\"set\",\"key\":\"window\",\"value\":\"1\xc3\xa9\"}",
 			   "bad window '1\\xc3\\xa9': a duration is seconds (90) or numbers with units "
 			   "w, d, h, m, s, largest first (15m, 2h, 1d12h, 1w)");

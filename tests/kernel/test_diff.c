@@ -940,6 +940,49 @@ static void diff_port_rules(void **state)
 	phase_close(d);
 }
 
+/* The rules of limits (docs/datapath.md, "Rules of limits") over the generator's traffic:
+ * malformed, protocol (6969 guarded), probe and reported errors each under a rule of its own,
+ * the port's rule over its class's, fields inherited, and rules out of range that own
+ * nothing on either side. */
+static void diff_limit_rules(void **state)
+{
+	struct diff *d = *state;
+	struct xdpban_config cfg = config(6, 86400, 86400);
+	struct xdpban_rule *malformed = &cfg.class_rule[XDPBAN_CLASS_BITNO_MALFORMED],
+			   *protocol = &cfg.class_rule[XDPBAN_CLASS_BITNO_PROTOCOL],
+			   *probe = &cfg.class_rule[XDPBAN_CLASS_BITNO_PROBE],
+			   *reported = &cfg.class_rule[XDPBAN_CLASS_BITNO_REPORTED];
+
+	if (!d)
+		skip();
+	phase_open(d, "limit-rules", 0, 9);
+	port_rules(d, 6969, XDPBAN_GUARD_BEP15);
+	cfg.ports = XDPBAN_PORTS_GUARD | XDPBAN_PORTS_PROBE | XDPBAN_PORTS_PROBE_ICMP;
+	*malformed = (struct xdpban_rule){ .limit = 1, .ban_s = 600, .own = XDPBAN_OWN_LIMIT |
+									      XDPBAN_OWN_BAN };
+	*probe = (struct xdpban_rule){ .limit = 2, .window_s = 30, .own = XDPBAN_OWN_LIMIT |
+									     XDPBAN_OWN_WINDOW };
+	*reported = (struct xdpban_rule){ .ban_s = 3600, .own = XDPBAN_OWN_BAN };
+	set_config(d, &cfg);
+	run_frames(d, 6000);
+
+	*protocol = (struct xdpban_rule){ .limit = 4, .own = XDPBAN_OWN_LIMIT };
+	cfg.port_rule[3] = (struct xdpban_rule){ .port = 6969, .limit = 0, .ban_s = 120,
+						 .own = XDPBAN_OWN_LIMIT | XDPBAN_OWN_BAN };
+	set_config(d, &cfg);
+	run_frames(d, 6000);
+
+	cfg.port_rule[3].own = XDPBAN_OWN_BAN; /* the limit is the class's again */
+	probe->limit = XDPBAN_LIMIT_MAX + 1;  /* out of range: the rule owns nothing */
+	malformed->own = 0x80;                /* an unknown field: the same */
+	set_config(d, &cfg);
+	run_frames(d, 6000);
+	phase_close(d);
+	assert_true(d->model.stats[XDPBAN_STAT_BANS_CREATED].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_CLASS_PROTOCOL].packets > 0);
+	assert_true(d->model.stats[XDPBAN_STAT_CLASS_PROBE].packets > 0);
+}
+
 /* An exempt prefix on both sides, as the daemon writes xdpban_exempt4/6. */
 static void exempt_add(struct diff *d, const char *cidr)
 {
@@ -1265,6 +1308,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(diff_events_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_bad_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_port_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(diff_limit_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_policy_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_allow_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_spoof_and_eviction, setup, teardown),

@@ -4,7 +4,8 @@
  * protocol error), probes to closed ports (and what is never one: open and guarded ports,
  * replies, groups, ports a socket of this process is bound to), each row checking the action,
  * every stats slot and the counter table, and every guarded row again as a multi-buffer frame
- * split inside the payload. Then a junk sender crosses the limit. Never pins; needs root.
+ * split inside the payload. Then a junk sender crosses the limit, and the rules of limits of a
+ * class and of a port judge their own errors only. Never pins; needs root.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -399,6 +400,116 @@ static void junk_sender_banned_after_eleventh(void **state)
 	assert_int_equal(run_split(frame, len, 0), XDP_DROP);
 }
 
+/* The rules of limits (docs/datapath.md, "Rules of limits"): the config of prepare() with
+ * a rule put in by the caller. */
+static void prepare_rules(const struct guard_case *row, const struct xdpban_config *rules)
+{
+	struct xdpban_config cfg = *rules;
+
+	prepare(row);
+	cfg.ports = XDPBAN_PORTS_GUARD | XDPBAN_PORTS_PROBE;
+	cfg.spoof = XDPBAN_SPOOF_OFF;
+	assert_int_equal(dp_set_config(&g_dp, &cfg), 0);
+}
+
+/* Sends `n` copies of a row's frame: each passes (its class is not dropped) and leaves the
+ * source unbanned. */
+static void send_unbanned(const struct guard_case *row, int n)
+{
+	struct xdpban_ban ban;
+	struct xdpban_key key;
+	__u8 frame[256];
+	__u32 len = build(row, frame, sizeof(frame));
+
+	assert_int_equal(dp_key(row->src, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(run_split(frame, len, 0), XDP_PASS);
+		assert_int_equal(dp_ban(&g_dp, &key, &ban), -ENOENT);
+	}
+}
+
+/* One more copy bans the row's source: its ban has the row's class, count `count` and lasts
+ * ban_s. */
+static void send_banning(const struct guard_case *row, __u32 count, __u32 ban_s)
+{
+	struct xdpban_ban ban;
+	struct xdpban_key key;
+	__u8 frame[256];
+	__u32 len = build(row, frame, sizeof(frame));
+
+	assert_int_equal(dp_key(row->src, XDPBAN_DEFAULT_V6_PREFIX, &key), 0);
+	assert_int_equal(run_split(frame, len, 0), XDP_PASS);
+	assert_int_equal(dp_ban(&g_dp, &key, &ban), 0);
+	assert_int_equal(ban.classes, row->classes);
+	assert_int_equal(ban.count, count);
+	assert_true(ban.expires_ns - ban.start_ns == (__u64)ban_s * NS_PER_SEC);
+	assert_int_equal(run_split(frame, len, 0), XDP_DROP);
+}
+
+/* limit.probe 2 (ban-time.probe 1h): a prober is banned at its third probe, for an hour, while
+ * a source of protocol errors is judged by the global limit 10 and ban time. */
+static void class_limit_applies_to_its_class(void **state)
+{
+	const struct guard_case prober = { .src = "192.0.2.20", .l4 = PKT_L4_UDP, .dport = CLOSED,
+					   .len = 8, PROBE };
+	const struct guard_case junk = { .src = "192.0.2.21", .l4 = PKT_L4_UDP, .dport = TRACKER,
+					 .len = 5, PROTOCOL };
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+
+	if (!g_loaded)
+		skip();
+	cfg.class_rule[XDPBAN_CLASS_BITNO_PROBE] = (struct xdpban_rule){
+		.limit = 2, .ban_s = 3600, .own = XDPBAN_OWN_LIMIT | XDPBAN_OWN_BAN
+	};
+	prepare_rules(&prober, &cfg);
+	send_unbanned(&prober, 2);
+	send_unbanned(&junk, 10);
+	send_banning(&prober, 3, 3600);
+	send_banning(&junk, 11, XDPBAN_DEFAULT_BAN_S);
+}
+
+/* limit.6969 1 over limit.protocol 5: junk to the tracker bans at the second datagram, junk to
+ * the DNS port (guarded, no rule of its own) at the sixth; the port's ban time is the
+ * class's, which it does not own. */
+static void port_limit_applies_to_its_port(void **state)
+{
+	const struct guard_case tracker = { .src = "192.0.2.30", .l4 = PKT_L4_UDP,
+					    .dport = TRACKER, .len = 5, PROTOCOL };
+	const struct guard_case dns = { .src = "192.0.2.31", .l4 = PKT_L4_UDP, .dport = DNS,
+					.len = 5, PROTOCOL };
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+
+	if (!g_loaded)
+		skip();
+	cfg.class_rule[XDPBAN_CLASS_BITNO_PROTOCOL] = (struct xdpban_rule){
+		.limit = 5, .ban_s = 7200, .own = XDPBAN_OWN_LIMIT | XDPBAN_OWN_BAN
+	};
+	cfg.port_rule[5] = (struct xdpban_rule){ .port = TRACKER, .limit = 1,
+						 .own = XDPBAN_OWN_LIMIT };
+	prepare_rules(&tracker, &cfg);
+	send_unbanned(&tracker, 1);
+	send_unbanned(&dns, 5);
+	send_banning(&tracker, 2, 7200);
+	send_banning(&dns, 6, 7200);
+}
+
+/* A rule out of range (written behind userspace's back) owns nothing: the global limit. */
+static void invalid_rule_owns_nothing(void **state)
+{
+	const struct guard_case prober = { .src = "192.0.2.40", .l4 = PKT_L4_UDP, .dport = CLOSED,
+					   .len = 8, PROBE };
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+
+	if (!g_loaded)
+		skip();
+	cfg.class_rule[XDPBAN_CLASS_BITNO_PROBE] = (struct xdpban_rule){
+		.limit = 1, .window_s = 0, .own = XDPBAN_OWN_LIMIT | XDPBAN_OWN_WINDOW
+	};
+	prepare_rules(&prober, &cfg);
+	send_unbanned(&prober, 10);
+	send_banning(&prober, 11, XDPBAN_DEFAULT_BAN_S);
+}
+
 static int load(void **state)
 {
 	return dp_group_open(&g_dp, &g_loaded, "test_guard");
@@ -415,6 +526,9 @@ int main(void)
 	static const struct CMUnitTest tail[] = {
 		cmocka_unit_test(bound_ports_are_not_probed),
 		cmocka_unit_test(junk_sender_banned_after_eleventh),
+		cmocka_unit_test(class_limit_applies_to_its_class),
+		cmocka_unit_test(port_limit_applies_to_its_port),
+		cmocka_unit_test(invalid_rule_owns_nothing),
 	};
 	const size_t ntail = sizeof(tail) / sizeof(tail[0]);
 	struct CMUnitTest *tests = calloc(2 * NROWS + ntail, sizeof(*tests));

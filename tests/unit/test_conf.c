@@ -79,6 +79,11 @@ static void values_set_their_fields(void **state)
 				   "ban-time = 1d12h\n"
 				   "ipv6-prefix = 56\n"
 				   "counters-max = 4096\n"
+				   "limit.probe = 2\n"
+				   "ban-time.probe = 1w\n"
+				   "window.6969 = 1h\n"
+				   "[ports]\n"
+				   "guard = 6969/bep15\n"
 				   "[control]\n"
 				   "socket = /run/other/x.sock\n"
 				   "socket-mode = 0660\n"
@@ -109,6 +114,14 @@ static void values_set_their_fields(void **state)
 	assert_int_equal(c.dp.ban_s, 86400 + 12 * 3600);
 	assert_int_equal(c.dp.v6_prefix, 56);
 	assert_int_equal(c.counters_max, 4096);
+	assert_int_equal(c.dp.class_rule[XDPBAN_CLASS_BITNO_PROBE].own,
+			 XDPBAN_OWN_LIMIT | XDPBAN_OWN_BAN);
+	assert_int_equal(c.dp.class_rule[XDPBAN_CLASS_BITNO_PROBE].limit, 2);
+	assert_int_equal(c.dp.class_rule[XDPBAN_CLASS_BITNO_PROBE].ban_s, 7 * 86400);
+	assert_int_equal(c.dp.class_rule[XDPBAN_CLASS_BITNO_PROTOCOL].own, 0);
+	assert_int_equal(c.dp.port_rule[0].port, 6969);
+	assert_int_equal(c.dp.port_rule[0].own, XDPBAN_OWN_WINDOW);
+	assert_int_equal(c.dp.port_rule[0].window_s, 3600);
 	assert_string_equal(c.socket_path, "/run/other/x.sock");
 	assert_int_equal(c.socket_mode, 0660);
 	assert_true(c.group_full);
@@ -147,6 +160,17 @@ static const struct bad_row {
 	  "2: [bans] counters-max = '16777217': not a number of entries from 1 to 16777216" },
 	{ "[bans]\nlimit = 5\n\n[xdp]\nmode = skb\n[bans]\nlimit = 6\n",
 	  "7: [bans] limit = '6': already set on line 2" },
+	{ "[bans]\nlimit.probe = 2\nwindow.probe = 1h\nlimit.probe = 3\n",
+	  "4: [bans] limit.probe = '3': already set" },
+	{ "[bans]\nlimit.probe = 2\nlimit.6970 = 1\n[ports]\nguard = 6969/bep15\n",
+	  "3: [bans] the limits of port 6970: it has no [ports] guard, so they would never apply" },
+	{ "[bans]\nlimit.bogus = 1\n",
+	  "2: [bans] limit.bogus = '1': bad setting 'limit.bogus': after the '.' an error class (one of "
+	  "malformed, reported, protocol, probe, or a UDP port 1..65535)" },
+	{ "[bans]\nlimit. = 1\n", "2: unknown key 'limit.' in section [bans]" },
+	{ "[bans]\nwindow.probe = 0\n",
+	  "2: [bans] window.probe = '0': window.probe 0 out of range: must be 1s..3650d (10 years), or "
+	  "inherit" },
 	{ "[escalation]\nfactor = 1\n",
 	  "2: [escalation] factor = '1': not a decimal number above 1 and at most 1000 (like 2 or 1.5)" },
 	{ "[escalation]\nfactor = 0x2\n",

@@ -80,10 +80,13 @@ static void settings_lists_and_restart_keys_that_changed(void **state)
 	assert_int_equal(tmpdir_write_text(*state, "a.list", "192.0.2.0/24\n", NULL), 0);
 	read_side(state, "b.conf",
 		  "[xdp]\ninterfaces = eth1\nmode = native\n[bans]\nlimit = 3\nerrors = malformed,probe\n"
+		  "limit.probe = 2\nban-time.probe = 1w\n"
 		  "bans-max = 100\n[escalation]\nfactor = 1.5\n[ports]\nopen-tcp = 22,8000-8100\n"
 		  "[lists]\ndeny = d.list\ntrusted = t.list\nallow = a.list\n", &b);
 	assert_diff(state, &a, &b,
 		    "{\"changed\":[{\"key\":\"[bans] limit\",\"old\":\"10\",\"new\":\"3\"},"
+		    "{\"key\":\"[bans] limit.*, window.*, ban-time.*\",\"old\":\"none\","
+		    "\"new\":\"limit.probe 2, ban-time.probe 7d\"},"
 		    "{\"key\":\"[bans] errors\",\"old\":\"malformed\",\"new\":\"malformed,probe\"},"
 		    "{\"key\":\"[escalation] factor\",\"old\":\"2\",\"new\":\"1.5\"},"
 		    "{\"key\":\"[ports] open-tcp\",\"old\":\"none\",\"new\":\"22,8000-8100\"}],"

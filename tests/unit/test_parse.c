@@ -184,6 +184,80 @@ static void config_set_accepts(void **state)
 	assert_true(xdpban_config_valid(&cfg));
 }
 
+/* The rules of limits through `set`: owned fields, inherit, the ports' entries, their text,
+ * and the limits an error gets (docs/datapath.md, "Rules of limits"). */
+static void config_rules_set_and_judge(void **state)
+{
+	struct xdpban_config cfg = XDPBAN_CONFIG_DEFAULTS;
+	struct xdpban_limits l;
+	char err[XB_ERRLEN], text[256];
+
+	assert_int_equal(xb_config_set(&cfg, "limit.probe", "2", err, sizeof(err)), 0);
+	assert_int_equal(xb_config_set(&cfg, "ban-time.probe", "1w", err, sizeof(err)), 0);
+	assert_int_equal(xb_config_set(&cfg, "limit.protocol", "5", err, sizeof(err)), 0);
+	assert_int_equal(xb_config_set(&cfg, "window.protocol", "1h", err, sizeof(err)), 0);
+	assert_int_equal(xb_config_set(&cfg, "limit.6969", "0", err, sizeof(err)), 0);
+	assert_int_equal(xb_config_set(&cfg, "ban-time.53", "2h", err, sizeof(err)), 0);
+	assert_true(xb_config_valid(&cfg));
+	assert_int_equal(xb_config_rules_format(&cfg, text, sizeof(text)), 0);
+	assert_string_equal(text, "limit.protocol 5, window.protocol 1h, limit.probe 2, "
+				  "ban-time.probe 7d, ban-time.53 2h, limit.6969 0");
+	assert_int_equal(xb_config_rule_text(&cfg, "window.6969", text, sizeof(text)), 0);
+	assert_string_equal(text, "inherit");
+	assert_int_equal(xb_config_rule_text(&cfg, "ban-time.probe", text, sizeof(text)), 0);
+	assert_string_equal(text, "7d");
+
+	/* a probe: its class's limit and ban time, the global window */
+	xdpban_limits_of(&cfg, XDPBAN_CLASS_PROBE, 0, &l);
+	assert_true(l.limit == 2 && l.window_s == 86400 && l.ban_s == 7 * 86400);
+	assert_int_equal(l.rule, XDPBAN_RULE_CLASS + XDPBAN_CLASS_BITNO_PROBE);
+	/* a protocol error on 6969: the port's limit, the class's window, the global ban time */
+	xdpban_limits_of(&cfg, XDPBAN_CLASS_PROTOCOL, 6969, &l);
+	assert_true(l.limit == 0 && l.window_s == 3600 && l.ban_s == 86400);
+	assert_int_equal(l.rule, XDPBAN_RULE_PORT);
+	/* on 53 the class's limit, the port's ban time; on an unruled port the class's alone */
+	xdpban_limits_of(&cfg, XDPBAN_CLASS_PROTOCOL, 53, &l);
+	assert_true(l.limit == 5 && l.ban_s == 7200 && l.rule == XDPBAN_RULE_PORT);
+	xdpban_limits_of(&cfg, XDPBAN_CLASS_PROTOCOL, 7000, &l);
+	assert_true(l.limit == 5 && l.ban_s == 86400);
+	assert_int_equal(l.rule, XDPBAN_RULE_CLASS + XDPBAN_CLASS_BITNO_PROTOCOL);
+	/* a port's rule is a protocol error's only; a malformed one gets the global values */
+	xdpban_limits_of(&cfg, XDPBAN_CLASS_MALFORMED, 6969, &l);
+	assert_true(l.limit == 10 && l.rule == XDPBAN_RULE_GLOBAL);
+	/* several classes: the strictest (lowest limit) */
+	xdpban_limits_of(&cfg, XDPBAN_CLASS_PROBE | XDPBAN_CLASS_PROTOCOL, 7000, &l);
+	assert_true(l.limit == 2 && l.ban_s == 7 * 86400);
+	xdpban_limits_of(&cfg, XDPBAN_CLASS_PROBE | XDPBAN_CLASS_PROTOCOL, 6969, &l);
+	assert_true(l.limit == 0 && l.rule == XDPBAN_RULE_PORT);
+
+	/* inherit gives a field back; a port's entry goes with its last field */
+	assert_int_equal(xb_config_set(&cfg, "limit.6969", "inherit", err, sizeof(err)), 0);
+	assert_int_equal(cfg.port_rule[0].port, 0);
+	assert_int_equal(cfg.port_rule[0].own, 0);
+	assert_int_equal(xb_config_set(&cfg, "limit.probe", "inherit", err, sizeof(err)), 0);
+	assert_int_equal(cfg.class_rule[XDPBAN_CLASS_BITNO_PROBE].own, XDPBAN_OWN_BAN);
+	assert_int_equal(xb_config_set(&cfg, "window.7", "inherit", err, sizeof(err)), 0);
+	assert_true(xb_config_valid(&cfg));
+
+	/* eight ports at most; a ninth is refused and nothing changes */
+	for (unsigned int port = 1; port <= 7; port++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "limit.%u", port);
+		assert_int_equal(xb_config_set(&cfg, key, "1", err, sizeof(err)), 0);
+	}
+	{
+		struct xdpban_config before = cfg;
+
+		assert_int_equal(xb_config_set(&cfg, "limit.9", "1", err, sizeof(err)), -ENOSPC);
+		assert_string_equal(err, "limit.9: at most 8 ports have limits of their own");
+		assert_memory_equal(&before, &cfg, sizeof(cfg));
+	}
+	/* a duplicate port or an unowned field with a value is no entry userspace writes */
+	cfg.port_rule[1].port = cfg.port_rule[0].port;
+	assert_false(xb_config_valid(&cfg));
+}
+
 static void config_set_rejects_and_keeps(void **state)
 {
 	static const struct {
@@ -213,6 +287,16 @@ static void config_set_rejects_and_keeps(void **state)
 		{ "errors", "none,malformed", "'none' is not an error class" },
 		{ "errors", "", "bad errors" },
 		{ "drop", "Malformed", "'Malformed' is not an error class" },
+		{ "limit.probe", "-1", "bad limit.probe '-1'" },
+		{ "limit.probe", "1000000001", "out of range" },
+		{ "window.probe", "0", "window.probe 0 out of range" },
+		{ "ban-time.6969", "soon", "bad ban-time.6969" },
+		{ "limit.bogus", "3", "after the '.' an error class" },
+		{ "limit.0", "3", "a UDP port 1..65535" },
+		{ "limit.65536", "3", "a UDP port 1..65535" },
+		{ "limit.06969", "3", "a UDP port 1..65535" },
+		{ "limit.", "3", "after the '.'" },
+		{ "limits.probe", "3", "unknown setting 'limits.probe'" },
 		{ "limits", "3", "unknown setting 'limits'" },
 		{ "", "3", "unknown setting ''" },
 	};
@@ -343,6 +427,7 @@ int main(void)
 		cmocka_unit_test(prefix_contains),
 		cmocka_unit_test(config_set_accepts),
 		cmocka_unit_test(config_set_rejects_and_keeps),
+		cmocka_unit_test(config_rules_set_and_judge),
 		cmocka_unit_test(classes_format_round_trip),
 		cmocka_unit_test(time_formats_rfc3339_utc),
 		cmocka_unit_test(time_format_matches_strftime),

@@ -262,22 +262,29 @@ static void set_values_round_trip(void **state)
 	assert_int_equal(xbd_setvals_put(&saved, "limit", "15"), 0);
 	assert_int_equal(xbd_setvals_put(&saved, "ban-time", "2h"), 0);
 	assert_int_equal(xbd_setvals_put(&saved, "errors", "malformed,probe"), 0);
+	assert_int_equal(xbd_setvals_put(&saved, "limit.probe", "2"), 0);
+	assert_int_equal(xbd_setvals_put(&saved, "window.6969", "1h"), 0);
 	assert_int_equal(xbd_setvals_put(&saved, "frob", "1"), -ENOENT);
+	assert_int_equal(xbd_setvals_put(&saved, "limit.frob", "1"), -ENOENT);
 	assert_int_equal(xbd_setvals_put(&saved, "drop", "malformed, probe"), -EINVAL);
 	assert_non_null(mem);
 	fputs("xdpban-state 1\n", mem);
 	n = xbd_state_write_set(mem, &saved);
 	fprintf(mem, "end %zu\n", n);
 	assert_int_equal(fclose(mem), 0);
-	assert_int_equal(n, 3);
-	assert_non_null(strstr(text, "\nset limit 15\nset ban-time 2h\nset errors malformed,probe\n"));
+	assert_int_equal(n, 5);
+	assert_non_null(strstr(text, "\nset limit 15\nset ban-time 2h\nset errors malformed,probe\n"
+				     "set limit.probe 2\nset window.6969 1h\n"));
 
 	assert_int_equal(load_text(f, text), 0);
 	assert_false(f->corrupt);
-	assert_int_equal(f->c.settings, 3);
+	assert_int_equal(f->c.settings, 5);
 	assert_memory_equal(&f->set, &saved, sizeof(saved));
 	assert_int_equal(xbd_setvals_apply(&f->set, &cfg, err, sizeof(err)), 0);
 	assert_int_equal(cfg.limit, 15);
+	assert_int_equal(cfg.class_rule[XDPBAN_CLASS_BITNO_PROBE].limit, 2);
+	assert_int_equal(cfg.port_rule[0].port, 6969);
+	assert_int_equal(cfg.port_rule[0].window_s, 3600);
 	assert_int_equal(cfg.ban_s, 7200);
 	assert_int_equal(cfg.class_mask, XDPBAN_CLASS_MALFORMED | XDPBAN_CLASS_PROBE);
 

@@ -15,7 +15,10 @@
 /* Room for a value's text; a longer port list is cut, with "...". */
 #define VALUE_TEXT_MAX 512
 
-enum value_kind { V_U32, V_U8, V_BOOL, V_DURATION, V_CLASSES, V_SPOOF, V_MODE, V_LEARN, V_FACTOR, V_PORTS };
+enum value_kind {
+	V_U32, V_U8, V_BOOL, V_DURATION, V_CLASSES, V_SPOOF, V_MODE, V_LEARN, V_FACTOR, V_PORTS,
+	V_RULES
+};
 
 static const struct diff_key {
 	const char *name; /* as the reply names it: "[section] key" */
@@ -29,6 +32,7 @@ static const struct diff_key {
 	{ "[bans] limit", "limit", V_U32, F(dp.limit), 0 },
 	{ "[bans] window", "window", V_DURATION, F(dp.window_s), 0 },
 	{ "[bans] ban-time", "ban-time", V_DURATION, F(dp.ban_s), 0 },
+	{ "[bans] limit.*, window.*, ban-time.*", NULL, V_RULES, 0, 0 },
 	{ "[bans] ipv6-prefix", "ipv6-prefix", V_U8, F(dp.v6_prefix), 0 },
 	{ "[bans] errors", "errors", V_CLASSES, F(dp.class_mask), 0 },
 	{ "[bans] drop", "drop", V_CLASSES, F(dp.drop_mask), 0 },
@@ -74,6 +78,11 @@ static size_t value_size(enum value_kind kind)
 /* Compared by value, not by text: a text may be cut, or round a factor. */
 static bool differs(const struct xbd_conf *a, const struct xbd_conf *b, const struct diff_key *k)
 {
+	char ta[VALUE_TEXT_MAX], tb[VALUE_TEXT_MAX];
+
+	if (k->kind == V_RULES) /* the port rules' order in the entry means nothing */
+		return xb_config_rules_format(&a->dp, ta, sizeof(ta)) ||
+		       xb_config_rules_format(&b->dp, tb, sizeof(tb)) || strcmp(ta, tb);
 	if (k->kind != V_PORTS)
 		return memcmp(field(a, k), field(b, k), value_size(k->kind)) != 0;
 	for (__u32 port = 0; port <= 65535; port++)
@@ -120,6 +129,10 @@ static void format_value(const struct xbd_conf *c, const struct diff_key *k, cha
 	case V_FACTOR:
 		snprintf(buf, len, "%g", *(const double *)v);
 		break;
+	case V_RULES:
+		if (xb_config_rules_format(&c->dp, buf, len))
+			snprintf(buf, len, "?");
+		break;
 	case V_PORTS:
 		if (xb_ports_format(c->ports, k->mask, buf, len - 3))
 			strcat(buf, "...");
@@ -137,7 +150,7 @@ int xbd_conf_setting_text(const struct xbd_conf *c, const char *set_key, char *b
 			return 0;
 		}
 	}
-	return -ENOENT;
+	return xb_config_rule_text(&c->dp, set_key, buf, len);
 }
 
 static int add_setting(struct json_object *arr, const struct diff_key *k,

@@ -72,6 +72,25 @@ static int parse_threshold(struct conf_parse *p, const struct conf_key *k, const
 	return set_threshold(p, k->name, value, why);
 }
 
+/* limit.CLASS, window.PORT, ...: the rules of limits, named as `xdpban set` names them. */
+static int parse_rule(struct conf_parse *p, const struct conf_key *k, const char *value,
+		      char *why)
+{
+	char seen[XB_ERRLEN];
+	int ret;
+
+	if (!xb_config_rule_text(&p->conf->dp, p->key, seen, sizeof(seen)) &&
+	    strcmp(seen, XB_RULE_INHERIT)) {
+		snprintf(why, WHY_LEN, "already set");
+		return -EINVAL;
+	}
+	ret = set_threshold(p, p->key, value, why);
+	for (__u32 i = 0; !ret && i < XDPBAN_PORT_RULES; i++) /* for the guard check's message */
+		if (p->conf->dp.port_rule[i].port && !p->port_rule_line[i])
+			p->port_rule_line[i] = p->line;
+	return ret;
+}
+
 /* [spoof] mode is `xdpban set spoof`; hop-tolerance and learn have one name in both. */
 static int parse_spoof_mode(struct conf_parse *p, const struct conf_key *k, const char *value,
 			    char *why)
@@ -424,6 +443,9 @@ const struct conf_key xbd_conf_keys[] = {
 	{ "bans", "limit", parse_threshold, 0, false },
 	{ "bans", "window", parse_threshold, 0, false },
 	{ "bans", "ban-time", parse_threshold, 0, false },
+	{ "bans", "limit.*", parse_rule, 0, true },
+	{ "bans", "window.*", parse_rule, 0, true },
+	{ "bans", "ban-time.*", parse_rule, 0, true },
 	{ "bans", "ipv6-prefix", parse_threshold, 0, false },
 	{ "bans", "errors", parse_threshold, 0, false },
 	{ "bans", "drop", parse_threshold, 0, false },
@@ -473,6 +495,15 @@ const struct conf_key xbd_conf_keys[] = {
 _Static_assert(N_KEYS <= XBD_CONF_KEYS_MAX, "conf_parse.first_line is too small");
 const size_t xbd_conf_n_keys = N_KEYS;
 
+/* A row "NAME.*" takes every "NAME.SOMETHING". */
+static bool pattern_match(const char *row, const char *name)
+{
+	size_t len = strlen(row);
+
+	return len > 2 && !strcmp(row + len - 2, ".*") && !strncmp(row, name, len - 1) &&
+	       name[len - 1];
+}
+
 const struct conf_key *xbd_conf_find_key(const char *section, const char *name,
 					 bool *section_known)
 {
@@ -481,7 +512,7 @@ const struct conf_key *xbd_conf_find_key(const char *section, const char *name,
 		if (strcmp(xbd_conf_keys[i].section, section))
 			continue;
 		*section_known = true;
-		if (!strcmp(xbd_conf_keys[i].name, name))
+		if (!strcmp(xbd_conf_keys[i].name, name) || pattern_match(xbd_conf_keys[i].name, name))
 			return &xbd_conf_keys[i];
 	}
 	return NULL;

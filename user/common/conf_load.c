@@ -69,6 +69,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	if (has_inline_hash(value))
 		return parse_error(p, "[%s] %s = '%s': '#' starts a comment only at the start of a line; after a value write ' ;' instead",
 				   section, name, value);
+	p->key = name;
 	if (k->parse(p, k, value, why))
 		return parse_error(p, "[%s] %s = '%s': %s", section, name, value,
 				   why[0] ? why : "invalid value");
@@ -195,6 +196,25 @@ static int check_cross_keys(struct conf_parse *p)
 	return check_history(p) ?: check_fleet(p);
 }
 
+/* A port's limits apply to its guard's protocol errors: a port without a guard has none, and
+ * its limits would never apply. Checked once [ports] is read, wherever it is in the file. */
+static int check_port_rules(struct conf_parse *p)
+{
+	const struct xbd_conf *c = p->conf;
+
+	for (__u32 i = 0; i < XDPBAN_PORT_RULES; i++) {
+		__u16 port = c->dp.port_rule[i].port;
+
+		if (port && !(xb_ports_byte(c->ports, port) & XDPBAN_PORT_GUARD_MASK)) {
+			snprintf(p->err, sizeof(p->err),
+				 "%s:%d: [bans] the limits of port %u: it has no [ports] guard, so they would never apply",
+				 p->path, p->port_rule_line[i], port);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* probe-icmp needs an open port list, which may come after it in the file: checked once the
  * whole file is read. Then the thresholds carry the flags of the port rules. */
 static int finish_ports(struct conf_parse *p)
@@ -208,7 +228,7 @@ static int finish_ports(struct conf_parse *p)
 		return -EINVAL;
 	}
 	c->dp.ports = c->ports->flags;
-	return 0;
+	return check_port_rules(p);
 }
 
 /* dir must hold PATH_MAX bytes. */

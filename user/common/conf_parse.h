@@ -23,7 +23,7 @@ typedef int (*conf_parse_fn)(struct conf_parse *p, const struct conf_key *k, con
 
 struct conf_key {
 	const char *section;
-	const char *name;
+	const char *name;  /* "NAME.*": every key NAME.SOMETHING (the parser gets p->key) */
 	conf_parse_fn parse;
 	size_t off;      /* the field, for the generic parsers */
 	bool repeatable; /* list files: each line adds one */
@@ -36,12 +36,14 @@ struct conf_parse {
 	char dir[PATH_MAX];            /* the config file's directory, for relative paths */
 	FILE *file;
 	int line;
+	const char *key;               /* the key being parsed, as written */
 	bool line_too_long;
 	int bad_byte;                  /* a byte that is not text, on line bad_byte_line */
 	int bad_byte_line;
 	int read_errno;                /* the read failed */
 	int indented_line;             /* a key or section that does not start the line */
 	int first_line[XBD_CONF_KEYS_MAX]; /* per table row: line it was first set on, 0 = not yet */
+	int port_rule_line[XDPBAN_PORT_RULES]; /* per entry of conf->dp.port_rule: its first line */
 	char err[XB_ERRLEN];
 	int err_line;
 	bool failed;

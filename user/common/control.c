@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "control.h"
+#include "ports.h"
 #include "control_fields.h"
 
 struct request {
@@ -423,7 +424,7 @@ static int cmd_set(struct request *r)
 	const struct xb_control_hooks *hooks = r->ctx->hooks;
 	const char *key = NULL, *value = NULL;
 	struct json_object *config;
-	struct xdpban_config cfg;
+	struct xdpban_config cfg, before;
 	char text[64];
 	bool reset;
 	int ret;
@@ -436,7 +437,10 @@ static int cmd_set(struct request *r)
 	ret = xb_config_read(r->ctx->maps, &cfg);
 	if (ret)
 		return fail_errno(r, "cannot read " XDPBAN_MAP_NAME(xdpban_config), ret);
+	before = cfg;
 	ret = xb_config_set(&cfg, key, value, r->err, r->errlen);
+	if (!ret)
+		ret = xb_ports_check_rules(r->ctx->maps, &before, &cfg, r->err, r->errlen);
 	if (!ret)
 		ret = xb_config_write(r->ctx->maps, &cfg, r->err, r->errlen);
 	if (ret)

@@ -61,6 +61,7 @@
 	O("`lists_add` reply")                                                                     \
 	O("`lists_del` reply")                                                                     \
 	O("`config`")                                                                              \
+	O("a rule")                                                                                \
 	O("`ports`")                                                                               \
 	O("a member of `stats`")                                                                   \
 	O("a ban")                                                                                 \
@@ -258,9 +259,19 @@
 	X(DEFAULT_LAYER, "default", "`lists_show` reply", "object",                                \
 	  "the addresses in no list, and their verdict")                                           \
 	X(TOTALS, "totals", "`lists_show` reply", "object", "the addresses of each verdict")       \
-	X(LIMIT, "limit", "`config`", "integer", "errors in a window that ban a source")           \
-	X(WINDOW, "window", "`config`", "integer", "the counting window, in seconds")              \
-	X(BAN_TIME, "ban_time", "`config`", "integer", "the length of a ban, in seconds")          \
+	X(LIMIT, "limit", "`config`; a rule; `query` reply", "integer",                            \
+	  "errors in a window that ban a source (global, or by the rule; in a `query`, the limit "  \
+	  "of the window's classes)")                                                              \
+	X(WINDOW, "window", "`config`; a rule", "integer", "the counting window, in seconds")      \
+	X(BAN_TIME, "ban_time", "`config`; a rule", "integer", "the length of a ban, in seconds")  \
+	X(RULES, "rules", "`config`", "array",                                                     \
+	  "the rules of limits with values of their own, classes then ports: one object each "     \
+	  "of rule, limit, window, ban_time and own")                                              \
+	X(RULE, "rule", "a rule; `query` reply", "string",                                         \
+	  "a rule of limits: global, a class name, or PORT/udp")                                   \
+	X(OWN, "own", "a rule", "array",                                                           \
+	  "the fields the rule sets (limit, window, ban_time); the others are the next rule's "    \
+	  "down: the port's class protocol, then the global values")                               \
 	X(IPV6_PREFIX, "ipv6_prefix", "`config`", "integer",                                       \
 	  "the prefix IPv6 sources are keyed by")                                                  \
 	X(ERRORS, "errors", "`config`", "array", "the class names counted")                        \

@@ -50,6 +50,55 @@ static int finish(struct json_object *obj, struct json_object **out)
 	return 0;
 }
 
+/* One rule of limits with values of its own: its name, the limits it gives (its own fields
+ * over the next rule's) and which fields are its own. */
+static struct json_object *json_rule(const struct xdpban_config *cfg, __u32 bitno, __u16 port,
+				     __u8 own)
+{
+	static const struct {
+		__u8 own;
+		const char *name;
+	} fields[] = { { XDPBAN_OWN_LIMIT, "limit" }, { XDPBAN_OWN_WINDOW, "window" },
+		       { XDPBAN_OWN_BAN, "ban_time" } };
+	struct json_object *o = json_object_new_object(), *owned = json_object_new_array();
+	struct xdpban_limits lim;
+	char name[XB_RULE_NAME_MAX];
+
+	xdpban_limits_class(cfg, bitno, port, &lim);
+	xb_rule_name(port ? XDPBAN_RULE_PORT : (__u8)(XDPBAN_RULE_CLASS + bitno), port, name,
+		     sizeof(name));
+	for (size_t i = 0; owned && i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (own & fields[i].own)
+			json_object_array_add(owned, json_object_new_string(fields[i].name));
+	if (!o || !owned) {
+		json_object_put(o);
+		json_object_put(owned);
+		return NULL;
+	}
+	json_object_object_add(o, XB_F(RULE), json_object_new_string(name));
+	json_object_object_add(o, XB_F(LIMIT), json_object_new_int64(lim.limit));
+	json_object_object_add(o, XB_F(WINDOW), json_object_new_int64(lim.window_s));
+	json_object_object_add(o, XB_F(BAN_TIME), json_object_new_int64(lim.ban_s));
+	json_object_object_add(o, XB_F(OWN), owned);
+	return o;
+}
+
+/* The rules with values of their own: classes, then ports. */
+static struct json_object *json_rules(const struct xdpban_config *cfg)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (__u32 i = 0; arr && i < XDPBAN_CLASS__COUNT; i++)
+		if (cfg->class_rule[i].own)
+			json_object_array_add(arr, json_rule(cfg, i, 0, cfg->class_rule[i].own));
+	for (__u32 i = 0; arr && i < XDPBAN_PORT_RULES; i++)
+		if (cfg->port_rule[i].port)
+			json_object_array_add(arr, json_rule(cfg, XDPBAN_CLASS_BITNO_PROTOCOL,
+							     cfg->port_rule[i].port,
+							     cfg->port_rule[i].own));
+	return arr;
+}
+
 int xb_json_config(const struct xb_maps *m, struct json_object **out)
 {
 	struct xdpban_config cfg;
@@ -69,6 +118,7 @@ int xb_json_config(const struct xb_maps *m, struct json_object **out)
 	json_object_object_add(obj, XB_F(LIMIT), json_object_new_int64(cfg.limit));
 	json_object_object_add(obj, XB_F(WINDOW), json_object_new_int64(cfg.window_s));
 	json_object_object_add(obj, XB_F(BAN_TIME), json_object_new_int64(cfg.ban_s));
+	json_object_object_add(obj, XB_F(RULES), json_rules(&cfg));
 	json_object_object_add(obj, XB_F(IPV6_PREFIX), json_object_new_int(cfg.v6_prefix));
 	json_object_object_add(obj, XB_F(ERRORS), xb_json_classes(cfg.class_mask));
 	json_object_object_add(obj, XB_F(DROP), xb_json_classes(cfg.drop_mask));
@@ -488,6 +538,9 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, XB_F(BAN_REASON), string_or_null(q.ban_reason));
 	json_object_object_add(obj, XB_F(BAN_CLASSES),
 			       q.banned ? xb_json_classes(q.ban_classes) : NULL);
+	json_object_object_add(obj, XB_F(LIMIT), json_object_new_int64(q.limit));
+	xb_rule_name(q.rule, 0, text, sizeof(text));
+	json_object_object_add(obj, XB_F(RULE), json_object_new_string(text));
 	json_object_object_add(obj, XB_F(POLICY),
 			       json_object_new_string(xb_verdict_name(q.policy)));
 	json_object_object_add(obj, XB_F(POLICY_MATCH), string_or_null(q.policy_match));

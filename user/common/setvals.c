@@ -4,37 +4,41 @@
 #include <string.h>
 #include "setvals.h"
 
-int xbd_setvals_index(const char *key)
+int xbd_setvals_index(const struct xbd_setvals *s, const char *key)
 {
-	const char *name;
-
-	for (int i = 0; i < XBD_SETVALS_KEYS && (name = xb_config_key((size_t)i)); i++)
-		if (!strcmp(name, key))
+	for (int i = 0; i < XBD_SETVALS_KEYS; i++)
+		if (s->key[i][0] && !strcmp(s->key[i], key))
 			return i;
 	return -ENOENT;
 }
 
 int xbd_setvals_put(struct xbd_setvals *s, const char *key, const char *text)
 {
-	int i = xbd_setvals_index(key);
+	int i = xbd_setvals_index(s, key);
 	size_t len = strlen(text);
 
-	if (i < 0)
-		return i;
+	if (!xb_config_key_known(key) || strlen(key) >= XBD_SETVALS_KEY)
+		return -ENOENT;
 	if (!len || len >= XBD_SETVALS_TEXT || strcspn(text, " \t\r\n") != len)
 		return -EINVAL;
+	for (int j = 0; i < 0 && j < XBD_SETVALS_KEYS; j++)
+		if (!s->key[j][0])
+			i = j;
+	if (i < 0)
+		return -ENOSPC;
+	memcpy(s->key[i], key, strlen(key) + 1);
 	memcpy(s->text[i], text, len + 1);
 	return 0;
 }
 
 bool xbd_setvals_drop(struct xbd_setvals *s, const char *key)
 {
-	int i = xbd_setvals_index(key);
-	bool had = i >= 0 && s->text[i][0];
+	int i = xbd_setvals_index(s, key);
 
-	if (had)
-		s->text[i][0] = '\0';
-	return had;
+	if (i < 0)
+		return false;
+	s->key[i][0] = s->text[i][0] = '\0';
+	return true;
 }
 
 size_t xbd_setvals_count(const struct xbd_setvals *s)
@@ -42,7 +46,7 @@ size_t xbd_setvals_count(const struct xbd_setvals *s)
 	size_t n = 0;
 
 	for (int i = 0; i < XBD_SETVALS_KEYS; i++)
-		n += s->text[i][0] != '\0';
+		n += s->key[i][0] != '\0';
 	return n;
 }
 
@@ -52,12 +56,11 @@ int xbd_setvals_apply(struct xbd_setvals *s, struct xdpban_config *cfg, char *er
 	int ret = 0;
 
 	for (int i = 0; i < XBD_SETVALS_KEYS; i++) {
-		if (!s->text[i][0] || !xb_config_set(cfg, xb_config_key((size_t)i), s->text[i], why,
-						      sizeof(why)))
+		if (!s->key[i][0] || !xb_config_set(cfg, s->key[i], s->text[i], why, sizeof(why)))
 			continue;
 		if (!ret)
 			snprintf(err, errlen, "%s", why);
-		s->text[i][0] = '\0';
+		s->key[i][0] = s->text[i][0] = '\0';
 		ret = -EINVAL;
 	}
 	return ret;
@@ -69,7 +72,7 @@ void xbd_setvals_format(const struct xbd_setvals *s, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (int i = 0; i < XBD_SETVALS_KEYS && used < len; i++)
-		if (s->text[i][0])
+		if (s->key[i][0])
 			used += snprintf(buf + used, len - used, "%s%s %s", used ? ", " : "",
-					 xb_config_key((size_t)i), s->text[i]);
+					 s->key[i], s->text[i]);
 }

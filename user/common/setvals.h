@@ -1,5 +1,5 @@
 /* setvals.h - the settings changed at run time with `xdpban set`, by key (the names
- * xb_config_key gives), as the config file writes their values. The daemon keeps them in the
+ * xb_config_key gives, and the rule keys of ports), as the config file writes their values. The daemon keeps them in the
  * state file and puts them over the file's values at every start, until a reload or
  * `xdpban set KEY --reset` gives the key back to the file. Memory only: it never reads or
  * writes a map or a file. */
@@ -10,18 +10,23 @@
 #include <stddef.h>
 #include "libxdpban.h"
 
-#define XBD_SETVALS_KEYS 16  /* room for every key of xb_config_key, with spare */
+#define XBD_SETVALS_KEYS 64  /* room for every key of xb_config_key and the rule keys of
+			      * XDPBAN_PORT_RULES ports, with spare */
+#define XBD_SETVALS_KEY 24   /* a key with its NUL: the longest, ban-time.malformed, is 18 */
 #define XBD_SETVALS_TEXT 64  /* a value's text with its NUL: the longest, a class list, is
 			      * under 50 */
 
+/* Entry i is unused while key[i] is "". */
 struct xbd_setvals {
-	char text[XBD_SETVALS_KEYS][XBD_SETVALS_TEXT]; /* by xb_config_key's index; "" not set */
+	char key[XBD_SETVALS_KEYS][XBD_SETVALS_KEY];
+	char text[XBD_SETVALS_KEYS][XBD_SETVALS_TEXT];
 };
 
-/* The index of a `set` key, or -ENOENT. */
-int xbd_setvals_index(const char *key);
+/* The entry of key, or -ENOENT. */
+int xbd_setvals_index(const struct xbd_setvals *s, const char *key);
 /* Records key's value. -ENOENT for a key `set` does not know, -EINVAL for a text that is
- * empty, too long or holds a blank (a record of the state file is one line of words). */
+ * empty, too long or holds a blank (a record of the state file is one line of words),
+ * -ENOSPC when every entry is in use. */
 int xbd_setvals_put(struct xbd_setvals *s, const char *key, const char *text);
 /* Forgets key's value; true if there was one. */
 bool xbd_setvals_drop(struct xbd_setvals *s, const char *key);

@@ -249,9 +249,9 @@ size_t xbd_state_write_set(FILE *f, const struct xbd_setvals *set)
 	size_t n = 0;
 
 	for (int i = 0; set && i < XBD_SETVALS_KEYS; i++) {
-		if (!set->text[i][0])
+		if (!set->key[i][0])
 			continue;
-		fprintf(f, "set %s %s\n", xb_config_key((size_t)i), set->text[i]);
+		fprintf(f, "set %s %s\n", set->key[i], set->text[i]);
 		n++;
 	}
 	return n;
@@ -555,9 +555,7 @@ static int parse_comment(char **t, int n, struct saved_state *s)
  * (xbd_setvals_apply): one this version no longer takes costs that value, not the file. */
 static int parse_set(char **t, int n, struct saved_state *s)
 {
-	int i = n == 3 ? xbd_setvals_index(t[1]) : -EINVAL;
-
-	if (i < 0 || s->set.text[i][0])
+	if (n != 3 || !xb_config_key_known(t[1]) || xbd_setvals_index(&s->set, t[1]) >= 0)
 		return -EINVAL;
 	return xbd_setvals_put(&s->set, t[1], t[2]);
 }

@@ -3,7 +3,7 @@
  * learning rates): the one place that names the settings and their ranges. The daemon's
  * config file goes through xb_config_set and xb_duration_parse too, so the file, `set` and
  * `--for` accept the same text. A bad key or value is refused with a one-line message naming
- * it, and nothing is changed. Never writes an entry that xdpban_config_valid() rejects.
+ * it, and nothing is changed. Never writes an entry that xb_config_valid() rejects.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,26 @@
 #include "bancache.h"
 
 static const struct xdpban_config config_defaults = XDPBAN_CONFIG_DEFAULTS;
+
+bool xb_config_valid(const struct xdpban_config *cfg)
+{
+	if (!xdpban_config_valid(cfg))
+		return false;
+	for (__u32 i = 0; i < XDPBAN_CLASS__COUNT; i++)
+		if (!xdpban_rule_valid(&cfg->class_rule[i]) || cfg->class_rule[i].port ||
+		    cfg->class_rule[i].pad)
+			return false;
+	for (__u32 i = 0; i < XDPBAN_PORT_RULES; i++) {
+		const struct xdpban_rule *r = &cfg->port_rule[i];
+
+		if (!xdpban_rule_valid(r) || r->pad || !r->port != !r->own)
+			return false;
+		for (__u32 j = 0; r->port && j < i; j++)
+			if (cfg->port_rule[j].port == r->port)
+				return false;
+	}
+	return true;
+}
 
 int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg)
 {
@@ -55,7 +75,7 @@ int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, ch
 	clean.pad = 0;
 	if (m->ban_run)
 		m->ban_run->have_config = false;
-	if (!xdpban_config_valid(&clean)) {
+	if (!xb_config_valid(&clean)) {
 		snprintf(err, errlen, "refusing to write an invalid config (a value is out of range)");
 		return -EINVAL;
 	}
@@ -462,33 +482,265 @@ static const struct {
 };
 #define N_SET_KEYS (sizeof(set_keys) / sizeof(set_keys[0]))
 
+/* The rules of limits (xdpban_config.h): `set FIELD.RULE VALUE`, FIELD one of these, RULE an
+ * error class or a guarded UDP port; VALUE as the global FIELD takes, or XB_RULE_INHERIT. */
+static const struct {
+	const char *field;
+	__u8 own;
+} rule_fields[] = {
+	{ "limit", XDPBAN_OWN_LIMIT },
+	{ "window", XDPBAN_OWN_WINDOW },
+	{ "ban-time", XDPBAN_OWN_BAN },
+};
+#define N_RULE_FIELDS (sizeof(rule_fields) / sizeof(rule_fields[0]))
+#define CLASS_RULE_KEYS_(id, name, what) "limit." name, "window." name, "ban-time." name,
+static const char *const class_rule_keys[] = { XDPBAN_CLASSES(CLASS_RULE_KEYS_) };
+#define N_CLASS_RULE_KEYS (sizeof(class_rule_keys) / sizeof(class_rule_keys[0]))
+_Static_assert(N_CLASS_RULE_KEYS == N_RULE_FIELDS * XDPBAN_CLASS__COUNT,
+	       "a class rule key per field and class");
+
 const char *xb_config_key(size_t i)
 {
-	return i < N_SET_KEYS ? set_keys[i].key : NULL;
+	if (i < N_SET_KEYS)
+		return set_keys[i].key;
+	i -= N_SET_KEYS;
+	return i < N_CLASS_RULE_KEYS ? class_rule_keys[i] : NULL;
+}
+
+/* A rule key taken apart: its field (index of rule_fields) and its rule. */
+struct rule_key {
+	size_t field;
+	bool is_port;
+	__u32 bitno; /* a class rule's XDPBAN_CLASS_BITNO_* */
+	__u16 port;  /* a port rule's UDP port */
+};
+
+static int rule_key_parse(const char *key, struct rule_key *rk)
+{
+	const char *dot = key ? strchr(key, '.') : NULL, *rule;
+	__u32 bit;
+
+	if (!dot)
+		return -ENOENT;
+	rule = dot + 1;
+	for (rk->field = 0; rk->field < N_RULE_FIELDS; rk->field++)
+		if (strlen(rule_fields[rk->field].field) == (size_t)(dot - key) &&
+		    !strncmp(rule_fields[rk->field].field, key, (size_t)(dot - key)))
+			break;
+	if (rk->field == N_RULE_FIELDS)
+		return -ENOENT;
+	rk->is_port = all_digits(rule, strlen(rule));
+	if (rk->is_port) {
+		unsigned long port = strlen(rule) <= 5 ? strtoul(rule, NULL, 10) : 0;
+
+		if (port < 1 || port > 65535 || rule[0] == '0')
+			return -EINVAL;
+		rk->port = (__u16)port;
+		return 0;
+	}
+	if (class_bit(rule, strlen(rule), &bit))
+		return -EINVAL;
+	rk->bitno = (__u32)__builtin_ctz(bit);
+	return 0;
+}
+
+int xb_rule_name(__u8 rule, __u16 port, char *buf, size_t len)
+{
+	int n;
+
+	if (rule == XDPBAN_RULE_PORT)
+		n = snprintf(buf, len, "%u/udp", port);
+	else if (rule >= XDPBAN_RULE_CLASS && rule - XDPBAN_RULE_CLASS < XDPBAN_CLASS__COUNT)
+		n = snprintf(buf, len, "%s", class_names[rule - XDPBAN_RULE_CLASS]);
+	else if (rule == XDPBAN_RULE_GLOBAL)
+		n = snprintf(buf, len, "global");
+	else
+		n = snprintf(buf, len, "none");
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+bool xb_config_key_known(const char *key)
+{
+	struct rule_key rk;
+
+	for (size_t i = 0; i < N_SET_KEYS; i++)
+		if (!strcmp(set_keys[i].key, key ? key : ""))
+			return true;
+	return rule_key_parse(key, &rk) == 0;
+}
+
+/* The rule a key names in cfg; a port without one gets a free entry when `take`. NULL: none. */
+static struct xdpban_rule *rule_of(struct xdpban_config *cfg, const struct rule_key *rk,
+				   bool take)
+{
+	struct xdpban_rule *free_entry = NULL;
+
+	if (!rk->is_port)
+		return &cfg->class_rule[rk->bitno];
+	for (__u32 i = 0; i < XDPBAN_PORT_RULES; i++) {
+		if (cfg->port_rule[i].port == rk->port)
+			return &cfg->port_rule[i];
+		if (!cfg->port_rule[i].port && !free_entry)
+			free_entry = &cfg->port_rule[i];
+	}
+	if (!take || !free_entry)
+		return NULL;
+	memset(free_entry, 0, sizeof(*free_entry));
+	free_entry->port = rk->port;
+	return free_entry;
+}
+
+/* `set FIELD.RULE VALUE` on next; 0, or -errno with err. */
+static int set_rule(struct xdpban_config *next, const char *key, const struct rule_key *rk,
+		    const char *value, char *err, size_t errlen)
+{
+	__u8 own = rule_fields[rk->field].own;
+	bool inherit = value && !strcmp(value, XB_RULE_INHERIT);
+	struct xdpban_rule *r = rule_of(next, rk, !inherit);
+	int ret;
+
+	if (!r && inherit)
+		return 0; /* a port without values of its own: nothing to give back */
+	if (!r) {
+		snprintf(err, errlen, "%s: at most %u ports have limits of their own", key,
+			 XDPBAN_PORT_RULES);
+		return -ENOSPC;
+	}
+	if (inherit) {
+		r->own &= (__u8)~own;
+		if (!r->own)
+			memset(r, 0, sizeof(*r));
+		return 0;
+	}
+	if (own == XDPBAN_OWN_LIMIT)
+		ret = xb_u32_parse(key, value, 0, XDPBAN_LIMIT_MAX, &r->limit, err, errlen);
+	else
+		ret = xb_duration_parse(key, value,
+					own == XDPBAN_OWN_WINDOW ? &r->window_s : &r->ban_s, err,
+					errlen);
+	if (ret && strlen(err) + 40 < errlen)
+		strcat(err, ", or " XB_RULE_INHERIT);
+	if (!ret)
+		r->own |= own;
+	return ret;
+}
+
+int xb_config_rule_text(const struct xdpban_config *cfg, const char *key, char *buf,
+			size_t len)
+{
+	struct xdpban_config copy = *cfg;
+	const struct xdpban_rule *r;
+	struct rule_key rk;
+	__u8 own;
+	int n;
+
+	if (rule_key_parse(key, &rk))
+		return -ENOENT;
+	own = rule_fields[rk.field].own;
+	r = rule_of(&copy, &rk, false);
+	if (!r || !(r->own & own))
+		n = snprintf(buf, len, "%s", XB_RULE_INHERIT);
+	else if (own == XDPBAN_OWN_LIMIT)
+		n = snprintf(buf, len, "%u", r->limit);
+	else
+		return xb_duration_format(own == XDPBAN_OWN_WINDOW ? r->window_s : r->ban_s, buf,
+					  len);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+/* " FIELD.RULE VALUE" of each field r owns, at buf + *used; false when out of room. */
+static bool rule_format(const struct xdpban_rule *r, const char *rule, char *buf, size_t len,
+			size_t *used)
+{
+	for (size_t f = 0; f < N_RULE_FIELDS; f++) {
+		char value[XB_DURATION_TEXT_MAX];
+		int n;
+
+		if (!(r->own & rule_fields[f].own))
+			continue;
+		if (rule_fields[f].own == XDPBAN_OWN_LIMIT)
+			snprintf(value, sizeof(value), "%u", r->limit);
+		else
+			xb_duration_format(rule_fields[f].own == XDPBAN_OWN_WINDOW ? r->window_s
+										 : r->ban_s,
+					   value, sizeof(value));
+		n = snprintf(buf + *used, len - *used, "%s%s.%s %s", *used ? ", " : "",
+			     rule_fields[f].field, rule, value);
+		if (n < 0 || (size_t)n >= len - *used)
+			return false;
+		*used += (size_t)n;
+	}
+	return true;
+}
+
+int xb_config_rules_format(const struct xdpban_config *cfg, char *buf, size_t len)
+{
+	size_t used = 0;
+	char port[8];
+
+	if (!len)
+		return -ENOSPC;
+	buf[0] = '\0';
+	for (__u32 i = 0; i < XDPBAN_CLASS__COUNT; i++)
+		if (!rule_format(&cfg->class_rule[i], class_names[i], buf, len, &used))
+			return -ENOSPC;
+	/* By port, whatever the entries' order. */
+	for (__u32 last = 0;;) {
+		const struct xdpban_rule *next = NULL;
+
+		for (__u32 i = 0; i < XDPBAN_PORT_RULES; i++)
+			if (cfg->port_rule[i].port > last &&
+			    (!next || cfg->port_rule[i].port < next->port))
+				next = &cfg->port_rule[i];
+		if (!next)
+			break;
+		snprintf(port, sizeof(port), "%u", next->port);
+		if (!rule_format(next, port, buf, len, &used))
+			return -ENOSPC;
+		last = next->port;
+	}
+	if (!used && snprintf(buf, len, "none") >= (int)len)
+		return -ENOSPC;
+	return 0;
 }
 
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen)
 {
 	struct xdpban_config next = *cfg;
-	char quoted[4 * 40 + 5], known[128] = "";
+	char quoted[4 * 40 + 5], known[160] = "";
+	struct rule_key rk;
 	size_t used = 0;
-	int ret;
+	int ret = -ENOENT;
 
-	for (size_t i = 0; i < N_SET_KEYS; i++) {
-		if (strcmp(set_keys[i].key, key ? key : ""))
-			continue;
-		ret = set_keys[i].set(&next, key, value, err, errlen);
-		if (ret)
+	for (size_t i = 0; i < N_SET_KEYS && ret == -ENOENT; i++)
+		if (!strcmp(set_keys[i].key, key ? key : ""))
+			ret = set_keys[i].set(&next, key, value, err, errlen);
+	if (ret == -ENOENT) {
+		ret = rule_key_parse(key, &rk);
+		if (ret == -EINVAL) {
+			snprintf(err, errlen,
+				 "bad setting '%.40s': after the '.' an error class (one of" XB_CLASS_WORDS
+				 " or a UDP port 1..65535)",
+				 xb_quote(key, quoted, sizeof(quoted)));
 			return ret;
+		}
+		if (!ret)
+			ret = set_rule(&next, key, &rk, value, err, errlen);
+	}
+	if (!ret) {
 		next.magic = XDPBAN_CFG_MAGIC;
 		*cfg = next;
 		return 0;
 	}
+	if (ret != -ENOENT)
+		return ret;
 	for (size_t i = 0; i < N_SET_KEYS && used < sizeof(known); i++)
 		used += snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "",
 				 set_keys[i].key);
-	snprintf(err, errlen, "unknown setting '%.40s' (known: %s)",
+	snprintf(err, errlen,
+		 "unknown setting '%.40s': limit, window and ban-time also as KEY.CLASS "
+		 "(limit.probe) and KEY.PORT (limit.6969) (known: %s)",
 		 xb_quote(key ? key : "", quoted, sizeof(quoted)), known);
 	return -EINVAL;
 }

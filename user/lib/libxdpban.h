@@ -130,15 +130,35 @@ int xb_prefix_order(const struct xb_prefix *a, const struct xb_prefix *b);
 
 /* The config in force (the defaults when the map entry is unset). */
 int xb_config_read(const struct xb_maps *m, struct xdpban_config *cfg);
-/* Writes cfg after xdpban_config_valid(); -EINVAL with a message otherwise. */
+/* Writes cfg after xb_config_valid(); -EINVAL with a message otherwise. */
 int xb_config_write(const struct xb_maps *m, const struct xdpban_config *cfg, char *err,
 		    size_t errlen);
 /* Applies one `set KEY VALUE` (limit, window, ban-time, ipv6-prefix, errors, drop, spoof,
- * hop-tolerance, learn, mode) to *cfg; -EINVAL with a message naming the key or value that is
- * wrong; *cfg untouched then. */
+ * hop-tolerance, learn, mode, and the rules of limits FIELD.CLASS and FIELD.PORT) to *cfg;
+ * -EINVAL with a message naming the key or value that is wrong; *cfg untouched then. */
 int xb_config_set(struct xdpban_config *cfg, const char *key, const char *value, char *err,
 		  size_t errlen);
-const char *xb_config_key(size_t i); /* the i-th key `set` takes, in order; NULL past the last */
+/* The i-th key `set` takes, in order, with the rule keys of the classes (limit.probe, ...);
+ * NULL past the last. The rule keys of ports (limit.6969) are not listed: any port is one. */
+const char *xb_config_key(size_t i);
+/* The name of a rule of limits (enum xdpban_rule_id; port for XDPBAN_RULE_PORT): "global",
+ * a class name ("probe"), "6969/udp", or "none". 0 or -ENOSPC. */
+#define XB_RULE_NAME_MAX 16
+int xb_rule_name(__u8 rule, __u16 port, char *buf, size_t len);
+/* True when `set` knows key (a rule key of a port too). */
+bool xb_config_key_known(const char *key);
+/* The value that `set` takes to give a rule's field back to the next rule down. */
+#define XB_RULE_INHERIT "inherit"
+/* The text of rule key's value in cfg ("3", "2h" or XB_RULE_INHERIT): 0, -ENOENT for a key that
+ * is not a rule's, -ENOSPC. */
+int xb_config_rule_text(const struct xdpban_config *cfg, const char *key, char *buf,
+			size_t len);
+/* The rules of limits of cfg as `set` keys and values, "limit.probe 2, window.6969 1h" (ports
+ * in order), or "none": 0 or -ENOSPC. */
+int xb_config_rules_format(const struct xdpban_config *cfg, char *buf, size_t len);
+/* xdpban_config_valid(), and every rule of limits valid (xdpban_rule_valid), the port rules each
+ * with a port of its own: what userspace checks before it writes an entry. */
+bool xb_config_valid(const struct xdpban_config *cfg);
 /* True when the map entry is unset (or invalid) and the data path runs on the defaults. */
 int xb_config_is_default(const struct xb_maps *m, bool *is_default);
 /* The one duration format of xdpban, both ways. Parsed: "30" (seconds), or numbers each with
@@ -282,6 +302,10 @@ struct xb_query_info {
 	const char *ban_reason; /* xb_reason_name() of the ban; NULL when not banned */
 	__u8 classes;         /* enum xdpban_class bits of the errors of the current window */
 	__u8 ban_classes;     /* of the error that crossed the limit (errors and reports) */
+	/* The limits that judge the errors of the current window's classes (xdpban_limits_of,
+	 * without a port: a port's rule is known once it bans) */
+	__u32 limit;
+	__u8 rule;            /* enum xdpban_rule_id */
 	/* the spoof defence's record of the key (docs/datapath.md, section 8) */
 	bool verified;        /* its hop count came from an established TCP connection */
 	__s64 verified_ago_s; /* how long ago (to 64 s) it was last verified */

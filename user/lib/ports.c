@@ -336,6 +336,36 @@ int xb_ports_read(const struct xb_maps *m, struct xb_ports *t)
 	return 0;
 }
 
+/* True when before holds rule r as it is. */
+static bool rule_unchanged(const struct xdpban_config *before, const struct xdpban_rule *r)
+{
+	for (__u32 i = 0; i < XDPBAN_PORT_RULES; i++)
+		if (!memcmp(&before->port_rule[i], r, sizeof(*r)))
+			return true;
+	return false;
+}
+
+int xb_ports_check_rules(const struct xb_maps *m, const struct xdpban_config *before,
+			 const struct xdpban_config *cfg, char *err, size_t errlen)
+{
+	struct xb_ports *t = calloc(1, sizeof(*t)); /* 64 KiB: not on a stack */
+	int ret = t ? xb_ports_read(m, t) : -ENOMEM;
+
+	for (__u32 i = 0; !ret && i < XDPBAN_PORT_RULES; i++) {
+		__u16 port = cfg->port_rule[i].port;
+
+		if (port && !rule_unchanged(before, &cfg->port_rule[i]) &&
+		    !(xb_ports_byte(t, port) & XDPBAN_PORT_GUARD_MASK)) {
+			snprintf(err, errlen,
+				 "port %u has no guard in force ([ports] guard): its limits would never apply",
+				 port);
+			ret = -EINVAL;
+		}
+	}
+	free(t);
+	return ret;
+}
+
 /* ---- describing ---- */
 
 int xb_ports_runs(const struct xb_ports *t, __u8 mask, xb_port_run_cb cb, void *ctx)

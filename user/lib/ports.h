@@ -25,6 +25,11 @@ struct xb_ports {
 
 /* No rules: every byte 0, no flag. */
 void xb_ports_clear(struct xb_ports *t);
+/* -EINVAL with err when a port rule of cfg's (xdpban_config.h) that before does not hold as it
+ * is names a port without a guard in force in the maps: the limits of a port judge its guard's
+ * protocol errors only. 0, or -errno of the read. */
+int xb_ports_check_rules(const struct xb_maps *m, const struct xdpban_config *before,
+			 const struct xdpban_config *cfg, char *err, size_t errlen);
 /* The byte of a port (xdpban_ports.h). */
 __u8 xb_ports_byte(const struct xb_ports *t, __u32 port);
 

@@ -109,13 +109,20 @@ static int query_counter(const struct xb_maps *m, const struct xdpban_key *key,
 			 const struct xdpban_config *cfg, __u64 now_ns, struct xb_query_info *out)
 {
 	__u32 now_s = now_ns / NS_PER_SEC;
+	struct xdpban_limits lim;
 	struct xb_counter ctr;
 	int ret = xb_counters_get_in(m, key, now_s, &ctr);
 
+	xdpban_limits_of(cfg, 0, 0, &lim);
+	out->limit = lim.limit;
+	out->rule = lim.rule;
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
+	xdpban_limits_of(cfg, ctr.classes, 0, &lim);
 	if ((ctr.count > 0 || (ctr.flags & XDPBAN_CTR_DISPUTED)) &&
-	    now_s - ctr.start_s < cfg->window_s) {
+	    now_s - ctr.start_s < lim.window_s) {
+		out->limit = lim.limit;
+		out->rule = lim.rule;
 		out->count = ctr.count;
 		out->classes = ctr.classes;
 		out->disputed = ctr.flags & XDPBAN_CTR_DISPUTED;

@@ -498,7 +498,11 @@ static const struct param set_params[] = {
 	  "limit (0..1000000000), window, ban-time (durations, 1s..10 years: 90, 15m, 1d12h), "
 	  "ipv6-prefix (32..128), errors, drop (a comma list of" XB_CLASS_WORDS " or none), "
 	  "spoof (off, hop or verified), hop-tolerance (0..8), learn (1/N, N a power of two up "
-	  "to 65536, or off), mode (enforce, or observe: bans and lists drop nothing)" },
+	  "to 65536, or off), mode (enforce, or observe: bans and lists drop nothing); limit.RULE, "
+	  "window.RULE, ban-time.RULE for the errors of one class "
+	  "or one guarded UDP port (RULE a class or a port: limit.probe, window.6969), or "
+	  XB_RULE_INHERIT " to take the next rule's (the port's class protocol, then the global "
+	  "value)" },
 	{ "VALUE", 0, P_STRING, false, ARGS(struct set_args, value), NULL,
 	  "the new value, kept across restarts until a reload" },
 	{ "--reset", 0, P_FLAG, false, ARGS(struct set_args, reset), NULL,
@@ -506,21 +510,13 @@ static const struct param set_params[] = {
 	{ NULL },
 };
 
-static bool set_key_known(const char *key)
-{
-	for (size_t i = 0; xb_config_key(i); i++)
-		if (!strcmp(xb_config_key(i), key))
-			return true;
-	return false;
-}
-
 /* The key and value are checked here, so that a typo is a usage error; for a reset only the
  * key, and an unknown one gets xb_config_set's list of the known ones. */
 static int check_set_args(const struct set_args *a, char *err, size_t errlen)
 {
 	struct xdpban_config scratch = XDPBAN_CONFIG_DEFAULTS;
 
-	if (a->reset && set_key_known(a->key))
+	if (a->reset && xb_config_key_known(a->key))
 		return 0;
 	return xb_config_set(&scratch, a->key, a->reset ? "" : a->value, err, errlen);
 }

@@ -76,6 +76,22 @@ void render_json(struct json_object *r)
 	puts(xb_json_line(r));
 }
 
+/* A line per rule of limits with values of its own: what it gives, and which are its own. */
+static void render_rules(struct json_object *rules)
+{
+	char win[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX], own[64];
+
+	for (size_t i = 0; rules && i < json_object_array_length(rules); i++) {
+		struct json_object *r = json_object_array_get_idx(rules, i);
+
+		printf("rule %s: limit %" PRId64 ", window %s, ban-time %s (own: %s)\n",
+		       str(r, XB_F(RULE)) ?: "?", num(r, XB_F(LIMIT)),
+		       render_duration(num(r, XB_F(WINDOW)), win, sizeof(win)),
+		       render_duration(num(r, XB_F(BAN_TIME)), ban, sizeof(ban)),
+		       joined(member(r, XB_F(OWN)), own, sizeof(own)));
+	}
+}
+
 /* The settings as `xdpban set` takes them; a daemon's reply without the spoof settings (an
  * older one) shows none. */
 void render_config(struct json_object *c)
@@ -96,6 +112,7 @@ void render_config(struct json_object *c)
 	if (str(c, XB_F(MODE)) && !strcmp(str(c, XB_F(MODE)), "observe"))
 		printf(", observe mode");
 	printf("%s\n", json_object_get_boolean(member(c, XB_F(DEFAULTS))) ? " (defaults)" : "");
+	render_rules(member(c, XB_F(RULES)));
 }
 
 /* The width of the REASON column: the longest name of the stats (XDPBAN_STATS), or of a reply
@@ -502,6 +519,9 @@ void render_query(struct json_object *r)
 	else
 		printf("%-13s %" PRId64 " errors in the current window\n",
 		       "count:", num(r, XB_F(COUNT)));
+	if (str(r, XB_F(RULE)))
+		printf("%-13s %" PRId64 " (rule %s)\n", "limit:", num(r, XB_F(LIMIT)),
+		       str(r, XB_F(RULE)));
 	if (json_object_get_boolean(member(r, XB_F(BANNED))) && crossed &&
 	    json_object_array_length(crossed))
 		printf("%-13s yes (%s: %s, %s)\n", "banned:", str(r, XB_F(BAN_REASON)),

@@ -135,8 +135,8 @@ static struct json_object *set_values_json(const struct xbd *d)
 	struct json_object *o = json_object_new_object();
 
 	for (int i = 0; o && i < XBD_SETVALS_KEYS; i++)
-		if (d->setvals.text[i][0])
-			json_object_object_add(o, xb_config_key((size_t)i),
+		if (d->setvals.key[i][0])
+			json_object_object_add(o, d->setvals.key[i],
 					       json_object_new_string(d->setvals.text[i]));
 	return o;
 }
@@ -254,7 +254,7 @@ static void on_config_changed(const struct xdpban_config *c, const char *key, bo
 	struct xbd_conf now = d->conf; /* a view, with the thresholds just written */
 	char learn[16] = "?", errors[XB_CLASSES_TEXT_MAX] = "?", drop[XB_CLASSES_TEXT_MAX] = "?";
 	char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX];
-	char text[XBD_SETVALS_TEXT], err[XB_ERRLEN];
+	char text[XBD_SETVALS_TEXT], err[XB_ERRLEN], rules[256] = "?";
 	int ret = 0;
 
 	now.dp = *c;
@@ -269,8 +269,9 @@ static void on_config_changed(const struct xdpban_config *c, const char *key, bo
 	xb_classes_format(c->drop_mask, drop, sizeof(drop));
 	xb_duration_format(c->window_s, window, sizeof(window));
 	xb_duration_format(c->ban_s, ban, sizeof(ban));
-	pr_info("settings changed over the control socket: limit %u, window %s, ban-time %s, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s, mode %s (%s %s)",
-		c->limit, window, ban, c->v6_prefix, errors, drop, xb_spoof_name(c->spoof),
+	xb_config_rules_format(c, rules, sizeof(rules));
+	pr_info("settings changed over the control socket: limit %u, window %s, ban-time %s, rules of limits %s, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s, mode %s (%s %s)",
+		c->limit, window, ban, rules, c->v6_prefix, errors, drop, xb_spoof_name(c->spoof),
 		c->hop_tolerance, learn, xb_mode_name(c->mode), key,
 		reset ? "given back to the file's value"
 		      : "kept across restarts, until a reload or xdpban set KEY --reset");

@@ -98,9 +98,34 @@ static void carry_stats_in(struct xbd_loader *ld)
 	ld->carried_rows = 0;
 }
 
+/* Maps whose whole content the daemon writes at every start: a pin of an older layout holds
+ * nothing to keep, and is replaced (the configuration entry grew with the rules of limits). */
+static bool rewritten_at_start(const char *name)
+{
+	return !strcmp(name, XDPBAN_MAP_NAME(xdpban_config));
+}
+
+/* Removes the pin of a map rewritten at start that has another layout, for the load to create
+ * this version's; the program attached keeps the old map until this load's replaces it. */
+static int replace_rewritten(const char *path, const char *name, bool *exists, char *err,
+			     size_t errlen)
+{
+	*exists = false;
+	if (unlink(path) && errno != ENOENT) {
+		int ret = -errno;
+
+		snprintf(err, errlen, "cannot remove pin %s of an older layout: %s", path,
+			 strerror(errno));
+		return ret;
+	}
+	pr_info("%s: the pin had another version's layout; replaced (its content is written at every start)",
+		name);
+	return 0;
+}
+
 /* Fits the object's map definition to an existing pin: the pinned size wins; a different
- * layout is an error, but for an older statistics layout, carried over. *exists tells whether
- * there was a pin. */
+ * layout is an error, but for an older statistics layout, carried over, and for a map
+ * rewritten at start, replaced. *exists tells whether there was a pin (kept). */
 static int fit_to_pin(struct xbd_loader *ld, struct bpf_map *map, bool *exists, char *err,
 		      size_t errlen)
 {
@@ -128,6 +153,10 @@ static int fit_to_pin(struct xbd_loader *ld, struct bpf_map *map, bool *exists, 
 		return ret;
 	}
 	if (ret || (size_is_layout(name) && info.max_entries != bpf_map__max_entries(map))) {
+		if (rewritten_at_start(name)) {
+			close(fd);
+			return replace_rewritten(path, name, exists, err, errlen);
+		}
 		snprintf(err, errlen,
 			 "pin %s is not this version's %s map; remove %s to start over (bans are kept in the state file)",
 			 path, name, path);

@@ -243,12 +243,14 @@ static void log_settings(const char *what, const struct xbd_conf *c,
 			 const struct xbd_lists *lists)
 {
 	char window[XB_DURATION_TEXT_MAX], ban[XB_DURATION_TEXT_MAX], learn[16] = "?";
+	char rules[256] = "?";
 
 	xb_duration_format(c->dp.window_s, window, sizeof(window));
 	xb_duration_format(c->dp.ban_s, ban, sizeof(ban));
 	xb_learn_format(c->dp.learn_shift, learn, sizeof(learn));
-	pr_info("%s: limit %u errors per %s, ban %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list %s%s, escalation %s%s",
-		what, c->dp.limit, window, ban, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
+	xb_config_rules_format(&c->dp, rules, sizeof(rules));
+	pr_info("%s: limit %u errors per %s, ban %s, rules of limits %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list %s%s, escalation %s%s",
+		what, c->dp.limit, window, ban, rules, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
 		c->dp.hop_tolerance, learn, c->n_lists, xb_plural(c->n_lists, "file", "files"),
 		lists->allow_list ? " (allow-only mode)" : "",
 		c->esc.enabled ? "on" : "off",
