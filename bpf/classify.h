@@ -65,6 +65,22 @@ static __always_inline __u32 class_ports(struct xdp_md *ctx, const struct pkt *p
 	return 0;
 }
 
+/* The IP protocol of an error packet whose L4 header was read whole (IPPROTO_*), for its ban's
+ * record of the error that crossed the limit; 0 for a malformed one, whose ports are not to be
+ * trusted. Its destination port is p->dport for TCP and UDP. */
+static __always_inline __u8 error_proto(const struct pkt *p)
+{
+	if (p->malformed)
+		return 0;
+	if (p->is_tcp)
+		return IPPROTO_TCP;
+	if (p->is_udp)
+		return IPPROTO_UDP;
+	if (p->echo)
+		return p->family == XDPBAN_FAMILY_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6_;
+	return 0;
+}
+
 /* The enabled error classes of the packet; 0 means it is not an error. A malformed packet's
  * ports are not to be trusted, so it meets no port rule. */
 static __always_inline __u32 classify(struct xdp_md *ctx, const struct pkt *p,

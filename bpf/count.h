@@ -151,8 +151,17 @@ static __always_inline int ban_check(const struct xdpban_key *key, __u64 seed, _
 	return ban_active(key, seed, h, bytes, drop);
 }
 
-static __always_inline void ban_event(const struct xdpban_key *key, __u64 start_ns,
-				      __u64 expires_ns, __u32 count, __u8 reason, __u8 classes,
+/* A new ban, for ban_store and ban_event (global functions take at most five arguments). */
+struct ban_new {
+	__u64 start_ns, expires_ns;
+	__u32 count;
+	__u16 port;  /* the crossing error's, as struct xdpban_ban_info */
+	__u8 proto, rule;
+	__u8 reason, classes;
+	__u8 pad[6];
+};
+
+static __always_inline void ban_event(const struct xdpban_key *key, const struct ban_new *b,
 				      __u64 bytes)
 {
 	struct xdpban_event *ev = bpf_ringbuf_reserve(&xdpban_events, sizeof(*ev), 0);
@@ -162,23 +171,18 @@ static __always_inline void ban_event(const struct xdpban_key *key, __u64 start_
 		return;
 	}
 	__builtin_memcpy(&ev->key, key, sizeof(*key));
-	ev->time_ns = start_ns;
-	ev->expires_ns = expires_ns;
-	ev->count = count;
-	ev->reason = reason;
-	ev->classes = classes;
-	ev->flags = config_get()->mode == XDPBAN_MODE_OBSERVE ? XDPBAN_EVENT_OBSERVED : 0;
+	ev->port = b->port;
+	ev->rule = b->rule;
 	ev->pad = 0;
+	ev->time_ns = b->start_ns;
+	ev->expires_ns = b->expires_ns;
+	ev->count = b->count;
+	ev->reason = b->reason;
+	ev->classes = b->classes;
+	ev->proto = b->proto;
+	ev->flags = config_get()->mode == XDPBAN_MODE_OBSERVE ? XDPBAN_EVENT_OBSERVED : 0;
 	bpf_ringbuf_submit(ev, 0);
 }
-
-/* A new ban, for ban_store (global functions take at most five arguments). */
-struct ban_new {
-	__u64 start_ns, expires_ns;
-	__u32 count;
-	__u8 reason, classes;
-	__u8 pad[2];
-};
 
 /* Stores a new ban of key: 0, or -1 when its probe window has no room. */
 __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed,
@@ -195,6 +199,9 @@ __attribute__((noinline)) int ban_store(const struct xdpban_key *key, __u64 seed
 	if (info) {
 		info->start_ns = b->start_ns;
 		info->count = b->count;
+		info->port = b->port;
+		info->proto = b->proto;
+		info->rule = b->rule;
 	}
 	xdpban_ban_publish(BAN_TAB, &ref, key, b->expires_ns,
 			   XDPBAN_BAN_AUX(b->reason, b->classes));
@@ -239,12 +246,13 @@ struct count_req {
 	__u32 n;      /* errors */
 	__u32 count;  /* out: the source's new count */
 	__u32 ban_s;  /* out: the ban time of the error's rule */
-	__u16 port;   /* the datagram's UDP destination port, host order; 0 for none */
+	__u16 port;   /* the packet's TCP or UDP destination port, host order; 0 for none */
+	__u8 proto;   /* its IP protocol, IPPROTO_*; 0 for none (a report, a malformed packet) */
 	__u8 classes; /* enum xdpban_class bits */
 	__u8 reason;  /* enum xdpban_ban_reason of a ban this creates */
 	__u8 hop;     /* the packet's hop count, XDPBAN_HOP_NONE for a report */
 	__u8 rule;    /* out: enum xdpban_rule_id of the error's limits */
-	__u8 pad[2];
+	__u8 pad;
 };
 
 /* Clears a flag of a counter's aux. */
@@ -327,6 +335,9 @@ __attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 see
 	b.count = r->count;
 	b.reason = r->reason;
 	b.classes = r->classes;
+	b.port = r->port;
+	b.proto = r->proto;
+	b.rule = r->rule;
 	home = xdpban_key_home(seed, key, groups);
 	g = bpf_map_lookup_elem(&xdpban_counts, &home);
 	if (ban_store(key, seed, &b)) {
@@ -336,7 +347,7 @@ __attribute__((noinline)) int ban_create(const struct xdpban_key *key, __u64 see
 		return XDPBAN_REPORT_TABLE_FULL;
 	}
 	stat_add(XDPBAN_STAT_BANS_CREATED, 1, r->bytes);
-	ban_event(key, b.start_ns, b.expires_ns, b.count, b.reason, b.classes, r->bytes);
+	ban_event(key, &b, r->bytes);
 	if (g && xdpban_ctr_find(g, key, &ref))
 		xdpban_ctr_reset(g, &ref, b.start_ns / NS_PER_SEC);
 	return XDPBAN_REPORT_BANNED;

@@ -120,7 +120,10 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 	} else {
 		struct count_req r = { .bytes = p.bytes, .n = 1, .classes = classes,
 				       .reason = XDPBAN_REASON_ERRORS, .hop = p.hop,
-				       .port = p.is_udp ? bpf_ntohs(p.dport) : 0 };
+				       .proto = error_proto(&p) };
+
+		if (r.proto == IPPROTO_TCP || r.proto == IPPROTO_UDP)
+			r.port = bpf_ntohs(p.dport);
 
 		count_and_ban(&key, seed, &r);
 		count = r.count;

@@ -85,7 +85,10 @@ struct xdpban_ban {
 	__u32 count;      /* the error count that caused the ban (0 for manual bans) */
 	__u8 reason;      /* enum xdpban_ban_reason */
 	__u8 classes;     /* enum xdpban_class bits of the error that crossed the limit */
-	__u8 pad[2];      /* zero */
+	__u8 proto;       /* of that error, and its port and rule: struct xdpban_ban_info */
+	__u8 rule;
+	__u16 port;
+	__u8 pad[4];      /* zero */
 	__u64 drops;      /* packets it dropped (observed, in observe mode), summed over CPUs;
 			   * filled only by the walks that read them (xb_bans_walk_drops_in) */
 };

@@ -216,7 +216,13 @@ struct xdpban_ban_ref {
 struct xdpban_ban_info {
 	__u64 start_ns; /* CLOCK_BOOTTIME ns when the ban began */
 	__u32 count;    /* the error count that caused it (0 for manual bans) */
-	__u32 pad;
+	/* The error that crossed the limit (its last): its destination port (host order) and IP
+	 * protocol (IPPROTO_*; 0: none, for a manual ban, a report, a malformed packet, or one
+	 * stored by a build before these fields), and the rule of limits that judged it (enum
+	 * xdpban_rule_id). */
+	__u16 port;
+	__u8 proto;
+	__u8 rule;
 };
 
 /* A ban slot's drop count, one per CPU in xdpban_bandrops (at xdpban_ban_info_index): the

@@ -9,6 +9,10 @@
 #                             while a source of 3 protocol errors to port 53 is not: its query
 #                             names the global rule and limit 10, the prober's names probe
 #   port_limit_own_port       2 junk datagrams to 6969 ban their source (port 6969's limit 1)
+#   ban_shows_last_error      the tracker junk sender's ban names its last error, 6969/udp, and
+#                             the rule 6969/udp: in query (JSON and text, with the ban's start),
+#                             in bans --json and in its ban event (JSON and text); the prober's
+#                             names 9999/udp and probe
 #   set_changes_one_rule      `xdpban set limit.probe 4`: status shows it, a new prober is
 #                             counted past 3 and banned at its 5th; the state file keeps it, and
 #                             the global limit did not move
@@ -30,7 +34,8 @@ set -uo pipefail
 source "$(dirname "$0")/e2e_lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 
-CASES=(config_shows_rules class_limit_own_class port_limit_own_port set_changes_one_rule
+CASES=(config_shows_rules class_limit_own_class port_limit_own_port ban_shows_last_error
+	set_changes_one_rule
 	set_refuses_bad_rules restart_keeps_set_rule upgrade_replaces_config)
 xbd_begin xbli "${CASES[@]}"
 
@@ -100,6 +105,34 @@ case_port() {
 		xbd_fail port_limit_own_port "the DNS junk sender was banned too"
 	else
 		xbd_pass port_limit_own_port
+	fi
+}
+
+case_last_error() {
+	local q text bans event event_text prober
+	q=$(xbd_query "$TRACKER_JUNK" '(d["last_error"], d["ban_rule"], d["started"] is not None)')
+	text=$(xbd_cli query "$TRACKER_JUNK")
+	bans=$(xbd_cli bans --json | xbd_json "[(b['last_error'], b['ban_rule']) for b in d['bans'] if b['prefix'] == '$TRACKER_JUNK']")
+	event=$(xbd_cli events --json | "$XBD_PY" -c '
+import json, sys
+print([(e["last_error"], e["ban_rule"]) for e in map(json.loads, sys.stdin)
+       if e["event"] == "ban" and e["source"] == sys.argv[1]])' "$TRACKER_JUNK")
+	event_text=$(xbd_cli events | grep " ban $TRACKER_JUNK ")
+	prober=$(xbd_query "$PROBER" '(d["last_error"], d["ban_rule"])')
+	if [[ $q != "('6969/udp', '6969/udp', True)" ]]; then
+		xbd_fail ban_shows_last_error "query (last_error, ban_rule, started): $q"
+	elif ! grep -Eq '^last error: +6969/udp at [0-9-]+T[0-9:]+Z \(rule 6969/udp\)$' <<<"$text"; then
+		xbd_fail ban_shows_last_error "query text: $(tr '\n' '|' <<<"$text")"
+	elif [[ $bans != "[('6969/udp', '6969/udp')]" ]]; then
+		xbd_fail ban_shows_last_error "bans --json: $bans"
+	elif [[ $event != "[('6969/udp', '6969/udp')]" || $event_text != *"(protocol), last error 6969/udp, reason errors"* ]]; then
+		xbd_fail ban_shows_last_error "events: $event / '$event_text'"
+	elif [[ $prober != "('9999/udp', 'probe')" ]]; then
+		xbd_fail ban_shows_last_error "the prober's query (last_error, ban_rule): $prober"
+	elif ! xbd_log_has "2 errors (protocol), last error 6969/udp, reason errors"; then
+		xbd_fail ban_shows_last_error "the daemon's line of the ban: $(grep "ban $TRACKER_JUNK" "$XBD_LOG")"
+	else
+		xbd_pass ban_shows_last_error
 	fi
 }
 
@@ -208,6 +241,7 @@ fi
 case_config
 case_class
 case_port
+case_last_error
 case_set
 case_bad
 case_restart

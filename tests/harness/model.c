@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <linux/bpf.h>
 #include "xdpban_maps.h"
 #include "model.h"
@@ -731,6 +732,12 @@ static enum ban_check check_ban(struct model *m, const struct xdpban_key *key, _
 	return BAN_NONE;
 }
 
+/* The error that crossed a limit, for its ban (struct xdpban_ban_info). */
+struct model_error {
+	__u8 classes, reason, proto;
+	__u16 port; /* TCP or UDP */
+};
+
 /* What counting did, for the caller to turn into stats and a status. */
 struct count_result {
 	enum xdpban_stat uncounted; /* the event of an error that was not counted; 0: counted */
@@ -785,8 +792,8 @@ static enum xdpban_stat spoof_rules(struct model_counter *c, __u8 hop, __u32 now
 
 /* Section 4 step 4: a ban, when the count passes the limit. */
 static void ban_if_over(struct model *m, const struct xdpban_key *key, struct model_counter *c,
-			__u8 classes, __u8 reason, __u64 now, const struct xdpban_config *cfg,
-			struct count_result *res)
+			const struct model_error *err, __u8 rule, __u64 now,
+			const struct xdpban_config *cfg, struct count_result *res)
 {
 	struct model_ban_slot *bs;
 
@@ -801,8 +808,11 @@ static void ban_if_over(struct model *m, const struct xdpban_key *key, struct mo
 		.start_ns = now,
 		.expires_ns = now + (__u64)cfg->ban_s * NS_PER_SEC,
 		.count = res->new_count,
-		.reason = reason,
-		.classes = classes,
+		.reason = err->reason,
+		.classes = err->classes,
+		.proto = err->proto,
+		.port = err->port,
+		.rule = rule,
 	};
 	res->ban = bs->ban;
 	res->ban_created = true;
@@ -815,49 +825,82 @@ static void ban_if_over(struct model *m, const struct xdpban_key *key, struct mo
 }
 
 /* Section 4, "Rules of limits": puts a rule's owned fields over cfg's limit, window and ban
- * time. An invalid rule owns nothing. */
-static void rule_over(struct xdpban_config *cfg, const struct xdpban_rule *r)
+ * time; true if it owned any. An invalid rule owns nothing. */
+static bool rule_over(struct xdpban_config *cfg, const struct xdpban_rule *r)
 {
-	if (!xdpban_rule_valid(r))
-		return;
+	if (!r->own || !xdpban_rule_valid(r))
+		return false;
 	if (r->own & XDPBAN_OWN_LIMIT)
 		cfg->limit = r->limit;
 	if (r->own & XDPBAN_OWN_WINDOW)
 		cfg->window_s = r->window_s;
 	if (r->own & XDPBAN_OWN_BAN)
 		cfg->ban_s = r->ban_s;
+	return true;
 }
 
-/* cfg with the limit, window and ban time of an error of `classes` to UDP port `port`: for each
- * class the global values under its rule, under the port's rule for a protocol error; of
- * several classes the lowest limit, the first of equals. */
-static void rule_limits(struct xdpban_config *cfg, __u8 classes, __u16 port)
+/* cfg with the limit, window and ban time of an error of `classes` to UDP port `port`, and the
+ * rule that gave them: for each class the global values under its rule, under the port's rule
+ * for a protocol error; of several classes the lowest limit, the first of equals. */
+static __u8 rule_limits(struct xdpban_config *cfg, __u8 classes, __u16 port)
 {
 	struct xdpban_config best = *cfg;
+	__u8 best_rule = XDPBAN_RULE_GLOBAL;
 	bool found = false;
 
 	for (unsigned int i = 0; i < XDPBAN_CLASS__COUNT; i++) {
 		struct xdpban_config one = *cfg;
+		__u8 rule = XDPBAN_RULE_GLOBAL;
 
 		if (!(classes & 1u << i))
 			continue;
-		rule_over(&one, &cfg->class_rule[i]);
+		if (rule_over(&one, &cfg->class_rule[i]))
+			rule = (__u8)(XDPBAN_RULE_CLASS + i);
 		for (unsigned int j = 0; i == XDPBAN_CLASS_BITNO_PROTOCOL && port &&
 					 j < XDPBAN_PORT_RULES; j++)
-			if (cfg->port_rule[j].port == port)
-				rule_over(&one, &cfg->port_rule[j]);
-		if (!found || one.limit < best.limit)
+			if (cfg->port_rule[j].port == port && rule_over(&one, &cfg->port_rule[j]))
+				rule = XDPBAN_RULE_PORT;
+		if (!found || one.limit < best.limit) {
 			best = one;
+			best_rule = rule;
+		}
 		found = true;
 	}
 	*cfg = best;
+	return best_rule;
 }
 
-/* Sections 4 and 8: n errors of `classes` (to UDP port `port`, or 0) against key at now. hop
- * is the packet's hop count, or -1 for a report (no hop rules). */
-static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n, __u8 classes,
-			 __u16 port, __u8 reason, int hop, __u64 now, struct count_result *res)
+/* The error of a packet of `classes`: its IP protocol and TCP or UDP destination port when it is
+ * not malformed (section 4, "Bans"). */
+static struct model_error packet_error(const struct model_parsed *pp, __u8 classes)
 {
+	struct model_error e = { .classes = classes, .reason = XDPBAN_REASON_ERRORS };
+
+	if (pp->malformed)
+		return e;
+	switch (pp->l4) {
+	case MODEL_L4_TCP:
+		e.proto = IPPROTO_TCP;
+		e.port = pp->dport;
+		break;
+	case MODEL_L4_UDP:
+		e.proto = IPPROTO_UDP;
+		e.port = pp->dport;
+		break;
+	case MODEL_L4_ECHO:
+		e.proto = pp->family == XDPBAN_FAMILY_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+		break;
+	}
+	return e;
+}
+
+/* Sections 4 and 8: n errors `err` against key at now. hop is the packet's hop count, or -1
+ * for a report (no hop rules). */
+static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n,
+			 const struct model_error *err, int hop, __u64 now,
+			 struct count_result *res)
+{
+	__u8 classes = err->classes, rule;
 	struct xdpban_config cfg;
 	__u32 now_s = (__u32)(now / NS_PER_SEC);
 	bool hop_rules, fresh;
@@ -865,7 +908,7 @@ static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n,
 
 	memset(res, 0, sizeof(*res));
 	model_effective_config(m, &cfg);
-	rule_limits(&cfg, classes, port);
+	rule = rule_limits(&cfg, classes, err->port);
 	hop_rules = hop >= 0 && cfg.spoof != XDPBAN_SPOOF_OFF;
 	s = ctr_find(m, key);
 	if (hop_rules && cfg.spoof == XDPBAN_SPOOF_VERIFIED &&
@@ -900,7 +943,7 @@ static void count_errors(struct model *m, const struct xdpban_key *key, __u32 n,
 		s->c.classes |= classes;
 	}
 	res->new_count = s->c.count;
-	ban_if_over(m, key, &s->c, classes, reason, now, &cfg, res);
+	ban_if_over(m, key, &s->c, err, rule, now, &cfg, res);
 }
 
 /* ---- Packets (section 2, 3 and 5) ----------------------------------------------------- */
@@ -960,6 +1003,7 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 			     struct model_verdict *v)
 {
 	struct count_result res;
+	struct model_error err;
 	__u32 verdict = policy_verdict(m, v->parsed.family, v->parsed.src, now);
 	__u8 classes = (v->parsed.malformed ? XDPBAN_CLASS_MALFORMED
 					    : model_port_classes(m, cfg, &v->parsed)) &
@@ -996,10 +1040,8 @@ static int attributed_packet(struct model *m, const struct xdpban_config *cfg, _
 		v->events[XDPBAN_STAT_ERRORS_EXEMPT] = 1;
 		return 0;
 	}
-	count_errors(m, &v->key, 1, classes,
-		     v->parsed.l4 == MODEL_L4_UDP ? v->parsed.dport : 0, XDPBAN_REASON_ERRORS,
-		     hop_of_ttl(v->parsed.ttl),
-		     now, &res);
+	err = packet_error(&v->parsed, classes);
+	count_errors(m, &v->key, 1, &err, hop_of_ttl(v->parsed.ttl), now, &res);
 	if (res.uncounted) {
 		v->events[res.uncounted] = 1;
 		return 0;
@@ -1075,6 +1117,8 @@ static __u32 report_status(const struct count_result *res)
 int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __u64 now_ns,
 		 struct model_report_result *out)
 {
+	static const struct model_error report_error = { .classes = XDPBAN_CLASS_REPORTED,
+							  .reason = XDPBAN_REASON_REPORTED };
 	struct xdpban_config cfg;
 	struct count_result res;
 	__u32 verdict, expired;
@@ -1112,8 +1156,7 @@ int model_report(struct model *m, __u8 family, const __u8 *addr, __u32 count, __
 		out->status = XDPBAN_REPORT_EXEMPT;
 		return 0;
 	}
-	count_errors(m, &out->key, count, XDPBAN_CLASS_REPORTED, 0, XDPBAN_REASON_REPORTED, -1,
-		     now_ns, &res);
+	count_errors(m, &out->key, count, &report_error, -1, now_ns, &res);
 	if (res.uncounted) { /* a report meets no hop rule: only a full group stops it */
 		if (expired)
 			stat_add(m, XDPBAN_STAT_BANS_EXPIRED, 1, 0);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,8 @@ static void json_bans_fields(void **state)
 	__u64 now = dp_now_ns();
 	struct xdpban_ban ban = { .start_ns = now - 5 * NS_PER_SEC,
 				  .expires_ns = now + 60 * NS_PER_SEC, .count = 4294967295u,
-				  .reason = XDPBAN_REASON_REPORTED, .classes = XDPBAN_CLASS_ALL };
+				  .reason = XDPBAN_REASON_REPORTED, .classes = XDPBAN_CLASS_ALL,
+				  .proto = IPPROTO_UDP, .port = 6969, .rule = XDPBAN_RULE_PORT };
 	struct json_object *bans, *parsed, *b;
 	struct xdpban_key key;
 	const char *line;
@@ -57,7 +59,7 @@ static void json_bans_fields(void **state)
 	assert_int_equal(json_object_array_length(parsed), 2);
 	for (size_t i = 0; i < 2; i++) {
 		b = json_object_array_get_idx(parsed, i);
-		assert_int_equal(json_object_object_length(b), 9);
+		assert_int_equal(json_object_object_length(b), 11);
 		assert_false(json_object_get_boolean(get(b, "observed"))); /* enforce mode */
 		if (!strcmp(json_object_get_string(get(b, "prefix")), "198.51.100.0/24")) {
 			assert_int_equal(json_object_get_int64(get(b, "count")), 0);
@@ -66,6 +68,8 @@ static void json_bans_fields(void **state)
 			assert_true(json_object_is_type(get(b, "started"), json_type_null));
 			assert_int_equal(json_object_array_length(get(b, "classes")), 0);
 			assert_string_equal(json_object_get_string(get(b, "table")), "policy");
+			assert_true(json_object_is_type(get(b, "last_error"), json_type_null));
+			assert_true(json_object_is_type(get(b, "ban_rule"), json_type_null));
 			continue;
 		}
 		assert_string_equal(json_object_get_string(get(b, "prefix")), "2001:db8::/64");
@@ -84,6 +88,8 @@ static void json_bans_fields(void **state)
 						    get(b, "classes"), c)),
 					    all_classes[c]);
 		assert_string_equal(json_object_get_string(get(b, "table")), "bans");
+		assert_string_equal(json_object_get_string(get(b, "last_error")), "6969/udp");
+		assert_string_equal(json_object_get_string(get(b, "ban_rule")), "6969/udp");
 	}
 	json_object_put(parsed);
 	json_object_put(bans);
@@ -110,6 +116,7 @@ static struct json_object *reference_ban(const struct xb_ban_info *b)
 	json_object_object_add(obj, "classes", classes);
 	json_object_object_add(obj, "table", json_object_new_string(b->table));
 	json_object_object_add(obj, "observed", json_object_new_boolean(b->observed));
+	xb_json_last_error(obj, &b->last);
 	return obj;
 }
 

@@ -300,6 +300,8 @@ static bool event_matches(const struct expected_event *want, const struct xdpban
 
 	return !memcmp(&want->key, &got->key, sizeof(got->key)) && got->count == want->ban.count &&
 	       got->reason == want->ban.reason && got->classes == want->ban.classes &&
+	       got->proto == want->ban.proto && got->rule == want->ban.rule &&
+	       (!got->proto || got->port == want->ban.port) &&
 	       got->time_ns >= want->not_before && got->time_ns <= want->not_after &&
 	       got->expires_ns - got->time_ns == duration;
 }
@@ -427,14 +429,17 @@ static int compare_ban(const struct xdpban_key *key, const struct xdpban_ban *wa
 	/* The model's `now` is the kernel's (run_now): the times are the same. */
 	if (got.count != want->count || got.reason != want->reason ||
 	    got.classes != want->classes || got.start_ns != want->start_ns ||
+	    got.proto != want->proto || got.port != want->port || got.rule != want->rule ||
 	    (got.expires_ns == 0) != permanent ||
 	    (!permanent && got.expires_ns - got.start_ns != want->expires_ns - want->start_ns))
-		mismatch(d, "ban %s: kernel count %u reason %u classes %u start %llu expires %llu; "
-			    "model count %u reason %u classes %u start %llu expires %llu",
+		mismatch(d, "ban %s: kernel count %u reason %u classes %u start %llu expires %llu "
+			    "last error %u/%u rule %u; model count %u reason %u classes %u start %llu "
+			    "expires %llu last error %u/%u rule %u",
 			 text, got.count, got.reason, got.classes, (unsigned long long)got.start_ns,
-			 (unsigned long long)got.expires_ns, want->count, want->reason,
-			 want->classes, (unsigned long long)want->start_ns,
-			 (unsigned long long)want->expires_ns);
+			 (unsigned long long)got.expires_ns, got.port, got.proto, got.rule,
+			 want->count, want->reason, want->classes,
+			 (unsigned long long)want->start_ns, (unsigned long long)want->expires_ns,
+			 want->port, want->proto, want->rule);
 	return 0;
 }
 

@@ -428,9 +428,9 @@ static void send_unbanned(const struct guard_case *row, int n)
 	}
 }
 
-/* One more copy bans the row's source: its ban has the row's class, count `count` and lasts
- * ban_s. */
-static void send_banning(const struct guard_case *row, __u32 count, __u32 ban_s)
+/* One more copy bans the row's source: its ban has the row's class, count `count`, lasts ban_s,
+ * and records the datagram's port and protocol and the rule that judged it. */
+static void send_banning(const struct guard_case *row, __u32 count, __u32 ban_s, __u8 rule)
 {
 	struct xdpban_ban ban;
 	struct xdpban_key key;
@@ -443,6 +443,9 @@ static void send_banning(const struct guard_case *row, __u32 count, __u32 ban_s)
 	assert_int_equal(ban.classes, row->classes);
 	assert_int_equal(ban.count, count);
 	assert_true(ban.expires_ns - ban.start_ns == (__u64)ban_s * NS_PER_SEC);
+	assert_int_equal(ban.proto, IPPROTO_UDP);
+	assert_int_equal(ban.port, row->dport);
+	assert_int_equal(ban.rule, rule);
 	assert_int_equal(run_split(frame, len, 0), XDP_DROP);
 }
 
@@ -464,8 +467,8 @@ static void class_limit_applies_to_its_class(void **state)
 	prepare_rules(&prober, &cfg);
 	send_unbanned(&prober, 2);
 	send_unbanned(&junk, 10);
-	send_banning(&prober, 3, 3600);
-	send_banning(&junk, 11, XDPBAN_DEFAULT_BAN_S);
+	send_banning(&prober, 3, 3600, XDPBAN_RULE_CLASS + XDPBAN_CLASS_BITNO_PROBE);
+	send_banning(&junk, 11, XDPBAN_DEFAULT_BAN_S, XDPBAN_RULE_GLOBAL);
 }
 
 /* limit.6969 1 over limit.protocol 5: junk to the tracker bans at the second datagram, junk to
@@ -489,8 +492,8 @@ static void port_limit_applies_to_its_port(void **state)
 	prepare_rules(&tracker, &cfg);
 	send_unbanned(&tracker, 1);
 	send_unbanned(&dns, 5);
-	send_banning(&tracker, 2, 7200);
-	send_banning(&dns, 6, 7200);
+	send_banning(&tracker, 2, 7200, XDPBAN_RULE_PORT);
+	send_banning(&dns, 6, 7200, XDPBAN_RULE_CLASS + XDPBAN_CLASS_BITNO_PROTOCOL);
 }
 
 /* A rule out of range (written behind userspace's back) owns nothing: the global limit. */
@@ -507,7 +510,7 @@ static void invalid_rule_owns_nothing(void **state)
 	};
 	prepare_rules(&prober, &cfg);
 	send_unbanned(&prober, 10);
-	send_banning(&prober, 11, XDPBAN_DEFAULT_BAN_S);
+	send_banning(&prober, 11, XDPBAN_DEFAULT_BAN_S, XDPBAN_RULE_GLOBAL);
 }
 
 static int load(void **state)

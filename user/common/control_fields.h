@@ -293,10 +293,17 @@
 	X(REASON, "reason", "request; a ban; an event", "string",                                  \
 	  "`errors`, `manual` or `reported`: of a ban; the bans `unban` with `all` lifts "         \
 	  "(request; default every reason)")                                                       \
-	X(STARTED, "started", "a ban; `xdpband`", "string or null",                                \
+	X(STARTED, "started", "a ban; `xdpband`; `query` reply", "string or null",                 \
 	  "when it started, RFC 3339 UTC (`2026-11-30T10:17:53Z`); null for a ban when not "       \
-	  "recorded (prefix bans)")                                                                \
+	  "recorded (prefix bans, or a `query` of an address not banned)")                         \
 	X(TABLE, "table", "a ban", "string", "`bans` or `policy`")                                 \
+	X(LAST_ERROR, "last_error", "`query` reply; a ban; an event", "string or null",            \
+	  "the destination port and protocol of the error that crossed the limit (`6969/udp`, "    \
+	  "`22/tcp`, `icmp`, `ipv6-icmp`), at the ban's start; null for a manual, remote or "      \
+	  "restored ban, a report or a malformed packet")                                          \
+	X(BAN_RULE, "ban_rule", "`query` reply; a ban; an event", "string or null",                \
+	  "the rule of limits that judged the error that crossed the limit (as `rule`); null for " \
+	  "a manual, remote or restored ban")                                                      \
 	X(LIST, "list", "a list; a layer's file", "integer",                                       \
 	  "the list id; 4294967295 = manual prefix bans, 4294967294 = allow-only mode's default "  \
 	  "layer")                                                                                 \

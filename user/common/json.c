@@ -99,6 +99,18 @@ static struct json_object *json_rules(const struct xdpban_config *cfg)
 	return arr;
 }
 
+void xb_json_last_error(struct json_object *obj, const struct xb_last_error *e)
+{
+	char text[XB_LAST_ERROR_TEXT_MAX] = "", rule[XB_RULE_NAME_MAX];
+
+	xb_last_error_format(e, text, sizeof(text));
+	json_object_object_add(obj, XB_F(LAST_ERROR), string_or_null(text));
+	json_object_object_add(obj, XB_F(BAN_RULE),
+			       e->rule && !xb_rule_name(e->rule, e->port, rule, sizeof(rule))
+				       ? json_object_new_string(rule)
+				       : NULL);
+}
+
 int xb_json_config(const struct xb_maps *m, struct json_object **out)
 {
 	struct xdpban_config cfg;
@@ -270,8 +282,8 @@ int xb_json_status(const struct xb_maps *m, struct json_object **out)
  * json-c prints for the same object (PLAIN, '/' not escaped: test_control_maps holds the two
  * to each other byte for byte). Every string written is ours and needs no escaping: addresses from
  * xb_key_format/xb_prefix_format (hex digits, '.', ':', '/'), fixed names, RFC 3339 stamps. */
-/* One ban's object: prefix (< 64), fixed text, numbers, stamp and classes. */
-#define BAN_TEXT_MAX (384 + 2 * XB_CLASSES_TEXT_MAX)
+/* One ban's object: prefix (< 64), fixed text, numbers, stamp, classes and last error. */
+#define BAN_TEXT_MAX (448 + 2 * XB_CLASSES_TEXT_MAX)
 
 struct ban_writer {
 	FILE *out;
@@ -359,7 +371,7 @@ static void put_quoted(char **p, const char *text, size_t max)
 static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
 			 char line[BAN_TEXT_MAX])
 {
-	char *p = line;
+	char *p = line, text[XB_LAST_ERROR_TEXT_MAX + XB_RULE_NAME_MAX];
 
 	if (w->n)
 		PUT_LITERAL(&p, ",");
@@ -387,9 +399,20 @@ static size_t format_ban(struct ban_writer *w, const struct xb_ban_info *ban,
 	put_quoted(&p, ban->table, 16);
 	put_member(&p, ',', XB_FIELD_OBSERVED);
 	if (ban->observed)
-		PUT_LITERAL(&p, "true}");
+		PUT_LITERAL(&p, "true");
 	else
-		PUT_LITERAL(&p, "false}");
+		PUT_LITERAL(&p, "false");
+	put_member(&p, ',', XB_FIELD_LAST_ERROR);
+	if (ban->last.proto && !xb_last_error_format(&ban->last, text, sizeof(text)))
+		put_quoted(&p, text, sizeof(text));
+	else
+		PUT_LITERAL(&p, "null");
+	put_member(&p, ',', XB_FIELD_BAN_RULE);
+	if (ban->last.rule && !xb_rule_name(ban->last.rule, ban->last.port, text, sizeof(text)))
+		put_quoted(&p, text, sizeof(text));
+	else
+		PUT_LITERAL(&p, "null");
+	PUT_LITERAL(&p, "}");
 	return p - line;
 }
 
@@ -541,6 +564,11 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, XB_F(LIMIT), json_object_new_int64(q.limit));
 	xb_rule_name(q.rule, 0, text, sizeof(text));
 	json_object_object_add(obj, XB_F(RULE), json_object_new_string(text));
+	xb_json_last_error(obj, &q.ban_last);
+	if (q.ban_started && !xb_time_format(q.ban_started, text, sizeof(text)))
+		json_object_object_add(obj, XB_F(STARTED), json_object_new_string(text));
+	else
+		json_object_object_add(obj, XB_F(STARTED), NULL);
 	json_object_object_add(obj, XB_F(POLICY),
 			       json_object_new_string(xb_verdict_name(q.policy)));
 	json_object_object_add(obj, XB_F(POLICY_MATCH), string_or_null(q.policy_match));

@@ -230,6 +230,21 @@ int xb_unban_all(const struct xb_maps *m, int reason, xb_unbanned_cb cb, void *c
 		 size_t *lifted, char *err, size_t errlen);
 
 /* One active ban, whichever table holds it. Times converted to wall clock. */
+/* The error that crossed a ban's limit (struct xdpban_ban_info): its destination port and
+ * IP protocol, and the rule of limits that judged it. proto 0: none (a manual, remote or
+ * restored ban, a report, a malformed packet). */
+struct xb_last_error {
+	__u16 port;  /* TCP or UDP, host order; 0 for another protocol */
+	__u8 proto;  /* IPPROTO_* */
+	__u8 rule;   /* enum xdpban_rule_id */
+};
+/* Of a ban as the tables hold it. */
+struct xb_last_error xb_last_error_of(const struct xdpban_ban *ban);
+/* "6969/udp", "22/tcp", "icmp", "ipv6-icmp": the port and protocol of an error, "" for none.
+ * 0 or -ENOSPC. */
+#define XB_LAST_ERROR_TEXT_MAX 16
+int xb_last_error_format(const struct xb_last_error *e, char *buf, size_t len);
+
 struct xb_ban_info {
 	char prefix[64];     /* "ADDR" or "ADDR/LEN" */
 	__u32 count;         /* errors that caused it; 0 for manual */
@@ -241,6 +256,7 @@ struct xb_ban_info {
 	bool observed;       /* observe mode is in force: the ban drops nothing */
 	bool has_drops;      /* drops is counted: a ban of the ban table, not a prefix ban */
 	__u64 drops;         /* packets it dropped while in force (observed, in observe mode) */
+	struct xb_last_error last; /* the error that crossed the limit */
 };
 typedef int (*xb_ban_cb)(const struct xb_ban_info *ban, void *ctx);
 /* Calls cb for every active (unexpired) ban, in no particular order; stops early and returns
@@ -306,6 +322,8 @@ struct xb_query_info {
 	 * without a port: a port's rule is known once it bans) */
 	__u32 limit;
 	__u8 rule;            /* enum xdpban_rule_id */
+	struct xb_last_error ban_last; /* of the ban in the ban table; none for a prefix ban */
+	time_t ban_started;   /* wall clock start of that ban; 0 for a prefix ban */
 	/* the spoof defence's record of the key (docs/datapath.md, section 8) */
 	bool verified;        /* its hop count came from an established TCP connection */
 	__s64 verified_ago_s; /* how long ago (to 64 s) it was last verified */
@@ -408,6 +426,8 @@ int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *
 struct json_object;
 /* ["malformed", ...]: the names of the classes in mask, as every JSON reply writes them. */
 struct json_object *xb_json_classes(__u32 mask);
+/* Adds "last_error" and "ban_rule" of a ban's error that crossed the limit (null: none). */
+void xb_json_last_error(struct json_object *obj, const struct xb_last_error *e);
 int xb_json_config(const struct xb_maps *m, struct json_object **out);
 int xb_json_stats(const struct xb_maps *m, struct json_object **out);
 /* The port rules in force (ports.h): {"guards": ["6969/bep15"], "open_tcp": ["22",

@@ -154,6 +154,8 @@ static int query_ban(const struct xb_maps *m, const struct xdpban_key *key, __u6
 	out->seconds_left = seconds_until(ban.expires_ns, now_ns);
 	out->ban_reason = xb_reason_name(ban.reason);
 	out->ban_classes = ban.classes;
+	out->ban_last = xb_last_error_of(&ban);
+	out->ban_started = xb_boot_to_wall(ban.start_ns);
 	out->has_drops = true;
 	return xb_bans_drops_in(m, key, &out->drops);
 }

@@ -301,6 +301,9 @@ static int ban_read(const struct xb_bans *b, const struct xdpban_ban_ref *ref,
 	memset(out, 0, sizeof(*out));
 	out->start_ns = __atomic_load_n(&info->start_ns, __ATOMIC_SEQ_CST);
 	out->count = __atomic_load_n(&info->count, __ATOMIC_SEQ_CST);
+	out->port = __atomic_load_n(&info->port, __ATOMIC_SEQ_CST);
+	out->proto = __atomic_load_n(&info->proto, __ATOMIC_SEQ_CST);
+	out->rule = __atomic_load_n(&info->rule, __ATOMIC_SEQ_CST);
 	out->expires_ns = ref->expires_ns;
 	out->reason = XDPBAN_BAN_AUX_REASON(aux);
 	out->classes = XDPBAN_BAN_AUX_CLASSES(aux);
@@ -328,6 +331,9 @@ static void info_write(const struct xb_bans *b, const struct xdpban_ban_ref *ref
 
 	__atomic_store_n(&info->start_ns, ban->start_ns, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&info->count, ban->count, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&info->port, ban->port, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&info->proto, ban->proto, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&info->rule, ban->rule, __ATOMIC_SEQ_CST);
 }
 
 /* Changes a present ban in place: the data path reads only the expiry, one word. */

@@ -66,6 +66,8 @@ static void render_event(struct json_object *e)
 	if (num(e, XB_F(COUNT)))
 		printf(": %lld %s (%s)", num(e, XB_F(COUNT)),
 		       xb_plural(num(e, XB_F(COUNT)), "error", "errors"), classes);
+	if (str(e, XB_F(LAST_ERROR)))
+		printf(", last error %s", str(e, XB_F(LAST_ERROR)));
 	printf(", reason %s", str(e, XB_F(REASON)));
 	if (num(e, XB_F(REPEAT)))
 		printf("; repeat offence %lld, ban time x%g", num(e, XB_F(REPEAT)),

@@ -532,6 +532,9 @@ void render_query(struct json_object *r)
 		       render_duration(num(r, XB_F(SECONDS_LEFT)), left, sizeof(left)));
 	else
 		printf("%-13s no\n", "banned:");
+	if (str(r, XB_F(LAST_ERROR)))
+		printf("%-13s %s at %s (rule %s)\n", "last error:", str(r, XB_F(LAST_ERROR)),
+		       str(r, XB_F(STARTED)) ?: "?", str(r, XB_F(BAN_RULE)) ?: "?");
 	if (json_object_is_type(member(r, XB_F(DROPS)), json_type_int))
 		printf("%-13s %" PRId64 " %s since the ban began\n", "drops:", num(r, XB_F(DROPS)),
 		       xb_plural(num(r, XB_F(DROPS)), "packet", "packets"));

@@ -8,10 +8,20 @@
 #include "xdpban_event.h"
 #include "xdpban_time.h"
 
+/* The event's crossing error, as the ban table keeps it. */
+static struct xb_last_error last_error(const struct xdpban_event *e)
+{
+	struct xdpban_ban ban = { .count = e->count, .proto = e->proto, .port = e->port,
+				  .rule = e->rule };
+
+	return xb_last_error_of(&ban);
+}
+
 static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 {
 	char who[64] = "?", classes[XB_CLASSES_TEXT_MAX] = "?", length[XB_DURATION_TEXT_MAX], until[40];
-	char repeat[128] = "";
+	char repeat[128] = "", last[XB_LAST_ERROR_TEXT_MAX + 16] = "";
+	struct xb_last_error error = last_error(e);
 	struct xbd_log_about about = { 0 };
 
 	xb_key_format(&e->key, who, sizeof(who));
@@ -34,9 +44,13 @@ static void log_ban(const struct xdpban_event *e, const struct xbd_escalated *x)
 	if (x->repeats)
 		snprintf(repeat, sizeof(repeat), "; repeat offence %u, ban time x%g", x->repeats,
 			 x->multiplier);
-	xbd_log_about(XBD_LOG_INFO, &about, "ban %s for %s, %s: %u %s (%s), reason %s%s%s", who,
+	if (error.proto) {
+		strcpy(last, ", last error ");
+		xb_last_error_format(&error, last + strlen(last), sizeof(last) - strlen(last));
+	}
+	xbd_log_about(XBD_LOG_INFO, &about, "ban %s for %s, %s: %u %s (%s)%s, reason %s%s%s", who,
 		      length, until, e->count, xb_plural(e->count, "error", "errors"), classes,
-		      xb_reason_name(e->reason), repeat,
+		      last, xb_reason_name(e->reason), repeat,
 		      e->flags & XDPBAN_EVENT_OBSERVED ? "; observed: would have dropped" : "");
 }
 
@@ -47,7 +61,8 @@ static void publish_ban(struct xbd_evstream *evs, const struct xdpban_event *e,
 				 .classes = e->classes, .count = e->count,
 				 .time_ns = e->time_ns, .length_ns = x->ban_ns,
 				 .repeats = x->repeats, .multiplier = x->multiplier,
-				 .observed = e->flags & XDPBAN_EVENT_OBSERVED };
+				 .observed = e->flags & XDPBAN_EVENT_OBSERVED,
+				 .last = last_error(e) };
 
 	xb_key_to_prefix(&e->key, &out.who);
 	xbd_evstream_publish(evs, &out);

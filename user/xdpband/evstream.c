@@ -120,6 +120,7 @@ static struct json_object *event_json(const struct xbd_event *e, __u64 seq)
 	json_object_object_add(o, XB_F(OBSERVED), json_object_new_boolean(e->observed));
 	if (e->comment)
 		json_object_object_add(o, XB_F(COMMENT), json_object_new_string(e->comment));
+	xb_json_last_error(o, &e->last);
 	return o;
 }
 

@@ -34,6 +34,7 @@ struct xbd_event {
 	const char *origin;    /* the fleet node a remote ban or unban came from; NULL: here */
 	const char *comment;   /* a manual ban's comment; NULL: none */
 	bool observed;         /* a ban made in observe mode: it drops nothing */
+	struct xb_last_error last; /* an error ban's crossing error; proto 0: none */
 };
 
 /* Sees every event published (the fleet publishes this node's own, fleet.h). */
