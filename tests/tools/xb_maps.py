@@ -17,12 +17,14 @@ DIR is the pin directory (e.g. /sys/fs/bpf/xdp/globals). A key is an IPv4 addres
 IPv6 prefix at the length the data path counted it with (e.g. 2001:db8:1::/64). The names of
 the maps (the rows of XDPBAN_MAPS), statistics (XDPBAN_STATS), the slot layout
 (include/xdpban_table.h) and policy verdicts are read from include/, never repeated here; the
-ban and counter tables are read whole and searched slot by slot, as an operator reads them
-with bpftool (docs/datapath.md, "Tables and memory"). Only digest reads without bpftool: a
-BTF dump of the tables takes seconds (counts alone about 7 s), their memory a fraction of one,
-and a digest only compares. Test support only: it never deletes anything. Errors get one line
-on stderr and a non-zero exit status.
+ban and counter tables are searched slot by slot in the buckets bpftool shows, as an operator
+reads them (docs/datapath.md, "Tables and memory"). Which buckets hold anything is read from
+the table's memory (mmap): parsing a whole BTF dump takes seconds (counts alone about 10 s),
+the memory a fraction of one, and a bucket of zero bytes holds no live slot. Only digest reads
+nothing through bpftool, and only compares. Test support only: it never deletes anything.
+Errors get one line on stderr and a non-zero exit status.
 """
+import contextlib
 import ctypes
 import hashlib
 import ipaddress
@@ -99,6 +101,31 @@ def dump_formatted(pin):
     return [e["formatted"] for e in entries]
 
 
+def table_formatted(pin):
+    """The BTF-formatted buckets of the mmapable table at pin, through bpftool, that hold any
+    byte but zero: a live slot's ctl is not zero (XDPBAN_SLOT_LIVE), so no other holds one."""
+    live = enum_values("xdpban_table.h", "XDPBAN_SLOT_")["live"]
+    if live == 0:
+        raise Error("XDPBAN_SLOT_LIVE is 0: a bucket of zeros may hold a live slot")
+    with map_memory(pin) as (mem, stride, count):
+        zero = bytes(stride)
+        held = [i for i in range(count) if mem[i * stride:(i + 1) * stride] != zero]
+    if not held:
+        return []
+    # One bpftool for every lookup: a process each would cost more than the whole dump.
+    cmds = "".join(f"map lookup pinned {pin} key hex {' '.join(hexbytes(struct.pack('=I', i)))}\n"
+                   for i in held)
+    cmd = ["bpftool", "-j", "batch", "file", "-"]
+    done = subprocess.run(cmd, input=cmds, capture_output=True, text=True)
+    if done.returncode != 0:
+        msg = (done.stdout + done.stderr).strip().replace("\n", " ")[:300]
+        raise Error(f"'{' '.join(cmd)}' with {len(held)} lookups of {pin} failed: {msg}")
+    entries = [r["output"] for r in json.loads(done.stdout)]
+    if entries and "formatted" not in entries[0]:
+        raise Error(f"{pin} has no BTF, cannot read its fields")
+    return [e["formatted"] for e in entries]
+
+
 def parse_key(text):
     try:
         net = ipaddress.ip_network(text, strict=True)
@@ -113,7 +140,7 @@ def find_slot(pin, text):
     addr16 = bytes(addr + [0] * (16 - len(addr)))
     live = enum_values("xdpban_table.h", "XDPBAN_SLOT_")["live"]
     v6 = define_value("xdpban_table.h", "XDPBAN_CTL_V6")
-    for e in dump_formatted(pin):
+    for e in table_formatted(pin):
         for i, slot in enumerate(e["value"]["slot"]):
             ctl = slot["ctl"]
             if ctl & 3 != live or ((ctl & v6) != 0) != (version == 6):
@@ -174,7 +201,7 @@ def cmd_live(pin_dir, table):
         aux_flags = (slot["ctl"] >> 40) & 0xFF  # aux = hop | flags << 8 | stamp << 16
         return table == "bans" or slot["val"] & 0xFFFFFFFF or aux_flags & disputed
 
-    print(sum(1 for e in dump_formatted(map_pins(pin_dir)[table])
+    print(sum(1 for e in table_formatted(map_pins(pin_dir)[table])
               for slot in e["value"]["slot"] if slot["ctl"] & 3 == live and counts(slot)))
 
 
@@ -240,20 +267,28 @@ def cmd_digest(pin_dir, *fields):
     for field in fields:
         if field not in pins:
             raise Error(f"no map '{field}' in XDPBAN_MAPS")
-        path = ctypes.create_string_buffer(pins[field].encode())
-        fd = bpf(BPF_OBJ_GET, ObjGet(pathname=ctypes.addressof(path)))
-        try:
-            info = MapInfo()
-            bpf(BPF_OBJ_GET_INFO_BY_FD, InfoByFd(bpf_fd=fd, info_len=ctypes.sizeof(info),
-                                                 info=ctypes.addressof(info)))
-            if not info.map_flags & BPF_F_MMAPABLE:
-                raise Error(f"{pins[field]} is not mmapable: compare its bpftool map dump")
-            size = (info.value_size + 7) // 8 * 8 * info.max_entries  # array elements, 8-aligned
-            size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
-            with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) as mem:
-                print(field, hashlib.sha256(mem).hexdigest())
-        finally:
-            os.close(fd)
+        with map_memory(pins[field]) as (mem, _, _):
+            print(field, hashlib.sha256(mem).hexdigest())
+
+
+@contextlib.contextmanager
+def map_memory(pin):
+    """(memory, stride, elements) of the mmapable array map at pin, read-only."""
+    path = ctypes.create_string_buffer(pin.encode())
+    fd = bpf(BPF_OBJ_GET, ObjGet(pathname=ctypes.addressof(path)))
+    try:
+        info = MapInfo()
+        bpf(BPF_OBJ_GET_INFO_BY_FD, InfoByFd(bpf_fd=fd, info_len=ctypes.sizeof(info),
+                                             info=ctypes.addressof(info)))
+        if not info.map_flags & BPF_F_MMAPABLE:
+            raise Error(f"{pin} is not mmapable: compare its bpftool map dump")
+        stride = (info.value_size + 7) // 8 * 8  # array elements, 8-aligned
+        size = stride * info.max_entries
+        size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+        with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) as mem:
+            yield mem, stride, info.max_entries
+    finally:
+        os.close(fd)
 
 
 COMMANDS = {"pins": (cmd_pins, 1), "stats": (cmd_stats, 1), "ban": (cmd_ban, 2),
