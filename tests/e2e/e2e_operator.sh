@@ -52,7 +52,7 @@ case_log() {
 		xbd_fail log_names_classes_and_durations "set window 7200: $err"
 	elif ! xbd_log_has "running: limit 3 errors per 2h, ban 1h,"; then
 		xbd_fail log_names_classes_and_durations "no 'running: limit 3 errors per 2h, ban 1h,' line"
-	elif ! xbd_wait_until xbd_log_has "settings changed over the control socket: limit 3, window 2h, ban-time 1h, rules of limits none, ipv6-prefix 64, errors malformed,reported,protocol,probe, drop malformed,"; then
+	elif ! xbd_wait_until xbd_log_has "settings changed over the control socket: limit 3, window 2h, ban-time 1h, limit rules none, ipv6-prefix 64, errors malformed,reported,protocol,probe, drop malformed,"; then
 		xbd_fail log_names_classes_and_durations "the settings line lacks durations or class names: $(grep 'settings changed' "$XBD_LOG")"
 	elif bad=$(grep -E '0x[0-9a-f]+|[0-9]{3,} ?s\b' "$XBD_LOG"); then
 		xbd_fail log_names_classes_and_durations "raw values in the log: ${bad:0:200}"

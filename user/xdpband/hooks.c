@@ -270,7 +270,7 @@ static void on_config_changed(const struct xdpban_config *c, const char *key, bo
 	xb_duration_format(c->window_s, window, sizeof(window));
 	xb_duration_format(c->ban_s, ban, sizeof(ban));
 	xb_config_rules_format(c, rules, sizeof(rules));
-	pr_info("settings changed over the control socket: limit %u, window %s, ban-time %s, rules of limits %s, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s, mode %s (%s %s)",
+	pr_info("settings changed over the control socket: limit %u, window %s, ban-time %s, limit rules %s, ipv6-prefix %u, errors %s, drop %s, spoof %s, hop-tolerance %u, learn %s, mode %s (%s %s)",
 		c->limit, window, ban, rules, c->v6_prefix, errors, drop, xb_spoof_name(c->spoof),
 		c->hop_tolerance, learn, xb_mode_name(c->mode), key,
 		reset ? "given back to the file's value"

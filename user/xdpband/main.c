@@ -249,7 +249,7 @@ static void log_settings(const char *what, const struct xbd_conf *c,
 	xb_duration_format(c->dp.ban_s, ban, sizeof(ban));
 	xb_learn_format(c->dp.learn_shift, learn, sizeof(learn));
 	xb_config_rules_format(&c->dp, rules, sizeof(rules));
-	pr_info("%s: limit %u errors per %s, ban %s, rules of limits %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list %s%s, escalation %s%s",
+	pr_info("%s: limit %u errors per %s, ban %s, limit rules %s, IPv6 per /%u, spoof %s (hop-tolerance %u, learn %s), %d list %s%s, escalation %s%s",
 		what, c->dp.limit, window, ban, rules, c->dp.v6_prefix, xb_spoof_name(c->dp.spoof),
 		c->dp.hop_tolerance, learn, c->n_lists, xb_plural(c->n_lists, "file", "files"),
 		lists->allow_list ? " (allow-only mode)" : "",
