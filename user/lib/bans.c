@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <netinet/in.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
 #include "narrow.h"
@@ -628,32 +627,6 @@ static __s64 seconds_left(__u64 expires_ns, __u64 now_ns)
 	if (!expires_ns)
 		return -1;
 	return (__s64)((expires_ns - now_ns + NS_PER_SEC - 1) / NS_PER_SEC); /* round up */
-}
-
-struct xb_last_error xb_last_error_of(const struct xdpban_ban *ban)
-{
-	return (struct xb_last_error){ .port = ban->proto ? ban->port : 0, .proto = ban->proto,
-				       .rule = ban->proto || ban->count ? ban->rule : 0 };
-}
-
-int xb_last_error_format(const struct xb_last_error *e, char *buf, size_t len)
-{
-	const char *name = e->proto == IPPROTO_TCP	  ? "tcp"
-			   : e->proto == IPPROTO_UDP	  ? "udp"
-			   : e->proto == IPPROTO_ICMP	  ? "icmp"
-			   : e->proto == IPPROTO_ICMPV6 ? "ipv6-icmp"
-							  : NULL;
-	int n;
-
-	if (!e->proto)
-		n = snprintf(buf, len, "%s", "");
-	else if (!name)
-		n = snprintf(buf, len, "proto %u", e->proto);
-	else if (e->port)
-		n = snprintf(buf, len, "%u/%s", e->port, name);
-	else
-		n = snprintf(buf, len, "%s", name);
-	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
 static int ban_entry(const struct xdpban_key *key, const struct xdpban_ban *ban, void *ctx)

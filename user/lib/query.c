@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <bpf/bpf.h>
 #include "libxdpban.h"
 #include "table.h"
@@ -22,6 +23,33 @@ const char *xb_reason_name(__u8 reason)
 		return "reported";
 	}
 	return "?";
+}
+
+/* Here too, below bans.c, because a query names the last error of the ban it finds. */
+struct xb_last_error xb_last_error_of(const struct xdpban_ban *ban)
+{
+	return (struct xb_last_error){ .port = ban->proto ? ban->port : 0, .proto = ban->proto,
+				       .rule = ban->proto || ban->count ? ban->rule : 0 };
+}
+
+int xb_last_error_format(const struct xb_last_error *e, char *buf, size_t len)
+{
+	const char *name = e->proto == IPPROTO_TCP	  ? "tcp"
+			   : e->proto == IPPROTO_UDP	  ? "udp"
+			   : e->proto == IPPROTO_ICMP	  ? "icmp"
+			   : e->proto == IPPROTO_ICMPV6 ? "ipv6-icmp"
+							  : NULL;
+	int n;
+
+	if (!e->proto)
+		n = snprintf(buf, len, "%s", "");
+	else if (!name)
+		n = snprintf(buf, len, "proto %u", e->proto);
+	else if (e->port)
+		n = snprintf(buf, len, "%u/%s", e->port, name);
+	else
+		n = snprintf(buf, len, "%s", name);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
 /* The reasons a ban can have, in the order xdpban names them (--help, errors). */
