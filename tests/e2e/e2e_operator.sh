@@ -377,8 +377,9 @@ case_unban_all_bad() {
 	fi
 }
 
-# The five bans of case_bans_view: three manual, one reported, one of errors; the event stream
-# began again at the restart of case_comments_restart.
+# The five bans of case_bans_view: three manual, one reported, one of errors. The events come
+# from the history, which kept the unban of case_unban across the restart of
+# case_comments_restart.
 case_unban_all() {
 	local offenders
 	run_cli unban --all --reason manual
@@ -402,7 +403,7 @@ case_unban_all() {
 	offenders=$(xbd_cli status --json | xbd_json 'd["xdpband"]["escalation"]["offenders"]')
 	if [[ $out != "unbanned 0 sources" || $(xbd_cli bans) != "no bans" ]]; then
 		xbd_fail unban_all_by_reason_then_the_rest "a second unban --all: '$out'; bans: $(xbd_cli bans | head -3)"
-	elif [[ $(events_unbanned) != "192.0.2.50 192.0.2.66 198.51.100.20 2001:db8:5::/64 203.0.113.0/24" ]]; then
+	elif [[ $(events_unbanned) != "192.0.2.50 192.0.2.66 198.51.100.20 2001:db8:5::/64 2001:db8:77::/64 203.0.113.0/24" ]]; then
 		xbd_fail unban_all_by_reason_then_the_rest "unban events: '$(events_unbanned)'"
 	elif [[ $offenders != 0 ]]; then
 		xbd_fail unban_all_by_reason_then_the_rest "$offenders offenders remembered after unban --all"
