@@ -13,17 +13,7 @@ static __always_inline int exempt(__u8 family, const __u8 *saddr)
 {
 	if (xdpban_builtin_exempt(family, saddr))
 		return 1;
-	if (family == XDPBAN_FAMILY_INET) {
-		struct xdpban_lpm4_key k = { .prefixlen = 32 };
-
-		__builtin_memcpy(k.addr, saddr, 4);
-		return bpf_map_lookup_elem(&xdpban_exempt4, &k) != NULL;
-	} else {
-		struct xdpban_lpm6_key k = { .prefixlen = 128 };
-
-		__builtin_memcpy(k.addr, saddr, 16);
-		return bpf_map_lookup_elem(&xdpban_exempt6, &k) != NULL;
-	}
+	return lpm_holds(&xdpban_exempt4, &xdpban_exempt6, family, saddr);
 }
 
 #endif /* XDPBAN_BPF_EXEMPT_H */

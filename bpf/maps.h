@@ -41,4 +41,21 @@ static __always_inline __u32 map_entries(void *map)
 	return ((struct bpf_map___xdpban *)map)->max_entries;
 }
 
+/* Whether the LPM trie of the family (map4 for IPv4, map6 for IPv6, keyed by
+ * struct xdpban_lpm4_key and xdpban_lpm6_key) holds a prefix of saddr (network order). */
+static __always_inline int lpm_holds(void *map4, void *map6, __u8 family, const __u8 *saddr)
+{
+	if (family == XDPBAN_FAMILY_INET) {
+		struct xdpban_lpm4_key k = { .prefixlen = 32 };
+
+		__builtin_memcpy(k.addr, saddr, 4);
+		return bpf_map_lookup_elem(map4, &k) != NULL;
+	} else {
+		struct xdpban_lpm6_key k = { .prefixlen = 128 };
+
+		__builtin_memcpy(k.addr, saddr, 16);
+		return bpf_map_lookup_elem(map6, &k) != NULL;
+	}
+}
+
 #endif /* XDPBAN_BPF_MAPS_H */

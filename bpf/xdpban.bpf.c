@@ -10,6 +10,7 @@
 #include "count.h"
 #include "exempt.h"
 #include "narrow.h"
+#include "observed.h"
 #include "parse.h"
 #include "policy.h"
 #include "stats.h"
@@ -100,6 +101,8 @@ static __always_inline __u32 run_stages(struct xdp_md *ctx, __u32 *bytes)
 			return list_or_ban_drop(cfg, XDPBAN_STAT_DROP_NOT_ALLOWED, classes,
 						p.bytes);
 	}
+	/* Passed on by the policy: an observed deny list only counts what it would drop. */
+	observed_count(cfg, p.family, p.saddr, p.bytes);
 
 	if (!classes)
 		hash = xdpban_key_hash(seed, &key);

@@ -61,8 +61,12 @@ enum xdpban_ports_flag {
  * a verdict: the tries decide those. */
 enum xdpban_cfg_policy {
 	XDPBAN_CFG_ALLOW_ONLY = 1u << 0,
+	/* xdpban_observed4/6 hold the prefixes of observed deny lists: a source passed on by the
+	 * policy is looked up there and counted under observed_deny. Set only while they hold
+	 * entries, so that without observed lists the data path reads no trie for them. */
+	XDPBAN_CFG_OBSERVE_LISTS = 1u << 1,
 };
-#define XDPBAN_CFG_POLICY_ALL XDPBAN_CFG_ALLOW_ONLY
+#define XDPBAN_CFG_POLICY_ALL (XDPBAN_CFG_ALLOW_ONLY | XDPBAN_CFG_OBSERVE_LISTS)
 
 /* config.mode: what a ban or a deny or not-allowed verdict does to the packet. In observe
  * mode it passes and is counted under its observed_* statistic (xdpban_stats.h); counting,

@@ -47,6 +47,9 @@
 #define XDPBAN_DEFAULT_FLAT6X_MAX 65536
 #define XDPBAN_DEFAULT_EVENTS_BYTES (256 * 1024)
 #define XDPBAN_DEFAULT_EXEMPT_MAX 4096 /* never-ban prefixes and host addresses, per family */
+/* Prefixes of the observed deny lists, per family: they only count, so a reload clears and
+ * fills the tries (no room for two sets); an LPM trie takes memory per entry held. */
+#define XDPBAN_OBSERVED_MAX 262144
 
 /* X(name, field, kind, key, value, max_entries), one row per map:
  *   name         the map's C identifier in bpf/maps.h, which is also its pinned name;
@@ -115,7 +118,13 @@
 	X(xdpban_narrow6, narrow6, LPM_TRIE, struct xdpban_lpm6_key, struct xdpban_narrow,        \
 	  XDPBAN_DEFAULT_NARROW_MAX)                                                               \
 	/* Its gate: a bit per hash of a source's top 32 bits that an entry may hold. */          \
-	X(xdpban_narrow6_gate, narrow6_gate, MMAP_ARRAY, __u32, __u64, XDPBAN_NARROW_GATE_WORDS)
+	X(xdpban_narrow6_gate, narrow6_gate, MMAP_ARRAY, __u32, __u64, XDPBAN_NARROW_GATE_WORDS) \
+	/* IPv4 prefixes of the observed deny lists: the value is the list id; counts, never drops. */\
+	X(xdpban_observed4, observed4, LPM_TRIE, struct xdpban_lpm4_key, __u32,                   \
+	  XDPBAN_OBSERVED_MAX)                                                                     \
+	/* The same for IPv6. */                                                                   \
+	X(xdpban_observed6, observed6, LPM_TRIE, struct xdpban_lpm6_key, __u32,                   \
+	  XDPBAN_OBSERVED_MAX)
 
 /* The kinds of map a row can be. XDPBAN_KIND(kind, M, ...) expands M(type, flags, entries, ...):
  * the BPF map type, its map_flags (0 or one flag), and KV when every entry is a key and a value

@@ -345,7 +345,7 @@ case_no_config_file() {
 	e2e_expect "query's stderr" "" "$err" || return 1
 	cli_ok lists show --json || return 1
 	e2e_expect "lists show's stderr" "" "$err" &&
-		json_holds "$out" '[l["layer"] for l in j["layers"]] == ["allow", "deny", "trusted", "never-ban"]' || return 1
+		json_holds "$out" '[l["layer"] for l in j["layers"]] == ["allow", "deny", "trusted", "never-ban", "observed-deny"]' || return 1
 	run_cli --config "$missing" lists show
 	e2e_expect "an explicit --config that is missing" \
 		"1 xdpban: no daemon answers, and without one the lists need its config: cannot read config $missing: No such file or directory" \

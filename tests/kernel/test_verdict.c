@@ -67,6 +67,8 @@
 #define OBSERVE .observe = true
 #define OBSERVED(row) .action = XDP_PASS, .reason = XDPBAN_STAT_PASSED, .observed = (row)
 #define NO_CLASS .classes = PKT_SET(0)
+/* An observed deny list (`deny = FILE observe`) holding prefix, in the observed tries. */
+#define WATCHED(prefix) .watched = prefix
 
 /* Policy entries. */
 #define DENY(prefix) { .cidr = prefix, .verdict = XDPBAN_POLICY_DENY }
@@ -99,6 +101,7 @@ struct verdict_case {
 					* default malformed when dropped as such or counted */
 	bool observe;                  /* config mode XDPBAN_MODE_OBSERVE */
 	enum xdpban_stat observed;     /* the observed_* row that grows by one; 0: none */
+	const char *watched;           /* the one prefix of an observed deny list, or NULL */
 };
 
 static const struct verdict_case rows[] = {
@@ -621,6 +624,28 @@ static const struct verdict_case rows[] = {
 	{ "observe: malformed from a clean source is counted and dropped", TCP4(SYN_FIN), OBSERVE,
 	  DROP_MALFORMED, COUNTED },
 
+	/* observed deny lists, in enforce mode: a source in one goes on as if it were not
+	 * there, each packet counted under observed_deny; an enforced list or trust wins */
+	{ "observed list: v4 source passes", UDP4(), WATCHED("192.0.2.0/24"),
+	  OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observed list: v6 source passes", UDP6(), WATCHED("2001:db8:1::/48"),
+	  OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observed list: malformed is counted and dropped", TCP4(SYN_FIN),
+	  WATCHED("192.0.2.0/24"), DROP_MALFORMED, COUNTED, .observed = XDPBAN_STAT_OBSERVED_DENY },
+	{ "observed list: a banned source is dropped as banned", UDP4(), WATCHED(SRC4 "/32"),
+	  .banned = SRC4, BANNED, .observed = XDPBAN_STAT_OBSERVED_DENY },
+	{ "observed list: an enforced deny list wins", UDP4(), { DENY(SRC4) },
+	  WATCHED("192.0.2.0/24"), DENIED },
+	{ "observed list: trusted passes as trusted", UDP4(), { TRUST(SRC4) },
+	  WATCHED("192.0.2.0/24"), TRUSTED },
+	{ "observed list: a source outside it passes, nothing observed", UDP4(),
+	  WATCHED("198.51.100.0/24"), PASSED },
+	{ "observed list: v6 source outside it", UDP6(), WATCHED("192.0.2.0/24"), PASSED },
+	{ "observed list: allow-only, in an allow list", UDP4(), { ALLOW("192.0.2.0/24") },
+	  ALLOW_ONLY, WATCHED(SRC4 "/32"), OBSERVED(XDPBAN_STAT_OBSERVED_DENY) },
+	{ "observed list: allow-only, in no allow list", UDP4(), ALLOW_ONLY,
+	  WATCHED("192.0.2.0/24"), NOT_ALLOWED },
+
 	/* class_mask and drop_mask */
 	{ "class_mask 0: malformed passes uncounted", TCP4(SYN_FIN), .class_mask = PKT_SET(0),
 	  PASSED },
@@ -671,6 +696,7 @@ static int clear_map(int fd, size_t key_size)
 static void reset_state(const struct xdpban_config *cfg)
 {
 	struct xdpban *s = g_dp.skel;
+	char err[XB_ERRLEN];
 
 	dp_tables_clear(&g_dp);
 	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_policy4),
@@ -678,6 +704,18 @@ static void reset_state(const struct xdpban_config *cfg)
 	assert_int_equal(clear_map(bpf_map__fd(s->maps.xdpban_policy6),
 				   sizeof(struct xdpban_lpm6_key)), 0);
 	assert_int_equal(dp_set_config(&g_dp, cfg), 0);
+	assert_int_equal(xb_observed_replace(&g_dp.maps, NULL, 0, err, sizeof(err)), 0);
+}
+
+/* The observed tries hold prefix alone, as list 2, and the config says so (as xdpband fills
+ * them). */
+static void watch(const char *prefix)
+{
+	struct xb_observed_entry e = { .list_id = 2 };
+	char err[XB_ERRLEN];
+
+	assert_int_equal(dp_prefix(prefix, &e.prefix), 0);
+	assert_int_equal(xb_observed_replace(&g_dp.maps, &e, 1, err, sizeof(err)), 0);
 }
 
 /* A policy entry, with an expiry when the row asks for one. */
@@ -789,6 +827,8 @@ static void prepare_row(const struct verdict_case *row)
 	}
 	if (row->banned)
 		ban_forever(row->banned);
+	if (row->watched)
+		watch(row->watched);
 }
 
 /* The counter table holds exactly one counter, at 1, for a counted row, and nothing else. */

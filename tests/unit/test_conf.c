@@ -147,6 +147,10 @@ static const struct bad_row {
 	{ "[foo]\n# limit = 6\n[bans]\nlimit = 5\n", "1: unknown section [foo]" },
 	{ "[bans]\nlimit = 5\n[foo] ; a comment\n", "3: unknown section [foo]" },
 	{ "limit = 5\n", "1: key 'limit' is outside any [section]" },
+	{ "[lists]\nallow = a.list observe\n",
+	  "2: [lists] allow = 'a.list observe': 'observe' applies to deny lists only" },
+	{ "[lists]\nnever-ban = n.list  observe\n",
+	  "2: [lists] never-ban = 'n.list  observe': 'observe' applies to deny lists only" },
 	{ "[bans]\nlimit = 1000000001\n",
 	  "2: [bans] limit = '1000000001': limit 1000000001 out of range: must be 0..1000000000" },
 	{ "[bans]\nlimit = -1\n",
@@ -235,6 +239,8 @@ static void relative_paths_resolve_against_the_config_folder(void **state)
 				   "allow = /etc/xdpban/allow.list\n"
 				   "never-ban = ../up.list\n"
 				   "trusted = t/x.list\n"
+				   "deny = new.list   observe\n"
+				   "deny = observe\n"
 				   "[state]\n"
 				   "file = saved/state\n";
 	char path[PATH_MAX], err[XB_ERRLEN], sub[PATH_MAX], real[PATH_MAX], want[PATH_MAX * 2];
@@ -243,7 +249,7 @@ static void relative_paths_resolve_against_the_config_folder(void **state)
 	assert_int_equal(mkdir(tmpdir_path(*state, "etc", sub), 0700), 0);
 	assert_non_null(realpath(sub, real));
 	assert_int_equal(load(state, "etc/xdpban.conf", text, &c, path, err), 0);
-	assert_int_equal(c.n_lists, 4);
+	assert_int_equal(c.n_lists, 6);
 	snprintf(want, sizeof(want), "%s/deny.list", real);
 	assert_string_equal(c.lists[0].path, want);
 	assert_int_equal(c.lists[0].verdict, XDPBAN_POLICY_DENY);
@@ -260,6 +266,13 @@ static void relative_paths_resolve_against_the_config_folder(void **state)
 	snprintf(want, sizeof(want), "%s/t/x.list", real);
 	assert_string_equal(c.lists[3].path, want);
 	assert_int_equal(c.lists[3].verdict, XDPBAN_POLICY_TRUSTED);
+	/* the word after the file observes the list; a file named like the word is a file */
+	snprintf(want, sizeof(want), "%s/new.list", real);
+	assert_string_equal(c.lists[4].path, want);
+	assert_int_equal(c.lists[4].verdict, XBD_LIST_OBSERVED);
+	snprintf(want, sizeof(want), "%s/observe", real);
+	assert_string_equal(c.lists[5].path, want);
+	assert_int_equal(c.lists[5].verdict, XDPBAN_POLICY_DENY);
 	snprintf(want, sizeof(want), "%s/saved/state", real);
 	assert_string_equal(c.state_file, want);
 	xbd_conf_free(&c);

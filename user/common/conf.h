@@ -38,10 +38,14 @@ enum xbd_mode {
 /* The verdict of a never-ban list, outside enum xdpban_verdict: its entries go to the exempt
  * tries (never counted or banned), never to the policy. */
 #define XBD_LIST_NEVER_BAN 0x100u
+/* The verdict of an observed deny list (`deny = FILE observe`): its entries go to the observed
+ * tries (counted under observed_deny, never dropped), never to the policy. */
+#define XBD_LIST_OBSERVED 0x200u
+#define XBD_LIST_OBSERVE_WORD "observe" /* the word after the file */
 
 struct xbd_list_conf {
 	char *path;     /* absolute; relative paths are taken from the config file's directory */
-	__u32 verdict;  /* XDPBAN_POLICY_ALLOWED, _TRUSTED, _DENY or XBD_LIST_NEVER_BAN */
+	__u32 verdict;  /* XDPBAN_POLICY_ALLOWED, _TRUSTED, _DENY, XBD_LIST_NEVER_BAN or _OBSERVED */
 	__u32 id;       /* the list id: 1, 2, ... in file order (list_id in the policy tries) */
 };
 

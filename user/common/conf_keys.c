@@ -245,23 +245,51 @@ static int parse_history_max(struct conf_parse *p, const struct conf_key *k, con
 	return ret;
 }
 
+/* The length of the file in a list value "FILE" or "FILE observe"; *observe says which. */
+static size_t list_file_len(const char *value, bool *observe)
+{
+	const size_t word = strlen(XBD_LIST_OBSERVE_WORD);
+	size_t len = strlen(value);
+
+	*observe = len > word && !strcmp(value + len - word, XBD_LIST_OBSERVE_WORD) &&
+		   isspace((unsigned char)value[len - word - 1]);
+	if (!*observe)
+		return len;
+	len -= word;
+	while (len && isspace((unsigned char)value[len - 1]))
+		len--;
+	return len;
+}
+
 static int parse_list(struct conf_parse *p, const struct conf_key *k, const char *value,
 		      char *why)
 {
 	struct xbd_conf *c = p->conf;
 	struct xbd_list_conf *l = &c->lists[c->n_lists];
+	bool observe;
+	size_t len = list_file_len(value, &observe);
+	char *file;
 	int ret;
 
 	if (c->n_lists == XBD_MAX_LISTS) {
 		snprintf(why, WHY_LEN, "more than %d list files", XBD_MAX_LISTS);
 		return -E2BIG;
 	}
+	if (observe && strcmp(k->name, "deny")) {
+		snprintf(why, WHY_LEN, "'%s' applies to deny lists only", XBD_LIST_OBSERVE_WORD);
+		return -EINVAL;
+	}
+	file = strndup(value, len);
+	if (!file)
+		return -ENOMEM;
 	l->path = NULL;
-	ret = xbd_conf_resolve_path(p, value, &l->path, why);
+	ret = xbd_conf_resolve_path(p, file, &l->path, why);
+	free(file);
 	if (ret)
 		return ret;
 	l->verdict = !strcmp(k->name, "trusted") ? XDPBAN_POLICY_TRUSTED
-		     : !strcmp(k->name, "deny")  ? XDPBAN_POLICY_DENY
+		     : observe			 ? XBD_LIST_OBSERVED
+		     : !strcmp(k->name, "deny")	 ? XDPBAN_POLICY_DENY
 		     : !strcmp(k->name, "allow") ? XDPBAN_POLICY_ALLOWED
 						 : XBD_LIST_NEVER_BAN;
 	l->id = ++c->n_lists;

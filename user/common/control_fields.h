@@ -204,6 +204,15 @@
 	  "daemon)")                                                                               \
 	X(POLICY_COMMENT, "policy_comment", "`query` reply", "string",                             \
 	  "for a single entry (`policy_file` `<entries>`), its comment (added by the daemon)")     \
+	X(OBSERVED_MATCH, "observed_match", "`query` reply", "string or null",                     \
+	  "the entry of an observed deny list (`deny = FILE observe`) that holds the address, "    \
+	  "when the policy passes it on: its packets count under `observed_deny`")                 \
+	X(OBSERVED_LIST, "observed_list", "`query` reply", "integer or null",                      \
+	  "the list of that entry")                                                                \
+	X(OBSERVED_FILE, "observed_file", "`query` reply", "string",                               \
+	  "the file of that entry (added by the daemon)")                                          \
+	X(OBSERVED_LINE, "observed_line", "`query` reply", "integer",                              \
+	  "its line in that file (added by the daemon)")                                           \
 	X(EXEMPT, "exempt", "`query` reply", "boolean", "whether the address is never banned")     \
 	X(EXEMPT_WHY, "exempt_why", "`query` reply", "string or null", "why it is exempt")         \
 	X(EXEMPT_MATCH, "exempt_match", "`query` reply", "string or null",                         \

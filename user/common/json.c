@@ -575,6 +575,9 @@ int xb_json_query(const struct xb_maps *m, const struct xb_prefix *addr,
 	json_object_object_add(obj, XB_F(POLICY_LIST),
 			       q.policy_match[0] ? json_object_new_int64(q.policy_list) : NULL);
 	json_object_object_add(obj, XB_F(OBSERVED), json_object_new_boolean(q.observed));
+	json_object_object_add(obj, XB_F(OBSERVED_MATCH), string_or_null(q.observed_match));
+	json_object_object_add(obj, XB_F(OBSERVED_LIST),
+			       q.observed_match[0] ? json_object_new_int64(q.observed_list) : NULL);
 	add_query_exempt(obj, &q);
 	add_query_spoof(obj, &q);
 	return finish(obj, out);

@@ -192,9 +192,9 @@ int xbd_list_caps_of(const struct xb_maps *m, struct xbd_list_caps *caps, char *
 	return 0;
 }
 
-/* The lists of one kind as they are read: trusted and deny lists for the policy tries, or
- * never-ban lists for the exempt tries. */
-enum { KIND_POLICY, KIND_NEVER_BAN, N_KINDS };
+/* The lists of one kind as they are read: trusted and deny lists for the policy tries,
+ * never-ban lists for the exempt tries, or observed deny lists for the observed tries. */
+enum { KIND_POLICY, KIND_NEVER_BAN, KIND_OBSERVED, N_KINDS };
 
 struct read_kind {
 	const char *table;  /* what the messages say holds them */
@@ -232,7 +232,9 @@ static int family_index(const struct xb_prefix *p)
 
 static int kind_of(__u32 verdict)
 {
-	return verdict == XBD_LIST_NEVER_BAN ? KIND_NEVER_BAN : KIND_POLICY;
+	return verdict == XBD_LIST_NEVER_BAN  ? KIND_NEVER_BAN
+	       : verdict == XBD_LIST_OBSERVED ? KIND_OBSERVED
+					      : KIND_POLICY;
 }
 
 /* The list of a kind at which the distinct entries of a family, counted in list order, first
@@ -510,6 +512,9 @@ static void read_room(struct read_state *r, const struct xbd_list_caps *caps)
 	r->kinds[KIND_NEVER_BAN] = (struct read_kind){ "never-ban room of the exempt trie",
 						       { caps->never_ban4, caps->never_ban6 },
 						       0, false, &r->out->never_ban };
+	r->kinds[KIND_OBSERVED] = (struct read_kind){ "observed trie",
+						      { XDPBAN_OBSERVED_MAX, XDPBAN_OBSERVED_MAX },
+						      0, false, &r->out->observed };
 	for (size_t i = 0; i < r->n_files; i++)
 		r->out->allow_list = r->out->allow_list ||
 				     r->files[i].verdict == XDPBAN_POLICY_ALLOWED;
@@ -566,6 +571,7 @@ void xbd_lists_free(struct xbd_lists *l)
 {
 	free(l->policy.v);
 	free(l->never_ban.v);
+	free(l->observed.v);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -680,12 +686,32 @@ static int compile_plan(const struct xb_maps *m, const struct xbd_list_plan *l,
 	return ret;
 }
 
-/* The flag goes on before the default layer's entries can be met, and off only once they are
- * gone, so that the data path always tells not allowed from deny; a compile that fails leaves
- * it as it was, as it leaves the tries. */
-int xbd_lists_apply(const struct xb_maps *m, const struct xbd_list_plan *l,
-		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
-		    size_t errlen)
+/* The observed deny lists into the observed tries, emptied and filled (libxdpban.h): they
+ * only count, so no packet's verdict can see the change. */
+static int apply_observed(const struct xb_maps *m, const struct xbd_list_entries *observed,
+			  char *err, size_t errlen)
+{
+	struct xb_observed_entry *v = calloc(observed->n ? observed->n : 1, sizeof(*v));
+	int ret;
+
+	if (!v) {
+		snprintf(err, errlen, "out of memory for %zu observed entries", observed->n);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < observed->n; i++)
+		v[i] = (struct xb_observed_entry){ .prefix = observed->v[i].prefix,
+						   .list_id = observed->v[i].list_id };
+	ret = xb_observed_replace(m, v, observed->n, err, errlen);
+	free(v);
+	return ret;
+}
+
+/* The policy's flag goes on before the default layer's entries can be met, and off only once
+ * they are gone, so that the data path always tells not allowed from deny; a compile that
+ * fails leaves it as it was, as it leaves the tries. */
+static int apply_policy(const struct xb_maps *m, const struct xbd_list_plan *l,
+			struct xb_progress *progress, struct xb_compile_result *res, char *err,
+			size_t errlen)
 {
 	char ignored[XB_ERRLEN];
 	bool was = false;
@@ -701,6 +727,15 @@ int xbd_lists_apply(const struct xb_maps *m, const struct xbd_list_plan *l,
 	if (ret && !was)
 		set_allow_only(m, false, &was, ignored, sizeof(ignored));
 	return ret;
+}
+
+int xbd_lists_apply(const struct xb_maps *m, const struct xbd_list_plan *l,
+		    struct xb_progress *progress, struct xb_compile_result *res, char *err,
+		    size_t errlen)
+{
+	int ret = apply_policy(m, l, progress, res, err, errlen);
+
+	return ret ? ret : apply_observed(m, &l->observed, err, errlen);
 }
 
 int xbd_list_entries_merge(struct xbd_list_entries *into, const struct xbd_list_entries *more)
@@ -726,6 +761,7 @@ int xbd_list_entries_merge(struct xbd_list_entries *into, const struct xbd_list_
 void xbd_list_plan_free(struct xbd_list_plan *plan)
 {
 	free(plan->policy.v);
+	free(plan->observed.v);
 	memset(plan, 0, sizeof(*plan));
 }
 

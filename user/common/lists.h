@@ -45,6 +45,7 @@ struct xbd_list_entries {
 struct xbd_lists {
 	struct xbd_list_entries policy;    /* allow, deny and trusted lists, painted: the tries */
 	struct xbd_list_entries never_ban; /* never-ban lists: the exempt tries */
+	struct xbd_list_entries observed;  /* observed deny lists: the observed tries */
 	size_t entries[XBD_MAX_LISTS + 1]; /* by list id: entries the file contributed */
 	size_t skipped[XBD_MAX_LISTS + 1]; /* by list id: bad lines ignore-errors skipped */
 	/* By list id: a digest of the prefixes the file holds, whatever their order, so that a
@@ -102,6 +103,7 @@ int xbd_lists_read(const struct xbd_conf *conf, const struct xbd_list_caps *caps
 struct xbd_list_plan {
 	struct xbd_list_entries policy; /* painted: what the policy tries hold */
 	bool allow_only; /* an allow list is among them: the default layer, /0 not allowed */
+	struct xbd_list_entries observed; /* the observed deny lists: the observed tries */
 };
 void xbd_list_plan_free(struct xbd_list_plan *plan);
 
@@ -112,7 +114,8 @@ void xbd_lists_left_out(const struct xb_compile_result *res, char *buf, size_t l
 /* Puts a plan in force, all it implies in one place: makes the policy tries hold exactly the
  * set of xbd_lists_policy_set (manual bans stay), or, when that fails at any point, leaves
  * them as they were (policy.h); and allow-only mode's flag in the config map to match (on
- * before the compile, off after it; as it was when the compile fails). progress (NULL: none) shows the compile's steps; the caller ends it. res (NULL: not wanted)
+ * before the compile, off after it; as it was when the compile fails); then the observed
+ * tries hold the observed deny lists (xb_observed_replace). progress (NULL: none) shows the compile's steps; the caller ends it. res (NULL: not wanted)
  * gets what changed. 0 or -errno with one line in err. */
 int xbd_lists_apply(const struct xb_maps *m, const struct xbd_list_plan *plan,
 		    struct xb_progress *progress, struct xb_compile_result *res, char *err,

@@ -54,6 +54,8 @@ const char *xbd_layer_nth(size_t i)
 
 const char *xbd_layer_name(__u32 verdict)
 {
+	if (verdict == XBD_LIST_OBSERVED) /* the config's only: no runtime list is observed */
+		return XBD_LAYER_OBSERVED;
 	for (size_t i = 0; i < N_LAYERS; i++)
 		if (layers[i].verdict == verdict)
 			return layers[i].name;
@@ -328,6 +330,8 @@ int xbd_lists_compose(const struct xbd_lists *config, const struct xbd_runtime *
 	memset(out, 0, sizeof(*out));
 	out->allow_only = allow_only(config, rt);
 	ret = xbd_list_entries_merge(&out->policy, &config->policy);
+	if (!ret)
+		ret = xbd_list_entries_merge(&out->observed, &config->observed);
 	for (size_t i = 0; i < rt->n && !ret; i++)
 		if (rt->v[i].verdict != XBD_LIST_NEVER_BAN) /* the exempt tries' */
 			ret = xbd_list_entries_merge(&out->policy, &rt->v[i].e);

@@ -44,6 +44,9 @@ struct xbd_runtime {
 
 /* "allow", "deny", "trusted", "never-ban" and back. 0 or -EINVAL. */
 int xbd_layer_parse(const char *name, __u32 *verdict);
+/* The name of a layer, and of the config's observed deny lists (XBD_LIST_OBSERVED), which
+ * xbd_layer_parse does not take: a list loaded at run time is never observed. */
+#define XBD_LAYER_OBSERVED "observed-deny"
 const char *xbd_layer_name(__u32 verdict);
 /* The i-th layer's name, NULL past the last (for help and completion). */
 const char *xbd_layer_nth(size_t i);

@@ -200,9 +200,11 @@ static struct file_row *row_of(struct file_row *rows, size_t n, __u32 id)
 	return NULL;
 }
 
-/* The layers of `lists show`, in its order: the policy's three, then never-ban. */
+/* The layers of `lists show`, in its order: the policy's three, never-ban, then the observed
+ * deny lists. */
 static const __u32 show_order[] = { XDPBAN_POLICY_ALLOWED, XDPBAN_POLICY_DENY,
-				    XDPBAN_POLICY_TRUSTED, XBD_LIST_NEVER_BAN };
+				    XDPBAN_POLICY_TRUSTED, XBD_LIST_NEVER_BAN,
+				    XBD_LIST_OBSERVED };
 #define N_SHOWN (sizeof(show_order) / sizeof(show_order[0]))
 
 static size_t shown_layer(__u32 verdict)
@@ -245,6 +247,20 @@ static int count_never_ban(const struct xbd_lists_ctx *c, struct file_row *rows,
 	for (size_t i = 0; i < c->rt->n && !ret; i++)
 		if (c->rt->v[i].verdict == XBD_LIST_NEVER_BAN)
 			ret = xbd_list_entries_merge(&all, &c->rt->v[i].e);
+	if (!ret)
+		ret = count_entries(&all, rows, n, by_layer, rest);
+	free(all.v);
+	return ret;
+}
+
+/* The observed deny lists, counted apart: they decide no verdict. */
+static int count_observed(const struct xbd_lists_ctx *c, struct file_row *rows, size_t n,
+			  struct xbd_count by_layer[N_SHOWN][2])
+{
+	struct xbd_list_entries all = {};
+	struct xbd_count rest[2];
+	int ret = xbd_list_entries_merge(&all, &c->config->observed);
+
 	if (!ret)
 		ret = count_entries(&all, rows, n, by_layer, rest);
 	free(all.v);
@@ -310,6 +326,8 @@ int xbd_lists_ctx_show(const struct xbd_lists_ctx *c, struct json_object *reply,
 		ret = count_entries(&all.policy, rows, n, by_layer, rest);
 	if (!ret)
 		ret = count_never_ban(c, rows, n, by_layer);
+	if (!ret)
+		ret = count_observed(c, rows, n, by_layer);
 	if (ret) {
 		xbd_list_plan_free(&all);
 		snprintf(err, errlen, "out of memory counting the lists");
@@ -424,8 +442,28 @@ static void exempt_source(const struct xbd_lists_ctx *c, struct json_object *rep
 				       json_object_new_string(xbd_rt_entry_comment(rt, e)));
 }
 
+static void observed_source(const struct xbd_lists_ctx *c, struct json_object *reply)
+{
+	const struct xbd_list_entry *e;
+	struct json_object *id_obj;
+	struct xb_prefix p;
+	__u32 id;
+
+	if (!json_object_object_get_ex(reply, XB_F(OBSERVED_LIST), &id_obj) || !id_obj ||
+	    !prefix_member(reply, XB_F(OBSERVED_MATCH), &p))
+		return;
+	id = (__u32)json_object_get_int64(id_obj);
+	e = xbd_lists_find(&c->config->observed, &p);
+	if (!e || id < 1 || id > (__u32)c->conf->n_lists)
+		return;
+	json_object_object_add(reply, XB_F(OBSERVED_FILE),
+			       json_object_new_string(c->conf->lists[id - 1].path));
+	json_object_object_add(reply, XB_F(OBSERVED_LINE), json_object_new_int64(e->line));
+}
+
 void xbd_lists_ctx_source(const struct xbd_lists_ctx *c, struct json_object *reply)
 {
 	policy_source(c, reply);
+	observed_source(c, reply);
 	exempt_source(c, reply);
 }

@@ -339,6 +339,10 @@ struct xb_query_info {
 			       * counted as what would have been dropped */
 	bool has_drops;       /* banned in the ban table, whose bans count their drops */
 	__u64 drops;          /* packets that ban dropped (or observed) */
+	/* The observed deny list entry that holds the address, when the policy passes it on
+	 * (an enforced list wins): its packets are counted under observed_deny. */
+	char observed_match[64]; /* "" if none */
+	__u32 observed_list;     /* its list_id */
 };
 /* addr must be a single address (/32 or /128): -EINVAL otherwise. */
 int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_query_info *out);
@@ -412,11 +416,33 @@ size_t xb_lpm_key_size(__u8 family); /* struct xdpban_lpm4_key's or xdpban_lpm6_
 void xb_lpm_key_to_prefix(__u8 family, const void *key, struct xb_prefix *p);
 int xb_policy_fd(const struct xb_maps *m, __u8 family);
 
+/* The observed deny lists' tries xdpban_observed4/6: prefixes whose sources are counted under
+ * observed_deny and never dropped for it (docs/datapath.md, section 2). */
+struct xb_observed_entry {
+	struct xb_prefix prefix;
+	__u32 list_id; /* the list it came from, as in the policy tries */
+};
+/* Makes the tries hold exactly v[0..n): the config's XDPBAN_CFG_OBSERVE_LISTS bit goes off,
+ * the tries are emptied and filled, and the bit goes on when n is not 0. Verdicts never
+ * depend on the tries, so the packets of that short time are only not counted. 0 or -errno
+ * with one line in err (the tries may then hold part of v, and the bit is off). */
+int xb_observed_replace(const struct xb_maps *m, const struct xb_observed_entry *v, size_t n,
+			char *err, size_t errlen);
+typedef int (*xb_observed_cb)(const struct xb_observed_entry *e, void *ctx);
+/* Calls cb for every entry of both tries, stopping at the first non-zero it returns. */
+int xb_observed_foreach(const struct xb_maps *m, xb_observed_cb cb, void *ctx);
+/* The verdict xb_lists_count and xb_verdict_name give an observed list, outside
+ * enum xdpban_verdict. */
+#define XB_VERDICT_OBSERVED 0x100u
+/* The longest entry of the tries holding addr: 1 (in *found), 0 when none holds it, or -errno. */
+int xb_observed_find(const struct xb_maps *m, const struct xb_prefix *addr,
+		     struct xb_observed_entry *found);
+
 /* What `xdpban lists` shows: prefixes per (list_id, verdict), sorted by list_id. Expired
  * manual bans are not counted. *out is malloc'ed. */
 struct xb_list_count {
 	__u32 list_id; /* XDPBAN_LIST_MANUAL_BAN for manual prefix bans */
-	__u32 verdict;
+	__u32 verdict; /* enum xdpban_verdict, or XB_VERDICT_OBSERVED for an observed list */
 	__u32 ipv4, ipv6;
 };
 int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *n);

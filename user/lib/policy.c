@@ -37,6 +37,8 @@ const char *xb_verdict_name(__u32 verdict)
 		return "allowed";
 	case XDPBAN_POLICY_NOT_ALLOWED:
 		return "not allowed";
+	case XB_VERDICT_OBSERVED:
+		return "observed-deny";
 	}
 	return "?";
 }
@@ -161,10 +163,24 @@ static int row_cmp(const void *a, const void *b)
 	return x->verdict < y->verdict ? -1 : x->verdict > y->verdict;
 }
 
+/* An entry of the observed tries, tallied under its list as XB_VERDICT_OBSERVED. */
+static int tally_observed(const struct xb_observed_entry *e, void *ctx)
+{
+	const struct xb_policy_entry as_policy = {
+		.prefix = e->prefix,
+		.policy = { .verdict = XB_VERDICT_OBSERVED, .list_id = e->list_id },
+	};
+
+	return tally_entry(&as_policy, ctx);
+}
+
 int xb_lists_count(const struct xb_maps *m, struct xb_list_count **out, size_t *n)
 {
 	struct list_tally t = {};
 	int ret = xb_policy_foreach(m, tally_entry, &t);
+
+	if (!ret)
+		ret = xb_observed_foreach(m, tally_observed, &t);
 
 	if (ret) {
 		free(t.rows);

@@ -132,6 +132,24 @@ static int query_policy(const struct xb_maps *m, const struct xb_prefix *addr, _
 	return 0;
 }
 
+/* The observed deny list entry that holds the address, read only where the data path reads it:
+ * behind a policy that passes the source on. */
+static int query_observed(const struct xb_maps *m, const struct xb_prefix *addr,
+			  struct xb_query_info *out)
+{
+	struct xb_observed_entry e;
+	int ret;
+
+	if (out->policy != XDPBAN_POLICY_NONE && out->policy != XDPBAN_POLICY_ALLOWED)
+		return 0;
+	ret = xb_observed_find(m, addr, &e);
+	if (ret <= 0)
+		return ret;
+	out->observed_list = e.list_id;
+	xb_prefix_format(&e.prefix, out->observed_match, sizeof(out->observed_match));
+	return 0;
+}
+
 /* The counter and the spoof defence's record of the source. */
 static int query_counter(const struct xb_maps *m, const struct xdpban_key *key,
 			 const struct xdpban_config *cfg, __u64 now_ns, struct xb_query_info *out)
@@ -224,6 +242,8 @@ int xb_query(const struct xb_maps *m, const struct xb_prefix *addr, struct xb_qu
 	/* A policy deny comes first in the data path; a ban in the table shows only without one. */
 	if (!ret && !out->banned)
 		ret = query_ban(m, &key, now_ns, out);
+	if (!ret)
+		ret = query_observed(m, addr, out);
 	out->observed = cfg.mode == XDPBAN_MODE_OBSERVE &&
 			(out->banned || out->policy == XDPBAN_POLICY_DENY ||
 			 out->policy == XDPBAN_POLICY_NOT_ALLOWED);

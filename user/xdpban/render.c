@@ -562,6 +562,13 @@ void render_query(struct json_object *r)
 		printf("%-13s %s\n", "policy:", str(r, XB_F(POLICY)));
 	if (json_object_get_boolean(member(r, XB_F(OBSERVED))))
 		printf("%-13s yes (observe mode: passed; would have been dropped)\n", "observed:");
+	if (str(r, XB_F(OBSERVED_FILE)))
+		printf("%-13s %s (%s:%" PRId64 ", observed deny list: would be denied)\n",
+		       "observed in:", str(r, XB_F(OBSERVED_MATCH)), str(r, XB_F(OBSERVED_FILE)),
+		       num(r, XB_F(OBSERVED_LINE)));
+	else if (str(r, XB_F(OBSERVED_MATCH)))
+		printf("%-13s %s (list %" PRId64 ", observed deny list: would be denied)\n",
+		       "observed in:", str(r, XB_F(OBSERVED_MATCH)), num(r, XB_F(OBSERVED_LIST)));
 	if (member(r, XB_F(EXEMPT)))
 		render_query_spoof(r);
 }
