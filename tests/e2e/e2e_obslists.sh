@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # e2e_obslists.sh BUILD - an observed deny list (`deny = FILE observe`) end to end, in a
 # private pair of namespaces, with the rest of xdpban enforcing: the frames of a source in the
-# observed list reach the receiver and count under observed_deny; its malformed frames are
-# still counted and banned as anyone's; `query` names the observed list and its line, `lists`
-# and `lists show` mark it observed; a source in an enforced deny list as well is dropped as
-# drop_deny; removing the word and `xdpban reload` makes the list deny (the reload names it),
-# its frames then dropped under drop_deny; a word after an allow list is refused in one line.
+# observed list pass (counted as passed) and count under observed_deny; its malformed frames
+# are still counted and banned as anyone's; `query` names the observed list and its line;
+# `lists`, `lists show` and `status` mark it observed; a source in an enforced deny list as
+# well is dropped as drop_deny; removing the word and `xdpban reload` makes the list deny (the
+# reload names it), its frames then dropped under drop_deny; a word after an allow list is
+# refused in one line.
 #
 # Everything it makes (namespaces, daemon, pins, files) is removed on any exit, through the
 # daemon helpers' cleanup in tests/e2e/e2e_lib.sh. Needs root; skips without it.
@@ -63,7 +64,9 @@ case_lists() {
 	e2e_expect "lists --json" "observed-deny 1 0" "$(xbd_cli lists --json |
 		xbd_json "[' '.join(str(x) for x in (l['verdict'], l['ipv4'], l['ipv6'])) for l in d['lists'] if l['list'] == 2][0]")" &&
 		e2e_expect "lists show" "observed-deny config 1 256" \
-			"$(xbd_cli lists show | awk -v f="$XBD_TMP/watch.list" '$NF == f { print $1, $2, $3, $4 }')"
+			"$(xbd_cli lists show | awk -v f="$XBD_TMP/watch.list" '$NF == f { print $1, $2, $3, $4 }')" &&
+		e2e_expect "status --json" "observed-deny 1" "$(xbd_cli status --json |
+			xbd_json "[' '.join(str(x) for x in (l['verdict'], l['entries'])) for l in d['xdpband']['lists'] if l['id'] == 2][0]")"
 }
 
 # dropped_as_deny ADDR N: N frames from ADDR are dropped under drop_deny, none observed, and

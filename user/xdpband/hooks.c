@@ -12,15 +12,8 @@
 #include "control_fields.h"
 #include "ifinfo.h"
 #include "log.h"
+#include "runlists.h"
 #include "xdpband.h"
-
-static const char *verdict_name(__u32 verdict)
-{
-	return verdict == XDPBAN_POLICY_TRUSTED   ? "trusted"
-	       : verdict == XDPBAN_POLICY_ALLOWED ? "allow"
-	       : verdict == XBD_LIST_NEVER_BAN    ? "never-ban"
-						  : "deny";
-}
 
 /* docs/control.md names the modes as the kernel does. */
 static const char *json_mode_name(enum xdp_attach_mode mode)
@@ -70,7 +63,7 @@ static struct json_object *lists_json(const struct xbd *d)
 		json_object_object_add(o, XB_F(ID), json_object_new_int64(l->id));
 		json_object_object_add(o, XB_F(FILE), json_object_new_string(l->path));
 		json_object_object_add(o, XB_F(VERDICT),
-				       json_object_new_string(verdict_name(l->verdict)));
+				       json_object_new_string(xbd_layer_name(l->verdict)));
 		json_object_object_add(o, XB_F(ENTRIES),
 				       json_object_new_int64(d->list_entries[l->id]));
 		json_object_object_add(o, XB_F(SKIPPED),

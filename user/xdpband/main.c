@@ -827,7 +827,7 @@ static int detach_left(const struct xbd_conf *c, char *err, size_t errlen)
 
 static int check_config(const struct xbd *d, const struct xbd_lists *lists)
 {
-	size_t entries = lists->policy.n + lists->never_ban.n;
+	size_t entries = lists->policy.n + lists->never_ban.n + lists->observed.n;
 
 	printf("%s: configuration OK (%d %s, %d list %s, %zu list %s)\n", d->conf.path,
 	       d->conf.n_ifaces, xb_plural(d->conf.n_ifaces, "interface", "interfaces"),
