@@ -601,7 +601,8 @@ void render_lists(struct json_object *lists)
 		printf("no policy lists loaded\n");
 		return;
 	}
-	printf("%-12s %-11s %10s %10s  %s\n", "LIST", "VERDICT", "IPV4", "IPV6", "NAME");
+	/* 13: observed-deny, the widest verdict, fits its column. */
+	printf("%-12s %-13s %10s %10s  %s\n", "LIST", "VERDICT", "IPV4", "IPV6", "NAME");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(lists, i);
 		bool manual = json_object_get_boolean(member(l, XB_F(MANUAL)));
@@ -612,7 +613,7 @@ void render_lists(struct json_object *lists)
 			snprintf(id, sizeof(id), manual ? "manual" : "default");
 		else
 			snprintf(id, sizeof(id), "%" PRId64, num(l, XB_F(LIST)));
-		printf("%-12s %-11s %10" PRId64 " %10" PRId64 "  %s\n", id, str(l, XB_F(VERDICT)),
+		printf("%-12s %-13s %10" PRId64 " %10" PRId64 "  %s\n", id, str(l, XB_F(VERDICT)),
 		       num(l, XB_F(IPV4)), num(l, XB_F(IPV6)),
 		       str(l, XB_F(NAME)) ?: manual ? "manual prefix bans"
 				 : dflt	  ? "allow-only mode: every address in no allow list"
@@ -643,7 +644,8 @@ void render_lists_show(struct json_object *r)
 	static const enum xb_control_field kinds[] = {XB_FIELD_TOTAL_ALLOWED, XB_FIELD_TOTAL_DENIED,
 						      XB_FIELD_TOTAL_TRUSTED};
 
-	printf("%-8s %-8s %9s %12s %-40s %s\n", "LAYER", "ORIGIN", "ENTRIES", "IPV4 ADDRS",
+	/* 13: observed-deny, the widest layer, fits its column. */
+	printf("%-13s %-8s %9s %12s %-40s %s\n", "LAYER", "ORIGIN", "ENTRIES", "IPV4 ADDRS",
 	       "IPV6 ADDRS", "FILE");
 	for (size_t i = 0; i < json_object_array_length(layers); i++) {
 		struct json_object *l = json_object_array_get_idx(layers, i);
@@ -652,7 +654,7 @@ void render_lists_show(struct json_object *r)
 		for (size_t j = 0; j < json_object_array_length(files); j++) {
 			struct json_object *f = json_object_array_get_idx(files, j);
 
-			printf("%-8s %-8s %9" PRId64 " %12s %-40s %s", str(l, XB_F(LAYER)),
+			printf("%-13s %-8s %9" PRId64 " %12s %-40s %s", str(l, XB_F(LAYER)),
 			       str(f, XB_F(FILE_ORIGIN)), num(f, XB_F(ENTRIES)),
 			       addrs(f, XB_F(IPV4_ADDRESSES)), addrs(f, XB_F(IPV6_ADDRESSES)),
 			       str(f, XB_F(FILE)));
