@@ -19,6 +19,9 @@
 #   set_refuses_bad_rules     an unknown class, a port out of range, a port without a guard, a
 #                             bad value: one line each, exit non-zero, the rules unchanged
 #   restart_keeps_set_rule    after a restart the rule set at run time is still in force
+#   restart_keeps_last_error  after a restart that made new maps (detach-on-exit), the tracker
+#                             junk sender's ban, restored from the state file, still names its
+#                             last error 6969/udp and the rule 6969/udp
 #   upgrade_replaces_config   an older build's program attached with a pinned config entry of
 #                             the older, shorter layout: the next start replaces that pin (and
 #                             says so) and the program, and the rules apply: a new prober is
@@ -36,7 +39,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 CASES=(config_shows_rules class_limit_own_class port_limit_own_port ban_shows_last_error
 	set_changes_one_rule
-	set_refuses_bad_rules restart_keeps_set_rule upgrade_replaces_config)
+	set_refuses_bad_rules restart_keeps_set_rule restart_keeps_last_error upgrade_replaces_config)
 xbd_begin xbli "${CASES[@]}"
 
 HOST=192.0.2.1 PROBER=192.0.2.20 DNS_JUNK=192.0.2.21 TRACKER_JUNK=192.0.2.22
@@ -194,6 +197,15 @@ case_restart() {
 		xbd_fail restart_keeps_set_rule "rules after the restart: $(xbd_cli status --json | xbd_json 'd["config"]["rules"]')"
 	else
 		xbd_pass restart_keeps_set_rule
+	fi
+	local q
+	q=$(xbd_query "$TRACKER_JUNK" '(d["banned"], d["last_error"], d["ban_rule"])')
+	if ! grep -q "restored from $XBD_STATE: [1-9][0-9]* bans\?," "$XBD_LOG"; then
+		xbd_fail restart_keeps_last_error "no ban restored from the state file: $(grep -i restored "$XBD_LOG" | tail -n 2)"
+	elif [[ $q != "(True, '6969/udp', '6969/udp')" ]]; then
+		xbd_fail restart_keeps_last_error "query after the restart (banned, last_error, ban_rule): $q"
+	else
+		xbd_pass restart_keeps_last_error
 	fi
 }
 

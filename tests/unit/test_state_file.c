@@ -88,13 +88,15 @@ static void good_file_restores_offences_and_the_fleet_position(void **state)
 		"xdpban-state 1\n"
 		"# written by xdpband at 2025-11-30T10:20:00Z; times are Unix seconds, 0 = permanent\n"
 		"ban 192.0.2.7 start=1764498000 expires=0 count=11 reason=errors classes=1\n"
+		"ban 192.0.2.9 start=1764498000 expires=0 count=2 reason=errors classes=4 proto=17 "
+		"port=6969 rule=128\n"
 		"prefix 198.51.100.0/24 expires=0\n"
 		"offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1\n"
 		"offence 2001:db8:1:2::/64 last=1764490000 until=0 repeats=3\n"
 		GOOD_FLEET
 		"origin 198.51.100.9 node=web-2\n"
 		"origin 2001:db8::/48 node=db.1\n"
-		"end 7\n";
+		"end 8\n";
 	struct fixture *f = *state;
 	const struct xdpban_key v4 = { .family = XDPBAN_FAMILY_INET, .prefixlen = 32,
 				       .addr = { 192, 0, 2, 7 } };
@@ -197,6 +199,16 @@ static const struct corrupt_row {
 	{ "xdpban-state 1\noffence 192.0.2.7 last=1 until=2 repeats=4294967296\nend 1\n",
 	  "line 2: not a valid record" },
 	{ "xdpban-state 1\noffence 192.0.2.7 last=253402300800 until=2 repeats=1\nend 1\n",
+	  "line 2: not a valid record" },
+	/* a ban's last error: an unknown rule, a port past 16 bits, a part of it */
+	{ "xdpban-state 1\nban 192.0.2.7 start=1 expires=0 count=11 reason=errors classes=4 proto=17 "
+	  "port=6969 rule=9\nend 1\n",
+	  "line 2: not a valid record" },
+	{ "xdpban-state 1\nban 192.0.2.7 start=1 expires=0 count=11 reason=errors classes=4 proto=17 "
+	  "port=65536 rule=128\nend 1\n",
+	  "line 2: not a valid record" },
+	{ "xdpban-state 1\nban 192.0.2.7 start=1 expires=0 count=11 reason=errors classes=4 proto=17 "
+	  "port=6969\nend 1\n",
 	  "line 2: not a valid record" },
 	{ "xdpban-state 1\nban 192.0.2.7 start=1 expires=0 count=11 reason=bored classes=1\nend 1\n",
 	  "line 2: not a valid record" },

@@ -308,11 +308,11 @@
 	X(TABLE, "table", "a ban", "string", "`bans` or `policy`")                                 \
 	X(LAST_ERROR, "last_error", "`query` reply; a ban; an event", "string or null",            \
 	  "the destination port and protocol of the error that crossed the limit (`6969/udp`, "    \
-	  "`22/tcp`, `icmp`, `ipv6-icmp`), at the ban's start; null for a manual, remote or "      \
-	  "restored ban, a report or a malformed packet")                                          \
+	  "`22/tcp`, `icmp`, `ipv6-icmp`), at the ban's start (kept in the state file); null for " \
+	  "a manual or remote ban, a report or a malformed packet")                                \
 	X(BAN_RULE, "ban_rule", "`query` reply; a ban; an event", "string or null",                \
 	  "the rule of limits that judged the error that crossed the limit (as `rule`); null for " \
-	  "a manual, remote or restored ban")                                                      \
+	  "a manual or remote ban")                                                                \
 	X(LIST, "list", "a list; a layer's file", "integer",                                       \
 	  "the list id; 4294967295 = manual prefix bans, 4294967294 = allow-only mode's default "  \
 	  "layer")                                                                                 \

@@ -2,6 +2,7 @@
  *
  *   xdpban-state 1
  *   ban 192.0.2.7 start=1764498000 expires=1764501600 count=11 reason=errors classes=1
+ *   ban 192.0.2.9 start=1764498000 expires=1764501600 count=3 reason=errors classes=4 proto=17 port=6969 rule=128
  *   prefix 198.51.100.0/24 expires=0
  *   offence 192.0.2.7 last=1764498000 until=1764501600 repeats=1
  *   counter 203.0.113.5 start=1764497400 count=5 classes=1
@@ -13,7 +14,8 @@
  *
  * Times are Unix seconds; expires=0 and until=0 mean permanent. "end N" closes the file with
  * the number of records, so a truncated file is recognised (the first and last lines are the
- * frame, frame.h). A counter is an error count in progress: its window's start, its count and
+ * frame, frame.h). A ban's last three fields, the IP protocol, destination port and rule of limits
+of the error that crossed the limit, are there only when it has one. A counter is an error count in progress: its window's start, its count and
  * the classes of its errors (the spoof defence's record of the source is learnt again). The
  * whole file is parsed before anything is restored. Prefix bans are
  * restored through policy.h, never into the tries directly, and the flat table is recompiled
@@ -36,7 +38,7 @@
 #include "state.h"
 #include "xdpban_policy.h"
 
-#define MAX_TOKENS 8
+#define MAX_TOKENS 10 /* a ban with its last error */
 #define STATE_LINE_MAX 1024 /* bytes; the longest record xdpband writes, a comment, is under 700 */
 
 /* The file's first and last lines (frame.h). */
@@ -49,6 +51,8 @@ struct saved_ban {
 	time_t start, expires; /* expires 0 = permanent */
 	__u32 count;
 	__u8 reason, classes;
+	__u8 proto, rule; /* the last error's (struct xdpban_ban); proto 0 and rule 0: none */
+	__u16 port;
 };
 
 /* One saved counter, in wall-clock time. */
@@ -107,10 +111,13 @@ static int write_ban(const struct xdpban_key *key, const struct xdpban_ban *ban,
 	if (expired(ban->expires_ns, w->now_ns) || !known_reason(ban->reason) ||
 	    xb_key_format(key, text, sizeof(text)))
 		return 0;
-	fprintf(w->f, "ban %s start=%lld expires=%lld count=%u reason=%s classes=%u\n", text,
+	fprintf(w->f, "ban %s start=%lld expires=%lld count=%u reason=%s classes=%u", text,
 		(long long)xb_boot_to_wall(ban->start_ns),
 		ban->expires_ns ? (long long)xb_boot_to_wall(ban->expires_ns) : 0LL, ban->count,
 		xb_reason_name(ban->reason), ban->classes);
+	if (ban->proto || ban->rule)
+		fprintf(w->f, " proto=%u port=%u rule=%u", ban->proto, ban->port, ban->rule);
+	fputc('\n', w->f);
 	w->n++;
 	return 0;
 }
@@ -398,15 +405,32 @@ static bool parse_reason(const char *tok, __u8 *reason)
 
 #define TIME_MAX_WALL 253402300799ull /* 9999-12-31: anything later is corruption */
 
+/* A ban's optional "proto=P port=N rule=R": its last error, with a rule xb_rule_name knows. */
+static bool parse_last_error(char **t, struct saved_ban *b)
+{
+	__u64 proto, port, rule;
+
+	if (!parse_field(t[0], "proto", UINT8_MAX, &proto) ||
+	    !parse_field(t[1], "port", UINT16_MAX, &port) ||
+	    !parse_field(t[2], "rule", UINT8_MAX, &rule) || !xb_rule_known((__u8)rule))
+		return false;
+	b->proto = proto;
+	b->port = port;
+	b->rule = rule;
+	return true;
+}
+
 static int parse_ban(char **t, int n, struct saved_state *s)
 {
 	struct saved_ban b = {};
 	__u64 start, expires, count, classes;
 
-	if (n != 7 || !parse_key(t[1], &b.key) || !parse_field(t[2], "start", TIME_MAX_WALL, &start) ||
+	if ((n != 7 && n != 10) || !parse_key(t[1], &b.key) ||
+	    !parse_field(t[2], "start", TIME_MAX_WALL, &start) ||
 	    !parse_field(t[3], "expires", TIME_MAX_WALL, &expires) ||
 	    !parse_field(t[4], "count", UINT32_MAX, &count) || !parse_reason(t[5], &b.reason) ||
-	    !parse_field(t[6], "classes", XDPBAN_CLASS_ALL, &classes))
+	    !parse_field(t[6], "classes", XDPBAN_CLASS_ALL, &classes) ||
+	    (n == 10 && !parse_last_error(&t[7], &b)))
 		return -EINVAL;
 	b.start = start;
 	b.expires = expires;
@@ -713,6 +737,9 @@ static int restore_bans(const struct saved_state *s, const struct xb_maps *m, ti
 			.count = b->count,
 			.reason = b->reason,
 			.classes = b->classes,
+			.proto = b->proto,
+			.rule = b->rule,
+			.port = b->port,
 		};
 
 		xb_key_to_prefix(&b->key, &p);

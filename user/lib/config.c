@@ -544,6 +544,12 @@ static int rule_key_parse(const char *key, struct rule_key *rk)
 	return 0;
 }
 
+bool xb_rule_known(__u8 rule)
+{
+	return rule <= XDPBAN_RULE_GLOBAL || rule == XDPBAN_RULE_PORT ||
+	       (rule >= XDPBAN_RULE_CLASS && rule - XDPBAN_RULE_CLASS < XDPBAN_CLASS__COUNT);
+}
+
 int xb_rule_name(__u8 rule, __u16 port, char *buf, size_t len)
 {
 	int n;

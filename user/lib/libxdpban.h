@@ -145,6 +145,8 @@ const char *xb_config_key(size_t i);
  * a class name ("probe"), "6969/udp", or "none". 0 or -ENOSPC. */
 #define XB_RULE_NAME_MAX 16
 int xb_rule_name(__u8 rule, __u16 port, char *buf, size_t len);
+/* True when rule is an enum xdpban_rule_id value (XDPBAN_RULE_NONE too). */
+bool xb_rule_known(__u8 rule);
 /* True when `set` knows key (a rule key of a port too). */
 bool xb_config_key_known(const char *key);
 /* The value that `set` takes to give a rule's field back to the next rule down. */
