@@ -78,7 +78,7 @@ case_show() {
 		e2e_expect "allowed" "4294966784 $(((1 << 32) - 512)) True" \
 			"$(xbd_json 'str(d["totals"]["allowed"]["ipv4_addresses"]) + " " + str(2**32 - 512) + " " + str(int(d["totals"]["allowed"]["ipv6_addresses"]) == 2**128 - 2**80)' <<<"$j")" &&
 		e2e_expect "default" "pass 4294966784" "$(xbd_json 'd["default"]["verdict"] + " " + str(d["default"]["ipv4_addresses"])' <<<"$j")" &&
-		xbd_cli lists show | grep -q "^deny     runtime          2          256 1208925819614629174706176 .*$D/rt_deny.txt$" ||
+		xbd_cli lists show | grep -Eq "^deny +runtime +2 +256 1208925819614629174706176 .*$D/rt_deny.txt$" ||
 		{ E2E_WHY="${E2E_WHY:-the text table lacks the runtime row: $(xbd_cli lists show)}"; return 1; }
 }
 
