@@ -68,7 +68,7 @@ make_config() {
 	echo "198.51.100.0/24    # a range we never want to hear from" >"$TMP/deny.list"
 	sed -e "s|^# interfaces = .*|interfaces = $IF_SRV|" \
 		-e "s|^# pin-dir = .*|pin-dir = $PIN|" \
-		-e "s|^# deny = .*|deny = $TMP/deny.list|" \
+		-e "s|^# deny = [^ ]*$|deny = $TMP/deny.list|" \
 		-e "s|^# socket = .*|socket = $TMP/xdpban.sock|" \
 		-e "s|^# listen = .*|listen = 127.0.0.1:19433|" \
 		-e "s|^# file = .*|file = $TMP/state|" \
