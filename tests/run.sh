@@ -34,7 +34,7 @@ APART=(
 	"e2e_cli.sh e2e_iplink.sh"
 	# /etc/xdpban/xdpban.conf, which e2e_deb.sh installs and purges, and which the CLI reads when
 	# it exists and no --config is given.
-	"e2e_deb.sh e2e_cli.sh e2e_lists_runtime.sh e2e_readme.sh e2e_operator.sh e2e_completion.sh"
+	"e2e_deb.sh e2e_cli.sh e2e_lists_runtime.sh e2e_readme.sh e2e_operator.sh e2e_completion.sh e2e_demo.sh"
 )
 # The longest unit tests: first, so that no worker takes them up last.
 FIRST=(asan/test_flat_kernel test_flat_kernel)
